@@ -1,0 +1,597 @@
+"""``Brain``: the one public entry point. It owns transaction boundaries; the CLI is a thin layer over it.
+
+Reads never write (no access touches, no counters): they run in plain ``BEGIN`` transactions. Every write
+is one ``BEGIN IMMEDIATE`` transaction, retried as a whole when another writer holds the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cerebro import clock, config, paths, values
+from cerebro.errors import BrainNotFound, InvalidInput, NotFound
+from cerebro.models import NODE_STATUSES, NODE_TYPES
+
+T = TypeVar("T")
+
+UNSET: Any = object()  # "argument not given" where None is a meaningful value (e.g. clear a subtype)
+DEFAULT_LIST_LIMIT = 50
+
+
+def _check_type(node_type: str) -> str:
+    if node_type not in NODE_TYPES:
+        raise InvalidInput(f"unknown type {node_type!r}: use one of {', '.join(NODE_TYPES)}")
+    return node_type
+
+
+def _check_status(status: str) -> str:
+    if status not in NODE_STATUSES:
+        raise InvalidInput(f"unknown status {status!r}: use one of {', '.join(NODE_STATUSES)}")
+    return status
+
+
+def _check_importance(importance: Any) -> float:
+    try:
+        value = float(importance)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"importance must be a number in [0, 1], got {importance!r}") from None
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"importance must lie in [0, 1], got {importance!r}")
+    return value
+
+
+def _check_content(content: Any) -> str:
+    if not isinstance(content, str):
+        raise InvalidInput("content must be text")
+    if not content.strip():
+        raise InvalidInput("content must not be empty")
+    if "\x00" in content:
+        raise InvalidInput("content must not contain NUL characters")
+    return content
+
+
+def parse_metadata(metadata: Any) -> dict[str, Any] | None:
+    """A dict, or a JSON object given as text. Anything else is refused."""
+    if metadata is None:
+        return None
+    if isinstance(metadata, str):
+        try:
+            metadata = json.loads(metadata)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"malformed metadata JSON: {exc.msg} at position {exc.pos}") from None
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be a JSON object")
+    try:
+        json.dumps(metadata, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"metadata is not valid JSON: {exc}") from None
+    return metadata
+
+
+class Brain:
+    """A brain file: open with :meth:`open` / :meth:`for_project`, create with :meth:`init`.
+
+    Use as a context manager (``with Brain.open(path) as brain: ...``) or call :meth:`close`.
+    """
+
+    def __init__(self, path: Path, engine: Any, *, backup: str | None = None) -> None:
+        self.path = path
+        self._engine = engine
+        self.upgrade_backup = backup  # set when opening upgraded the brain
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> Brain:
+        """Open the brain at ``path``, upgrading it first if it is behind. ``create`` makes a new one."""
+        from cerebro.db.engine import connect_raw, create_engine
+        from cerebro.db.migrate import ensure_current, needs_upgrade
+
+        brain_path = Path(path).expanduser()
+        if not brain_path.exists():
+            if not create:
+                raise BrainNotFound(f"no brain at {brain_path} — run 'cerebro init' first")
+            paths.create_private_file(brain_path)
+        # A cheap check on a raw connection: a brain at head never imports Alembic.
+        raw = connect_raw(brain_path)
+        try:
+            behind = needs_upgrade(raw)
+        finally:
+            raw.close()
+        engine = create_engine(brain_path)
+        backup = None
+        if behind:
+            try:
+                backup = ensure_current(engine, brain_path)
+            except BaseException:
+                engine.dispose()
+                raise
+        return cls(brain_path, engine, backup=backup)
+
+    @classmethod
+    def for_project(cls, project_dir: str | os.PathLike[str] | None = None, *, create: bool = False) -> Brain:
+        """The brain of ``project_dir`` (default: ``$CLAUDE_PROJECT_DIR``, else the current directory)."""
+        directory = paths.resolve_project_dir(project_dir)
+        return cls.open(paths.project_brain_path(directory), create=create)
+
+    @classmethod
+    def init(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        embed_provider: str = "none",
+        embed_model: str | None = None,
+        embed_dims: int | None = None,
+        force: bool = False,
+    ) -> values.InitResult:
+        """Create a brain at ``path`` (idempotent). ``force`` re-writes its embedding settings after a backup."""
+        from cerebro.db.migrate import backup_file
+        from cerebro.embed.registry import resolve_settings
+
+        provider, model, dims = resolve_settings(embed_provider, embed_model, embed_dims)
+        brain_path = Path(path).expanduser()
+        existed = brain_path.exists() and brain_path.stat().st_size > 0
+        backup = str(backup_file(brain_path, "pre-init")) if existed and force else None
+        with cls.open(brain_path, create=True) as brain:
+            stored = brain._embedding_settings()
+            if existed and not force:
+                return values.InitResult(str(brain_path), False, *stored, backup=brain.upgrade_backup)
+
+            def write(session: Any) -> None:
+                from cerebro.store import meta, vec
+
+                meta.put(session, "embedding_provider", provider)
+                meta.put(session, "embedding_model", model)
+                meta.put(session, "embedding_dimensions", str(dims))
+                vec.ensure_table(session, dims)
+
+            brain._write(write)
+        return values.InitResult(str(brain_path), not existed, provider, model, dims, backup=backup)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> Brain:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Brain({str(self.path)!r})"
+
+    # ------------------------------------------------------------------ transactions
+
+    @contextmanager
+    def _session(self, *, write: bool) -> Iterator[Any]:
+        from cerebro.db.session import unit_of_work
+
+        with unit_of_work(self._engine, write=write) as session:
+            yield session
+
+    def _write(self, work: Callable[[Any], T]) -> T:
+        """Run ``work(session)`` in one write transaction, retried whole on lock errors."""
+        from cerebro.retry import run_with_retry
+
+        def attempt() -> T:
+            with self._session(write=True) as session:
+                return work(session)
+
+        return run_with_retry(attempt)
+
+    def _read(self, work: Callable[[Any], T]) -> T:
+        with self._session(write=False) as session:
+            return work(session)
+
+    def _embedding_settings(self) -> tuple[str, str, int]:
+        from cerebro.store import meta
+
+        def read(session: Any) -> tuple[str, str, int]:
+            provider = meta.get(session, "embedding_provider", "none") or "none"
+            model = meta.get(session, "embedding_model", "") or ""
+            try:
+                dims = int(meta.get(session, "embedding_dimensions", "0") or 0)
+            except ValueError:
+                dims = 0
+            return provider, model, dims
+
+        return self._read(read)
+
+    # ------------------------------------------------------------------ memories
+
+    def resolve_id(self, prefix: str) -> str:
+        """A full id or a unique prefix of ≥4 characters → the full id."""
+        from cerebro.store import nodes
+
+        return self._read(lambda s: nodes.resolve_id(s, prefix))
+
+    def add(
+        self,
+        content: str,
+        *,
+        type: str = "episode",
+        subtype: str | None = None,
+        importance: float = 0.5,
+        metadata: dict[str, Any] | str | None = None,
+        provenance_root: bool = False,
+        origin: values.Origin | None = None,
+    ) -> str:
+        """Store a memory; returns its new id. The keyword index is updated in the same transaction."""
+        content = _check_content(content)
+        _check_type(type)
+        importance = _check_importance(importance)
+        meta_dict = parse_metadata(metadata)
+        stamp = origin or values.Origin.from_environment("api")
+        _, model, _ = self._embedding_settings()
+
+        def write(session: Any) -> str:
+            from cerebro.store import fts, nodes
+
+            row = nodes.insert(
+                session,
+                content=content,
+                type=type,
+                subtype=subtype or None,
+                importance=importance,
+                metadata=meta_dict,
+                provenance_root=provenance_root,
+                origin=stamp,
+                embedding_model=model,
+                now=clock.now(),
+            )
+            if fts.available(session):
+                fts.index(session, row.id, row.content, row.subtype)
+            return row.id
+
+        return self._write(write)
+
+    def get(self, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
+        """A memory and every edge touching it (only edges valid at ``as_of`` when given)."""
+        from cerebro.store import edges, nodes
+
+        when = clock.parse(as_of) if as_of is not None else None
+
+        def read(session: Any) -> values.NodeDetail:
+            full = nodes.resolve_id(session, node_id)
+            row = nodes.get_row(session, full)
+            return values.NodeDetail(
+                nodes.to_value(row), [edges.to_value(e) for e in edges.for_node(session, full, when)]
+            )
+
+        return self._read(read)
+
+    def update(
+        self,
+        node_id: str,
+        *,
+        content: str | None = None,
+        importance: float | None = None,
+        subtype: str | None = UNSET,
+        metadata: dict[str, Any] | str | None = None,
+    ) -> values.Node:
+        """Change a memory in place. ``subtype=None`` or ``""`` clears it; ``metadata`` is merged key by key
+        (a key set to null is removed). Content or subtype changes stamp ``updated_at``."""
+        if content is not None:
+            content = _check_content(content)
+        if importance is not None:
+            importance = _check_importance(importance)
+        patch = parse_metadata(metadata)
+        if content is None and importance is None and subtype is UNSET and patch is None:
+            raise InvalidInput("nothing to update: give content, importance, subtype or metadata")
+
+        def write(session: Any) -> values.Node:
+            from cerebro.store import fts, nodes
+
+            row = nodes.get_row(session, nodes.resolve_id(session, node_id))
+            text_changed = False
+            if content is not None and content != row.content:
+                row.content = content
+                text_changed = True
+            if subtype is not UNSET and (subtype or None) != row.subtype:
+                row.subtype = subtype or None
+                text_changed = True
+            if importance is not None:
+                row.importance = importance
+            if patch is not None:
+                merged = dict(row.metadata_ or {})
+                for key, value in patch.items():
+                    if value is None:
+                        merged.pop(key, None)
+                    else:
+                        merged[key] = value
+                row.metadata_ = merged or None
+            if text_changed:
+                row.updated_at = clock.now()
+                if row.status == "active" and fts.available(session):
+                    fts.reindex(session, row.id, row.content, row.subtype)
+            session.add(row)
+            session.flush()
+            return nodes.to_value(row)
+
+        return self._write(write)
+
+    def list(
+        self,
+        *,
+        type: str | None = None,
+        status: str | None = None,
+        subtype: str | None = UNSET,
+        limit: int = DEFAULT_LIST_LIMIT,
+    ) -> list[values.Node]:
+        """Memories, newest first. ``subtype=""`` lists those with no subtype."""
+        from cerebro.store import nodes
+
+        if type is not None:
+            _check_type(type)
+        if status is not None:
+            _check_status(status)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+            raise InvalidInput(f"limit must be a whole number above 0, got {limit!r}")
+        return self._read(
+            lambda s: [
+                nodes.to_value(r)
+                for r in nodes.list_rows(
+                    s,
+                    type=type,
+                    status=status,
+                    subtype=None if subtype is UNSET else subtype,
+                    subtype_given=subtype is not UNSET,
+                    limit=limit,
+                )
+            ]
+        )
+
+    def add_edge(
+        self,
+        source: str,
+        target: str,
+        relation: str,
+        *,
+        weight: float | None = None,
+        valid_at: Any = None,
+        invalid_at: Any = None,
+        metadata: dict[str, Any] | str | None = None,
+    ) -> values.EdgeResult:
+        """Link two memories. Re-adding an edge re-asserts its validity window (an omitted bound becomes
+        open) and updates its weight when one is given. Relations outside the registry are allowed."""
+        relation = (relation or "").strip()
+        if not relation:
+            raise InvalidInput("relation must not be empty")
+        if weight is not None:
+            try:
+                weight = float(weight)
+            except (TypeError, ValueError):
+                raise InvalidInput(f"weight must be a number, got {weight!r}") from None
+            if not math.isfinite(weight) or weight <= 0:
+                raise InvalidInput(f"weight must be a finite number above 0, got {weight!r}")
+        try:
+            start = clock.parse(valid_at) if valid_at not in (None, "") else None
+            end = clock.parse(invalid_at) if invalid_at not in (None, "") else None
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+        if start is not None and end is not None and start > end:
+            raise InvalidInput("invalid window: valid_at is after invalid_at")
+        meta_dict = parse_metadata(metadata)
+
+        def write(session: Any) -> values.EdgeResult:
+            from cerebro.store import edges, nodes, relations
+
+            src = nodes.resolve_id(session, source)
+            dst = nodes.resolve_id(session, target)
+            row, created = edges.upsert(
+                session,
+                source_id=src,
+                target_id=dst,
+                relation=relation,
+                weight=weight,
+                valid_at=start,
+                invalid_at=end,
+                metadata=meta_dict,
+                now=clock.now(),
+            )
+            return values.EdgeResult(edges.to_value(row), created, relations.is_registered(session, relation))
+
+        return self._write(write)
+
+    def reinforce(self, node_id: str) -> values.Node:
+        """Count a use: access and reinforcement counters up, both timestamps now. Active memories only."""
+
+        def write(session: Any) -> values.Node:
+            from cerebro.store import nodes
+
+            full = nodes.resolve_id(session, node_id)
+            row = nodes.get_row(session, full)
+            if row.status != "active":
+                raise NotFound(f"node {full} not found or not active")
+            now = clock.now()
+            row.access_count = (row.access_count or 0) + 1
+            row.times_reinforced = (row.times_reinforced or 0) + 1
+            row.last_accessed = now
+            row.last_reinforced = now
+            session.add(row)
+            session.flush()
+            return nodes.to_value(row)
+
+        return self._write(write)
+
+    def supersede(
+        self,
+        old_id: str,
+        content: str,
+        *,
+        type: str | None = None,
+        subtype: str | None = UNSET,
+        importance: float = 0.5,
+        metadata: dict[str, Any] | str | None = None,
+        provenance_root: bool = False,
+        origin: values.Origin | None = None,
+    ) -> str:
+        """Replace an active memory: the old one becomes ``superseded``, the new one (same type and subtype
+        unless given) gets a ``supersedes`` edge to it. One transaction. Returns the new id."""
+        content = _check_content(content)
+        if type is not None:
+            _check_type(type)
+        importance = _check_importance(importance)
+        meta_dict = parse_metadata(metadata)
+        stamp = origin or values.Origin.from_environment("api")
+        _, model, _ = self._embedding_settings()
+
+        def write(session: Any) -> str:
+            from cerebro.store import edges, fts, nodes
+
+            full = nodes.resolve_id(session, old_id)
+            old = nodes.get_row(session, full)
+            if old.status != "active":
+                raise NotFound(f"node {full} not found or not active")
+            now = clock.now()
+            old.status = "superseded"
+            session.add(old)
+            new = nodes.insert(
+                session,
+                content=content,
+                type=type or old.type,
+                subtype=old.subtype if subtype is UNSET else (subtype or None),
+                importance=importance,
+                metadata=meta_dict,
+                provenance_root=provenance_root,
+                origin=stamp,
+                embedding_model=model,
+                now=now,
+            )
+            edges.upsert(
+                session, source_id=new.id, target_id=full, relation="supersedes", weight=None,
+                valid_at=None, invalid_at=None, metadata=None, now=now,
+            )
+            if fts.available(session):
+                fts.unindex(session, full)
+                fts.index(session, new.id, new.content, new.subtype)
+            return new.id
+
+        return self._write(write)
+
+    def stats(self) -> values.Stats:
+        from cerebro.store import edges, meta, nodes, vec
+
+        def read(session: Any) -> values.Stats:
+            by_status, by_type = nodes.counts(session)
+            revision = session.execute(_text("SELECT version_num FROM alembic_version")).scalar()
+            try:
+                dims = int(meta.get(session, "embedding_dimensions", "0") or 0)
+            except ValueError:
+                dims = 0
+            return values.Stats(
+                total_nodes=sum(by_status.values()),
+                active_nodes=by_status.get("active", 0),
+                consolidated_nodes=by_status.get("consolidated", 0),
+                superseded_nodes=by_status.get("superseded", 0),
+                archived_nodes=by_status.get("archived", 0),
+                nodes_by_type={t: by_type.get(t, 0) for t in NODE_TYPES},
+                total_edges=edges.count(session),
+                pending_embeddings=vec.count_missing_active(session) if dims > 0 else 0,
+                embedding_provider=meta.get(session, "embedding_provider", "none") or "none",
+                embedding_model=meta.get(session, "embedding_model", "") or "",
+                embedding_dimensions=dims,
+                schema_version=int(meta.get(session, "schema_version", "0") or 0),
+                revision=revision,
+            )
+
+        return self._read(read)
+
+    # ------------------------------------------------------------------ configuration
+
+    def config_get(self, key: str) -> values.ConfigEntry:
+        spec = config.lookup(key)
+        from cerebro.store import meta
+
+        stored = self._read(lambda s: meta.get(s, config.META_PREFIX + key))
+        return self._entry(spec, stored)
+
+    def config_value(self, key: str) -> Any:
+        """The effective value, parsed to its type (brain value, else the default)."""
+        spec = config.lookup(key)
+        entry = self.config_get(key)
+        try:
+            return spec.parse(entry.value)
+        except ValueError:  # a bad value written by hand or by another tool: fall back to the default
+            return spec.parse(spec.default)
+
+    def config_list(self) -> list[values.ConfigEntry]:
+        from cerebro.store import meta
+
+        stored = self._read(lambda s: meta.get_many(s, config.META_PREFIX))
+        return [self._entry(spec, stored.get(config.META_PREFIX + spec.key)) for spec in config.REGISTRY.values()]
+
+    def config_set(self, key: str, value: str) -> values.ConfigChange:
+        spec = config.lookup(key)
+        if not isinstance(value, str):
+            value = str(value).lower() if isinstance(value, bool) else str(value)
+        canonical = spec.validate(value)
+
+        def write(session: Any) -> values.ConfigChange:
+            from cerebro.store import meta
+
+            previous = meta.get(session, config.META_PREFIX + key)
+            meta.put(session, config.META_PREFIX + key, canonical)
+            return values.ConfigChange(key, canonical, previous if previous is not None else spec.default)
+
+        return self._write(write)
+
+    def config_reset(self, key: str | None = None, *, all: bool = False) -> list[str]:
+        """Drop a brain override (or every one with ``all=True``); returns the keys that were reset."""
+        from cerebro.store import meta
+
+        if all:
+            def write_all(session: Any) -> list[str]:
+                keys = [k[len(config.META_PREFIX):] for k in meta.get_many(session, config.META_PREFIX)]
+                meta.delete_prefix(session, config.META_PREFIX)
+                return sorted(keys)
+
+            return self._write(write_all)
+        if not key:
+            raise InvalidInput("config reset needs a key, or --all")
+        config.lookup(key)
+        return [key] if self._write(lambda s: meta.delete(s, config.META_PREFIX + key)) else []
+
+    @staticmethod
+    def _entry(spec: config.ConfigKey, stored: str | None) -> values.ConfigEntry:
+        if stored is None:
+            return values.ConfigEntry(spec.key, spec.default, "default", spec.default, spec.description)
+        return values.ConfigEntry(spec.key, stored, "brain", spec.default, spec.description)
+
+    # ------------------------------------------------------------------ relation registry
+
+    def relations(self) -> list[values.RelationInfo]:
+        from cerebro.store import relations
+
+        return self._read(lambda s: [relations.to_value(r) for r in relations.list_all(s)])
+
+    def add_relation(self, name: str, *, traversal_class: str | None = None) -> tuple[values.RelationInfo, bool]:
+        from cerebro.store import relations
+
+        name = (name or "").strip()
+        if not name:
+            raise InvalidInput("relation name must not be empty")
+
+        def write(session: Any) -> tuple[values.RelationInfo, bool]:
+            row, created = relations.add(session, name, traversal_class, clock.now())
+            return relations.to_value(row), created
+
+        return self._write(write)
+
+    def remove_relation(self, name: str) -> None:
+        from cerebro.store import relations
+
+        if not self._write(lambda s: relations.remove(s, name)):
+            raise NotFound(f"relation {name!r} is not registered — run 'cerebro relation list'")
+
+
+def _text(sql: str) -> Any:
+    from sqlalchemy import text
+
+    return text(sql)

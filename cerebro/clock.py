@@ -1,0 +1,104 @@
+"""One clock for the whole package, and the storage layout of timestamps.
+
+Upstream compares timestamps as *strings* in SQL (edge validity windows, ``updated_at > last_surfaced``),
+so every timestamp we write uses its layout ``YYYY-MM-DD HH:MM:SS`` in UTC. Reading accepts that layout
+and RFC 3339 (legacy rows and Go exports hold both). Nothing takes its time from SQLite's
+``CURRENT_TIMESTAMP``: tests and subprocesses can pin the clock with ``CEREBRO_NOW`` or :func:`set_now`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+
+STORAGE_LAYOUT = "%Y-%m-%d %H:%M:%S"
+ENV_NOW = "CEREBRO_NOW"
+
+_override: Callable[[], datetime] | None = None
+
+# Layout, or RFC 3339 with 'T' or ' ' between date and time, optional fraction and zone.
+_TIMESTAMP = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"
+    r"\s*(Z|z|[+-]\d{2}:?\d{2}|UTC)?$"
+)
+
+
+def now() -> datetime:
+    """The current instant, UTC, to the second (the storage layout has no fraction)."""
+    if _override is not None:
+        instant = _override()
+    elif env := os.environ.get(ENV_NOW):
+        instant = parse(env)
+    else:
+        instant = datetime.now(UTC)
+    return instant.astimezone(UTC).replace(microsecond=0)
+
+
+def set_now(source: datetime | Callable[[], datetime] | None) -> None:
+    """Pin the clock (tests). ``None`` restores the real clock. A datetime pins it to that instant."""
+    global _override
+    if source is None or callable(source):
+        _override = source
+    else:
+        fixed = source
+        _override = lambda: fixed  # noqa: E731
+
+
+def now_text() -> str:
+    return format_ts(now())
+
+
+def format_ts(value: datetime) -> str:
+    """Format an instant in the storage layout (naive values are taken as UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime(STORAGE_LAYOUT)
+
+
+def parse(text: str) -> datetime:
+    """Parse the storage layout, RFC 3339, or a bare ``YYYY-MM-DD`` (midnight UTC) into an aware UTC datetime.
+
+    Raises ValueError with a message a user can act on.
+    """
+    if isinstance(text, datetime):
+        return text if text.tzinfo else text.replace(tzinfo=UTC)
+    if isinstance(text, date):
+        return datetime(text.year, text.month, text.day, tzinfo=UTC)
+    match = _TIMESTAMP.match(str(text).strip())
+    if not match:
+        raise ValueError(f"invalid timestamp {text!r}: use RFC 3339 (2026-03-11T10:00:00Z) or YYYY-MM-DD")
+    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    micro = int((fraction or "0")[:6].ljust(6, "0"))
+    try:
+        value = datetime(
+            int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0), micro,
+            tzinfo=UTC,
+        )
+    except ValueError as exc:
+        raise ValueError(f"invalid timestamp {text!r}: {exc}") from None
+    if zone and zone not in ("Z", "z", "UTC"):
+        sign = 1 if zone[0] == "+" else -1
+        digits = zone[1:].replace(":", "")
+        offset_minutes = sign * (int(digits[:2]) * 60 + int(digits[2:]))
+        from datetime import timedelta
+
+        value = value - timedelta(minutes=offset_minutes)
+    return value
+
+
+def normalise(text: str | None) -> str | None:
+    """Re-write any accepted timestamp text in the storage layout; ``None`` and ``''`` pass through."""
+    if text is None or text == "":
+        return text
+    return format_ts(parse(text))
+
+
+def parse_optional(text: str | None) -> datetime | None:
+    if text is None or text == "":
+        return None
+    try:
+        return parse(text)
+    except ValueError:
+        return None

@@ -1,0 +1,97 @@
+"""The brain configuration registry: typed keys with defaults, validators and descriptions.
+
+Values live in the brain's ``schema_meta`` under ``config.<key>`` (upstream's layout, so brains written by
+Go cerebro keep their settings). Precedence is an explicit flag > the brain's value > the compiled default.
+The order of :data:`REGISTRY` is the order ``config list`` prints (upstream's order).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cerebro.errors import InvalidInput, NotFound
+
+META_PREFIX = "config."
+
+
+def _positive_int(raw: str) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ValueError(f"{raw!r} is not a whole number") from None
+    if value <= 0:
+        raise ValueError(f"{raw!r} must be greater than 0")
+    return value
+
+
+def _unit_float(raw: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ValueError(f"{raw!r} is not a number") from None
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{raw!r} must lie in [0, 1]")
+    return value
+
+
+def _bool(raw: str) -> bool:
+    if raw == "true":
+        return True
+    if raw == "false":
+        return False
+    raise ValueError(f"{raw!r} must be exactly true or false")
+
+
+def _any_string(raw: str) -> str:
+    return raw
+
+
+def _fusion(raw: str) -> str:
+    if raw not in ("rrf", "reorder"):
+        raise ValueError(f"{raw!r} must be rrf or reorder")
+    return raw
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    key: str
+    default: str
+    parse: Callable[[str], Any]
+    description: str
+
+    def validate(self, raw: str) -> str:
+        """Return the canonical text to store, or raise InvalidInput."""
+        try:
+            self.parse(raw)
+        except ValueError as exc:
+            raise InvalidInput(f"invalid value for {self.key}: {exc}") from None
+        return raw.strip() if self.parse in (_positive_int, _unit_float) else raw
+
+
+_KEYS = [
+    ConfigKey("prime_limit", "20", _positive_int, "Memories injected by recall --prime at session start"),
+    ConfigKey("gc_threshold", "0.01", _unit_float, "Retention score below which gc archives a memory"),
+    ConfigKey("search_limit", "10", _positive_int, "Default result count of search"),
+    ConfigKey("search_threshold", "0.7", _unit_float, "Minimum cosine similarity for search"),
+    ConfigKey("recall_threshold", "0.3", _unit_float, "Minimum cosine similarity for recall's vector lane"),
+    ConfigKey("indegree_bonus_enabled", "true", _bool, "Score memories cited by derived_from/supports edges"),
+    ConfigKey("stop_guard_enabled", "false", _bool, "Let the stop-guard hook block premature stops"),
+    ConfigKey("rerank_enabled", "false", _bool, "Rerank recall results with rerank_command"),
+    ConfigKey("rerank_command", "", _any_string, "Reranker command (argv split on spaces, never a shell)"),
+    ConfigKey("rerank_fusion", "rrf", _fusion, "How reranker scores combine: rrf or reorder"),
+    ConfigKey("bm25_enabled", "true", _bool, "Fuse the FTS5 keyword lane into recall"),
+    ConfigKey("expand_threshold", "0.75", _unit_float, "Skip graph expansion when top cosine exceeds this (0 = off)"),
+    ConfigKey("expand_spread_threshold", "0.0", _unit_float, "Skip expansion when the cosine spread is below this"),
+]
+
+REGISTRY: dict[str, ConfigKey] = {k.key: k for k in _KEYS}
+
+
+def lookup(key: str) -> ConfigKey:
+    try:
+        return REGISTRY[key]
+    except KeyError:
+        raise NotFound(f"unknown config key {key!r} — run 'cerebro config list' to see available keys") from None

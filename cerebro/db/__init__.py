@@ -1,0 +1,1 @@
+"""The engine layer: drivers, connections, transactions and schema upgrades."""

@@ -1,0 +1,116 @@
+"""One SQLAlchemy engine per brain file, with every connection set up the same way.
+
+Driver: ``sqlean.py`` (SQLite 3.50 with FTS5 and extension loading on Linux and macOS wheels); the
+standard library's ``sqlite3`` is used only where it can load extensions (ADR 0001). Each connection:
+loads sqlite-vec, turns on foreign keys, WAL, ``busy_timeout`` and ``synchronous=NORMAL``, and puts the
+driver in autocommit so that SQLAlchemy — not the driver — emits ``BEGIN`` (``BEGIN IMMEDIATE`` for
+writers). That is SQLAlchemy's documented recipe for working SAVEPOINTs on SQLite, and ``BEGIN
+IMMEDIATE`` takes the write lock up front so two writers never deadlock on a lock upgrade.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from cerebro.errors import DriverUnavailable
+
+BUSY_TIMEOUT_MS = 5000  # how long one statement waits for another writer before SQLITE_BUSY
+WRITE_OPTION = "cerebro_write"
+FIX = "install the sqlean.py package (pip install sqlean.py), which bundles SQLite with FTS5 and extension loading"
+
+
+def _usable(driver: ModuleType) -> bool:
+    try:
+        conn = driver.connect(":memory:")
+        try:
+            if not hasattr(conn, "enable_load_extension"):
+                return False
+            conn.enable_load_extension(True)
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+            return True
+        finally:
+            conn.close()
+    except Exception:
+        return False
+
+
+@cache
+def driver() -> ModuleType:
+    """The DB-API module to use: sqlean.dbapi2, else a stdlib sqlite3 that can load extensions."""
+    candidates: list[ModuleType] = []
+    try:
+        import sqlean.dbapi2 as sqlean_driver
+
+        candidates.append(sqlean_driver)
+    except ImportError:
+        pass
+    import sqlite3
+
+    candidates.append(sqlite3)
+    for candidate in candidates:
+        if _usable(candidate):
+            return candidate
+    raise DriverUnavailable(f"no SQLite driver here can load sqlite-vec with FTS5: {FIX}")
+
+
+def vec_extension_path() -> str:
+    try:
+        import sqlite_vec
+    except ImportError:
+        raise DriverUnavailable("the sqlite-vec package is missing: pip install sqlite-vec") from None
+    return sqlite_vec.loadable_path()
+
+
+def setup_connection(dbapi_conn: Any) -> None:
+    """Per-connection set-up, shared by the engine and by raw connections (hot read paths)."""
+    dbapi_conn.isolation_level = None  # the driver must not open transactions behind SQLAlchemy's back
+    try:
+        dbapi_conn.enable_load_extension(True)
+        dbapi_conn.load_extension(vec_extension_path())
+        dbapi_conn.enable_load_extension(False)
+    except Exception as exc:  # pragma: no cover - depends on the platform's build
+        raise DriverUnavailable(f"could not load sqlite-vec ({exc}): {FIX}") from exc
+    cursor = dbapi_conn.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.execute("PRAGMA synchronous = NORMAL")
+    # Only switch when needed: setting WAL on a WAL brain is a no-op, but on a rollback-journal brain
+    # it is a write, so a plain read of a WAL brain never writes.
+    mode = cursor.execute("PRAGMA journal_mode").fetchone()[0]
+    if str(mode).lower() != "wal":
+        cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.close()
+
+
+def connect_raw(path: str | os.PathLike[str]) -> Any:
+    """A plain DB-API connection set up like the engine's (for hot paths that skip the ORM)."""
+    conn = driver().connect(os.fspath(path), check_same_thread=False)
+    setup_connection(conn)
+    return conn
+
+
+def create_engine(path: str | os.PathLike[str]) -> Any:
+    import sqlalchemy as sa
+    from sqlalchemy import event
+
+    module = driver()
+    engine = sa.create_engine(
+        f"sqlite:///{Path(path)}",
+        module=module,
+        connect_args={"check_same_thread": False},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        setup_connection(dbapi_conn)
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        write = conn.get_execution_options().get(WRITE_OPTION, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine

@@ -1,0 +1,331 @@
+"""Schema upgrades: the helpers our Alembic revisions use, and what happens when a brain is opened.
+
+Opening a brain (:func:`ensure_current`):
+- at head → nothing, and Alembic is never imported (hooks open brains on every prompt);
+- empty / new file → the whole chain v1 → head runs, so a new brain is born with both convention
+  boundaries stamped at its birth (no legacy era);
+- behind → under a file lock: re-check, back up with SQLite's backup API into ``backups/``, upgrade in one
+  transaction, one log line on stderr;
+- written by upstream Go cerebro (``schema_version`` but no ``alembic_version``) → stamped at ``v<N>``, then
+  as above;
+- ahead of this code (unknown revision, or ``schema_version`` above 7 with no revision) → refused with an
+  error naming the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from cerebro import clock, paths
+from cerebro.db.engine import WRITE_OPTION
+from cerebro.errors import MigrationFailed, SchemaTooNew
+
+HEAD_REVISION = "py0001"  # a test checks this against Alembic's script directory
+UPSTREAM_SCHEMA_VERSION = 7
+VIRTUAL_LANE_PREFIXES = ("nodes_fts", "vec_nodes")
+
+# Every timestamp column, for normalisation (table → columns).
+TIMESTAMP_COLUMNS = {
+    "nodes": ("created_at", "last_accessed", "last_reinforced", "updated_at", "last_surfaced"),
+    "edges": ("created_at", "valid_at", "invalid_at"),
+    "nodes_archive": ("original_created_at", "archived_at"),
+    "relations": ("created_at",),
+    "inbox_candidates": ("created_at",),
+}
+BOUNDARY_KEYS = ("provenance_convention_since", "origin_convention_since")
+_LAYOUT_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+# --------------------------------------------------------------------------- helpers for revisions
+
+
+def is_virtual_lane_table(name: str) -> bool:
+    return name.startswith(VIRTUAL_LANE_PREFIXES)
+
+
+def _ident(name: str) -> str:
+    if not _IDENT.match(name):
+        raise ValueError(f"bad identifier {name!r}")
+    return name
+
+
+def table_exists(bind: Any, table: str) -> bool:
+    row = bind.exec_driver_sql(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)
+    ).fetchone()
+    return row is not None
+
+
+def column_exists(bind: Any, table: str, column: str) -> bool:
+    rows = bind.exec_driver_sql(f"PRAGMA table_info({_ident(table)})").fetchall()
+    return any(row[1] == column for row in rows)
+
+
+def add_column_if_absent(bind: Any, table: str, column: str, ddl: str) -> None:
+    """Upstream checks ``PRAGMA table_info`` first, so a half-migrated brain heals instead of failing."""
+    if not column_exists(bind, table, column):
+        bind.exec_driver_sql(f"ALTER TABLE {_ident(table)} ADD COLUMN {_ident(column)} {ddl}")
+
+
+def drop_column_if_present(bind: Any, table: str, column: str) -> None:
+    if column_exists(bind, table, column):
+        bind.exec_driver_sql(f"ALTER TABLE {_ident(table)} DROP COLUMN {_ident(column)}")
+
+
+def set_schema_version(bind: Any, version: int) -> None:
+    bind.exec_driver_sql(
+        "INSERT INTO schema_meta (key, value) VALUES ('schema_version', ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (str(version),),
+    )
+
+
+def stamp_boundary(bind: Any, key: str) -> None:
+    """Stamp a convention boundary with the migration instant — once: INSERT OR IGNORE never re-stamps."""
+    bind.exec_driver_sql(
+        "INSERT OR IGNORE INTO schema_meta (key, value) VALUES (?, ?)", (key, clock.now_text())
+    )
+
+
+def ensure_fts_table(bind: Any) -> bool:
+    """Create ``nodes_fts`` if absent and backfill it with the active nodes. Returns True if created."""
+    if table_exists(bind, "nodes_fts"):
+        return False
+    bind.exec_driver_sql(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(node_id UNINDEXED, content, subtype)"
+    )
+    if table_exists(bind, "nodes"):
+        bind.exec_driver_sql(
+            "INSERT INTO nodes_fts (node_id, content, subtype) "
+            "SELECT id, content, COALESCE(subtype, '') FROM nodes WHERE status = 'active'"
+        )
+    return True
+
+
+def normalise_timestamps(bind: Any) -> int:
+    """Re-write every timestamp not in the storage layout. Unparseable text is left as it is (and counted)."""
+    changed = 0
+    for table, columns in TIMESTAMP_COLUMNS.items():
+        if not table_exists(bind, table):
+            continue
+        for column in columns:
+            if not column_exists(bind, table, column):
+                continue
+            rows = bind.exec_driver_sql(
+                f"SELECT rowid, {column} FROM {table} "
+                f"WHERE {column} IS NOT NULL AND {column} != '' AND {column} NOT GLOB '{_LAYOUT_GLOB}'"
+            ).fetchall()
+            for rowid, value in rows:
+                try:
+                    fixed = clock.normalise(str(value))
+                except ValueError:
+                    continue
+                bind.exec_driver_sql(f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (fixed, rowid))
+                changed += 1
+    for key in BOUNDARY_KEYS:
+        row = bind.exec_driver_sql("SELECT value FROM schema_meta WHERE key = ?", (key,)).fetchone()
+        if row and row[0]:
+            try:
+                fixed = clock.normalise(row[0])
+            except ValueError:
+                continue
+            if fixed != row[0]:
+                bind.exec_driver_sql("UPDATE schema_meta SET value = ? WHERE key = ?", (fixed, key))
+                changed += 1
+    return changed
+
+
+@contextlib.contextmanager
+def foreign_keys_off(connection: Any) -> Iterator[None]:
+    """``PRAGMA foreign_keys`` is a no-op inside a transaction, so flip it on the raw driver connection."""
+    raw = connection.connection.driver_connection
+    raw.execute("PRAGMA foreign_keys = OFF")
+    try:
+        yield
+    finally:
+        raw.execute("PRAGMA foreign_keys = ON")
+
+
+def check_foreign_keys(connection: Any) -> None:
+    problems = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if problems:
+        raise MigrationFailed(
+            f"upgrade would leave {len(problems)} dangling reference(s) (first: {tuple(problems[0])}); "
+            "the brain was left unchanged"
+        )
+
+
+def compare_type(context: Any, inspected: Any, metadata: Any, inspected_type: Any, metadata_type: Any) -> bool | None:
+    """Our DATETIME columns are a custom type over text; compare them by the declared name."""
+    from cerebro.models import StorageTime
+
+    if isinstance(metadata_type, StorageTime):
+        return type(inspected_type).__name__.upper() not in ("DATETIME",)
+    return None  # Alembic's default comparison
+
+
+def engine_for_alembic_cli(brain: str) -> Any:
+    from cerebro.db.engine import create_engine
+
+    path = Path(brain).expanduser()
+    if not path.exists():
+        paths.create_private_file(path)
+    return create_engine(path)
+
+
+# --------------------------------------------------------------------------- opening a brain
+
+
+def script_location() -> Path:
+    """The migrations shipped in the wheel (``cerebro/_migrations``), else the checkout's ``alembic/``."""
+    package_copy = Path(__file__).resolve().parent.parent / "_migrations"
+    if (package_copy / "env.py").exists():
+        return package_copy
+    checkout = Path(__file__).resolve().parents[2] / "alembic"
+    if (checkout / "env.py").exists():
+        return checkout
+    raise MigrationFailed("cerebro's migration scripts are missing from this installation; reinstall cerebro")
+
+
+def read_state(raw: Any) -> tuple[int | None, str | None, bool]:
+    """(schema_version, alembic revision, has any table) read with plain SELECTs — never a write."""
+    tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
+    version = None
+    if "schema_meta" in tables:
+        row = raw.execute("SELECT value FROM schema_meta WHERE key='schema_version'").fetchone()
+        if row is not None:
+            try:
+                version = int(row[0])
+            except (TypeError, ValueError):
+                version = None
+    revision = None
+    if "alembic_version" in tables:
+        row = raw.execute("SELECT version_num FROM alembic_version").fetchone()
+        revision = row[0] if row else None
+    return version, revision, bool(tables - {"sqlite_sequence"})
+
+
+def _alembic_config(connection: Any) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(script_location()))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def _known_revision(revision: str) -> bool:
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    cfg = _alembic_config(None)
+    try:
+        return ScriptDirectory.from_config(cfg).get_revision(revision) is not None
+    except CommandError:
+        return False
+    except Exception:
+        return False
+
+
+def too_new_message(path: Path, what: str) -> str:
+    return (
+        f"brain {path} was written by a newer cerebro ({what}) than this one; "
+        "upgrade cerebro (pip install -U cerebro-memory) or restore a backup from "
+        f"{paths.backups_dir()}"
+    )
+
+
+def backup_file(path: Path, label: str) -> Path:
+    """A consistent copy via SQLite's backup API into ``backups/`` (0600). Returns the copy's path."""
+    from cerebro.db.engine import connect_raw, driver
+
+    paths.ensure_private_dir(paths.backups_dir())
+    stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
+    target = paths.backups_dir() / f"{path.stem}-{label}-{stamp}.sqlite"
+    counter = 1
+    while target.exists():
+        target = paths.backups_dir() / f"{path.stem}-{label}-{stamp}-{counter}.sqlite"
+        counter += 1
+    paths.create_private_file(target)
+    source = connect_raw(path)
+    try:
+        dest = driver().connect(os.fspath(target))
+        try:
+            source.backup(dest)
+        finally:
+            dest.close()
+    finally:
+        source.close()
+    os.chmod(target, paths.FILE_MODE)
+    return target
+
+
+@contextlib.contextmanager
+def _upgrade_lock(path: Path) -> Iterator[None]:
+    lock_path = path.with_name(path.name + ".lock")
+    fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, paths.FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def needs_upgrade(raw: Any) -> bool:
+    _, revision, _ = read_state(raw)
+    return revision != HEAD_REVISION
+
+
+def ensure_current(engine: Any, path: Path) -> str | None:
+    """Bring the brain at ``path`` to head. Returns the backup path when one was taken."""
+    with _upgrade_lock(path):
+        with engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            version, revision, has_tables = read_state(raw)
+            conn.rollback()
+        if revision == HEAD_REVISION:
+            return None  # another process finished the upgrade while we waited for the lock
+        if revision is None and not has_tables:
+            _upgrade(engine, stamp_at=None)
+            return None
+        if revision is not None and not _known_revision(revision):
+            raise SchemaTooNew(too_new_message(path, f"revision {revision}"))
+        if revision is None:
+            if version is None:
+                raise MigrationFailed(f"{path} is an SQLite file but not a cerebro brain (no schema_version)")
+            if version > UPSTREAM_SCHEMA_VERSION:
+                raise SchemaTooNew(too_new_message(path, f"schema_version {version}"))
+            if version < 1:
+                raise MigrationFailed(f"{path} has an invalid schema_version {version}")
+        label = f"pre-{revision or f'v{version}'}-upgrade"
+        backup = backup_file(path, label)
+        from cerebro.logs import get_logger
+
+        get_logger().info("upgrading brain", brain=str(path), backup=str(backup))
+        _upgrade(engine, stamp_at=None if revision else f"v{version}")
+        return str(backup)
+
+
+def _upgrade(engine: Any, *, stamp_at: str | None, target: str = "head") -> None:
+    from alembic import command
+
+    with engine.connect() as conn:
+        conn = conn.execution_options(**{WRITE_OPTION: True})
+        cfg = _alembic_config(conn)
+        try:
+            if stamp_at is not None:
+                command.stamp(cfg, stamp_at)
+                conn.commit()
+            command.upgrade(cfg, target)
+        except (SchemaTooNew, MigrationFailed):
+            raise
+        except Exception as exc:
+            raise MigrationFailed(f"brain upgrade failed and was rolled back: {exc}") from exc

@@ -1,0 +1,1 @@
+"""Embedding providers behind one small interface (:class:`cerebro.embed.base.Embedder`)."""

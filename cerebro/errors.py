@@ -1,0 +1,59 @@
+"""The error tree. Every error carries the exit code the CLI returns and a message that names the fix.
+
+The CLI maps these to a one-line message on stderr in one place (``cerebro.cli.app``); library callers
+catch :class:`CerebroError` or a subclass.
+"""
+
+from __future__ import annotations
+
+
+class CerebroError(Exception):
+    """Base class. ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+
+class InvalidInput(CerebroError):
+    """A value the user gave is malformed or out of range (bad flag value, bad JSON, unknown type…)."""
+
+    exit_code = 2
+
+
+class NotFound(CerebroError):
+    """An id, prefix, key or relation that does not exist."""
+
+    exit_code = 3
+
+
+class AmbiguousId(InvalidInput):
+    """A short id prefix that matches more than one memory."""
+
+
+class BrainNotFound(CerebroError):
+    """No brain file where one was expected; the message says how to create one."""
+
+    exit_code = 4
+
+
+class SchemaTooNew(CerebroError):
+    """The brain was written by a newer cerebro (or a newer upstream) than this one."""
+
+    exit_code = 5
+
+
+class DriverUnavailable(CerebroError):
+    """No SQLite driver on this machine can load sqlite-vec / has FTS5."""
+
+    exit_code = 6
+
+
+class BrainBusy(CerebroError):
+    """The brain stayed locked by other writers after every retry."""
+
+    exit_code = 7
+
+
+class MigrationFailed(CerebroError):
+    """An upgrade could not complete; the brain was left as it was (a backup was taken first)."""
+
+    exit_code = 8

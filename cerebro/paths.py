@@ -1,0 +1,80 @@
+"""Where brains live.
+
+``CEREBRO_HOME`` (default ``~/.cerebro``) holds ``projects/<sha256(realpath(dir))>.sqlite`` per project,
+``global.sqlite`` and ``backups/``. Memories may hold secrets, so every folder we create is 0700 and
+every brain file 0600 (ADR 0004).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+ENV_HOME = "CEREBRO_HOME"
+ENV_CLAUDE_PROJECT_DIR = "CLAUDE_PROJECT_DIR"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def home() -> Path:
+    configured = os.environ.get(ENV_HOME)
+    return Path(configured).expanduser() if configured else Path.home() / ".cerebro"
+
+
+def projects_dir() -> Path:
+    return home() / "projects"
+
+
+def backups_dir() -> Path:
+    return home() / "backups"
+
+
+def global_brain_path() -> Path:
+    return home() / "global.sqlite"
+
+
+def resolve_project_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """``--project`` > ``$CLAUDE_PROJECT_DIR`` > the current directory (upstream ADR-008)."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(ENV_CLAUDE_PROJECT_DIR)
+    if env:
+        return Path(env)
+    return Path.cwd()
+
+
+def canonical_project_path(project_dir: str | os.PathLike[str]) -> str:
+    """The absolute, symlink-resolved path whose hash names the brain; the absolute path if it cannot resolve."""
+    absolute = os.path.abspath(os.fspath(project_dir))
+    try:
+        return os.path.realpath(absolute, strict=True)
+    except OSError:
+        return absolute
+
+
+def project_hash(project_dir: str | os.PathLike[str]) -> str:
+    return hashlib.sha256(canonical_project_path(project_dir).encode("utf-8")).hexdigest()
+
+
+def project_brain_path(project_dir: str | os.PathLike[str]) -> Path:
+    return projects_dir() / f"{project_hash(project_dir)}.sqlite"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents under it) 0700; tighten an existing folder we own."""
+    path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    try:
+        if (path.stat().st_mode & 0o777) != DIR_MODE:
+            os.chmod(path, DIR_MODE)
+    except PermissionError:  # not ours (e.g. a shared parent): leave it be
+        pass
+    return path
+
+
+def create_private_file(path: Path) -> None:
+    """Create an empty 0600 file if absent, so SQLite (which copies the db's mode to -wal/-shm) inherits it."""
+    ensure_private_dir(path.parent)
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, FILE_MODE)
+    os.close(fd)
+    os.chmod(path, FILE_MODE)

@@ -1,0 +1,44 @@
+"""Retry a whole unit of work when SQLite says the database is locked or busy.
+
+``busy_timeout`` already makes SQLite wait inside one statement; this covers the cases it cannot
+(a lock upgrade that would deadlock returns SQLITE_BUSY at once) with bounded, jittered retries of the
+whole transaction, so many agents can share one brain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from cerebro.errors import BrainBusy
+
+T = TypeVar("T")
+
+ATTEMPTS = 8  # ~a few seconds in total with the backoff below, on top of busy_timeout
+INITIAL_WAIT = 0.05
+MAX_WAIT = 1.0
+
+
+def is_lock_error(exc: BaseException) -> bool:
+    text = str(getattr(exc, "orig", None) or exc).lower()
+    return "database is locked" in text or "database is busy" in text or "database table is locked" in text
+
+
+def run_with_retry(work: Callable[[], T]) -> T:
+    """Run ``work``; on a lock error retry it with exponential backoff and jitter, then raise BrainBusy."""
+    from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+    retrying = Retrying(
+        retry=retry_if_exception(is_lock_error),
+        stop=stop_after_attempt(ATTEMPTS),
+        wait=wait_random_exponential(multiplier=INITIAL_WAIT, max=MAX_WAIT),
+        reraise=True,
+    )
+    try:
+        return retrying(work)
+    except Exception as exc:
+        if is_lock_error(exc):
+            raise BrainBusy(
+                "the brain stayed locked by other writers; try again, or look for a stuck cerebro process"
+            ) from exc
+        raise

@@ -1,0 +1,88 @@
+"""CRUD over ``edges``. Edges are directed and unique per (source, target, relation)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, or_, text
+from sqlmodel import select
+
+from cerebro import clock, values
+from cerebro.models import Edge as EdgeRow
+
+
+def to_value(row: EdgeRow) -> values.Edge:
+    return values.Edge(
+        id=int(row.id or 0),
+        source_id=row.source_id,
+        target_id=row.target_id,
+        relation=row.relation,
+        weight=float(row.weight if row.weight is not None else 1.0),
+        metadata=row.metadata_,
+        created_at=row.created_at,
+        valid_at=row.valid_at,
+        invalid_at=row.invalid_at,
+    )
+
+
+def upsert(
+    session: Any,
+    *,
+    source_id: str,
+    target_id: str,
+    relation: str,
+    weight: float | None,
+    valid_at: datetime | None,
+    invalid_at: datetime | None,
+    metadata: dict[str, Any] | None,
+    now: datetime,
+) -> tuple[EdgeRow, bool]:
+    """Insert, or re-assert the window of an existing edge (an omitted bound becomes NULL, as upstream).
+
+    The weight changes only when one is given; the id is kept. Returns (row, created).
+    """
+    existing = session.exec(
+        select(EdgeRow).where(
+            EdgeRow.source_id == source_id, EdgeRow.target_id == target_id, EdgeRow.relation == relation
+        )
+    ).first()
+    if existing is None:
+        row = EdgeRow(
+            source_id=source_id,
+            target_id=target_id,
+            relation=relation,
+            weight=1.0 if weight is None else weight,
+            metadata_=metadata,
+            created_at=now,
+            valid_at=valid_at,
+            invalid_at=invalid_at,
+        )
+        session.add(row)
+        session.flush()
+        return row, True
+    existing.valid_at = valid_at
+    existing.invalid_at = invalid_at
+    if weight is not None:
+        existing.weight = weight
+    if metadata is not None:
+        existing.metadata_ = metadata
+    session.add(existing)
+    session.flush()
+    return existing, False
+
+
+def for_node(session: Any, node_id: str, as_of: datetime | None = None) -> list[EdgeRow]:
+    query = select(EdgeRow).where(or_(EdgeRow.source_id == node_id, EdgeRow.target_id == node_id))
+    if as_of is not None:
+        # Half-open [valid_at, invalid_at); compared as storage-layout strings, like upstream.
+        stamp = clock.format_ts(as_of)
+        query = query.where(
+            text("(edges.valid_at IS NULL OR edges.valid_at <= :asof)"),
+            text("(edges.invalid_at IS NULL OR edges.invalid_at > :asof)"),
+        ).params(asof=stamp)
+    return list(session.exec(query.order_by(EdgeRow.id)).all())
+
+
+def count(session: Any) -> int:
+    return session.exec(select(func.count()).select_from(EdgeRow)).one()

@@ -1,0 +1,54 @@
+"""``schema_meta``: the brain's key/value store (versions, embedding settings, boundaries, config, counters)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import text
+
+
+def get(session: Any, key: str, default: str | None = None) -> str | None:
+    row = session.execute(text("SELECT value FROM schema_meta WHERE key = :k"), {"k": key}).first()
+    return row[0] if row is not None else default
+
+
+def get_many(session: Any, prefix: str) -> dict[str, str]:
+    # A range query rather than LIKE, so '_' and '%' in keys are not wildcards.
+    rows = session.execute(
+        text("SELECT key, value FROM schema_meta WHERE key >= :lo AND key < :hi"),
+        {"lo": prefix, "hi": prefix + "\U0010ffff"},
+    ).all()
+    return {key: value for key, value in rows}
+
+
+def put(session: Any, key: str, value: str) -> None:
+    session.execute(
+        text(
+            "INSERT INTO schema_meta (key, value) VALUES (:k, :v) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+        ),
+        {"k": key, "v": value},
+    )
+
+
+def delete(session: Any, key: str) -> bool:
+    return session.execute(text("DELETE FROM schema_meta WHERE key = :k"), {"k": key}).rowcount > 0
+
+
+def delete_prefix(session: Any, prefix: str) -> int:
+    return session.execute(
+        text("DELETE FROM schema_meta WHERE key >= :lo AND key < :hi"),
+        {"lo": prefix, "hi": prefix + "\U0010ffff"},
+    ).rowcount
+
+
+def increment(session: Any, key: str) -> None:
+    """Upstream's IncrMeta: a missing or non-integer value becomes 1."""
+    session.execute(
+        text(
+            "INSERT INTO schema_meta (key, value) VALUES (:k, '1') ON CONFLICT(key) DO UPDATE SET value = "
+            "CASE WHEN CAST(value AS INTEGER) || '' = value THEN CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+            "ELSE '1' END"
+        ),
+        {"k": key},
+    )

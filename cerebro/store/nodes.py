@@ -1,0 +1,155 @@
+"""CRUD over ``nodes`` and id resolution."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, text
+from sqlmodel import col, select
+
+from cerebro import values
+from cerebro.errors import AmbiguousId, InvalidInput, NotFound
+from cerebro.models import Node as NodeRow
+
+MIN_PREFIX = 4
+FULL_ID_LENGTH = 36
+_ID_CHARS = re.compile(r"^[0-9a-f-]+$")
+# Above every character an id can hold: ``id >= p AND id < p || MAX`` selects exactly the ids starting with p.
+_RANGE_TOP = "\U0010ffff"
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def to_value(row: NodeRow) -> values.Node:
+    return values.Node(
+        id=row.id,
+        type=row.type,
+        subtype=row.subtype,
+        content=row.content,
+        metadata=row.metadata_,
+        importance=float(row.importance if row.importance is not None else 0.5),
+        decay_rate=float(row.decay_rate),
+        access_count=int(row.access_count or 0),
+        times_reinforced=int(row.times_reinforced or 0),
+        status=row.status or "active",
+        embedding_model=row.embedding_model or "",
+        created_at=row.created_at,
+        last_accessed=row.last_accessed,
+        last_reinforced=row.last_reinforced,
+        updated_at=row.updated_at,
+        last_surfaced=row.last_surfaced,
+        provenance_root=bool(row.provenance_root),
+        origin=values.Origin(row.origin_actor, row.origin_channel, row.origin_session, row.origin_host),
+    )
+
+
+def resolve_id(session: Any, prefix: str) -> str:
+    """A full id or a unique prefix of ≥4 characters → the full id.
+
+    Resolved with a range query, never ``LIKE``: ``_`` and ``%`` are not wildcards, and the characters
+    allowed are those of a UUID, so hostile text is refused before it reaches SQL.
+    """
+    candidate = (prefix or "").strip().lower()
+    if not candidate:
+        raise InvalidInput("empty ID prefix")
+    if not _ID_CHARS.match(candidate):
+        raise InvalidInput(f"invalid id {prefix!r}: ids are UUIDs (hex digits and '-')")
+    if len(candidate) < MIN_PREFIX:
+        raise InvalidInput(f"ID prefix too short (minimum {MIN_PREFIX} characters): {prefix!r}")
+    if len(candidate) >= FULL_ID_LENGTH:
+        if session.get(NodeRow, candidate) is None:
+            raise NotFound(f"no node found with id {candidate!r}")
+        return candidate
+    matches = session.execute(
+        text("SELECT id FROM nodes WHERE id >= :lo AND id < :hi ORDER BY id LIMIT 2"),
+        {"lo": candidate, "hi": candidate + _RANGE_TOP},
+    ).all()
+    if not matches:
+        raise NotFound(f"no node found with prefix {prefix!r}")
+    if len(matches) > 1:
+        count = session.execute(
+            text("SELECT COUNT(*) FROM nodes WHERE id >= :lo AND id < :hi"),
+            {"lo": candidate, "hi": candidate + _RANGE_TOP},
+        ).scalar_one()
+        raise AmbiguousId(f"ambiguous prefix {prefix!r} matches {count} nodes; give more characters")
+    return matches[0][0]
+
+
+def get_row(session: Any, node_id: str) -> NodeRow:
+    row = session.get(NodeRow, node_id)
+    if row is None:
+        raise NotFound(f"no node found with id {node_id!r}")
+    return row
+
+
+def insert(
+    session: Any,
+    *,
+    content: str,
+    type: str,
+    subtype: str | None,
+    importance: float,
+    metadata: dict[str, Any] | None,
+    provenance_root: bool,
+    origin: values.Origin,
+    embedding_model: str,
+    now: datetime,
+    node_id: str | None = None,
+) -> NodeRow:
+    row = NodeRow(
+        id=node_id or new_id(),
+        type=type,
+        subtype=subtype,
+        content=content,
+        metadata_=metadata,
+        importance=importance,
+        decay_rate=values.DECAY_RATES.get(type, values.DEFAULT_DECAY_RATE),
+        access_count=0,
+        times_reinforced=0,
+        status="active",
+        embedding_model=embedding_model,
+        created_at=now,
+        last_accessed=now,
+        provenance_root=1 if provenance_root else 0,
+        origin_actor=origin.actor,
+        origin_channel=origin.channel,
+        origin_session=origin.session,
+        origin_host=origin.host,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def list_rows(
+    session: Any,
+    *,
+    type: str | None,
+    status: str | None,
+    subtype: str | None,
+    subtype_given: bool,
+    limit: int,
+) -> list[NodeRow]:
+    query = select(NodeRow)
+    if type is not None:
+        query = query.where(NodeRow.type == type)
+    if status is not None:
+        query = query.where(NodeRow.status == status)
+    if subtype_given:
+        if subtype:
+            query = query.where(NodeRow.subtype == subtype)
+        else:  # an empty --subtype selects nodes with no subtype
+            query = query.where((col(NodeRow.subtype).is_(None)) | (NodeRow.subtype == ""))
+    query = query.order_by(col(NodeRow.created_at).desc(), text("nodes.rowid DESC")).limit(limit)
+    return list(session.exec(query).all())
+
+
+def counts(session: Any) -> tuple[dict[str, int], dict[str, int]]:
+    by_status = dict(session.exec(select(NodeRow.status, func.count()).group_by(NodeRow.status)).all())
+    by_type = dict(session.exec(select(NodeRow.type, func.count()).group_by(NodeRow.type)).all())
+    return by_status, by_type

@@ -1,0 +1,48 @@
+"""The relation registry (upstream v6): advisory names for edges, seeded with the four built-ins."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import select
+
+from cerebro import values
+from cerebro.models import Relation
+
+
+def to_value(row: Relation) -> values.RelationInfo:
+    return values.RelationInfo(row.name, row.traversal_class, row.created_at)
+
+
+def is_registered(session: Any, name: str) -> bool:
+    try:
+        return session.get(Relation, name) is not None
+    except Exception:  # advisory only: fail open, as upstream
+        return True
+
+
+def add(session: Any, name: str, traversal_class: str | None, now: datetime) -> tuple[Relation, bool]:
+    row = session.get(Relation, name)
+    if row is not None:
+        if traversal_class is not None:
+            row.traversal_class = traversal_class
+            session.add(row)
+        return row, False
+    row = Relation(name=name, traversal_class=traversal_class, created_at=now)
+    session.add(row)
+    session.flush()
+    return row, True
+
+
+def remove(session: Any, name: str) -> bool:
+    row = session.get(Relation, name)
+    if row is None:
+        return False
+    session.delete(row)
+    session.flush()
+    return True
+
+
+def list_all(session: Any) -> list[Relation]:
+    return list(session.exec(select(Relation).order_by(Relation.name)).all())

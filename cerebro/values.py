@@ -1,0 +1,186 @@
+"""Frozen values that cross layers: what the library returns and the CLI renders.
+
+Timestamps are aware UTC datetimes in Python and RFC 3339 (``2026-03-11T10:00:00Z``) in JSON.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+DECAY_RATES = {"episode": 0.15, "concept": 0.02, "procedure": 0.005, "reflection": 0.05}
+DEFAULT_DECAY_RATE = 0.1  # upstream's rate for a type it does not know
+
+
+def json_time(value: datetime | None) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Who wrote a memory, stamped at write time and never inferred."""
+
+    actor: str | None = None
+    channel: str | None = None
+    session: str | None = None
+    host: str | None = None
+
+    @classmethod
+    def from_environment(cls, channel: str, **overrides: str | None) -> Origin:
+        """actor ← ``$CEREBRO_ORIGIN_ACTOR``; session ← ``$CEREBRO_ORIGIN_SESSION`` else ``$CLAUDE_SESSION_ID``."""
+        values: dict[str, str | None] = {
+            "actor": os.environ.get("CEREBRO_ORIGIN_ACTOR") or None,
+            "channel": channel,
+            "session": os.environ.get("CEREBRO_ORIGIN_SESSION") or os.environ.get("CLAUDE_SESSION_ID") or None,
+            "host": socket.gethostname() or None,
+        }
+        for key, value in overrides.items():
+            if value is not None:
+                values[key] = value
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Edge:
+    id: int
+    source_id: str
+    target_id: str
+    relation: str
+    weight: float
+    metadata: dict[str, Any] | None
+    created_at: datetime | None
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("created_at", "valid_at", "invalid_at"):
+            data[key] = json_time(data[key])
+        return data
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    type: str
+    subtype: str | None
+    content: str
+    metadata: dict[str, Any] | None
+    importance: float
+    decay_rate: float
+    access_count: int
+    times_reinforced: int
+    status: str
+    embedding_model: str
+    created_at: datetime | None
+    last_accessed: datetime | None
+    last_reinforced: datetime | None
+    updated_at: datetime | None
+    last_surfaced: datetime | None
+    provenance_root: bool
+    origin: Origin = field(default_factory=Origin)
+
+    @property
+    def short_id(self) -> str:
+        return self.id[:8]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        origin = data.pop("origin")
+        for key in ("created_at", "last_accessed", "last_reinforced", "updated_at", "last_surfaced"):
+            data[key] = json_time(data[key])
+        for key, value in origin.items():
+            data[f"origin_{key}"] = value
+        return data
+
+
+@dataclass(frozen=True)
+class NodeDetail:
+    """A node with every edge that touches it (``get``)."""
+
+    node: Node
+    edges: list[Edge]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.node.to_dict()
+        data["edges"] = [edge.to_dict() for edge in self.edges]
+        return data
+
+
+@dataclass(frozen=True)
+class EdgeResult:
+    edge: Edge
+    created: bool  # False when an existing edge was updated (upsert)
+    registered: bool  # whether the relation is in the brain's registry
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.edge.to_dict(), "created": self.created, "registered": self.registered}
+
+
+@dataclass(frozen=True)
+class Stats:
+    total_nodes: int
+    active_nodes: int
+    consolidated_nodes: int
+    superseded_nodes: int
+    archived_nodes: int
+    nodes_by_type: dict[str, int]
+    total_edges: int
+    pending_embeddings: int
+    embedding_provider: str
+    embedding_model: str
+    embedding_dimensions: int
+    schema_version: int
+    revision: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    key: str
+    value: str
+    source: str  # "brain" or "default"
+    default: str
+    description: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    key: str
+    value: str
+    previous: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RelationInfo:
+    name: str
+    traversal_class: str | None
+    created_at: datetime | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "traversal_class": self.traversal_class, "created_at": json_time(self.created_at)}
+
+
+@dataclass(frozen=True)
+class InitResult:
+    path: str
+    created: bool
+    embedding_provider: str
+    embedding_model: str
+    embedding_dimensions: int
+    backup: str | None = None
+    is_global: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
