@@ -29,11 +29,11 @@ class Origin:
     host: str | None = None
 
     @classmethod
-    def from_environment(cls, channel: str, **overrides: str | None) -> Origin:
+    def from_environment(cls, default_channel: str, **overrides: str | None) -> Origin:
         """actor ← ``$CEREBRO_ORIGIN_ACTOR``; session ← ``$CEREBRO_ORIGIN_SESSION`` else ``$CLAUDE_SESSION_ID``."""
         values: dict[str, str | None] = {
             "actor": os.environ.get("CEREBRO_ORIGIN_ACTOR") or None,
-            "channel": channel,
+            "channel": default_channel,
             "session": os.environ.get("CEREBRO_ORIGIN_SESSION") or os.environ.get("CLAUDE_SESSION_ID") or None,
             "host": socket.gethostname() or None,
         }

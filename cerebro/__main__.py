@@ -1,0 +1,3 @@
+from cerebro.cli.app import main
+
+main()

@@ -1,0 +1,1 @@
+"""The command-line surface: a thin Cyclopts layer over :class:`cerebro.Brain`."""

@@ -1,0 +1,150 @@
+"""The ``cerebro`` command: global options, lazy command registration, and the one place errors become
+exit codes.
+
+Global options (``--format md|json``, ``--project/-p DIR``, ``--quiet/-q``) are accepted before or after
+the command, because agents write ``cerebro recall "…" --format json -p DIR``. They are lifted out of
+argv before Cyclopts sees it (ADR 0005); everything after ``--`` is left alone. Commands are registered
+by import path, so a hook pays only for the command it runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from cerebro import __version__
+from cerebro.cli_state import state
+
+FORMATS = ("md", "json")
+_VALUE_OPTIONS = {"--format": "format", "-f": "format", "--project": "project", "-p": "project"}
+_FLAG_OPTIONS = {"--quiet": "quiet", "-q": "quiet"}
+# Commands whose own ``--format`` names something else (export's dump format) keep it.
+_OWN_FORMAT_COMMANDS = {"export"}
+
+# name: (import path, one-line help shown in `cerebro --help` without importing the command)
+COMMANDS = {
+    "init": ("cerebro.cli.commands.init:init", "Create this project's brain (or the global one)"),
+    "add": ("cerebro.cli.commands.memory:add", "Store a new memory"),
+    "get": ("cerebro.cli.commands.memory:get", "Show a memory with its edges"),
+    "update": ("cerebro.cli.commands.memory:update", "Change a memory's content, importance, subtype or metadata"),
+    "list": ("cerebro.cli.commands.memory:list_", "List memories, newest first"),
+    "edge": ("cerebro.cli.commands.edge:edge", "Link two memories with a typed edge"),
+    "relation": ("cerebro.cli.commands.edge:relation_app", "Manage the registry of edge relations"),
+    "reinforce": ("cerebro.cli.commands.lifecycle:reinforce", "Count a use of a memory"),
+    "supersede": ("cerebro.cli.commands.lifecycle:supersede", "Replace a memory with a new version"),
+    "stats": ("cerebro.cli.commands.stats:stats", "Show brain health"),
+    "config": ("cerebro.cli.commands.config:app", "View and change this brain's configuration"),
+}
+
+HELP = """Local-first persistent memory for AI coding agents.
+
+Each project gets a brain (one SQLite file under $CEREBRO_HOME, default ~/.cerebro).
+Global options, before or after the command: --format md|json, --project/-p DIR, --quiet/-q."""
+
+
+class UsageError(Exception):
+    pass
+
+
+def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
+    """Lift the global options out of ``argv``; returns (options, remaining tokens)."""
+    options: dict[str, object] = {}
+    rest: list[str] = []
+    command: str | None = None
+    tokens = list(argv)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "--":
+            rest.extend(tokens[i:])
+            break
+        name, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+        keeps_format = command in _OWN_FORMAT_COMMANDS and name in ("--format", "-f")
+        if name in _VALUE_OPTIONS and not keeps_format:
+            if eq:
+                value = inline
+            elif i + 1 < len(tokens):
+                i += 1
+                value = tokens[i]
+            else:
+                raise UsageError(f"option {name} needs a value")
+            options[_VALUE_OPTIONS[name]] = value
+        elif token in _FLAG_OPTIONS:
+            options[_FLAG_OPTIONS[token]] = True
+        else:
+            if command is None and not token.startswith("-"):
+                command = token
+            rest.append(token)
+        i += 1
+    fmt = options.get("format")
+    if fmt is not None and fmt not in FORMATS:
+        raise UsageError(f"--format must be md or json, got {fmt!r}")
+    return options, rest
+
+
+def build_app():  # noqa: ANN201
+    from cyclopts import App, Parameter
+
+    app = App(
+        name="cerebro",
+        help=HELP,
+        version=__version__,
+        default_parameter=Parameter(negative=()),
+        help_format="plaintext",
+    )
+    for name, (path, summary) in COMMANDS.items():
+        app.command(path, name=name, help=summary)
+    return app
+
+
+def _fail(message: str, code: int) -> int:
+    text = " ".join(str(message).split())
+    print(f"cerebro: error: {text}", file=sys.stderr)
+    return code
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    from cerebro.errors import CerebroError
+
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    try:
+        options, rest = split_global_options(tokens)
+    except UsageError as exc:
+        return _fail(str(exc), 2)
+    state.format = str(options.get("format", "md"))
+    state.quiet = bool(options.get("quiet", False))
+    state.project = options.get("project")  # type: ignore[assignment]
+    if state.quiet:
+        from cerebro import logs
+
+        logs.configure(quiet=True)
+
+    from cyclopts import CycloptsError
+
+    app = build_app()
+    try:
+        result = app(rest, exit_on_error=False, print_error=False, result_action="return_value")
+    except CycloptsError as exc:
+        return _fail(str(exc) or exc.__class__.__name__, 2)
+    except CerebroError as exc:
+        return _fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        return 0
+    except SystemExit as exc:  # --help / --version
+        return int(exc.code or 0) if isinstance(exc.code, int) else 0
+    except Exception as exc:  # a bug: still one line, the traceback only when asked for
+        import os
+
+        if os.environ.get("CEREBRO_LOG", "").lower() == "debug":
+            import traceback
+
+            traceback.print_exc()
+        return _fail(f"internal error: {exc.__class__.__name__}: {exc} (set CEREBRO_LOG=debug for details)", 1)
+    return result if isinstance(result, int) else 0
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,64 @@
+"""config set|get|list|reset — per-brain settings stored in the brain itself."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from cyclopts import App, Parameter
+
+from cerebro.cli.common import open_brain
+from cerebro.cli.output import emit
+
+app = App(name="config", help="View and change this brain's configuration.")
+
+
+@app.command(name="set")
+def config_set(key: Annotated[str, Parameter(help="Config key")], value: Annotated[str, Parameter(help="New value")]) -> None:
+    """Set a key for this brain."""
+    with open_brain() as brain:
+        change = brain.config_set(key, value)
+    emit(change.to_dict(), f"Set {change.key} = {change.value} (was: {change.previous})")
+
+
+@app.command(name="get")
+def config_get(key: Annotated[str, Parameter(help="Config key")]) -> None:
+    """Show a key's effective value and where it comes from."""
+    with open_brain() as brain:
+        entry = brain.config_get(key)
+    text = (
+        f"{entry.key} = {entry.value} (default)"
+        if entry.source == "default"
+        else f"{entry.key} = {entry.value} (default: {entry.default})"
+    )
+    emit({"key": entry.key, "value": entry.value, "source": entry.source, "default": entry.default}, text)
+
+
+@app.command(name="list")
+def config_list() -> None:
+    """Show every key with its value, source and meaning."""
+    with open_brain() as brain:
+        entries = brain.config_list()
+
+    def md() -> str:
+        width = max(len(e.key) for e in entries)
+        lines = ["# Cerebro Configuration", ""]
+        for e in entries:
+            mark = "" if e.source == "default" else f"  (set; default {e.default})"
+            lines.append(f"{e.key.ljust(width)}  {e.value}{mark}")
+            lines.append(f"{' ' * width}  {e.description}")
+        lines += ["", "Set with: cerebro config set <key> <value>"]
+        return "\n".join(lines)
+
+    emit([e.to_dict() for e in entries], md)
+
+
+@app.command(name="reset")
+def config_reset(
+    key: Annotated[str | None, Parameter(help="Config key to reset")] = None,
+    *,
+    all_: Annotated[bool, Parameter(name="--all", help="Reset every key")] = False,
+) -> None:
+    """Return a key (or, with --all, every key) to its default."""
+    with open_brain() as brain:
+        keys = brain.config_reset(key, all=all_)
+    emit({"reset": keys}, ("Reset " + ", ".join(keys)) if keys else "Nothing to reset (already defaults).")

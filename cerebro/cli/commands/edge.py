@@ -1,0 +1,65 @@
+"""edge, and the relation registry (relation add|list|rm)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from cyclopts import App, Parameter
+
+from cerebro.cli.common import open_brain
+from cerebro.cli.output import emit
+from cerebro.logs import warn
+
+
+def edge(
+    source: Annotated[str, Parameter(help="Source memory id (or prefix)")],
+    target: Annotated[str, Parameter(help="Target memory id (or prefix)")],
+    relation: Annotated[str, Parameter(help="e.g. derived_from, supports, contradicts, supersedes")],
+    *,
+    weight: Annotated[float | None, Parameter(help="Edge weight > 0 (default 1.0; kept on re-add unless given)")] = None,
+    valid_at: Annotated[str | None, Parameter(help="Valid from (RFC 3339 or YYYY-MM-DD)")] = None,
+    invalid_at: Annotated[str | None, Parameter(help="Valid until, exclusive (RFC 3339 or YYYY-MM-DD)")] = None,
+) -> None:
+    """Link two memories. Re-adding an edge updates its weight and re-asserts its validity window."""
+    with open_brain() as brain:
+        result = brain.add_edge(source, target, relation, weight=weight, valid_at=valid_at, invalid_at=invalid_at)
+    if not result.registered:
+        warn(f"relation {relation!r} is not registered (see 'cerebro relation list'); edge stored anyway")
+    e = result.edge
+    verb = "Added" if result.created else "Updated"
+    emit(result.to_dict(), f"{verb} edge {e.source_id[:8]} -[{e.relation}]-> {e.target_id[:8]} (weight {e.weight:.2f})")
+
+
+relation_app = App(name="relation", help="Manage the registry of edge relations (advisory).")
+
+
+@relation_app.command(name="add")
+def relation_add(
+    name: Annotated[str, Parameter(help="Relation name")],
+    *,
+    class_: Annotated[str | None, Parameter(name="--class", help="Traversal class, e.g. citation")] = None,
+) -> None:
+    """Register a relation name."""
+    with open_brain() as brain:
+        info, created = brain.add_relation(name, traversal_class=class_)
+    emit(info.to_dict() | {"created": created}, f"{'Registered' if created else 'Already registered'}: {info.name}")
+
+
+@relation_app.command(name="list")
+def relation_list() -> None:
+    """List registered relations."""
+    with open_brain() as brain:
+        rows = brain.relations()
+
+    def md() -> str:
+        return "\n".join(f"- {r.name}" + (f" ({r.traversal_class})" if r.traversal_class else "") for r in rows) or "No relations registered."
+
+    emit([r.to_dict() for r in rows], md)
+
+
+@relation_app.command(name="rm")
+def relation_rm(name: Annotated[str, Parameter(help="Relation name")]) -> None:
+    """Unregister a relation (existing edges are kept)."""
+    with open_brain() as brain:
+        brain.remove_relation(name)
+    emit({"removed": name}, f"Removed relation: {name}")

@@ -1,0 +1,122 @@
+"""add, get, update, list."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+from cyclopts import Parameter
+
+from cerebro.cli.common import OriginActor, OriginChannel, OriginHost, OriginSession, open_brain, origin
+from cerebro.cli.output import emit, node_heading, render_nodes
+from cerebro.values import json_time
+
+TypeOpt = Annotated[str, Parameter(name="--type", help="episode, concept, procedure or reflection")]
+
+
+def _content(text: str) -> str:
+    return sys.stdin.read() if text == "-" else text
+
+
+def add(
+    content: Annotated[str, Parameter(help="The memory's text ('-' reads stdin)")],
+    *,
+    type_: TypeOpt = "episode",
+    subtype: Annotated[str | None, Parameter(help="Free-form subtype, e.g. decision or bug")] = None,
+    importance: Annotated[float, Parameter(help="0 to 1")] = 0.5,
+    metadata: Annotated[str | None, Parameter(help="A JSON object stored with the memory")] = None,
+    provenance_root: Annotated[bool, Parameter(help="Mark as an original source (provenance root)")] = False,
+    origin_actor: OriginActor = None,
+    origin_channel: OriginChannel = None,
+    origin_session: OriginSession = None,
+    origin_host: OriginHost = None,
+) -> None:
+    """Store a new memory and print its id."""
+    with open_brain() as brain:
+        node_id = brain.add(
+            _content(content),
+            type=type_,
+            subtype=subtype,
+            importance=importance,
+            metadata=metadata,
+            provenance_root=provenance_root,
+            origin=origin(origin_actor, origin_channel, origin_session, origin_host),
+        )
+    emit({"id": node_id}, node_id)
+
+
+def get(
+    node_id: Annotated[str, Parameter(name="id", help="Full id or a unique prefix of 4+ characters")],
+    *,
+    as_of: Annotated[str | None, Parameter(help="Only edges valid at this instant (RFC 3339 or YYYY-MM-DD)")] = None,
+) -> None:
+    """Show a memory with its edges."""
+    with open_brain() as brain:
+        detail = brain.get(node_id, as_of=as_of)
+
+    def md() -> str:
+        node = detail.node
+        lines = [node_heading(node), node.content, ""]
+        lines.append(f"- id: {node.id}")
+        if node.subtype:
+            lines.append(f"- subtype: {node.subtype}")
+        lines.append(f"- created: {json_time(node.created_at)}  accessed: {node.access_count}x  reinforced: {node.times_reinforced}x")
+        if node.updated_at:
+            lines.append(f"- updated: {json_time(node.updated_at)}")
+        if node.origin.actor or node.origin.channel:
+            lines.append(f"- origin: {node.origin.actor or '?'} via {node.origin.channel or '?'}")
+        if node.metadata:
+            import json
+
+            lines.append(f"- metadata: {json.dumps(node.metadata, ensure_ascii=False)}")
+        if detail.edges:
+            lines += ["", "### Edges"]
+            for edge in detail.edges:
+                if edge.source_id == node.id:
+                    arrow = f"→ {edge.target_id[:8]}"
+                else:
+                    arrow = f"← {edge.source_id[:8]}"
+                window = ""
+                if edge.valid_at or edge.invalid_at:
+                    window = f" [{json_time(edge.valid_at) or '-∞'}, {json_time(edge.invalid_at) or '∞'})"
+                lines.append(f"- {arrow} {edge.relation} (weight {edge.weight:.2f}){window}")
+        return "\n".join(lines)
+
+    emit(detail.to_dict(), md)
+
+
+def update(
+    node_id: Annotated[str, Parameter(name="id", help="Full id or a unique prefix of 4+ characters")],
+    *,
+    content: Annotated[str | None, Parameter(help="New text (re-indexed)")] = None,
+    importance: Annotated[float | None, Parameter(help="0 to 1")] = None,
+    subtype: Annotated[str | None, Parameter(help="New subtype; an empty value clears it")] = None,
+    metadata: Annotated[str | None, Parameter(help="JSON object merged into the metadata (null removes a key)")] = None,
+) -> None:
+    """Change a memory's content, importance, subtype or metadata."""
+    from cerebro.api import UNSET
+
+    with open_brain() as brain:
+        node = brain.update(
+            node_id,
+            content=content,
+            importance=importance,
+            subtype=UNSET if subtype is None else subtype,
+            metadata=metadata,
+        )
+    emit(node.to_dict(), f"Updated {node.short_id}")
+
+
+def list_(
+    *,
+    type_: Annotated[str | None, Parameter(name="--type", help="Only this type")] = None,
+    status: Annotated[str | None, Parameter(help="active, consolidated, superseded or archived")] = None,
+    subtype: Annotated[str | None, Parameter(help="Only this subtype (empty: no subtype)")] = None,
+    limit: Annotated[int, Parameter(help="At most this many")] = 50,
+) -> None:
+    """List memories, newest first."""
+    from cerebro.api import UNSET
+
+    with open_brain() as brain:
+        nodes = brain.list(type=type_, status=status, subtype=UNSET if subtype is None else subtype, limit=limit)
+    emit([n.to_dict() for n in nodes], lambda: render_nodes(nodes))

@@ -1,0 +1,38 @@
+"""The only writer of results to stdout: JSON for machines (``--format json``), markdown-ish text for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from cerebro.cli_state import state
+
+
+def emit(data: Any, render_md: Callable[[], str] | str) -> None:
+    """Print ``data`` as JSON, or the markdown text, according to ``--format``."""
+    if state.format == "json":
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        text = render_md() if callable(render_md) else render_md
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def node_heading(node: Any) -> str:
+    return f"## {node.short_id} [{node.type}/{node.status}] (importance: {node.importance:.2f})"
+
+
+def render_nodes(nodes: list[Any], empty: str = "No memories found.") -> str:
+    if not nodes:
+        return empty
+    blocks = []
+    for node in nodes:
+        sub = f" · {node.subtype}" if node.subtype else ""
+        blocks.append(f"{node_heading(node)}{sub}\n{node.content}")
+    return "\n\n".join(blocks)
