@@ -84,6 +84,7 @@ class Brain:
         self.path = path
         self._engine = engine
         self.upgrade_backup = backup  # set when opening upgraded the brain
+        self._settings: tuple[str, str, int] | None = None
 
     # ------------------------------------------------------------------ opening
 
@@ -139,7 +140,7 @@ class Brain:
         existed = brain_path.exists() and brain_path.stat().st_size > 0
         backup = str(backup_file(brain_path, "pre-init")) if existed and force else None
         with cls.open(brain_path, create=True) as brain:
-            stored = brain._embedding_settings()
+            stored = brain._read_embedding_settings()
             if existed and not force:
                 return values.InitResult(str(brain_path), False, *stored, backup=brain.upgrade_backup)
 
@@ -190,6 +191,12 @@ class Brain:
             return work(session)
 
     def _embedding_settings(self) -> tuple[str, str, int]:
+        """(provider, model, dimensions) as stored at init; read once per open Brain."""
+        if self._settings is None:
+            self._settings = self._read_embedding_settings()
+        return self._settings
+
+    def _read_embedding_settings(self) -> tuple[str, str, int]:
         from cerebro.store import meta
 
         def read(session: Any) -> tuple[str, str, int]:

@@ -62,13 +62,31 @@ def project_brain_path(project_dir: str | os.PathLike[str]) -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents under it) 0700; tighten an existing folder we own."""
-    path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
-    try:
-        if (path.stat().st_mode & 0o777) != DIR_MODE:
+    """Create ``path`` and any missing parents with mode 0700.
+
+    Folders that already exist are left as they are — a user may point ``CEREBRO_HOME`` at a folder
+    they share — except cerebro's own sub-folders of the home (``projects/``, ``backups/``…), which
+    are tightened to 0700.
+    """
+    missing = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, DIR_MODE)
+        except FileExistsError:  # another process made it meanwhile
+            pass
+        os.chmod(folder, DIR_MODE)  # mkdir's mode is filtered by the umask
+    base = home()
+    if path != base and base in path.parents and (path.stat().st_mode & 0o777) != DIR_MODE:
+        try:
             os.chmod(path, DIR_MODE)
-    except PermissionError:  # not ours (e.g. a shared parent): leave it be
-        pass
+        except PermissionError:
+            pass
     return path
 
 

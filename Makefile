@@ -1,0 +1,39 @@
+# Two commands do all set-up on a fresh machine (Python ≥ 3.11 with pip):
+#   make demo   — a throwaway brain: init, add, get, list
+#   make test   — the test suite
+PYTHON ?= python3
+UV := $(PYTHON) -m uv
+VENV := .venv
+CEREBRO := $(VENV)/bin/cerebro
+
+.PHONY: setup demo test lock check clean
+
+setup:
+	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check "uv>=0.5"
+	@$(UV) sync --locked --quiet
+
+demo: setup
+	@set -e; \
+	export CEREBRO_HOME="$$(mktemp -d)"; project="$$(mktemp -d)"; \
+	trap 'rm -rf "$$CEREBRO_HOME" "$$project"' EXIT; \
+	echo "\$$ cerebro init"; $(CEREBRO) init -p "$$project"; echo; \
+	echo '$$ cerebro add --type concept --importance 0.8 "JWT auth: 15 min access tokens, 7 day refresh tokens"'; \
+	id=$$($(CEREBRO) add -p "$$project" --type concept --importance 0.8 "JWT auth: 15 min access tokens, 7 day refresh tokens"); echo "$$id"; \
+	echo '$$ cerebro add --subtype decision "Chose SQLite + sqlite-vec: one file per project, no server"'; \
+	id2=$$($(CEREBRO) add -p "$$project" --subtype decision "Chose SQLite + sqlite-vec: one file per project, no server"); echo "$$id2"; \
+	echo "\$$ cerebro edge $${id2%%-*} $${id%%-*} supports"; $(CEREBRO) edge -p "$$project" "$${id2%%-*}" "$${id%%-*}" supports; echo; \
+	echo "\$$ cerebro get $${id%%-*}"; $(CEREBRO) get -p "$$project" "$${id%%-*}"; echo; \
+	echo "\$$ cerebro list"; $(CEREBRO) list -p "$$project"; echo; \
+	echo "\$$ cerebro stats"; $(CEREBRO) stats -p "$$project"
+
+test: setup
+	$(VENV)/bin/python -m pytest -n 2 -q
+
+lock:
+	$(UV) lock
+
+check: setup
+	$(VENV)/bin/python -m pytest -q -m "not slow"
+
+clean:
+	rm -rf $(VENV) dist build .pytest_cache

@@ -1,0 +1,59 @@
+"""Many agents share one brain: concurrent writers from separate processes all land, none errors."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from cerebro import Brain
+
+PROCESSES = 8
+ADDS_EACH = 200
+
+
+def _writer(path: str, home: str, barrier, results, index: int) -> None:  # noqa: ANN001
+    os.environ["CEREBRO_HOME"] = home
+    errors: list[str] = []
+    with Brain.open(path) as brain:
+        barrier.wait()
+        started = time.monotonic()
+        for n in range(ADDS_EACH):
+            try:
+                brain.add(f"writer {index} memory {n}", importance=0.5)
+            except Exception as exc:  # noqa: BLE001 - the test reports every failure
+                errors.append(repr(exc))
+        finished = time.monotonic()
+    results.put((index, started, finished, errors))
+
+
+@pytest.mark.slow
+def test_eight_processes_add_200_each_without_error(brain_path: Path, isolated_home: Path) -> None:
+    ctx = mp.get_context("spawn")
+    barrier = ctx.Barrier(PROCESSES)
+    results = ctx.Queue()
+    workers = [
+        ctx.Process(target=_writer, args=(str(brain_path), str(isolated_home), barrier, results, i))
+        for i in range(PROCESSES)
+    ]
+    for worker in workers:
+        worker.start()
+    reports = [results.get(timeout=240) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=60)
+        assert worker.exitcode == 0
+
+    errors = [e for report in reports for e in report[3]]
+    assert errors == []
+    # The writes overlapped in time: every writer started before the first one finished.
+    latest_start = max(r[1] for r in reports)
+    earliest_finish = min(r[2] for r in reports)
+    assert latest_start < earliest_finish
+
+    with Brain.open(brain_path) as brain:
+        stats = brain.stats()
+    assert stats.total_nodes == PROCESSES * ADDS_EACH
+    assert stats.active_nodes == PROCESSES * ADDS_EACH

@@ -1,0 +1,105 @@
+"""The transaction seam: reads never write, failed writes leave nothing, savepoints roll back alone."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from cerebro import Brain
+from cerebro.db.session import unit_of_work
+from cerebro.errors import CerebroError, InvalidInput
+from tests.conftest import snapshot
+
+
+def _files_state(path: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for suffix in ("", "-wal"):
+        f = Path(str(path) + suffix)
+        if f.exists():
+            st = f.stat()
+            out[suffix] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def test_reads_never_write(brain_path: Path) -> None:
+    with Brain.open(brain_path) as brain:
+        node_id = brain.add("a memory to read", type="concept")
+    # Checkpoint so that the main file holds everything, then read through every read API.
+    before_rows = snapshot(brain_path)
+    with Brain.open(brain_path) as brain:
+        brain._engine.connect().exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").close()
+    before_files = _files_state(brain_path)
+    with Brain.open(brain_path) as brain:
+        brain.get(node_id[:8])
+        brain.list()
+        brain.stats()
+        brain.config_list()
+        brain.config_get("prime_limit")
+        brain.relations()
+        brain.resolve_id(node_id)
+    assert snapshot(brain_path) == before_rows
+    after = _files_state(brain_path)
+    assert after.get("")[0] == before_files.get("")[0]
+    assert after.get("-wal", (0, 0))[0] == before_files.get("-wal", (0, 0))[0] == 0
+
+
+def test_failed_write_leaves_brain_unchanged(brain: Brain, brain_path: Path) -> None:
+    brain.add("kept")
+    before = snapshot(brain_path)
+    with pytest.raises(InvalidInput):
+        brain.add("bad", importance=float("nan"))
+    with pytest.raises(CerebroError):
+        brain.supersede("0000", "replacement")  # no such node
+    assert snapshot(brain_path) == before
+
+
+def test_savepoint_rolls_back_alone(brain: Brain) -> None:
+    with unit_of_work(brain._engine, write=True) as session:
+        session.execute(text("INSERT INTO schema_meta (key, value) VALUES ('outer', '1')"))
+        with pytest.raises(RuntimeError):
+            with unit_of_work(brain._engine, write=True, session=session):
+                session.execute(text("INSERT INTO schema_meta (key, value) VALUES ('inner', '1')"))
+                raise RuntimeError("boom")
+    with unit_of_work(brain._engine, write=False) as session:
+        keys = {r[0] for r in session.execute(text("SELECT key FROM schema_meta")).all()}
+    assert "outer" in keys
+    assert "inner" not in keys
+
+
+def test_writes_use_begin_immediate(brain: Brain) -> None:
+    """A writer takes the write lock at BEGIN: a second writer cannot start while the first is open."""
+    from cerebro.db.engine import connect_raw
+
+    with unit_of_work(brain._engine, write=True) as session:
+        session.execute(text("INSERT INTO schema_meta (key, value) VALUES ('w1', '1')"))
+        other = connect_raw(brain.path)
+        try:
+            other.execute("PRAGMA busy_timeout = 0")
+            with pytest.raises(Exception, match="locked|busy"):
+                other.execute("BEGIN IMMEDIATE")
+            # ...while a reader still reads (WAL).
+            assert other.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 0
+        finally:
+            other.close()
+
+
+def test_brain_files_are_private(brain_path: Path, isolated_home: Path) -> None:
+    with Brain.open(brain_path) as brain:
+        brain.add("secret")
+        assert (os.stat(brain_path).st_mode & 0o777) == 0o600
+        wal = Path(str(brain_path) + "-wal")
+        if wal.exists():
+            assert (os.stat(wal).st_mode & 0o777) == 0o600
+    assert (os.stat(brain_path.parent).st_mode & 0o777) == 0o700
+    assert (os.stat(isolated_home).st_mode & 0o777) == 0o700
+
+
+def test_journal_mode_is_wal_and_foreign_keys_on(brain: Brain) -> None:
+    with brain._engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000
+        assert conn.exec_driver_sql("SELECT vec_version()").scalar().startswith("v")

@@ -1,0 +1,138 @@
+"""Shared fixtures. Every test runs against a temporary CEREBRO_HOME, never the real home."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cerebro import clock
+from cerebro.cli_state import state
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+
+_ENV_TO_CLEAR = (
+    "CLAUDE_PROJECT_DIR",
+    "CEREBRO_ORIGIN_ACTOR",
+    "CEREBRO_ORIGIN_SESSION",
+    "CLAUDE_SESSION_ID",
+    "CEREBRO_NOW",
+    "CEREBRO_LOG",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "cerebro-home"
+    monkeypatch.setenv("CEREBRO_HOME", str(home))
+    for name in _ENV_TO_CLEAR:
+        monkeypatch.delenv(name, raising=False)
+    state.format, state.quiet, state.project = "md", False, None
+    clock.set_now(None)
+    yield home
+    clock.set_now(None)
+    state.format, state.quiet, state.project = "md", False, None
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    directory = tmp_path / "project"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
+def brain_path(project: Path) -> Path:
+    from cerebro import Brain, paths
+
+    path = paths.project_brain_path(project)
+    Brain.init(path)
+    return path
+
+
+@pytest.fixture
+def brain(brain_path: Path):
+    from cerebro import Brain
+
+    with Brain.open(brain_path) as opened:
+        yield opened
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    def json(self):
+        return json.loads(self.stdout)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], project: Path):
+    """Run the CLI in-process, in the test's project unless ``-p`` is given. Returns a CliResult."""
+    from cerebro.cli.app import run
+
+    def invoke(*args: str, project_dir: Path | None = project, stdin: str | None = None) -> CliResult:
+        capsys.readouterr()
+        argv = list(args)
+        if project_dir is not None and "-p" not in argv and "--project" not in argv:
+            argv += ["-p", str(project_dir)]
+        if stdin is not None:
+            import io
+            import sys
+
+            old = sys.stdin
+            sys.stdin = io.StringIO(stdin)
+            try:
+                code = run(argv)
+            finally:
+                sys.stdin = old
+        else:
+            code = run(argv)
+        out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return invoke
+
+
+def snapshot(path: Path) -> dict[str, list[tuple]]:
+    """Every row of every ordinary table (and the FTS lane), for "the brain is unchanged" assertions.
+
+    Read with the stdlib driver in read-only mode: it needs no extension and cannot write.
+    """
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+                "AND name NOT LIKE 'nodes_fts%' AND name NOT LIKE 'vec_nodes%' ORDER BY name"
+            )
+        ]
+        data = {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+        # FTS5 content is stored in nodes_fts_content (readable without the fts5 module).
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name='nodes_fts_content'").fetchone():
+            data["nodes_fts_content"] = sorted(
+                conn.execute("SELECT * FROM nodes_fts_content").fetchall(), key=repr
+            )
+        return data
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def brain_snapshot():
+    return snapshot
+
+
+def env_without_home_leaks(**extra: str) -> dict[str, str]:
+    """Environment for subprocesses: the test's CEREBRO_HOME plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k not in _ENV_TO_CLEAR}
+    env.update(extra)
+    return env

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import pytest
+
+from cerebro import config
+from cerebro.errors import InvalidInput, NotFound
+
+UPSTREAM_ORDER = [
+    "prime_limit", "gc_threshold", "search_limit", "search_threshold", "recall_threshold",
+    "indegree_bonus_enabled", "stop_guard_enabled", "rerank_enabled", "rerank_command", "rerank_fusion",
+    "bm25_enabled", "expand_threshold", "expand_spread_threshold",
+]
+
+
+def test_registry_has_upstream_keys_in_upstream_order() -> None:
+    assert list(config.REGISTRY) == UPSTREAM_ORDER
+    defaults = {k: v.default for k, v in config.REGISTRY.items()}
+    assert defaults["prime_limit"] == "20"
+    assert defaults["gc_threshold"] == "0.01"
+    assert defaults["recall_threshold"] == "0.3"
+    assert defaults["expand_threshold"] == "0.75"
+    assert defaults["expand_spread_threshold"] == "0.0"
+    assert defaults["stop_guard_enabled"] == "false"
+
+
+@pytest.mark.parametrize(
+    ("key", "bad"),
+    [
+        ("prime_limit", "0"), ("prime_limit", "-3"), ("prime_limit", "2.5"), ("prime_limit", "x"),
+        ("gc_threshold", "nan"), ("gc_threshold", "NaN"), ("gc_threshold", "1.01"), ("gc_threshold", "-0.1"),
+        ("bm25_enabled", "True"), ("bm25_enabled", "1"), ("bm25_enabled", "yes"), ("bm25_enabled", ""),
+        ("rerank_fusion", "RRF"), ("rerank_fusion", "mean"),
+    ],
+)
+def test_validators_refuse(key: str, bad: str) -> None:
+    with pytest.raises(InvalidInput, match=f"invalid value for {key}"):
+        config.lookup(key).validate(bad)
+
+
+@pytest.mark.parametrize(
+    ("key", "good"),
+    [("prime_limit", "5"), ("gc_threshold", "0"), ("gc_threshold", "1"), ("bm25_enabled", "false"),
+     ("rerank_fusion", "reorder"), ("rerank_command", "python3 rerank.py --fast")],
+)
+def test_validators_accept(key: str, good: str) -> None:
+    assert config.lookup(key).validate(good) == good
+
+
+def test_unknown_key_names_the_fix() -> None:
+    with pytest.raises(NotFound, match="cerebro config list"):
+        config.lookup("nope")
+
+
+def test_brain_precedence_default_then_brain(brain) -> None:  # noqa: ANN001
+    assert brain.config_value("prime_limit") == 20
+    brain.config_set("prime_limit", "7")
+    assert brain.config_value("prime_limit") == 7
+    assert brain.config_get("prime_limit").source == "brain"
+    brain.config_reset("prime_limit")
+    assert brain.config_get("prime_limit").source == "default"
+    brain.config_set("bm25_enabled", "false")
+    brain.config_set("gc_threshold", "0.2")
+    assert sorted(brain.config_reset(all=True)) == ["bm25_enabled", "gc_threshold"]
