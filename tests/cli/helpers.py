@@ -1,0 +1,72 @@
+"""Shared assertions and helpers for the CLI tests (imported as ``from .helpers import ...``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cerebro import Brain
+
+MISSING_ID = "00000000-0000-4000-8000-000000000000"  # a valid UUID no test ever creates
+
+
+def assert_one_line_error(result, exit_code: int | None = None, *fragments: str) -> str:
+    """A failed command: non-zero exit, empty stdout, exactly one stderr line ``cerebro: error: ...``."""
+    assert result.exit_code != 0, result
+    if exit_code is not None:
+        assert result.exit_code == exit_code, result
+    assert result.stdout == "", result
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("cerebro: error:"), result.stderr
+    assert "internal error" not in lines[0], result.stderr
+    for fragment in fragments:
+        assert fragment.lower() in lines[0].lower(), (fragment, result.stderr)
+    return lines[0]
+
+
+def ok(result):
+    """Assert success (exit 0, nothing on stderr) and return the result."""
+    assert result.exit_code == 0, result
+    assert result.stderr == "", result.stderr
+    return result
+
+
+def node(brain_path: Path, node_id: str):
+    with Brain.open(brain_path) as brain:
+        return brain.get(node_id).node
+
+
+def detail(brain_path: Path, node_id: str, **kw):
+    with Brain.open(brain_path) as brain:
+        return brain.get(node_id, **kw)
+
+
+def raw_rows(brain_path: Path, sql: str, params: tuple = ()) -> list[tuple]:
+    """Run a read query with the sqlean driver (it has FTS5, so MATCH works)."""
+    import sqlean.dbapi2 as sqlean
+
+    conn = sqlean.connect(str(brain_path))
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def raw_exec(brain_path: Path, sql: str, params: tuple = ()) -> None:
+    import sqlean.dbapi2 as sqlean
+
+    conn = sqlean.connect(str(brain_path))
+    try:
+        conn.execute(sql, params)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def fts_rows(brain_path: Path) -> dict[str, tuple[str, str]]:
+    """node_id → (content, subtype) as held by the nodes_fts keyword index."""
+    return {r[0]: (r[1], r[2]) for r in raw_rows(brain_path, "SELECT node_id, content, subtype FROM nodes_fts")}
+
+
+def fts_match(brain_path: Path, query: str) -> set[str]:
+    return {r[0] for r in raw_rows(brain_path, "SELECT node_id FROM nodes_fts WHERE nodes_fts MATCH ?", (query,))}

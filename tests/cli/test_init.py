@@ -1,0 +1,126 @@
+"""cerebro init: where the brain goes, its permissions, idempotence, --global, --force, bad providers."""
+
+from __future__ import annotations
+
+import stat
+
+from cerebro import Brain, paths
+
+from .helpers import assert_one_line_error, ok
+
+INIT_KEYS = {
+    "path", "created", "embedding_provider", "embedding_model", "embedding_dimensions", "backup", "is_global",
+}
+
+
+def mode(path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_init_creates_private_brain_at_project_path(cli, project, isolated_home):
+    expected = paths.project_brain_path(project)
+    assert not expected.exists()
+
+    result = ok(cli("init"))
+
+    assert expected.exists()
+    assert expected.parent == isolated_home / "projects"
+    assert mode(expected) == 0o600
+    assert mode(isolated_home / "projects") == 0o700
+    assert result.stdout.splitlines()[0] == f"Brain initialized at {expected}"
+    assert "Embeddings: none" in result.stdout
+    # The library opens what the CLI created.
+    with Brain.open(expected) as brain:
+        stats = brain.stats()
+    assert stats.total_nodes == 0
+    assert stats.schema_version == 7
+
+
+def test_init_json_shape(cli, project):
+    data = ok(cli("init", "--format", "json")).json()
+    assert set(data) == INIT_KEYS
+    assert data == {
+        "path": str(paths.project_brain_path(project)),
+        "created": True,
+        "embedding_provider": "none",
+        "embedding_model": "",
+        "embedding_dimensions": 0,
+        "backup": None,
+        "is_global": False,
+    }
+
+
+def test_second_init_is_idempotent(cli, project, brain_snapshot):
+    ok(cli("init"))
+    target = paths.project_brain_path(project)
+    node_id = ok(cli("add", "survives a re-init")).stdout.strip()
+    before = brain_snapshot(target)
+
+    again = ok(cli("init"))
+    assert again.stdout.splitlines()[0] == f"Brain already initialized at {target}"
+    data = ok(cli("init", "--format", "json")).json()
+    assert data["created"] is False
+    assert data["backup"] is None
+
+    assert brain_snapshot(target) == before
+    with Brain.open(target) as brain:
+        assert brain.get(node_id).node.content == "survives a re-init"
+
+
+def test_init_global_creates_global_brain(cli, project, isolated_home):
+    result = ok(cli("init", "--global", "--format", "json"))
+    data = result.json()
+    global_path = isolated_home / "global.sqlite"
+    assert global_path.exists()
+    assert mode(global_path) == 0o600
+    assert data["path"] == str(global_path)
+    assert data["is_global"] is True
+    assert data["created"] is True
+    # The project brain was not created.
+    assert not paths.project_brain_path(project).exists()
+
+    md = ok(cli("init", "--global"))
+    assert md.stdout.startswith(f"Global brain already initialized at {global_path}")
+
+
+def test_init_force_takes_backup(cli, project, isolated_home, brain_snapshot):
+    ok(cli("init"))
+    target = paths.project_brain_path(project)
+    node_id = ok(cli("add", "kept through --force")).stdout.strip()
+
+    data = ok(cli("init", "--force", "--format", "json")).json()
+
+    backups = isolated_home / "backups"
+    assert backups.is_dir()
+    assert mode(backups) == 0o700
+    files = sorted(backups.glob("*.sqlite"))
+    assert len(files) == 1
+    assert data["backup"] == str(files[0])
+    assert mode(files[0]) == 0o600
+    assert data["created"] is False
+    # The backup is a consistent brain holding the memory; the memory survives in the brain too.
+    assert brain_snapshot(files[0])["nodes"] == brain_snapshot(target)["nodes"]
+    with Brain.open(target) as brain:
+        assert brain.get(node_id).node.content == "kept through --force"
+
+    md = ok(cli("init", "--force"))
+    assert md.stdout.splitlines()[0].startswith(f"Brain re-initialized at {target} (backup: ")
+    assert len(list(backups.glob("*.sqlite"))) == 2
+
+
+def test_init_skip_integration_is_accepted(cli, project):
+    ok(cli("init", "--skip-integration"))
+    assert paths.project_brain_path(project).exists()
+    assert not (project / ".claude").exists()
+
+
+def test_init_unknown_provider_fails_without_creating_anything(cli, project, isolated_home):
+    result = cli("init", "--embed-provider", "bogus")
+    assert_one_line_error(result, 2, "bogus")
+    assert not paths.project_brain_path(project).exists()
+    assert not (isolated_home / "projects").exists() or not any((isolated_home / "projects").iterdir())
+
+
+def test_init_provider_none_refuses_dimensions(cli, project):
+    assert_one_line_error(cli("init", "--embed-dims", "8"), 2)
+    assert not paths.project_brain_path(project).exists()
