@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cerebro import clock, config, paths, values
-from cerebro.errors import BrainNotFound, InvalidInput, NotFound
+from cerebro.errors import BrainNotFound, BrainUnreadable, InvalidInput, NotFound, quote
 from cerebro.models import NODE_STATUSES, NODE_TYPES
 
 T = TypeVar("T")
@@ -26,13 +26,13 @@ DEFAULT_LIST_LIMIT = 50
 
 def _check_type(node_type: str) -> str:
     if node_type not in NODE_TYPES:
-        raise InvalidInput(f"unknown type {node_type!r}: use one of {', '.join(NODE_TYPES)}")
+        raise InvalidInput(f"unknown type {quote(node_type)}: use one of {', '.join(NODE_TYPES)}")
     return node_type
 
 
 def _check_status(status: str) -> str:
     if status not in NODE_STATUSES:
-        raise InvalidInput(f"unknown status {status!r}: use one of {', '.join(NODE_STATUSES)}")
+        raise InvalidInput(f"unknown status {quote(status)}: use one of {', '.join(NODE_STATUSES)}")
     return status
 
 
@@ -40,9 +40,9 @@ def _check_importance(importance: Any) -> float:
     try:
         value = float(importance)
     except (TypeError, ValueError):
-        raise InvalidInput(f"importance must be a number in [0, 1], got {importance!r}") from None
+        raise InvalidInput(f"importance must be a number in [0, 1], got {quote(importance)}") from None
     if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise InvalidInput(f"importance must lie in [0, 1], got {importance!r}")
+        raise InvalidInput(f"importance must lie in [0, 1], got {quote(importance)}")
     return value
 
 
@@ -91,20 +91,26 @@ class Brain:
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> Brain:
         """Open the brain at ``path``, upgrading it first if it is behind. ``create`` makes a new one."""
-        from cerebro.db.engine import connect_raw, create_engine
+        from cerebro.db.engine import connect_raw, create_engine, driver
         from cerebro.db.migrate import ensure_current, needs_upgrade
 
         brain_path = Path(path).expanduser()
-        if not brain_path.exists():
+        if not brain_path.exists() or (not create and brain_path.stat().st_size == 0):
+            # An empty file is what an interrupted init leaves: not a brain until init runs again.
             if not create:
                 raise BrainNotFound(f"no brain at {brain_path} — run 'cerebro init' first")
             paths.create_private_file(brain_path)
         # A cheap check on a raw connection: a brain at head never imports Alembic.
-        raw = connect_raw(brain_path)
         try:
-            behind = needs_upgrade(raw)
-        finally:
-            raw.close()
+            raw = connect_raw(brain_path)
+            try:
+                behind = needs_upgrade(raw)
+            finally:
+                raw.close()
+        except driver().DatabaseError as exc:
+            raise BrainUnreadable(
+                f"{brain_path} is not a readable brain ({exc}); restore a copy from {paths.backups_dir()}"
+            ) from None
         engine = create_engine(brain_path)
         backup = None
         if behind:
@@ -262,7 +268,10 @@ class Brain:
         """A memory and every edge touching it (only edges valid at ``as_of`` when given)."""
         from cerebro.store import edges, nodes
 
-        when = clock.parse(as_of) if as_of is not None else None
+        try:
+            when = clock.parse(as_of) if as_of not in (None, "") else None
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
 
         def read(session: Any) -> values.NodeDetail:
             full = nodes.resolve_id(session, node_id)
@@ -339,7 +348,7 @@ class Brain:
         if status is not None:
             _check_status(status)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
-            raise InvalidInput(f"limit must be a whole number above 0, got {limit!r}")
+            raise InvalidInput(f"limit must be a whole number above 0, got {quote(limit)}")
         return self._read(
             lambda s: [
                 nodes.to_value(r)
@@ -374,9 +383,9 @@ class Brain:
             try:
                 weight = float(weight)
             except (TypeError, ValueError):
-                raise InvalidInput(f"weight must be a number, got {weight!r}") from None
+                raise InvalidInput(f"weight must be a number, got {quote(weight)}") from None
             if not math.isfinite(weight) or weight <= 0:
-                raise InvalidInput(f"weight must be a finite number above 0, got {weight!r}")
+                raise InvalidInput(f"weight must be a finite number above 0, got {quote(weight)}")
         try:
             start = clock.parse(valid_at) if valid_at not in (None, "") else None
             end = clock.parse(invalid_at) if invalid_at not in (None, "") else None
@@ -595,7 +604,7 @@ class Brain:
         from cerebro.store import relations
 
         if not self._write(lambda s: relations.remove(s, name)):
-            raise NotFound(f"relation {name!r} is not registered — run 'cerebro relation list'")
+            raise NotFound(f"relation {quote(name)} is not registered — run 'cerebro relation list'")
 
 
 def _text(sql: str) -> Any:

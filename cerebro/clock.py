@@ -8,6 +8,8 @@ and RFC 3339 (legacy rows and Go exports hold both). Nothing takes its time from
 
 from __future__ import annotations
 
+from cerebro.errors import quote
+
 import os
 import re
 from collections.abc import Callable
@@ -68,7 +70,7 @@ def parse(text: str) -> datetime:
         return datetime(text.year, text.month, text.day, tzinfo=UTC)
     match = _TIMESTAMP.match(str(text).strip())
     if not match:
-        raise ValueError(f"invalid timestamp {text!r}: use RFC 3339 (2026-03-11T10:00:00Z) or YYYY-MM-DD")
+        raise ValueError(f"invalid timestamp {quote(text)}: use RFC 3339 (2026-03-11T10:00:00Z) or YYYY-MM-DD")
     year, month, day, hour, minute, second, fraction, zone = match.groups()
     micro = int((fraction or "0")[:6].ljust(6, "0"))
     try:
@@ -77,7 +79,7 @@ def parse(text: str) -> datetime:
             tzinfo=UTC,
         )
     except ValueError as exc:
-        raise ValueError(f"invalid timestamp {text!r}: {exc}") from None
+        raise ValueError(f"invalid timestamp {quote(text)}: {exc}") from None
     if zone and zone not in ("Z", "z", "UTC"):
         sign = 1 if zone[0] == "+" else -1
         digits = zone[1:].replace(":", "")

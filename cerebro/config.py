@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cerebro.errors import InvalidInput, NotFound
+from cerebro.errors import InvalidInput, NotFound, quote
 
 META_PREFIX = "config."
 
@@ -21,9 +21,9 @@ def _positive_int(raw: str) -> int:
     try:
         value = int(raw.strip())
     except ValueError:
-        raise ValueError(f"{raw!r} is not a whole number") from None
+        raise ValueError(f"{quote(raw)} is not a whole number") from None
     if value <= 0:
-        raise ValueError(f"{raw!r} must be greater than 0")
+        raise ValueError(f"{quote(raw)} must be greater than 0")
     return value
 
 
@@ -31,9 +31,9 @@ def _unit_float(raw: str) -> float:
     try:
         value = float(raw.strip())
     except ValueError:
-        raise ValueError(f"{raw!r} is not a number") from None
+        raise ValueError(f"{quote(raw)} is not a number") from None
     if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{raw!r} must lie in [0, 1]")
+        raise ValueError(f"{quote(raw)} must lie in [0, 1]")
     return value
 
 
@@ -42,7 +42,7 @@ def _bool(raw: str) -> bool:
         return True
     if raw == "false":
         return False
-    raise ValueError(f"{raw!r} must be exactly true or false")
+    raise ValueError(f"{quote(raw)} must be exactly true or false")
 
 
 def _any_string(raw: str) -> str:
@@ -51,7 +51,7 @@ def _any_string(raw: str) -> str:
 
 def _fusion(raw: str) -> str:
     if raw not in ("rrf", "reorder"):
-        raise ValueError(f"{raw!r} must be rrf or reorder")
+        raise ValueError(f"{quote(raw)} must be rrf or reorder")
     return raw
 
 
@@ -94,4 +94,4 @@ def lookup(key: str) -> ConfigKey:
     try:
         return REGISTRY[key]
     except KeyError:
-        raise NotFound(f"unknown config key {key!r} — run 'cerebro config list' to see available keys") from None
+        raise NotFound(f"unknown config key {quote(key)} — run 'cerebro config list' to see available keys") from None

@@ -57,3 +57,16 @@ class MigrationFailed(CerebroError):
     """An upgrade could not complete; the brain was left as it was (a backup was taken first)."""
 
     exit_code = 8
+
+
+class BrainUnreadable(CerebroError):
+    """The file is not an SQLite database (corrupt, truncated, or something else entirely)."""
+
+    exit_code = 9
+
+
+def quote(value: object) -> str:
+    """Quote user text in messages as Go's %q does (double quotes, escapes), so messages stay one line."""
+    import json
+
+    return json.dumps(str(value), ensure_ascii=False)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from cerebro import __version__
 from cerebro.cli_state import state
+from cerebro.errors import quote
 
 FORMATS = ("md", "json")
 _VALUE_OPTIONS = {"--format": "format", "-f": "format", "--project": "project", "-p": "project"}
@@ -40,6 +41,9 @@ HELP = """Local-first persistent memory for AI coding agents.
 
 Each project gets a brain (one SQLite file under $CEREBRO_HOME, default ~/.cerebro).
 Global options, before or after the command: --format md|json, --project/-p DIR, --quiet/-q."""
+
+
+STDIN_TOKEN = "-"
 
 
 class UsageError(Exception):
@@ -76,9 +80,16 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
                 command = token
             rest.append(token)
         i += 1
+    # A bare "-" (read the content from stdin) looks like an option to Cyclopts: pass it after "--",
+    # keeping its place among the positional arguments that follow "--".
+    if STDIN_TOKEN in rest[: rest.index("--") if "--" in rest else len(rest)]:
+        cut = rest.index("--") if "--" in rest else len(rest)
+        head = [t for t in rest[:cut] if t != STDIN_TOKEN]
+        tail = rest[cut + 1 :]
+        rest = head + ["--"] + [STDIN_TOKEN] * (rest[:cut].count(STDIN_TOKEN)) + tail
     fmt = options.get("format")
     if fmt is not None and fmt not in FORMATS:
-        raise UsageError(f"--format must be md or json, got {fmt!r}")
+        raise UsageError(f"--format must be md or json, got {quote(fmt)}")
     return options, rest
 
 

@@ -269,7 +269,13 @@ def backup_file(path: Path, label: str) -> Path:
 
 @contextlib.contextmanager
 def _upgrade_lock(path: Path) -> Iterator[None]:
-    lock_path = path.with_name(path.name + ".lock")
+    # Locks live in CEREBRO_HOME/locks (keyed by the brain's absolute path), not beside the brain,
+    # so renaming or copying a brain never drags a stale lock file along.
+    import hashlib
+
+    lock_dir = paths.ensure_private_dir(paths.home() / "locks")
+    key = hashlib.sha256(os.path.abspath(path).encode("utf-8")).hexdigest()[:32]
+    lock_path = lock_dir / f"{key}.lock"
     fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, paths.FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

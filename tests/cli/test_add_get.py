@@ -1,0 +1,264 @@
+"""cerebro add / get: what is stored, origin stamping, stdin, prefixes, edges in both directions, --as-of."""
+
+from __future__ import annotations
+
+import socket
+from datetime import UTC, datetime
+
+import pytest
+
+from cerebro import clock
+
+from .helpers import detail, fts_rows, node, ok, raw_rows
+
+NODE_KEYS = {
+    "id", "type", "subtype", "content", "metadata", "importance", "decay_rate", "access_count",
+    "times_reinforced", "status", "embedding_model", "created_at", "last_accessed", "last_reinforced",
+    "updated_at", "last_surfaced", "provenance_root", "origin_actor", "origin_channel", "origin_session",
+    "origin_host",
+}
+EDGE_KEYS = {
+    "id", "source_id", "target_id", "relation", "weight", "metadata", "created_at", "valid_at", "invalid_at",
+}
+T0 = datetime(2026, 3, 11, 10, 0, 0, tzinfo=UTC)
+
+
+def test_add_prints_id_and_stores_defaults(cli, brain_path):
+    clock.set_now(T0)
+    result = ok(cli("add", "Use uv for the venv"))
+    node_id = result.stdout.strip()
+    assert result.stdout == node_id + "\n"
+    assert len(node_id) == 36 and node_id.count("-") == 4
+
+    n = node(brain_path, node_id)
+    assert n.content == "Use uv for the venv"
+    assert n.type == "episode"
+    assert n.subtype is None
+    assert n.importance == 0.5
+    assert n.decay_rate == 0.15
+    assert n.status == "active"
+    assert n.metadata is None
+    assert n.provenance_root is False
+    assert n.access_count == 0 and n.times_reinforced == 0
+    assert n.created_at == T0
+    assert n.updated_at is None
+    # Indexed for keyword recall in the same transaction.
+    assert fts_rows(brain_path)[node_id] == ("Use uv for the venv", "")
+
+
+def test_add_json_shape(cli, brain_path):
+    data = ok(cli("add", "json please", "--format", "json")).json()
+    assert set(data) == {"id"}
+    assert node(brain_path, data["id"]).content == "json please"
+
+
+def test_add_stores_every_option(cli, brain_path):
+    node_id = ok(
+        cli(
+            "add", "Decided on SQLite",
+            "--type", "concept",
+            "--subtype", "decision",
+            "--importance", "0.9",
+            "--metadata", '{"ticket": "CB-1", "tags": ["db"], "n": 3}',
+            "--provenance-root",
+            "--origin-actor", "alice",
+            "--origin-channel", "skill",
+            "--origin-session", "sess-42",
+            "--origin-host", "box-1",
+        )
+    ).stdout.strip()
+    n = node(brain_path, node_id)
+    assert (n.type, n.subtype, n.importance) == ("concept", "decision", 0.9)
+    assert n.decay_rate == 0.02
+    assert n.metadata == {"ticket": "CB-1", "tags": ["db"], "n": 3}
+    assert n.provenance_root is True
+    origin = (n.origin.actor, n.origin.channel, n.origin.session, n.origin.host)
+    assert origin == ("alice", "skill", "sess-42", "box-1")
+    assert fts_rows(brain_path)[node_id] == ("Decided on SQLite", "decision")
+
+
+@pytest.mark.parametrize(
+    ("node_type", "rate"), [("episode", 0.15), ("concept", 0.02), ("procedure", 0.005), ("reflection", 0.05)]
+)
+def test_add_decay_rate_follows_type(cli, brain_path, node_type, rate):
+    node_id = ok(cli("add", "typed", "--type", node_type)).stdout.strip()
+    assert node(brain_path, node_id).decay_rate == rate
+
+
+# 0 is stored as 0: upstream's "<= 0 becomes 0.5" coercion is a documented departure (ADR 0006).
+@pytest.mark.parametrize("importance", ["0", "0.0", "1", "1.0", "0.25", "0.001"])
+def test_add_importance_bounds_accepted(cli, brain_path, importance):
+    node_id = ok(cli("add", "bounds", "--importance", importance)).stdout.strip()
+    assert node(brain_path, node_id).importance == float(importance)
+
+
+def test_origin_stamped_from_environment(cli, brain_path, monkeypatch):
+    monkeypatch.setenv("CEREBRO_ORIGIN_ACTOR", "claude-code")
+    monkeypatch.setenv("CEREBRO_ORIGIN_SESSION", "s-cerebro")
+    monkeypatch.setenv("CLAUDE_SESSION_ID", "s-claude")
+    n = node(brain_path, ok(cli("add", "stamped")).stdout.strip())
+    assert n.origin.actor == "claude-code"
+    assert n.origin.session == "s-cerebro"
+    assert n.origin.channel == "cli"
+    assert n.origin.host == socket.gethostname()
+
+
+def test_origin_session_falls_back_to_claude_session_id(cli, brain_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_SESSION_ID", "s-claude")
+    n = node(brain_path, ok(cli("add", "stamped")).stdout.strip())
+    assert n.origin.session == "s-claude"
+    assert n.origin.actor is None
+    assert n.origin.channel == "cli"
+
+
+def test_origin_without_environment(cli, brain_path):
+    n = node(brain_path, ok(cli("add", "stamped")).stdout.strip())
+    assert (n.origin.actor, n.origin.session) == (None, None)
+    assert (n.origin.channel, n.origin.host) == ("cli", socket.gethostname())
+
+
+def test_origin_flags_override_environment(cli, brain_path, monkeypatch):
+    monkeypatch.setenv("CEREBRO_ORIGIN_ACTOR", "env-actor")
+    monkeypatch.setenv("CEREBRO_ORIGIN_SESSION", "env-session")
+    result = ok(cli("add", "x", "--origin-actor", "flag-actor", "--origin-session", "flag-s"))
+    n = node(brain_path, result.stdout.strip())
+    assert (n.origin.actor, n.origin.session) == ("flag-actor", "flag-s")
+
+
+def test_add_dash_reads_stdin(cli, brain_path):
+    text = "from stdin\nsecond line ✓\n"
+    node_id = ok(cli("add", "-", stdin=text)).stdout.strip()
+    assert node(brain_path, node_id).content.rstrip("\n") == "from stdin\nsecond line ✓"
+
+
+# ---------------------------------------------------------------------------------------------- get
+
+
+def test_get_by_full_id_md(cli, add, brain_path):
+    node_id = add("Pin ruff to 0.9", "--subtype", "decision", "--importance", "0.8")
+    out = ok(cli("get", node_id)).stdout
+    lines = out.splitlines()
+    assert lines[0] == f"## {node_id[:8]} [episode/active] (importance: 0.80)"
+    assert lines[1] == "Pin ruff to 0.9"
+    assert f"- id: {node_id}" in lines
+    assert "- subtype: decision" in lines
+
+
+def test_get_json_shape(cli, add, brain_path):
+    clock.set_now(T0)
+    node_id = add("shape", "--metadata", '{"k": "v"}')
+    data = ok(cli("get", node_id, "--format", "json")).json()
+    assert set(data) == NODE_KEYS | {"edges"}
+    assert data["id"] == node_id
+    assert data["content"] == "shape"
+    assert data["metadata"] == {"k": "v"}
+    assert data["created_at"] == "2026-03-11T10:00:00Z"
+    assert data["last_accessed"] == "2026-03-11T10:00:00Z"
+    assert data["updated_at"] is None
+    assert data["provenance_root"] is False
+    assert data["origin_channel"] == "cli"
+    assert data["edges"] == []
+
+
+@pytest.mark.parametrize("length", [4, 5, 8, 13, 35])
+def test_get_by_prefix(cli, add, length):
+    node_id = add("prefixed")
+    assert ok(cli("get", node_id[:length], "--format", "json")).json()["id"] == node_id
+
+
+def test_get_prefix_is_case_insensitive_and_trimmed(cli, add):
+    node_id = add("prefixed")
+    assert ok(cli("get", node_id[:8].upper(), "--format", "json")).json()["id"] == node_id
+    assert ok(cli("get", f"  {node_id[:8]} ", "--format", "json")).json()["id"] == node_id
+
+
+def test_get_is_read_only(cli, add, brain_path, brain_snapshot):
+    node_id = add("read me")
+    before = brain_snapshot(brain_path)
+    ok(cli("get", node_id))
+    ok(cli("get", node_id[:6], "--format", "json"))
+    assert brain_snapshot(brain_path) == before
+
+
+def test_get_lists_edges_in_both_directions(cli, add, brain_path):
+    a, b, c = add("A"), add("B"), add("C")
+    ok(cli("edge", a, b, "supports", "--weight", "0.5"))
+    ok(cli("edge", c, a, "derived_from"))
+
+    data = ok(cli("get", a, "--format", "json")).json()
+    assert len(data["edges"]) == 2
+    for edge in data["edges"]:
+        assert set(edge) == EDGE_KEYS
+    by_rel = {e["relation"]: e for e in data["edges"]}
+    assert (by_rel["supports"]["source_id"], by_rel["supports"]["target_id"]) == (a, b)
+    assert by_rel["supports"]["weight"] == 0.5
+    assert (by_rel["derived_from"]["source_id"], by_rel["derived_from"]["target_id"]) == (c, a)
+
+    md = ok(cli("get", a)).stdout
+    assert "### Edges" in md
+    assert f"- → {b[:8]} supports (weight 0.50)" in md
+    assert f"- ← {c[:8]} derived_from (weight 1.00)" in md
+
+    # Same edges through the library.
+    edges = detail(brain_path, a).edges
+    triples = {(e.source_id, e.target_id, e.relation) for e in edges}
+    assert triples == {(a, b, "supports"), (c, a, "derived_from")}
+    # And B sees its incoming edge.
+    assert [e["source_id"] for e in ok(cli("get", b, "--format", "json")).json()["edges"]] == [a]
+
+
+def _edge_relations(cli, node_id, as_of):
+    data = ok(cli("get", node_id, "--as-of", as_of, "--format", "json")).json()
+    return sorted(e["relation"] for e in data["edges"])
+
+
+def test_get_as_of_uses_half_open_window(cli, add, brain_path):
+    a, b = add("A"), add("B")
+    ok(cli("edge", a, b, "january", "--valid-at", "2026-01-01", "--invalid-at", "2026-02-01", "-q"))
+    ok(cli("edge", a, b, "forever", "-q"))
+    ok(cli("edge", a, b, "from-march", "--valid-at", "2026-03-01T00:00:00Z", "-q"))
+    ok(cli("edge", a, b, "until-march", "--invalid-at", "2026-03-01", "-q"))
+    ok(cli("edge", a, b, "empty", "--valid-at", "2026-01-10", "--invalid-at", "2026-01-10", "-q"))
+
+    # Without --as-of every edge is listed.
+    assert len(ok(cli("get", a, "--format", "json")).json()["edges"]) == 5
+    assert _edge_relations(cli, a, "2025-12-31T23:59:59Z") == ["forever", "until-march"]
+    # valid_at is inclusive.
+    assert _edge_relations(cli, a, "2026-01-01") == ["forever", "january", "until-march"]
+    # Equal bounds: valid at no instant.
+    assert _edge_relations(cli, a, "2026-01-10") == ["forever", "january", "until-march"]
+    # invalid_at is exclusive.
+    assert _edge_relations(cli, a, "2026-01-31T23:59:59Z") == ["forever", "january", "until-march"]
+    assert _edge_relations(cli, a, "2026-02-01T00:00:00Z") == ["forever", "until-march"]
+    assert _edge_relations(cli, a, "2026-03-01") == ["forever", "from-march"]
+    # A zone offset is normalised to UTC before comparing: 2026-03-01T01:00+02:00 is 2026-02-28T23:00Z.
+    assert _edge_relations(cli, a, "2026-03-01T01:00:00+02:00") == ["forever", "until-march"]
+    # The target sees the same windows from its side; the library agrees.
+    assert _edge_relations(cli, b, "2026-01-15") == ["forever", "january", "until-march"]
+    lib = detail(brain_path, a, as_of="2026-01-15")
+    assert sorted(e.relation for e in lib.edges) == ["forever", "january", "until-march"]
+
+
+def test_get_md_shows_window(cli, add):
+    a, b = add("A"), add("B")
+    ok(cli("edge", a, b, "supports", "--valid-at", "2026-01-01", "--invalid-at", "2026-02-01"))
+    assert "[2026-01-01T00:00:00Z, 2026-02-01T00:00:00Z)" in ok(cli("get", a)).stdout
+
+
+def test_window_stored_in_storage_layout(cli, add, brain_path):
+    a, b = add("A"), add("B")
+    ok(cli("edge", a, b, "supports", "--valid-at", "2026-01-01T02:00:00+02:00", "--invalid-at", "2026-02-01"))
+    assert raw_rows(brain_path, "SELECT valid_at, invalid_at FROM edges") == [
+        ("2026-01-01 00:00:00", "2026-02-01 00:00:00")
+    ]
+
+
+def test_add_dash_after_double_dash_reads_stdin(cli, project, brain_path):
+    node_id = ok(cli("-p", str(project), "add", "--", "-", stdin="piped text")).stdout.strip()
+    assert node(brain_path, node_id).content == "piped text"
+
+
+def test_json_output_does_not_escape_html_or_unicode(cli, add):
+    node_id = add("a <b> & c 🧠")
+    out = ok(cli("get", node_id, "--format", "json")).stdout
+    assert '"content": "a <b> & c 🧠"' in out

@@ -1,0 +1,135 @@
+"""Help is driven from the COMMANDS table, so a command (or sub-command) without help fails here."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import subprocess
+import sys
+
+import pytest
+from cyclopts import App
+
+from cerebro.cli.app import COMMANDS
+
+BOX = re.compile(r"[│╭╮╰╯─┃━]")
+
+
+def flat(text: str) -> str:
+    return " ".join(BOX.sub(" ", text).split())
+
+
+def target(name: str):
+    module, attr = COMMANDS[name][0].split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def subcommands(app: App) -> list[str]:
+    return [n for n in app if not n.startswith("-")]
+
+
+def description(obj) -> str:
+    if isinstance(obj, App):
+        return (obj.help or "").strip()
+    return inspect.cleandoc(obj.__doc__ or "").split("\n\n")[0]
+
+
+def all_commands() -> list[tuple[str, ...]]:
+    found: list[tuple[str, ...]] = []
+    for name in COMMANDS:
+        found.append((name,))
+        obj = target(name)
+        if isinstance(obj, App):
+            found.extend((name, sub) for sub in subcommands(obj))
+    return found
+
+
+def test_every_group_has_subcommands():
+    for name in COMMANDS:
+        obj = target(name)
+        if isinstance(obj, App):
+            assert subcommands(obj), name
+    assert {"set", "get", "list", "reset"} <= set(subcommands(target("config")))
+    assert {"add", "list", "rm"} <= set(subcommands(target("relation")))
+
+
+def test_top_level_help_lists_every_command(cli):
+    for argv in (("--help",), ("-h",)):
+        result = cli(*argv, project_dir=None)
+        assert result.exit_code == 0
+        out = flat(result.stdout)
+        for name, (_, summary) in COMMANDS.items():
+            assert re.search(rf"(^|\s){re.escape(name)}\s", out), name
+            assert summary.strip(), name
+            assert flat(summary) in out, name
+
+
+def test_no_arguments_prints_help(cli):
+    result = cli(project_dir=None)
+    assert result.exit_code == 0
+    assert "Usage: cerebro" in result.stdout
+
+
+@pytest.mark.parametrize("path", all_commands(), ids=" ".join)
+def test_command_help(cli, path):
+    result = cli(*path, "--help", project_dir=None)
+    assert result.exit_code == 0, result
+    assert result.stderr == ""
+    out = flat(result.stdout)
+    assert f"Usage: cerebro {' '.join(path)}" in out
+
+    if len(path) == 1:
+        # A top-level command is described by its COMMANDS summary (shown without importing it).
+        desc = COMMANDS[path[0]][1]
+        assert description(target(path[0])), f"{path[0]} has no docstring/help of its own"
+    else:
+        desc = description(target(path[0])[path[1]].default_command)
+    assert desc.strip(), f"{' '.join(path)} has no description"
+    assert flat(desc)[:60] in out
+
+
+LEAVES = [p for p in all_commands() if not isinstance(target(p[0]), App) or len(p) > 1]
+
+
+@pytest.mark.parametrize("path", LEAVES, ids=" ".join)
+def test_every_parameter_has_help(path):
+    """Each option and argument of a leaf command documents itself (Annotated Parameter(help=...))."""
+    obj = target(path[0])
+    func = obj[path[1]].default_command if len(path) > 1 else obj
+    hints = inspect.get_annotations(func, eval_str=True)
+    missing = []
+    for param in inspect.signature(func).parameters:
+        meta = getattr(hints.get(param), "__metadata__", ())
+        helps = [getattr(m, "help", None) for m in meta]
+        if not any(helps):
+            missing.append(param)
+    assert missing == [], f"{' '.join(path)}: parameters without help: {missing}"
+
+
+def test_group_help_lists_subcommands(cli):
+    for name in COMMANDS:
+        obj = target(name)
+        if isinstance(obj, App):
+            out = flat(cli(name, "--help", project_dir=None).stdout)
+            for sub in subcommands(obj):
+                assert re.search(rf"(^|\s){sub}\s", out), (name, sub)
+
+
+def test_help_imports_no_orm():
+    """ADR 0005: help is served from the command table; neither `cerebro --help` nor any `<cmd> --help`
+    pays for SQLAlchemy/SQLModel/Alembic. Run in a fresh interpreter (this one has them loaded)."""
+    code = (
+        "import sys, io, contextlib\n"
+        "from cerebro.cli.app import run, COMMANDS\n"
+        "heavy = lambda: [m for m in ('sqlalchemy', 'sqlmodel', 'alembic') if m in sys.modules]\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    run(['--help'])\n"
+        "top = heavy()\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    for name in COMMANDS:\n"
+        "        run([name, '--help'])\n"
+        "print(top, heavy())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[] []", out.stdout + out.stderr

@@ -1,0 +1,218 @@
+"""What opening a brain must not do: touch a brain written by a newer cerebro, import Alembic for a brain
+already at head, or leave a half-upgraded brain behind when an upgrade fails.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from cerebro import Brain, clock, paths
+from cerebro.db.migrate import HEAD_REVISION
+from cerebro.errors import MigrationFailed, SchemaTooNew
+
+
+def _upgraded_v7(kit, path):
+    kit.load("v7", path)
+    Brain.open(path).close()
+    return path
+
+
+def _unknown_revision(kit, path):
+    """A brain stamped by a newer cerebro-py: a revision these scripts do not have."""
+    _upgraded_v7(kit, path)
+    conn = kit.connect(path)
+    conn.execute("UPDATE alembic_version SET version_num = 'zz9999'")
+    conn.commit()
+    conn.close()
+
+
+def _go_schema_8(kit, path):
+    """A brain written by a newer Go cerebro: schema_version 8 and no alembic_version."""
+    kit.load("v7", path)
+    conn = kit.connect(path)
+    conn.execute("UPDATE schema_meta SET value = '8' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+
+
+def _head_then_go_schema_8(kit, path):
+    """Upgraded by us (alembic_version at head, schema_version 7), then opened by a newer Go cerebro, which
+    migrated it to its schema 8 — Go does not know alembic_version and leaves it at our head."""
+    _upgraded_v7(kit, path)
+    conn = kit.connect(path)
+    conn.execute("UPDATE schema_meta SET value = '8' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+
+
+TOO_NEW = {
+    "unknown-revision": _unknown_revision,
+    "go-schema-8": _go_schema_8,
+    "head-revision-but-schema-8": _head_then_go_schema_8,
+}
+
+
+@pytest.mark.parametrize("case", sorted(TOO_NEW))
+def test_brain_from_a_newer_cerebro_is_refused_and_untouched(
+    case, kit, tmp_path, isolated_home, brain_snapshot
+):
+    path = tmp_path / "brain.sqlite"
+    TOO_NEW[case](kit, path)
+    backups_before = _backups(isolated_home)
+    before = brain_snapshot(path)
+
+    with pytest.raises(SchemaTooNew) as raised:
+        Brain.open(path)
+    assert "upgrade cerebro" in str(raised.value)
+    assert brain_snapshot(path) == before
+    assert _backups(isolated_home) == backups_before
+
+
+@pytest.mark.parametrize("case", sorted(TOO_NEW))
+def test_cli_refuses_a_brain_from_a_newer_cerebro_with_exit_5(case, kit, cli, project, brain_snapshot):
+    path = paths.project_brain_path(project)
+    paths.ensure_private_dir(path.parent)
+    TOO_NEW[case](kit, path)
+    before = brain_snapshot(path)
+
+    result = cli("stats", "--format", "json")
+    assert result.exit_code == 5, (result.exit_code, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "upgrade cerebro" in lines[0]
+    assert result.stdout == ""
+    assert brain_snapshot(path) == before
+
+
+def test_alembic_cli_refuses_a_go_brain_newer_than_v7(kit, tmp_path, brain_snapshot):
+    """`alembic -x brain=PATH upgrade head` from a checkout must not adopt a schema_version 8 brain either.
+
+    Today env.py does no adoption check: the chain replays from v1 over the v8 brain (every step is
+    IF NOT EXISTS / only-if-absent) and v7's set_schema_version rewrites '8' to '7', then stamps py0001
+    — after which Brain.open sees head and opens it without complaint.
+    """
+    path = tmp_path / "brain.sqlite"
+    _go_schema_8(kit, path)
+    before = brain_snapshot(path)
+    result = kit.alembic_binary("upgrade", "head", brain=path, home=tmp_path / "home")
+    assert result.returncode != 0, "alembic upgraded a schema_version 8 brain"
+    assert "upgrade cerebro" in result.stdout + result.stderr
+    assert brain_snapshot(path) == before
+    assert kit.meta(path)["schema_version"] == "8"
+
+
+def _backups(home):
+    directory = home / "backups"
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+def test_opening_a_brain_at_head_does_not_import_alembic(kit, tmp_path):
+    path = tmp_path / "head.sqlite"
+    Brain.init(path)
+    code = (
+        "import sys, cerebro\n"
+        f"b = cerebro.Brain.open({str(path)!r})\n"
+        "b.stats()\n"
+        "print('alembic' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        check=False,
+        env={**_clean_env(), "CEREBRO_HOME": str(tmp_path / "home")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def _clean_env():
+    import os
+
+    skip = ("CEREBRO_NOW", "CEREBRO_LOG", "CLAUDE_PROJECT_DIR")
+    return {k: v for k, v in os.environ.items() if k not in skip}
+
+
+DANGLING = "deadbeef-0000-4000-8000-000000000000"
+
+
+def _v4_with_dangling_edge(kit, path):
+    """The v4 fixture plus an edge whose source is not a node (written with foreign keys off, as a
+    crashed or hand-edited brain might be): PRAGMA foreign_key_check fails at the end of the upgrade."""
+    kit.load("v4", path)
+    conn = kit.connect(path)
+    conn.execute("PRAGMA foreign_keys = OFF")
+    conn.execute(
+        "INSERT INTO edges (id, source_id, target_id, relation, weight, created_at) "
+        "VALUES (99, ?, 'c0000002-0000-4000-8000-000000000002', 'relates_to', 1.0, '2026-07-30 10:00:00')",
+        (DANGLING,),
+    )
+    conn.commit()
+    conn.close()
+    return path
+
+
+def _without_stamp(snapshot: dict) -> dict:
+    return {table: rows for table, rows in snapshot.items() if table != "alembic_version"}
+
+
+def test_failed_upgrade_leaves_the_brain_unchanged(kit, tmp_path, isolated_home, brain_snapshot):
+    path = _v4_with_dangling_edge(kit, tmp_path / "brain.sqlite")
+    before = brain_snapshot(path)
+    before_rows = kit.read_tables(path)
+    assert "alembic_version" not in before
+
+    clock.set_now(kit.PINNED)
+    with pytest.raises(MigrationFailed) as raised:
+        Brain.open(path)
+    assert "dangling" in str(raised.value)
+
+    after = brain_snapshot(path)
+    # Every row as it was: still v4, no boundary stamped, no column added, timestamps untouched, no FTS
+    # change, the dangling edge still there for the user to repair.
+    assert _without_stamp(after) == _without_stamp(before)
+    assert kit.meta(path)["schema_version"] == "4"
+    assert kit.columns(path, "nodes") == kit.node_columns(4)
+    assert kit.columns(path, "edges") == kit.edge_columns(4)
+    assert "relations" not in kit.tables(path) and "inbox_candidates" not in kit.tables(path)
+    # Not even the adoption stamp is left: stamping at v4 runs through env.py too, whose closing
+    # foreign_key_check fails, so the stamp rolls back with everything else.
+    assert "alembic_version" not in after
+    assert _without_stamp(kit.read_tables(path)) == _without_stamp(before_rows)
+    # A backup was taken first.
+    backups = [p for p in (isolated_home / "backups").iterdir() if p.suffix == ".sqlite"]
+    assert len(backups) == 1
+    assert _without_stamp(brain_snapshot(backups[0])) == _without_stamp(before)
+
+    # Opening again fails the same way and still changes nothing.
+    with pytest.raises(MigrationFailed):
+        Brain.open(path)
+    assert _without_stamp(brain_snapshot(path)) == _without_stamp(before)
+
+    # Once the user removes the dangling edge, the upgrade goes through with every other row kept.
+    conn = kit.connect(path)
+    conn.execute("DELETE FROM edges WHERE id = 99")
+    conn.commit()
+    conn.close()
+    repaired = kit.read_tables(path)
+    repaired.pop("alembic_version", None)
+    with Brain.open(path) as brain:
+        assert brain.stats().revision == HEAD_REVISION
+    kit.assert_upgraded(path, repaired, kit.PINNED_TEXT)
+
+
+def test_cli_reports_a_failed_upgrade_with_exit_8(kit, cli, project, brain_snapshot):
+    path = paths.project_brain_path(project)
+    paths.ensure_private_dir(path.parent)
+    _v4_with_dangling_edge(kit, path)
+    before = brain_snapshot(path)
+    result = cli("stats", "--format", "json")
+    assert result.exit_code == 8, (result.stdout, result.stderr)
+    assert result.stderr.strip().count("\n") == 0
+    assert "dangling" in result.stderr
+    assert _without_stamp(brain_snapshot(path)) == _without_stamp(before)
