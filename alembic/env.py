@@ -62,6 +62,7 @@ def run_migrations_online() -> None:
     engine = cerebro_migrate.engine_for_alembic_cli(brain)
     try:
         with engine.connect() as conn:
+            cerebro_migrate.adopt_for_alembic_cli(conn, brain)
             _run(conn.execution_options(**{cerebro_migrate.WRITE_OPTION: True}))
     finally:
         engine.dispose()

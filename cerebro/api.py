@@ -102,9 +102,9 @@ class Brain:
             paths.create_private_file(brain_path)
         # A cheap check on a raw connection: a brain at head never imports Alembic.
         try:
-            raw = connect_raw(brain_path)
+            raw = connect_raw(brain_path, wal=False)
             try:
-                behind = needs_upgrade(raw)
+                behind = needs_upgrade(raw, brain_path)
             finally:
                 raw.close()
         except driver().DatabaseError as exc:

@@ -56,7 +56,9 @@ def format_ts(value: datetime) -> str:
     """Format an instant in the storage layout (naive values are taken as UTC)."""
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime(STORAGE_LAYOUT)
+    v = value.astimezone(UTC)
+    # Built by hand: strftime("%Y") does not zero-pad years below 1000 on glibc (Go's zero time is year 1).
+    return f"{v.year:04d}-{v.month:02d}-{v.day:02d} {v.hour:02d}:{v.minute:02d}:{v.second:02d}"
 
 
 def parse(text: str) -> datetime:
@@ -86,7 +88,10 @@ def parse(text: str) -> datetime:
         offset_minutes = sign * (int(digits[:2]) * 60 + int(digits[2:]))
         from datetime import timedelta
 
-        value = value - timedelta(minutes=offset_minutes)
+        try:
+            value = value - timedelta(minutes=offset_minutes)
+        except OverflowError:
+            raise ValueError(f"invalid timestamp {quote(text)}: out of range") from None
     return value
 
 

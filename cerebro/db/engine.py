@@ -51,6 +51,11 @@ def driver() -> ModuleType:
     import sqlite3
 
     candidates.append(sqlite3)
+    return pick_driver(candidates)
+
+
+def pick_driver(candidates: list[ModuleType]) -> ModuleType:
+    """The first candidate that can load extensions and has FTS5, or an error that names the fix."""
     for candidate in candidates:
         if _usable(candidate):
             return candidate
@@ -65,8 +70,12 @@ def vec_extension_path() -> str:
     return sqlite_vec.loadable_path()
 
 
-def setup_connection(dbapi_conn: Any) -> None:
-    """Per-connection set-up, shared by the engine and by raw connections (hot read paths)."""
+def setup_connection(dbapi_conn: Any, *, wal: bool = True) -> None:
+    """Per-connection set-up, shared by the engine and by raw connections (hot read paths).
+
+    ``wal=False`` leaves the journal mode alone: used to inspect a file before deciding to open it, so
+    that a refused brain is left byte for byte as it was.
+    """
     dbapi_conn.isolation_level = None  # the driver must not open transactions behind SQLAlchemy's back
     try:
         dbapi_conn.enable_load_extension(True)
@@ -80,16 +89,21 @@ def setup_connection(dbapi_conn: Any) -> None:
     cursor.execute("PRAGMA synchronous = NORMAL")
     # Only switch when needed: setting WAL on a WAL brain is a no-op, but on a rollback-journal brain
     # it is a write, so a plain read of a WAL brain never writes.
-    mode = cursor.execute("PRAGMA journal_mode").fetchone()[0]
-    if str(mode).lower() != "wal":
-        cursor.execute("PRAGMA journal_mode = WAL")
+    if wal:
+        mode = cursor.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "wal":
+            cursor.execute("PRAGMA journal_mode = WAL")
     cursor.close()
 
 
-def connect_raw(path: str | os.PathLike[str]) -> Any:
+def connect_raw(path: str | os.PathLike[str], *, wal: bool = True) -> Any:
     """A plain DB-API connection set up like the engine's (for hot paths that skip the ORM)."""
     conn = driver().connect(os.fspath(path), check_same_thread=False)
-    setup_connection(conn)
+    try:
+        setup_connection(conn, wal=wal)
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cerebro import clock, paths
-from cerebro.db.engine import WRITE_OPTION
+from cerebro.db.engine import WRITE_OPTION, connect_raw
 from cerebro.errors import MigrationFailed, SchemaTooNew
 
 HEAD_REVISION = "py0001"  # a test checks this against Alembic's script directory
@@ -125,7 +125,7 @@ def normalise_timestamps(bind: Any) -> int:
             for rowid, value in rows:
                 try:
                     fixed = clock.normalise(str(value))
-                except ValueError:
+                except (ValueError, OverflowError):
                     continue
                 bind.exec_driver_sql(f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (fixed, rowid))
                 changed += 1
@@ -134,7 +134,7 @@ def normalise_timestamps(bind: Any) -> int:
         if row and row[0]:
             try:
                 fixed = clock.normalise(row[0])
-            except ValueError:
+            except (ValueError, OverflowError):
                 continue
             if fixed != row[0]:
                 bind.exec_driver_sql("UPDATE schema_meta SET value = ? WHERE key = ?", (fixed, key))
@@ -244,7 +244,7 @@ def too_new_message(path: Path, what: str) -> str:
 
 def backup_file(path: Path, label: str) -> Path:
     """A consistent copy via SQLite's backup API into ``backups/`` (0600). Returns the copy's path."""
-    from cerebro.db.engine import connect_raw, driver
+    from cerebro.db.engine import driver
 
     paths.ensure_private_dir(paths.backups_dir())
     stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
@@ -254,11 +254,13 @@ def backup_file(path: Path, label: str) -> Path:
         target = paths.backups_dir() / f"{path.stem}-{label}-{stamp}-{counter}.sqlite"
         counter += 1
     paths.create_private_file(target)
-    source = connect_raw(path)
+    source = connect_raw(path, wal=False)
     try:
         dest = driver().connect(os.fspath(target))
         try:
             source.backup(dest)
+            # The copy inherits WAL mode from the page header; a backup is a single file at rest.
+            dest.execute("PRAGMA journal_mode = DELETE")
         finally:
             dest.close()
     finally:
@@ -285,18 +287,35 @@ def _upgrade_lock(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def needs_upgrade(raw: Any) -> bool:
-    _, revision, _ = read_state(raw)
+def needs_upgrade(raw: Any, path: Path) -> bool:
+    """True when the brain is behind head. Refuses a brain newer than this code, whatever its revision:
+    Go cerebro may have moved ``schema_version`` past 7 on a brain we had already upgraded."""
+    version, revision, _ = read_state(raw)
+    if version is not None and version > UPSTREAM_SCHEMA_VERSION:
+        raise SchemaTooNew(too_new_message(path, f"schema_version {version}"))
     return revision != HEAD_REVISION
+
+
+def adopt_for_alembic_cli(connection: Any, path: str) -> None:
+    """``alembic -x brain=PATH …`` from a checkout: refuse a too-new brain and stamp a Go brain at its
+    version first (as :func:`ensure_current` does), so the chain never replays over it from v1."""
+    raw = connection.connection.driver_connection
+    version, revision, _ = read_state(raw)
+    if version is not None and version > UPSTREAM_SCHEMA_VERSION:
+        raise SystemExit(too_new_message(Path(path), f"schema_version {version}"))
+    if revision is None and version is not None and version >= 1:
+        raw.execute("CREATE TABLE IF NOT EXISTS alembic_version (version_num VARCHAR(32) NOT NULL PRIMARY KEY)")
+        raw.execute("INSERT INTO alembic_version (version_num) VALUES (?)", (f"v{version}",))
 
 
 def ensure_current(engine: Any, path: Path) -> str | None:
     """Bring the brain at ``path`` to head. Returns the backup path when one was taken."""
     with _upgrade_lock(path):
-        with engine.connect() as conn:
-            raw = conn.connection.driver_connection
+        raw = connect_raw(path, wal=False)
+        try:
             version, revision, has_tables = read_state(raw)
-            conn.rollback()
+        finally:
+            raw.close()
         if revision == HEAD_REVISION:
             return None  # another process finished the upgrade while we waited for the lock
         if revision is None and not has_tables:
