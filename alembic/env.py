@@ -14,7 +14,6 @@ from __future__ import annotations
 from logging.config import fileConfig
 
 from alembic import context
-
 from cerebro.db import migrate as cerebro_migrate
 from cerebro.models import SQLModel
 

@@ -6,7 +6,6 @@ is one ``BEGIN IMMEDIATE`` transaction, retried as a whole when another writer h
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Callable, Iterator
@@ -14,77 +13,49 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cerebro import clock, config, paths, values
+from cerebro import clock, paths, values
+from cerebro.brain.embedding import EmbeddingMixin, _current_content, _default_warning
+from cerebro.brain.retrieval import RetrievalMixin
+from cerebro.brain.settings import SettingsMixin
+from cerebro.brain.validate import (  # noqa: F401 - parse_metadata and UNSET are part of the API
+    UNSET,
+    _check_content,
+    _check_importance,
+    _check_status,
+    _check_type,
+    _text,
+    parse_metadata,
+)
 from cerebro.errors import BrainNotFound, BrainUnreadable, InvalidInput, NotFound, quote
-from cerebro.models import NODE_STATUSES, NODE_TYPES
+from cerebro.values import NODE_TYPES
 
 T = TypeVar("T")
 
-UNSET: Any = object()  # "argument not given" where None is a meaningful value (e.g. clear a subtype)
 DEFAULT_LIST_LIMIT = 50
 
 
-def _check_type(node_type: str) -> str:
-    if node_type not in NODE_TYPES:
-        raise InvalidInput(f"unknown type {quote(node_type)}: use one of {', '.join(NODE_TYPES)}")
-    return node_type
-
-
-def _check_status(status: str) -> str:
-    if status not in NODE_STATUSES:
-        raise InvalidInput(f"unknown status {quote(status)}: use one of {', '.join(NODE_STATUSES)}")
-    return status
-
-
-def _check_importance(importance: Any) -> float:
-    try:
-        value = float(importance)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"importance must be a number in [0, 1], got {quote(importance)}") from None
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise InvalidInput(f"importance must lie in [0, 1], got {quote(importance)}")
-    return value
-
-
-def _check_content(content: Any) -> str:
-    if not isinstance(content, str):
-        raise InvalidInput("content must be text")
-    if not content.strip():
-        raise InvalidInput("content must not be empty")
-    if "\x00" in content:
-        raise InvalidInput("content must not contain NUL characters")
-    return content
-
-
-def parse_metadata(metadata: Any) -> dict[str, Any] | None:
-    """A dict, or a JSON object given as text. Anything else is refused."""
-    if metadata is None:
-        return None
-    if isinstance(metadata, str):
-        try:
-            metadata = json.loads(metadata)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"malformed metadata JSON: {exc.msg} at position {exc.pos}") from None
-    if not isinstance(metadata, dict):
-        raise InvalidInput("metadata must be a JSON object")
-    try:
-        json.dumps(metadata, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"metadata is not valid JSON: {exc}") from None
-    return metadata
-
-
-class Brain:
+class Brain(EmbeddingMixin, RetrievalMixin, SettingsMixin):
     """A brain file: open with :meth:`open` / :meth:`for_project`, create with :meth:`init`.
 
     Use as a context manager (``with Brain.open(path) as brain: ...``) or call :meth:`close`.
     """
 
-    def __init__(self, path: Path, engine: Any, *, backup: str | None = None) -> None:
+    def __init__(self, path: Path, engine: Any = None, *, backup: str | None = None) -> None:
         self.path = path
-        self._engine = engine
+        self._engine_obj = engine  # created on first ORM use: reads on the hot path never import SQLAlchemy
+        self._raw: Any = None
+        self._embedder: Any = None
         self.upgrade_backup = backup  # set when opening upgraded the brain
         self._settings: tuple[str, str, int] | None = None
+        self.on_warning: Callable[[str], None] = _default_warning
+
+    @property
+    def _engine(self) -> Any:
+        if self._engine_obj is None:
+            from cerebro.db.engine import create_engine
+
+            self._engine_obj = create_engine(self.path)
+        return self._engine_obj
 
     # ------------------------------------------------------------------ opening
 
@@ -111,14 +82,14 @@ class Brain:
             raise BrainUnreadable(
                 f"{brain_path} is not a readable brain ({exc}); restore a copy from {paths.backups_dir()}"
             ) from None
+        if not behind:
+            return cls(brain_path)
         engine = create_engine(brain_path)
-        backup = None
-        if behind:
-            try:
-                backup = ensure_current(engine, brain_path)
-            except BaseException:
-                engine.dispose()
-                raise
+        try:
+            backup = ensure_current(engine, brain_path)
+        except BaseException:
+            engine.dispose()
+            raise
         return cls(brain_path, engine, backup=backup)
 
     @classmethod
@@ -132,12 +103,19 @@ class Brain:
         cls,
         path: str | os.PathLike[str],
         *,
-        embed_provider: str = "none",
+        embed_provider: str | None = None,
         embed_model: str | None = None,
         embed_dims: int | None = None,
         force: bool = False,
     ) -> values.InitResult:
-        """Create a brain at ``path`` (idempotent). ``force`` re-writes its embedding settings after a backup."""
+        """Create a brain at ``path`` (idempotent). ``force`` re-writes its embedding settings after a backup.
+
+        The default provider is ``local`` (MiniLM on onnxruntime: offline, no server). A brain that already
+        holds vectors keeps its model: switching would mix vector spaces (re-embedding is a later command).
+        """
+        from cerebro.embed.registry import DEFAULT_PROVIDER
+
+        embed_provider = embed_provider or DEFAULT_PROVIDER
         from cerebro.db.migrate import backup_file
         from cerebro.embed.registry import resolve_settings
 
@@ -153,6 +131,16 @@ class Brain:
             def write(session: Any) -> None:
                 from cerebro.store import meta, vec
 
+                current_dims = vec.table_dimensions(session)
+                if current_dims is not None and (stored[1], stored[2]) != (model, dims):
+                    held = session.execute(_text("SELECT COUNT(*) FROM vec_nodes")).scalar_one()
+                    if held:
+                        raise InvalidInput(
+                            f"this brain holds {held} vectors from {stored[1] or stored[0]} ({stored[2]} dims); "
+                            f"switching to {model or provider} would mix vector spaces — keep "
+                            f"--embed-provider {stored[0]}"
+                        )
+                    session.execute(_text("DROP TABLE vec_nodes"))
                 meta.put(session, "embedding_provider", provider)
                 meta.put(session, "embedding_model", model)
                 meta.put(session, "embedding_dimensions", str(dims))
@@ -162,7 +150,11 @@ class Brain:
         return values.InitResult(str(brain_path), not existed, provider, model, dims, backup=backup)
 
     def close(self) -> None:
-        self._engine.dispose()
+        if self._engine_obj is not None:
+            self._engine_obj.dispose()
+        if self._raw is not None:
+            self._raw.close()
+            self._raw = None
 
     def __enter__(self) -> Brain:
         return self
@@ -203,18 +195,16 @@ class Brain:
         return self._settings
 
     def _read_embedding_settings(self) -> tuple[str, str, int]:
-        from cerebro.store import meta
+        from cerebro.store import reads
 
-        def read(session: Any) -> tuple[str, str, int]:
-            provider = meta.get(session, "embedding_provider", "none") or "none"
-            model = meta.get(session, "embedding_model", "") or ""
+        with self._snapshot() as conn:
+            provider = reads.meta(conn, "embedding_provider", "none") or "none"
+            model = reads.meta(conn, "embedding_model", "") or ""
             try:
-                dims = int(meta.get(session, "embedding_dimensions", "0") or 0)
+                dims = int(reads.meta(conn, "embedding_dimensions", "0") or 0)
             except ValueError:
                 dims = 0
-            return provider, model, dims
-
-        return self._read(read)
+        return provider, model, dims
 
     # ------------------------------------------------------------------ memories
 
@@ -241,7 +231,7 @@ class Brain:
         importance = _check_importance(importance)
         meta_dict = parse_metadata(metadata)
         stamp = origin or values.Origin.from_environment("api")
-        _, model, _ = self._embedding_settings()
+        vector, error = self._try_embed(content)  # outside the transaction: no lock held while embedding
 
         def write(session: Any) -> str:
             from cerebro.store import fts, nodes
@@ -255,14 +245,17 @@ class Brain:
                 metadata=meta_dict,
                 provenance_root=provenance_root,
                 origin=stamp,
-                embedding_model=model,
+                embedding_model="",
                 now=clock.now(),
             )
             if fts.available(session):
                 fts.index(session, row.id, row.content, row.subtype)
+            self._store_vector(session, row, vector, error)
             return row.id
 
-        return self._write(write)
+        node_id = self._write(write)
+        self._warn_pending(node_id, error)
+        return node_id
 
     def get(self, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
         """A memory and every edge touching it (only edges valid at ``as_of`` when given)."""
@@ -300,15 +293,20 @@ class Brain:
         patch = parse_metadata(metadata)
         if content is None and importance is None and subtype is UNSET and patch is None:
             raise InvalidInput("nothing to update: give content, importance, subtype or metadata")
+        vector, error = None, None
+        if content is not None and self._embedding_settings()[2] > 0:
+            current = self._read(lambda s: _current_content(s, node_id))
+            if current != content:
+                vector, error = self._try_embed(content)
 
-        def write(session: Any) -> values.Node:
+        def write(session: Any) -> tuple[values.Node, bool]:
             from cerebro.store import fts, nodes
 
             row = nodes.get_row(session, nodes.resolve_id(session, node_id))
-            text_changed = False
+            text_changed = content_changed = False
             if content is not None and content != row.content:
                 row.content = content
-                text_changed = True
+                text_changed = content_changed = True
             if subtype is not UNSET and (subtype or None) != row.subtype:
                 row.subtype = subtype or None
                 text_changed = True
@@ -326,11 +324,16 @@ class Brain:
                 row.updated_at = clock.now()
                 if row.status == "active" and fts.available(session):
                     fts.reindex(session, row.id, row.content, row.subtype)
+            if content_changed:  # unchanged content is never re-embedded
+                self._store_vector(session, row, vector, error)
             session.add(row)
             session.flush()
-            return nodes.to_value(row)
+            return nodes.to_value(row), content_changed
 
-        return self._write(write)
+        node, re_embedded = self._write(write)
+        if re_embedded:
+            self._warn_pending(node.id, error)
+        return node
 
     def list(
         self,
@@ -456,7 +459,7 @@ class Brain:
         importance = _check_importance(importance)
         meta_dict = parse_metadata(metadata)
         stamp = origin or values.Origin.from_environment("api")
-        _, model, _ = self._embedding_settings()
+        vector, error = self._try_embed(content)
 
         def write(session: Any) -> str:
             from cerebro.store import edges, fts, nodes
@@ -477,9 +480,10 @@ class Brain:
                 metadata=meta_dict,
                 provenance_root=provenance_root,
                 origin=stamp,
-                embedding_model=model,
+                embedding_model="",
                 now=now,
             )
+            self._store_vector(session, new, vector, error)
             edges.upsert(
                 session, source_id=new.id, target_id=full, relation="supersedes", weight=None,
                 valid_at=None, invalid_at=None, metadata=None, now=now,
@@ -489,7 +493,9 @@ class Brain:
                 fts.index(session, new.id, new.content, new.subtype)
             return new.id
 
-        return self._write(write)
+        new_id = self._write(write)
+        self._warn_pending(new_id, error)
+        return new_id
 
     def stats(self) -> values.Stats:
         from cerebro.store import edges, meta, nodes, vec
@@ -519,95 +525,3 @@ class Brain:
 
         return self._read(read)
 
-    # ------------------------------------------------------------------ configuration
-
-    def config_get(self, key: str) -> values.ConfigEntry:
-        spec = config.lookup(key)
-        from cerebro.store import meta
-
-        stored = self._read(lambda s: meta.get(s, config.META_PREFIX + key))
-        return self._entry(spec, stored)
-
-    def config_value(self, key: str) -> Any:
-        """The effective value, parsed to its type (brain value, else the default)."""
-        spec = config.lookup(key)
-        entry = self.config_get(key)
-        try:
-            return spec.parse(entry.value)
-        except ValueError:  # a bad value written by hand or by another tool: fall back to the default
-            return spec.parse(spec.default)
-
-    def config_list(self) -> list[values.ConfigEntry]:
-        from cerebro.store import meta
-
-        stored = self._read(lambda s: meta.get_many(s, config.META_PREFIX))
-        return [self._entry(spec, stored.get(config.META_PREFIX + spec.key)) for spec in config.REGISTRY.values()]
-
-    def config_set(self, key: str, value: str) -> values.ConfigChange:
-        spec = config.lookup(key)
-        if not isinstance(value, str):
-            value = str(value).lower() if isinstance(value, bool) else str(value)
-        canonical = spec.validate(value)
-
-        def write(session: Any) -> values.ConfigChange:
-            from cerebro.store import meta
-
-            previous = meta.get(session, config.META_PREFIX + key)
-            meta.put(session, config.META_PREFIX + key, canonical)
-            return values.ConfigChange(key, canonical, previous if previous is not None else spec.default)
-
-        return self._write(write)
-
-    def config_reset(self, key: str | None = None, *, all: bool = False) -> list[str]:
-        """Drop a brain override (or every one with ``all=True``); returns the keys that were reset."""
-        from cerebro.store import meta
-
-        if all:
-            def write_all(session: Any) -> list[str]:
-                keys = [k[len(config.META_PREFIX):] for k in meta.get_many(session, config.META_PREFIX)]
-                meta.delete_prefix(session, config.META_PREFIX)
-                return sorted(keys)
-
-            return self._write(write_all)
-        if not key:
-            raise InvalidInput("config reset needs a key, or --all")
-        config.lookup(key)
-        return [key] if self._write(lambda s: meta.delete(s, config.META_PREFIX + key)) else []
-
-    @staticmethod
-    def _entry(spec: config.ConfigKey, stored: str | None) -> values.ConfigEntry:
-        if stored is None:
-            return values.ConfigEntry(spec.key, spec.default, "default", spec.default, spec.description)
-        return values.ConfigEntry(spec.key, stored, "brain", spec.default, spec.description)
-
-    # ------------------------------------------------------------------ relation registry
-
-    def relations(self) -> list[values.RelationInfo]:
-        from cerebro.store import relations
-
-        return self._read(lambda s: [relations.to_value(r) for r in relations.list_all(s)])
-
-    def add_relation(self, name: str, *, traversal_class: str | None = None) -> tuple[values.RelationInfo, bool]:
-        from cerebro.store import relations
-
-        name = (name or "").strip()
-        if not name:
-            raise InvalidInput("relation name must not be empty")
-
-        def write(session: Any) -> tuple[values.RelationInfo, bool]:
-            row, created = relations.add(session, name, traversal_class, clock.now())
-            return relations.to_value(row), created
-
-        return self._write(write)
-
-    def remove_relation(self, name: str) -> None:
-        from cerebro.store import relations
-
-        if not self._write(lambda s: relations.remove(s, name)):
-            raise NotFound(f"relation {quote(name)} is not registered — run 'cerebro relation list'")
-
-
-def _text(sql: str) -> Any:
-    from sqlalchemy import text
-
-    return text(sql)

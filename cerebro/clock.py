@@ -8,12 +8,12 @@ and RFC 3339 (legacy rows and Go exports hold both). Nothing takes its time from
 
 from __future__ import annotations
 
-from cerebro.errors import quote
-
 import os
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime
+
+from cerebro.errors import quote
 
 STORAGE_LAYOUT = "%Y-%m-%d %H:%M:%S"
 ENV_NOW = "CEREBRO_NOW"

@@ -16,10 +16,7 @@ from sqlalchemy.types import TypeDecorator, UserDefinedType
 from sqlmodel import Field, SQLModel
 
 from cerebro import clock
-
-NODE_TYPES = ("episode", "concept", "procedure", "reflection")
-NODE_STATUSES = ("active", "consolidated", "superseded", "archived")
-ARCHIVE_REASONS = ("decayed", "superseded", "redundant", "capacity")
+from cerebro.values import ARCHIVE_REASONS, NODE_STATUSES, NODE_TYPES  # noqa: F401 - re-exported
 
 
 class _DatetimeColumn(UserDefinedType):

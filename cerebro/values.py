@@ -11,6 +11,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+NODE_TYPES = ("episode", "concept", "procedure", "reflection")
+NODE_STATUSES = ("active", "consolidated", "superseded", "archived")
+ARCHIVE_REASONS = ("decayed", "superseded", "redundant", "capacity")
 DECAY_RATES = {"episode": 0.15, "concept": 0.02, "procedure": 0.005, "reflection": 0.05}
 DEFAULT_DECAY_RATE = 0.1  # upstream's rate for a type it does not know
 
@@ -181,6 +184,75 @@ class InitResult:
     embedding_dimensions: int
     backup: str | None = None
     is_global: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ScoredNode:
+    """A recalled memory with its composite score and how it was found (lane → 1-based rank)."""
+
+    node: Node
+    score: float
+    similarity: float
+    parts: Any = None  # cerebro.scoring.ScoreParts
+    lanes: dict[str, int] = field(default_factory=dict)
+    fused: float | None = None
+
+    def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
+        data = self.node.to_dict()
+        data["score"] = round(self.score, 6)
+        data["similarity"] = round(self.similarity, 6)
+        if explain:
+            data["explain"] = {
+                "components": self.parts.to_dict() if self.parts is not None else None,
+                "lanes": dict(self.lanes),
+                "fused": round(self.fused, 6) if self.fused is not None else None,
+            }
+        return data
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """What ``recall``/``search`` return. ``mode`` is hybrid, keyword (provider none), keyword-fallback
+    (the embedder failed) or vector (search). ``expansion`` is expanded, gated, forced (``--as-of``), or
+    off."""
+
+    query: str
+    results: list[ScoredNode]
+    mode: str
+    expansion: str
+    notices: list[str] = field(default_factory=list)
+
+    def __iter__(self):  # noqa: ANN204 - iterate over the scored nodes
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.node.id for r in self.results]
+
+    def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "query": self.query,
+            "mode": self.mode,
+            "results": [r.to_dict(explain=explain) for r in self.results],
+        }
+        if explain:
+            data["expansion"] = self.expansion
+            data["notices"] = list(self.notices)
+        return data
+
+
+@dataclass(frozen=True)
+class EmbedReport:
+    embedded: int
+    failed: int
+    remaining: int
+    errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -11,7 +11,6 @@ Revises: v7
 """
 
 from alembic import op
-
 from cerebro.db.migrate import ensure_fts_table, normalise_timestamps
 
 revision = "py0001"

@@ -8,7 +8,6 @@ Revises:
 """
 
 from alembic import op
-
 from cerebro.db.migrate import set_schema_version
 
 revision = "v1"

@@ -9,7 +9,6 @@ Revises: v4
 """
 
 from alembic import op
-
 from cerebro.db.migrate import (
     add_column_if_absent,
     drop_column_if_present,

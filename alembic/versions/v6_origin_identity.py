@@ -8,7 +8,6 @@ Revises: v5
 """
 
 from alembic import op
-
 from cerebro.db.migrate import (
     add_column_if_absent,
     drop_column_if_present,

@@ -5,7 +5,6 @@ Revises: v6
 """
 
 from alembic import op
-
 from cerebro.db.migrate import set_schema_version
 
 revision = "v7"

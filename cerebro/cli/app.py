@@ -33,6 +33,9 @@ COMMANDS = {
     "relation": ("cerebro.cli.commands.edge:relation_app", "Manage the registry of edge relations"),
     "reinforce": ("cerebro.cli.commands.lifecycle:reinforce", "Count a use of a memory"),
     "supersede": ("cerebro.cli.commands.lifecycle:supersede", "Replace a memory with a new version"),
+    "recall": ("cerebro.cli.commands.recall:recall", "Recall memories by relevance, importance, recency and links"),
+    "search": ("cerebro.cli.commands.recall:search", "Vector similarity search alone"),
+    "embed": ("cerebro.cli.commands.recall:embed", "Embed memories that have no vector yet (--pending)"),
     "stats": ("cerebro.cli.commands.stats:stats", "Show brain health"),
     "config": ("cerebro.cli.commands.config:app", "View and change this brain's configuration"),
 }

@@ -85,6 +85,10 @@ def verify_model(path: Path) -> None:
         pass
 
 
+_LOADED: dict[str, Any] = {}  # one model per process: every Brain opened in it shares the session
+_LOAD_LOCK = threading.Lock()
+
+
 class LocalEmbedder:
     provider = "local"
     model_id = MODEL_ID
@@ -94,13 +98,14 @@ class LocalEmbedder:
         self._threads = threads
         self._session: Any = None
         self._tokenizer: Any = None
-        self._lock = threading.Lock()
 
     def _load(self) -> None:
         if self._session is not None:
             return
-        with self._lock:
-            if self._session is not None:
+        with _LOAD_LOCK:
+            if "session" in _LOADED:
+                self._session, self._tokenizer = _LOADED["session"], _LOADED["tokenizer"]
+                self._cls, self._sep = _LOADED["cls"], _LOADED["sep"]
                 return
             import onnxruntime
             from tokenizers import Tokenizer
@@ -122,6 +127,7 @@ class LocalEmbedder:
             self._tokenizer = tokenizer
             self._cls = tokenizer.token_to_id("[CLS]")
             self._sep = tokenizer.token_to_id("[SEP]")
+            _LOADED.update(session=self._session, tokenizer=tokenizer, cls=self._cls, sep=self._sep)
 
     def _windows(self, text: str) -> list[list[int]]:
         """Token-id windows of at most MAX_TOKENS, each wrapped in [CLS] … [SEP]."""

@@ -32,3 +32,62 @@ def reindex(session: Any, node_id: str, content: str, subtype: str | None) -> No
 
 def indexed_ids(session: Any) -> set[str]:
     return {row[0] for row in session.execute(text("SELECT node_id FROM nodes_fts")).all()}
+
+
+# ----------------------------------------------------------------------------- reads (DB-API)
+
+# English function words dropped from keyword queries: with per-token OR, "the" or "did" would pull in
+# half the brain. Measured on LoCoMo (ADR 0010). If a query is nothing but stop words, they are kept.
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been before being
+    below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+    during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
+    here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
+    let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves
+    out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the
+    their theirs them themselves then there there's these they they'd they'll they're they've this those
+    through to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when
+    when's where where's which while who who's whom why why's will with won't would wouldn't you you'd
+    you'll you're you've your yours yourself yourselves""".split()
+)
+_EDGE_PUNCTUATION = "\"'“”‘’.,;:!?()[]{}<>"
+
+
+def query_terms(query: str, *, drop_stop_words: bool = True) -> list[str]:
+    """Whitespace tokens of the query, de-duplicated, stop words dropped (unless that leaves nothing)."""
+    tokens = [t for t in (query or "").split() if t.strip(_EDGE_PUNCTUATION)]
+    seen: dict[str, str] = {}
+    for token in tokens:
+        seen.setdefault(token.lower(), token)
+    terms = list(seen.values())
+    if drop_stop_words:
+        kept = [t for t in terms if t.lower().strip(_EDGE_PUNCTUATION) not in STOP_WORDS]
+        if kept:
+            terms = kept
+    return terms
+
+
+def build_match_query(terms: list[str]) -> str | None:
+    """Each term becomes a quoted FTS5 string (inner quotes doubled), joined with OR: user text can never
+    form FTS5 syntax (NEAR, *, column filters, parentheses)."""
+    quoted = ['"' + term.replace('"', '""') + '"' for term in terms]
+    return " OR ".join(quoted) if quoted else None
+
+
+def search(conn: Any, query: str, limit: int, *, drop_stop_words: bool = True) -> list[tuple[str, float]]:
+    """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
+
+    Any FTS problem (no table, a query FTS5 still rejects) gives an empty lane, never an error.
+    """
+    match = build_match_query(query_terms(query, drop_stop_words=drop_stop_words))
+    if match is None or limit <= 0:
+        return []
+    try:
+        rows = conn.execute(
+            "SELECT f.node_id, bm25(nodes_fts) AS rank FROM nodes_fts f JOIN nodes n ON n.id = f.node_id "
+            "WHERE nodes_fts MATCH ? AND n.status = 'active' ORDER BY rank LIMIT ?",
+            (match, int(limit)),
+        ).fetchall()
+    except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
+        return []
+    return [(r[0], float(r[1])) for r in rows]

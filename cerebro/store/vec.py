@@ -1,11 +1,28 @@
-"""The sqlite-vec lane's table. Not part of the migration chain: its width comes from the brain's
-``embedding_dimensions``, so the store creates it when that is above 0 (upstream's ``InitVectorTable``)."""
+"""The sqlite-vec lane. Not part of the migration chain: its width comes from the brain's
+``embedding_dimensions``, so the store creates it when that is above 0 (upstream's ``InitVectorTable``).
+
+Vectors are little-endian float32 blobs; an upsert is DELETE then INSERT for the node id, as upstream.
+Write functions take a SQLAlchemy session; the KNN read takes a DB-API connection (hot path).
+"""
 
 from __future__ import annotations
 
+import re
+import struct
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import text
+
+_DIMS = re.compile(r"float\[(\d+)\]")
+
+
+def to_blob(vector: Sequence[float]) -> bytes:
+    return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def from_blob(blob: bytes) -> list[float]:
+    return list(struct.unpack(f"<{len(blob) // 4}f", blob))
 
 
 def exists(session: Any) -> bool:
@@ -13,6 +30,20 @@ def exists(session: Any) -> bool:
         session.execute(text("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vec_nodes'")).first()
         is not None
     )
+
+
+def table_dimensions(conn_or_session: Any) -> int | None:
+    """The width the vec table was created with, or None when there is no table."""
+    query = "SELECT sql FROM sqlite_master WHERE type='table' AND name='vec_nodes'"
+    row = (
+        conn_or_session.execute(text(query)).first()
+        if hasattr(conn_or_session, "get_bind")
+        else conn_or_session.execute(query).fetchone()
+    )
+    if row is None:
+        return None
+    match = _DIMS.search(row[0] or "")
+    return int(match.group(1)) if match else None
 
 
 def ensure_table(session: Any, dimensions: int) -> None:
@@ -26,6 +57,18 @@ def ensure_table(session: Any, dimensions: int) -> None:
     )
 
 
+def upsert(session: Any, node_id: str, vector: Sequence[float]) -> None:
+    session.execute(text("DELETE FROM vec_nodes WHERE node_id = :id"), {"id": node_id})
+    session.execute(
+        text("INSERT INTO vec_nodes (node_id, embedding) VALUES (:id, :v)"), {"id": node_id, "v": to_blob(vector)}
+    )
+
+
+def delete(session: Any, node_id: str) -> None:
+    if exists(session):
+        session.execute(text("DELETE FROM vec_nodes WHERE node_id = :id"), {"id": node_id})
+
+
 def count_missing_active(session: Any) -> int:
     """Active nodes with no vector row (upstream's pending predicate since 3.4.0)."""
     if not exists(session):
@@ -36,3 +79,43 @@ def count_missing_active(session: Any) -> int:
             "AND NOT EXISTS (SELECT 1 FROM vec_nodes v WHERE v.node_id = n.id)"
         )
     ).scalar_one()
+
+
+def missing_active_ids(session: Any, limit: int) -> list[str]:
+    if not exists(session):
+        return []
+    rows = session.execute(
+        text(
+            "SELECT n.id FROM nodes n WHERE n.status = 'active' "
+            "AND NOT EXISTS (SELECT 1 FROM vec_nodes v WHERE v.node_id = n.id) ORDER BY n.created_at, n.id LIMIT :l"
+        ),
+        {"l": limit},
+    ).all()
+    return [r[0] for r in rows]
+
+
+# ----------------------------------------------------------------------------- reads (DB-API)
+
+
+def knn(conn: Any, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+    """The k nearest vectors by cosine distance: [(node_id, distance)], nearest first."""
+    if k <= 0:
+        return []
+    rows = conn.execute(
+        "SELECT node_id, distance FROM vec_nodes WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+        (to_blob(vector), int(k)),
+    ).fetchall()
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def vectors_for(conn: Any, ids: Sequence[str]) -> dict[str, list[float]]:
+    from cerebro.store.reads import chunks
+
+    found: dict[str, list[float]] = {}
+    for part in chunks(list(ids)):
+        marks = ",".join("?" * len(part))
+        for node_id, blob in conn.execute(
+            f"SELECT node_id, embedding FROM vec_nodes WHERE node_id IN ({marks})", tuple(part)
+        ).fetchall():
+            found[node_id] = from_blob(blob)
+    return found

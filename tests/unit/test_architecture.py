@@ -17,6 +17,10 @@ FORBIDDEN = {
     "cerebro.models": ("cerebro.api", "cerebro.cli", "cerebro.store", "cerebro.db"),
     "cerebro.embed": ("cerebro.api", "cerebro.cli", "cerebro.store"),
     "cerebro.api": ("cerebro.cli",),
+    "cerebro.brain": ("cerebro.cli", "cerebro.api"),
+    "cerebro.recall": ("cerebro.cli", "cerebro.api", "cerebro.brain"),
+    "cerebro.prime": ("cerebro.cli", "cerebro.api", "cerebro.brain"),
+    "cerebro.scoring": ("cerebro.cli", "cerebro.api", "cerebro.brain", "cerebro.store", "cerebro.db"),
     **{f"cerebro.{leaf}": ("cerebro.api", "cerebro.cli", "cerebro.store", "cerebro.db", "cerebro.models")
        for leaf in LEAVES},
 }

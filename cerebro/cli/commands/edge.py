@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from cerebro.errors import quote
-
 from typing import Annotated
 
 from cyclopts import App, Parameter
 
 from cerebro.cli.common import open_brain
 from cerebro.cli.output import emit
+from cerebro.errors import quote
 from cerebro.logs import warn
 
 

@@ -12,7 +12,7 @@ from cerebro.cli.output import emit
 def init(
     *,
     global_: Annotated[bool, Parameter(name="--global", help="Create the global brain (CEREBRO_HOME/global.sqlite)")] = False,
-    embed_provider: Annotated[str, Parameter(help="Embedding provider for new memories")] = "none",
+    embed_provider: Annotated[str | None, Parameter(help="local (default: offline MiniLM), ollama, voyage or none")] = None,
     embed_model: Annotated[str | None, Parameter(help="Embedding model (default: the provider's)")] = None,
     embed_dims: Annotated[int | None, Parameter(help="Vector dimensions (0 or omitted: the provider's)")] = None,
     force: Annotated[bool, Parameter(help="Re-write the embedding settings of an existing brain (backup first)")] = False,

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from cyclopts import Parameter
 
-from cerebro.cli.commands.memory import TypeOpt, _content
+from cerebro.cli.commands.memory import _content
 from cerebro.cli.common import OriginActor, OriginChannel, OriginHost, OriginSession, open_brain, origin
 from cerebro.cli.output import emit
 

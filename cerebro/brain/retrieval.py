@@ -1,0 +1,176 @@
+"""The Brain's read side for recall: raw-SQL snapshots (no ORM on the hot path), recall, search, prime,
+and the best-effort bookkeeping the CLI does after a read (the library's reads never write)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from cerebro import clock, config, values
+from cerebro.brain.validate import (
+    UNSET,
+    _check_limit,
+    _check_query,
+    _check_unit,
+    _parse_instant,
+    _text,
+)
+
+
+class RetrievalMixin:
+    @contextmanager
+    def _snapshot(self) -> Iterator[Any]:
+        """A read transaction on a raw DB-API connection (no ORM): the hot path for recall and prime."""
+        from cerebro.db.engine import connect_raw
+
+        if self._raw is None:
+            self._raw = connect_raw(self.path)
+        self._raw.execute("BEGIN")
+        try:
+            yield self._raw
+        finally:
+            self._raw.execute("COMMIT")
+
+    def _recall_options(self, conn: Any, **given: Any) -> Any:
+        from cerebro.recall import RecallOptions
+        from cerebro.store import reads
+
+        stored = reads.config_values(conn)
+
+        def setting(key: str) -> Any:
+            spec = config.REGISTRY[key]
+            try:
+                return spec.parse(stored.get(key, spec.default))
+            except ValueError:
+                return spec.parse(spec.default)
+
+        options = {
+            "bm25_enabled": setting("bm25_enabled"),
+            "indegree_enabled": setting("indegree_bonus_enabled"),
+            "expand_threshold": setting("expand_threshold"),
+            "expand_spread_threshold": setting("expand_spread_threshold"),
+        }
+        options.update({k: v for k, v in given.items() if v is not None})
+        return RecallOptions(**options)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        threshold: float | None = None,
+        subtype: str | None = UNSET,
+        as_of: Any = None,
+        lanes: tuple[str, ...] | None = None,
+    ) -> values.RecallResult:
+        """Hybrid recall: vector + keyword lanes, graph expansion, composite score, RRF (read-only)."""
+        from cerebro.recall import UNSET as RECALL_UNSET
+        from cerebro.recall import recall as run_recall
+
+        query = _check_query(query)
+        limit = _check_limit(limit)
+        when = _parse_instant(as_of)
+        provider, _, dims = self._embedding_settings()
+        vector, mode, notices = None, "keyword", []
+        if dims > 0:
+            try:
+                vector, mode = self._embed([query])[0], "hybrid"
+            except Exception as exc:  # noqa: BLE001 - recall degrades to the keyword lane
+                mode = "keyword-fallback"
+                notices.append(f"embedding unavailable ({' '.join(str(exc).split())}); keyword-only recall")
+        with self._snapshot() as conn:
+            threshold_value = threshold
+            if threshold_value is None:
+                threshold_value = config.REGISTRY["recall_threshold"].parse(
+                    _stored_config(conn, "recall_threshold")
+                )
+            options = self._recall_options(
+                conn,
+                limit=limit,
+                threshold=_check_unit(threshold_value, "threshold"),
+                subtype=RECALL_UNSET if subtype is UNSET else subtype,
+                as_of=when,
+                lanes=lanes,
+            )
+            if mode == "keyword-fallback" and not _fts_ready(conn):
+                raise _embedding_error(notices[0])
+            return run_recall(conn, query, vector, options, mode=mode, notices=notices)
+
+    def search(self, query: str, *, limit: int | None = None, threshold: float | None = None) -> values.RecallResult:
+        """Vector similarity alone (``search``): needs an embedding provider."""
+        from cerebro.embed.base import EmbeddingError
+        from cerebro.recall import vector_search
+
+        query = _check_query(query)
+        _, _, dims = self._embedding_settings()
+        if dims <= 0:
+            raise EmbeddingError("no embedding provider configured — search requires embeddings")
+        vector = self._embed([query])[0]
+        with self._snapshot() as conn:
+            stored_limit = config.REGISTRY["search_limit"].parse(_stored_config(conn, "search_limit"))
+            stored_threshold = config.REGISTRY["search_threshold"].parse(_stored_config(conn, "search_threshold"))
+            options = self._recall_options(
+                conn,
+                limit=_check_limit(limit if limit is not None else stored_limit),
+                threshold=_check_unit(threshold if threshold is not None else stored_threshold, "threshold"),
+            )
+            return vector_search(conn, query, vector, options)
+
+    def prime(self, *, limit: int | None = None) -> list[values.ScoredNode]:
+        """Session-start context: per-type pools scored by importance and surprise, diversified by MMR."""
+        from cerebro.prime import prime as run_prime
+
+        with self._snapshot() as conn:
+            if limit is None:
+                limit = config.REGISTRY["prime_limit"].parse(_stored_config(conn, "prime_limit"))
+            return run_prime(conn, _check_limit(limit), clock.now())
+
+    # Best-effort bookkeeping the CLI does after a read (the library's reads never write).
+
+    def touch_accessed(self, ids: list[str]) -> bool:
+        """access_count + 1 and last_accessed = now for recalled memories; never raises."""
+        return self._best_effort(
+            lambda s: _touch(s, ids, "access_count = COALESCE(access_count, 0) + 1, last_accessed = :now")
+        )
+
+    def touch_surfaced(self, ids: list[str]) -> bool:
+        return self._best_effort(lambda s: _touch(s, ids, "last_surfaced = :now"))
+
+    def count_expansion_skip(self) -> bool:
+        from cerebro.store import meta
+
+        return self._best_effort(lambda s: meta.increment(s, "stats.expansion_skips"))
+
+    def _best_effort(self, work: Callable[[Any], Any]) -> bool:
+        try:
+            with self._session(write=True) as session:
+                work(session)
+            return True
+        except Exception:  # noqa: BLE001 - bookkeeping must never fail the read it follows
+            return False
+
+def _touch(session: Any, ids: list[str], assignment: str) -> None:
+    if not ids:
+        return
+    stamp = clock.now_text()
+    for node_id in ids:
+        session.execute(_text(f"UPDATE nodes SET {assignment} WHERE id = :id"), {"now": stamp, "id": node_id})
+
+
+def _stored_config(conn: Any, key: str) -> str:
+    from cerebro.store import reads
+
+    return reads.config_values(conn).get(key, config.REGISTRY[key].default)
+
+
+def _fts_ready(conn: Any) -> bool:
+    from cerebro.store import reads
+
+    return reads.table_exists(conn, "nodes_fts")
+
+
+def _embedding_error(message: str) -> Exception:
+    from cerebro.embed.base import EmbeddingError
+
+    return EmbeddingError(message)

@@ -1,0 +1,104 @@
+"""Input checks shared by the Brain's methods: every refusal is an InvalidInput naming the fix."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from cerebro import clock
+from cerebro.errors import InvalidInput, quote
+from cerebro.values import NODE_STATUSES, NODE_TYPES
+
+UNSET: Any = object()  # "argument not given" where None is a meaningful value (e.g. clear a subtype)
+
+
+def _check_type(node_type: str) -> str:
+    if node_type not in NODE_TYPES:
+        raise InvalidInput(f"unknown type {quote(node_type)}: use one of {', '.join(NODE_TYPES)}")
+    return node_type
+
+
+def _check_status(status: str) -> str:
+    if status not in NODE_STATUSES:
+        raise InvalidInput(f"unknown status {quote(status)}: use one of {', '.join(NODE_STATUSES)}")
+    return status
+
+
+def _check_importance(importance: Any) -> float:
+    try:
+        value = float(importance)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"importance must be a number in [0, 1], got {quote(importance)}") from None
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"importance must lie in [0, 1], got {quote(importance)}")
+    return value
+
+
+def _check_content(content: Any) -> str:
+    if not isinstance(content, str):
+        raise InvalidInput("content must be text")
+    if not content.strip():
+        raise InvalidInput("content must not be empty")
+    if "\x00" in content:
+        raise InvalidInput("content must not contain NUL characters")
+    return content
+
+
+def parse_metadata(metadata: Any) -> dict[str, Any] | None:
+    """A dict, or a JSON object given as text. Anything else is refused."""
+    if metadata is None:
+        return None
+    if isinstance(metadata, str):
+        try:
+            metadata = json.loads(metadata)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"malformed metadata JSON: {exc.msg} at position {exc.pos}") from None
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be a JSON object")
+    try:
+        json.dumps(metadata, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"metadata is not valid JSON: {exc}") from None
+    return metadata
+
+
+
+def _check_query(query: Any) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("the query must not be empty")
+    if "\x00" in query:
+        raise InvalidInput("the query must not contain NUL characters")
+    return query
+
+
+def _check_limit(limit: Any) -> int:
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+        raise InvalidInput(f"limit must be a whole number above 0, got {limit!r}")
+    return limit
+
+
+def _check_unit(value: Any, name: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{name} must be a number in [0, 1], got {value!r}") from None
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        raise InvalidInput(f"{name} must lie in [0, 1], got {value!r}")
+    return number
+
+
+def _parse_instant(value: Any) -> Any:
+    if value in (None, ""):
+        return None
+    try:
+        return clock.parse(value)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+
+
+
+def _text(sql: str) -> Any:
+    from sqlalchemy import text
+
+    return text(sql)

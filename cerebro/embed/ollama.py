@@ -1,0 +1,40 @@
+"""Provider ``ollama``: a local Ollama server's ``/api/embeddings`` (default model nomic-embed-text, 768)."""
+
+from __future__ import annotations
+
+import os
+
+from cerebro.embed import http
+from cerebro.embed.base import EmbeddingError, embed_chunked
+
+DEFAULT_MODEL = "nomic-embed-text"
+DEFAULT_DIMENSIONS = 768
+
+
+def base_url() -> str:
+    """``$CEREBRO_OLLAMA_URL``, else ``$OLLAMA_HOST`` (which may lack a scheme), else localhost:11434."""
+    url = os.environ.get("CEREBRO_OLLAMA_URL") or os.environ.get("OLLAMA_HOST") or "http://localhost:11434"
+    if "://" not in url:
+        url = "http://" + url
+    return url.rstrip("/")
+
+
+class OllamaEmbedder:
+    provider = "ollama"
+
+    def __init__(self, model: str = DEFAULT_MODEL, dimensions: int = DEFAULT_DIMENSIONS, **http_options: float) -> None:
+        self.model_id = model
+        self.dimensions = dimensions
+        self._http = http_options
+
+    def _embed_one(self, text: str) -> list[float]:
+        answer = http.post_json(
+            f"{base_url()}/api/embeddings", {"model": self.model_id, "prompt": text}, what="ollama API", **self._http
+        )
+        vector = answer.get("embedding") if isinstance(answer, dict) else None
+        if not isinstance(vector, list) or not vector or not all(isinstance(x, int | float) for x in vector):
+            raise EmbeddingError("ollama API returned no embedding")
+        return [float(x) for x in vector]
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return embed_chunked(texts, lambda pieces: [self._embed_one(p) for p in pieces])

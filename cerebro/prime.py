@@ -1,0 +1,61 @@
+"""``recall --prime``: what a session starts with (upstream ADR-007).
+
+Candidate pools per type — concepts, procedures and reflections by importance, episodes from the last
+7 days, anything changed in the last 48 hours — each scored ``0.6·importance + 0.4·surprise``, then an
+MMR pass (λ = 0.6) so the primed set is not ten paraphrases of one fact. Raw SQL: this runs on every
+session start.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+from typing import Any
+
+from cerebro import clock, scoring
+from cerebro.store import reads, vec
+from cerebro.values import ScoredNode
+
+# (name, share of the limit, over-fetch multiplier, SQL filter, SQL order)
+POOLS = (
+    ("concept", 0.35, 3, "type = 'concept'", "importance DESC, created_at DESC"),
+    ("procedure", 0.25, 3, "type = 'procedure'", "importance DESC, created_at DESC"),
+    ("episode", 0.20, 2, "type = 'episode' AND created_at >= :week", "created_at DESC"),
+    ("reflection", 0.10, 3, "type = 'reflection'", "importance DESC, created_at DESC"),
+    ("recent", 0.10, 5, "COALESCE(updated_at, created_at) >= :two_days", "COALESCE(updated_at, created_at) DESC"),
+)
+
+
+def budget(share: float, limit: int) -> int:
+    """round(share·limit), half away from zero like Go's math.Round, and at least 1."""
+    return max(1, math.floor(share * limit + 0.5))
+
+
+def prime(conn: Any, limit: int, now: datetime | None = None) -> list[ScoredNode]:
+    now = now or clock.now()
+    marks = {
+        "week": clock.format_ts(now - timedelta(days=7)),
+        "two_days": clock.format_ts(now - timedelta(hours=48)),
+    }
+    candidates: dict[str, Any] = {}
+    for _name, share, multiplier, where, order in POOLS:
+        sql = (
+            f"SELECT {reads.NODE_COLUMNS} FROM nodes WHERE status = 'active' AND {where} "
+            f"ORDER BY {order} LIMIT {budget(share, limit) * multiplier}"
+        )
+        params = {k: v for k, v in marks.items() if f":{k}" in sql}
+        for row in conn.execute(sql, params).fetchall():
+            node = reads.node_from_row(row)
+            candidates.setdefault(node.id, node)
+    if not candidates:
+        return []
+    scores = {
+        node_id: scoring.prime_score(node.importance, scoring.surprise(node.updated_at, node.last_surfaced, now))
+        for node_id, node in candidates.items()
+    }
+    vectors = vec.vectors_for(conn, list(candidates)) if reads.table_exists(conn, "vec_nodes") else {}
+    chosen = scoring.mmr_select(list(candidates), scores, vectors, limit)
+    return [
+        ScoredNode(candidates[node_id], scores[node_id], 0.0, None, {"prime": rank})
+        for rank, node_id in enumerate(chosen, start=1)
+    ]

@@ -1,0 +1,218 @@
+"""The recall pipeline: lanes → gate/expand → fuse → (rerank) → cut.
+
+1. Vector lane: cosine KNN over ``vec_nodes`` (over-fetch ×3, active only, ``similarity ≥ threshold``),
+   each hit scored by the composite formula with the in-degree structural baseline.
+2. Lazy expansion gate on raw cosine (upstream ADR-014). Unless it fires — or ``as_of`` is given, which
+   always expands so the validity window always applies — one hop of graph expansion rescoring
+   connected results and adding active neighbours.
+3. Keyword lane: FTS5 BM25 with every query token quoted.
+4. Reciprocal-rank fusion of the two lanes; the composite score is kept for display and explanation.
+5. The subtype filter, then the cut to ``limit``.
+
+Works on a DB-API connection (no ORM): this is a hot path. Pure formulas live in ``cerebro.scoring``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from cerebro import scoring
+from cerebro.store import fts, graph, reads, vec
+from cerebro.values import Node, RecallResult, ScoredNode
+
+UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class RecallOptions:
+    limit: int = 20
+    threshold: float = 0.3
+    subtype: Any = UNSET  # UNSET: no filter; None or "": no subtype; "x": exactly x
+    as_of: datetime | None = None
+    bm25_enabled: bool = True
+    indegree_enabled: bool = True
+    expand_threshold: float = 0.75
+    expand_spread_threshold: float = 0.0
+    rrf_k: int = scoring.RRF_K
+    lane_weights: tuple[float, float] = (1.0, 1.0)  # (vector/graph lane, keyword lane)
+    keyword_width: int | None = None  # defaults to the vector lane's width
+    now: datetime | None = None
+    lanes: tuple[str, ...] = ("vector", "keyword")  # which lanes run (eval compares them alone)
+    expand: bool = True
+
+
+@dataclass
+class _Candidate:
+    node: Node
+    similarity: float
+    structural: float
+    lanes: dict[str, int] = field(default_factory=dict)
+
+
+def _score(candidate: _Candidate, now: datetime) -> ScoredNode:
+    node = candidate.node
+    parts = scoring.composite(
+        similarity=candidate.similarity,
+        importance=node.importance,
+        access_count=node.access_count,
+        decay_rate=node.decay_rate,
+        days_since_access=scoring.days_between(node.last_accessed or node.created_at, now),
+        structural=candidate.structural,
+        metadata=node.metadata,
+    )
+    return ScoredNode(node, parts.score, candidate.similarity, parts, dict(candidate.lanes))
+
+
+def _structural_baseline(conn: Any, ids: Sequence[str], enabled: bool) -> dict[str, float]:
+    if not enabled or not ids:
+        return {}
+    counts = graph.citation_indegree(conn, ids, scoring.CITATION_RELATIONS)
+    return {node_id: scoring.indegree_structural(n) for node_id, n in counts.items()}
+
+
+def vector_lane(conn: Any, query_vector: Sequence[float], options: RecallOptions, width: int) -> list[_Candidate]:
+    hits = vec.knn(conn, query_vector, width * 3)
+    nodes = reads.nodes_by_id(conn, [h[0] for h in hits], active_only=True)
+    baseline = _structural_baseline(conn, list(nodes), options.indegree_enabled)
+    lane: list[_Candidate] = []
+    for node_id, distance in hits:
+        node = nodes.get(node_id)
+        if node is None:
+            continue
+        similarity = 1.0 - distance
+        if similarity < options.threshold:
+            continue
+        lane.append(_Candidate(node, similarity, baseline.get(node_id, 0.0)))
+        if len(lane) >= width:
+            break
+    return lane
+
+
+def keyword_lane(conn: Any, query: str, width: int) -> list[str]:
+    return [node_id for node_id, _ in fts.search(conn, query, width)]
+
+
+def expand(conn: Any, seeds: list[_Candidate], as_of: datetime | None, indegree: bool) -> list[_Candidate]:
+    """One hop: results linked to each other take the strongest edge weight as structure; active
+    neighbours join with similarity 0 and the strongest edge weight to them."""
+    by_id = {c.node.id: c for c in seeds}
+    strongest_inside: dict[str, float] = {}
+    strongest_to_neighbour: dict[str, float] = {}
+    for source, target, _relation, weight in graph.edges_touching(conn, list(by_id), as_of):
+        value = scoring.edge_structural(weight)
+        if source in by_id and target in by_id:
+            for end in (source, target):
+                strongest_inside[end] = max(strongest_inside.get(end, 0.0), value)
+        else:
+            neighbour = target if source in by_id else source
+            strongest_to_neighbour[neighbour] = max(strongest_to_neighbour.get(neighbour, 0.0), value)
+    for node_id, value in strongest_inside.items():
+        by_id[node_id].structural = max(by_id[node_id].structural, value)
+    neighbours = reads.nodes_by_id(conn, list(strongest_to_neighbour), active_only=True)
+    baseline = _structural_baseline(conn, list(neighbours), indegree)
+    added = [
+        _Candidate(node, 0.0, max(strongest_to_neighbour[node_id], baseline.get(node_id, 0.0)))
+        for node_id, node in neighbours.items()
+    ]
+    return seeds + added
+
+
+def _subtype_matches(node: Node, wanted: Any) -> bool:
+    if wanted is UNSET:
+        return True
+    if not wanted:
+        return not node.subtype
+    return node.subtype == wanted
+
+
+def recall(
+    conn: Any,
+    query: str,
+    query_vector: Sequence[float] | None,
+    options: RecallOptions,
+    *,
+    mode: str,
+    notices: list[str] | None = None,
+) -> RecallResult:
+    """Run the pipeline. ``query_vector`` is None when there is no vector lane (provider none, or the
+    embedder failed: ``mode`` says which)."""
+    now = options.now
+    if now is None:
+        from cerebro import clock
+
+        now = clock.now()
+    limit = options.limit if options.limit > 0 else 20
+    width = limit
+    use_vector = query_vector is not None and "vector" in options.lanes
+    use_keyword = options.bm25_enabled and "keyword" in options.lanes and bool(query.strip())
+    keyword_ids = keyword_lane(conn, query, options.keyword_width or width) if use_keyword else []
+
+    expansion = "off"
+    if use_vector:
+        seeds = vector_lane(conn, query_vector, options, width)  # type: ignore[arg-type]
+        for rank, c in enumerate(seeds, start=1):
+            c.lanes["vector"] = rank
+    elif mode == "keyword" and keyword_ids:
+        # Provider none: the graph lane grows from the keyword hits instead.
+        nodes = reads.nodes_by_id(conn, keyword_ids[:width], active_only=True)
+        baseline = _structural_baseline(conn, list(nodes), options.indegree_enabled)
+        seeds = [_Candidate(nodes[i], 0.0, baseline.get(i, 0.0)) for i in keyword_ids[:width] if i in nodes]
+    else:
+        seeds = []
+
+    # Upstream's keyword-only fallback (embedder down) never expands; everything else may.
+    if seeds and options.expand and mode != "keyword-fallback":
+        if options.as_of is not None:
+            expansion = "forced"  # always expand, so the validity window always applies
+        elif use_vector and scoring.should_skip_expansion(
+            [c.similarity for c in seeds], limit, options.expand_threshold, options.expand_spread_threshold
+        ):
+            expansion = "gated"
+        else:
+            expansion = "expanded"
+        if expansion != "gated":
+            seeds = expand(conn, seeds, options.as_of, options.indegree_enabled)
+
+    scored = sorted((_score(c, now) for c in seeds), key=lambda s: -s.score)  # stable on ties
+    primary = scored[:width]
+
+    by_id: dict[str, ScoredNode] = {s.node.id: s for s in primary}
+    keyword_nodes = reads.nodes_by_id(conn, [i for i in keyword_ids if i not in by_id], active_only=True)
+    keyword_baseline = _structural_baseline(conn, list(keyword_nodes), options.indegree_enabled)
+    for node_id, node in keyword_nodes.items():
+        by_id[node_id] = _score(_Candidate(node, 0.0, keyword_baseline.get(node_id, 0.0)), now)
+    for rank, node_id in enumerate(keyword_ids, start=1):
+        if node_id in by_id:
+            by_id[node_id].lanes["keyword"] = rank
+    for rank, s in enumerate(primary, start=1):
+        if "vector" not in s.lanes:
+            s.lanes.setdefault("graph", rank)
+
+    fused = scoring.rrf(
+        [[s.node.id for s in primary], [i for i in keyword_ids if i in by_id]],
+        k=options.rrf_k,
+        weights=options.lane_weights,
+    )
+    ordered = [replace(by_id[node_id], fused=value) for node_id, value in fused]
+    ordered = [s for s in ordered if _subtype_matches(s.node, options.subtype)][:limit]
+    return RecallResult(query, ordered, mode, expansion, list(notices or []))
+
+
+def vector_search(conn: Any, query: str, query_vector: Sequence[float], options: RecallOptions) -> RecallResult:
+    """``search``: the vector lane alone, by similarity, no expansion and no keyword lane."""
+    from cerebro import clock
+
+    now = options.now or clock.now()
+    lane = vector_lane(conn, query_vector, options, options.limit if options.limit > 0 else 10)
+    for rank, c in enumerate(lane, start=1):
+        c.lanes["vector"] = rank
+    results = [s for s in (_score(c, now) for c in lane) if _subtype_matches(s.node, options.subtype)]
+    return RecallResult(query, results, "vector", "off")
+
+
+def is_finite(values: Sequence[float]) -> bool:
+    return all(math.isfinite(v) for v in values)

@@ -1,0 +1,201 @@
+"""Every ranking formula in one place, as pure functions (no I/O): decay, composite score, in-degree
+structure, the expansion gate, reciprocal-rank fusion, prime scoring and MMR.
+
+Formulas and constants follow upstream (``upstream-behaviour.md`` §3–4); departures are marked and
+recorded in ADR 0008.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+# Composite weights (upstream README: relevance 0.35, importance 0.25, recency 0.25, structure 0.15).
+W_RELEVANCE = 0.35
+W_IMPORTANCE = 0.25
+W_RECENCY = 0.25
+W_STRUCTURAL = 0.15
+
+RRF_K = 60  # the usual constant from Cormack et al.; upstream's defaultRRFK
+OUTCOME_FLOOR = 0.2
+CITATION_RELATIONS = ("derived_from", "supports")  # relations that count toward in-degree
+INDEGREE_SATURATION = 10  # ln(1+in)/ln(1+10): ten citations give the full structural term
+
+PRIME_LAMBDA = 0.6  # MMR: 60 % score, 40 % diversity
+SURPRISE_RATE_PER_HOUR = 0.01
+
+
+@dataclass(frozen=True)
+class ScoreParts:
+    """The composite score and what it is made of (shown by ``recall --explain``)."""
+
+    relevance: float
+    importance: float
+    recency: float
+    structural: float
+    outcome: float
+    score: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {k: round(v, 6) for k, v in self.__dict__.items()}
+
+
+def days_between(earlier: datetime | None, later: datetime) -> float:
+    if earlier is None:
+        return 0.0
+    return max(0.0, (later - earlier).total_seconds() / 86400.0)
+
+
+def recency(decay_rate: float, days: float) -> float:
+    """exp(−λ·days): λ is per day (upstream fixed a per-hour bug in 3.1.0)."""
+    return math.exp(-decay_rate * max(0.0, days))
+
+
+def importance_term(importance: float, access_count: int) -> float:
+    """importance × (1 + ln(1 + access_count)) — unbounded on purpose: use raises a memory's standing."""
+    return importance * (1.0 + math.log1p(max(0, access_count)))
+
+
+def outcome_factor(metadata: Any) -> float:
+    """1 + 0.10·ln(1+success) − 0.15·ln(1+failure), floored at 0.2; 1.0 without recorded outcomes."""
+    if isinstance(metadata, str):
+        try:
+            metadata = json.loads(metadata)
+        except ValueError:
+            return 1.0
+    if not isinstance(metadata, dict):
+        return 1.0
+    outcomes = metadata.get("outcomes")
+    if not isinstance(outcomes, dict):
+        return 1.0
+    try:
+        success = max(0.0, float(outcomes.get("success", 0) or 0))
+        failure = max(0.0, float(outcomes.get("failure", 0) or 0))
+    except (TypeError, ValueError):
+        return 1.0
+    return max(OUTCOME_FLOOR, 1.0 + 0.10 * math.log1p(success) - 0.15 * math.log1p(failure))
+
+
+def indegree_structural(citations: int) -> float:
+    """min(1, ln(1+in)/ln(11)) over incoming ``derived_from``/``supports`` edges."""
+    if citations <= 0:
+        return 0.0
+    return min(1.0, math.log1p(citations) / math.log1p(INDEGREE_SATURATION))
+
+
+def edge_structural(weight: float | None) -> float:
+    """An edge's weight as a structural value; a weight ≤ 0 (or missing) counts as 1.0, as upstream."""
+    if weight is None or not math.isfinite(weight) or weight <= 0:
+        return 1.0
+    return weight
+
+
+def composite(
+    *,
+    similarity: float,
+    importance: float,
+    access_count: int,
+    decay_rate: float,
+    days_since_access: float,
+    structural: float,
+    metadata: Any = None,
+) -> ScoreParts:
+    imp = importance_term(importance, access_count)
+    rec = recency(decay_rate, days_since_access)
+    factor = outcome_factor(metadata)
+    score = (W_RELEVANCE * similarity + W_IMPORTANCE * imp + W_RECENCY * rec + W_STRUCTURAL * structural) * factor
+    return ScoreParts(similarity, imp, rec, structural, factor, score)
+
+
+def should_skip_expansion(similarities: Sequence[float], requested_k: int, top: float, spread: float) -> bool:
+    """The lazy expansion gate, on raw cosine similarities (never the composite score).
+
+    Fires (skip expansion) when T1: ``top > 0 and max > top``, or T2: ``spread > 0 and K ≥ 2 and
+    K ≥ requested_k and max − min < spread``. K = 0 never fires; NaN or negative thresholds never fire.
+    """
+    count = len(similarities)
+    if count == 0:
+        return False
+    highest, lowest = max(similarities), min(similarities)
+    if top > 0 and highest > top:  # NaN > 0 is False
+        return True
+    if spread > 0 and count >= 2 and count >= requested_k and (highest - lowest) < spread:
+        return True
+    return False
+
+
+def rrf(lanes: Sequence[Sequence[K]], k: int = RRF_K, weights: Sequence[float] | None = None) -> list[tuple[K, float]]:
+    """Reciprocal-rank fusion: Σ wᵢ/(k + rankᵢ) over the lanes an item appears in (ranks from 1).
+
+    Ties keep first-seen order (lane order, then rank), so an empty second lane is the identity.
+    """
+    k = max(1, int(k))
+    weights = list(weights) if weights is not None else [1.0] * len(lanes)
+    fused: dict[K, float] = {}
+    for lane, weight in zip(lanes, weights, strict=True):
+        for rank, item in enumerate(lane, start=1):
+            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
+    order = {item: i for i, item in enumerate(fused)}
+    return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+def surprise(updated_at: datetime | None, last_surfaced: datetime | None, now: datetime) -> float:
+    """1.0 if changed since last surfaced; 0.5 if never updated nor surfaced; else 1 − e^(−0.01·hours)."""
+    if updated_at is not None and (last_surfaced is None or updated_at > last_surfaced):
+        return 1.0
+    if updated_at is None and last_surfaced is None:
+        return 0.5
+    hours = max(0.0, (now - last_surfaced).total_seconds() / 3600.0) if last_surfaced else 0.0
+    return 1.0 - math.exp(-SURPRISE_RATE_PER_HOUR * hours)
+
+
+def prime_score(importance: float, surprise_value: float) -> float:
+    return 0.6 * importance + 0.4 * surprise_value
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def mmr_select(
+    candidates: Sequence[K],
+    scores: dict[K, float],
+    vectors: dict[K, Sequence[float]],
+    limit: int,
+    lam: float = PRIME_LAMBDA,
+    similarity: Callable[[Sequence[float], Sequence[float]], float] = cosine,
+) -> list[K]:
+    """Greedy MMR: pick argmax λ·score − (1−λ)·max cos(candidate, selected).
+
+    Candidates are considered in score order; one without a vector gets no diversity penalty.
+    """
+    pool = sorted(candidates, key=lambda c: -scores[c])
+    chosen: list[K] = []
+    while pool and len(chosen) < limit:
+        best, best_value = None, -math.inf
+        for candidate in pool:
+            penalty = 0.0
+            vec = vectors.get(candidate)
+            if vec is not None:
+                sims = [similarity(vec, vectors[c]) for c in chosen if c in vectors]
+                penalty = max(sims) if sims else 0.0
+            value = lam * scores[candidate] - (1.0 - lam) * penalty
+            if value > best_value:
+                best, best_value = candidate, value
+        chosen.append(best)  # type: ignore[arg-type]
+        pool.remove(best)  # type: ignore[arg-type]
+    return chosen
+
+
+def dedupe(items: Iterable[K]) -> list[K]:
+    seen: set[K] = set()
+    return [i for i in items if not (i in seen or seen.add(i))]

@@ -1,0 +1,48 @@
+"""Graph reads over a DB-API connection: edges around a set of nodes, and citation in-degree."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from cerebro import clock
+from cerebro.store.reads import chunks
+
+
+def edges_touching(conn: Any, ids: Sequence[str], as_of: datetime | None = None) -> list[tuple[str, str, str, float]]:
+    """Edges in either direction for ``ids``: [(source, target, relation, weight)].
+
+    With ``as_of``, only edges valid then: the half-open window [valid_at, invalid_at), compared as
+    storage-layout strings (upstream's predicate).
+    """
+    found: dict[tuple[str, str, str], float] = {}
+    window = ""
+    params_tail: tuple[str, ...] = ()
+    if as_of is not None:
+        stamp = clock.format_ts(as_of)
+        window = " AND (valid_at IS NULL OR valid_at <= ?) AND (invalid_at IS NULL OR invalid_at > ?)"
+        params_tail = (stamp, stamp)
+    for part in chunks(list(ids), 400):
+        marks = ",".join("?" * len(part))
+        sql = (
+            f"SELECT source_id, target_id, relation, weight FROM edges "
+            f"WHERE (source_id IN ({marks}) OR target_id IN ({marks})){window}"
+        )
+        for s, t, r, w in conn.execute(sql, (*part, *part, *params_tail)).fetchall():
+            found[(s, t, r)] = float(w) if w is not None else 1.0
+    return [(s, t, r, w) for (s, t, r), w in found.items()]
+
+
+def citation_indegree(conn: Any, ids: Sequence[str], relations: Sequence[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    rel_marks = ",".join("?" * len(relations))
+    for part in chunks(list(ids)):
+        marks = ",".join("?" * len(part))
+        rows = conn.execute(
+            f"SELECT target_id, COUNT(*) FROM edges WHERE target_id IN ({marks}) AND relation IN ({rel_marks}) "
+            "GROUP BY target_id",
+            (*part, *relations),
+        ).fetchall()
+        counts.update({r[0]: int(r[1]) for r in rows})
+    return counts

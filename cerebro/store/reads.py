@@ -1,0 +1,92 @@
+"""Raw-SQL reads over a DB-API connection, for the hot paths (recall, prime, hooks).
+
+These skip SQLAlchemy entirely — importing it costs more than a whole recall — and return the same
+frozen values as the ORM store (ADR 0009).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from cerebro import clock, values
+
+NODE_COLUMNS = (
+    "id, type, subtype, content, metadata, importance, decay_rate, access_count, times_reinforced, status, "
+    "embedding_model, created_at, last_accessed, last_reinforced, updated_at, last_surfaced, provenance_root, "
+    "origin_actor, origin_channel, origin_session, origin_host"
+)
+_CHUNK = 500  # stay well under SQLite's host-parameter limit
+
+
+def _time(value: Any) -> datetime | None:
+    return clock.parse_optional(value) if value not in (None, "") else None
+
+
+def _metadata(value: Any) -> dict[str, Any] | None:
+    if value in (None, ""):
+        return None
+    try:
+        parsed = json.loads(value) if isinstance(value, str | bytes) else value
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def node_from_row(row: Sequence[Any]) -> values.Node:
+    return values.Node(
+        id=row[0],
+        type=row[1],
+        subtype=row[2],
+        content=row[3],
+        metadata=_metadata(row[4]),
+        importance=float(row[5] if row[5] is not None else 0.5),
+        decay_rate=float(row[6] if row[6] is not None else values.DEFAULT_DECAY_RATE),
+        access_count=int(row[7] or 0),
+        times_reinforced=int(row[8] or 0),
+        status=row[9] or "active",
+        embedding_model=row[10] or "",
+        created_at=_time(row[11]),
+        last_accessed=_time(row[12]),
+        last_reinforced=_time(row[13]),
+        updated_at=_time(row[14]),
+        last_surfaced=_time(row[15]),
+        provenance_root=bool(row[16]),
+        origin=values.Origin(row[17], row[18], row[19], row[20]),
+    )
+
+
+def chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def nodes_by_id(conn: Any, ids: Sequence[str], *, active_only: bool = False) -> dict[str, values.Node]:
+    found: dict[str, values.Node] = {}
+    for part in chunks(list(dict.fromkeys(ids))):
+        marks = ",".join("?" * len(part))
+        sql = f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({marks})"
+        if active_only:
+            sql += " AND status = 'active'"
+        for row in conn.execute(sql, tuple(part)).fetchall():
+            node = node_from_row(row)
+            found[node.id] = node
+    return found
+
+
+def meta(conn: Any, key: str, default: str | None = None) -> str | None:
+    row = conn.execute("SELECT value FROM schema_meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row is not None else default
+
+
+def config_values(conn: Any) -> dict[str, str]:
+    rows = conn.execute(
+        "SELECT key, value FROM schema_meta WHERE key >= 'config.' AND key < 'config.' || char(1114111)"
+    ).fetchall()
+    return {key[len("config."):]: value for key, value in rows}
+
+
+def table_exists(conn: Any, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
