@@ -257,6 +257,73 @@ class Brain(EmbeddingMixin, RetrievalMixin, SettingsMixin):
         self._warn_pending(node_id, error)
         return node_id
 
+    def add_many(
+        self,
+        items: list[dict[str, Any]],
+        *,
+        batch_size: int = 128,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[str]:
+        """Store many memories: each item takes :meth:`add`'s keyword arguments plus ``content``.
+
+        Everything is validated before anything is written; each batch is embedded together and written in
+        one transaction (the same write path as :meth:`add`). Returns the new ids in order.
+        """
+        prepared = []
+        for item in items:
+            unknown = set(item) - {"content", "type", "subtype", "importance", "metadata", "provenance_root", "origin"}
+            if unknown:
+                raise InvalidInput(f"unknown memory fields: {', '.join(sorted(unknown))}")
+            node_type = item.get("type", "episode")
+            _check_type(node_type)
+            prepared.append(
+                {
+                    "content": _check_content(item.get("content")),
+                    "type": node_type,
+                    "subtype": item.get("subtype") or None,
+                    "importance": _check_importance(item.get("importance", 0.5)),
+                    "metadata": parse_metadata(item.get("metadata")),
+                    "provenance_root": bool(item.get("provenance_root", False)),
+                    "origin": item.get("origin") or values.Origin.from_environment("api"),
+                }
+            )
+        ids: list[str] = []
+        dims = self._embedding_settings()[2]
+        for start in range(0, len(prepared), batch_size):
+            batch = prepared[start : start + batch_size]
+            vectors: list[Any] = [None] * len(batch)
+            error = None
+            if dims > 0:
+                try:
+                    vectors = self._embed([b["content"] for b in batch])
+                except Exception as exc:  # noqa: BLE001 - memories are kept, vectors come later
+                    error = " ".join(str(exc).split()) or exc.__class__.__name__
+
+            def write(session: Any, batch: list[dict[str, Any]] = batch, vectors: list[Any] = vectors) -> list[str]:
+                from cerebro.store import fts, nodes
+
+                has_fts = fts.available(session)
+                now = clock.now()
+                written = []
+                for spec, vector in zip(batch, vectors, strict=True):
+                    row = nodes.insert(session, embedding_model="", now=now, **spec)
+                    if has_fts:
+                        fts.index(session, row.id, row.content, row.subtype)
+                    self._store_vector(session, row, vector, error)
+                    written.append(row.id)
+                return written
+
+            batch_ids = self._write(write)
+            if error is not None:
+                self.on_warning(
+                    f"embedding failed for {len(batch_ids)} memories: {error} "
+                    "(stored; run `cerebro embed --pending`)"
+                )
+            ids.extend(batch_ids)
+            if progress:
+                progress(len(ids), len(prepared))
+        return ids
+
     def get(self, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
         """A memory and every edge touching it (only edges valid at ``as_of`` when given)."""
         from cerebro.store import edges, nodes

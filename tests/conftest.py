@@ -26,6 +26,14 @@ _ENV_TO_CLEAR = (
 )
 
 
+@pytest.fixture(autouse=True, scope="session")
+def fake_providers() -> None:
+    from tests.fakes import FakeEmbedder, register_fakes
+
+    register_fakes()
+    FakeEmbedder.broken = False
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "cerebro-home"
@@ -34,6 +42,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     state.format, state.quiet, state.project = "md", False, None
     clock.set_now(None)
+    from tests.fakes import FakeEmbedder
+
+    FakeEmbedder.broken = False
     yield home
     clock.set_now(None)
     state.format, state.quiet, state.project = "md", False, None
@@ -53,6 +64,24 @@ def brain_path(project: Path) -> Path:
     path = paths.project_brain_path(project)
     Brain.init(path)
     return path
+
+
+@pytest.fixture
+def fake_brain_path(project: Path) -> Path:
+    """A project brain on the deterministic ``fake`` embedder (fast; for pipeline logic)."""
+    from cerebro import Brain, paths
+
+    path = paths.project_brain_path(project)
+    Brain.init(path, embed_provider="fake")
+    return path
+
+
+@pytest.fixture
+def fake_brain(fake_brain_path: Path):
+    from cerebro import Brain
+
+    with Brain.open(fake_brain_path) as opened:
+        yield opened
 
 
 @pytest.fixture

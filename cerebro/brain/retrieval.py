@@ -14,7 +14,6 @@ from cerebro.brain.validate import (
     _check_query,
     _check_unit,
     _parse_instant,
-    _text,
 )
 
 
@@ -26,6 +25,9 @@ class RetrievalMixin:
 
         if self._raw is None:
             self._raw = connect_raw(self.path)
+        if self._raw.in_transaction:  # nested: share the outer snapshot
+            yield self._raw
+            return
         self._raw.execute("BEGIN")
         try:
             yield self._raw
@@ -95,7 +97,30 @@ class RetrievalMixin:
             )
             if mode == "keyword-fallback" and not _fts_ready(conn):
                 raise _embedding_error(notices[0])
-            return run_recall(conn, query, vector, options, mode=mode, notices=notices)
+            rerank = _rerank_settings(conn)
+            if rerank is None:
+                return run_recall(conn, query, vector, options, mode=mode, notices=notices)
+            from dataclasses import replace as _replace
+
+            from cerebro import rerank as reranker
+
+            wide = run_recall(
+                conn, query, vector, _replace(options, limit=max(limit, reranker.OVER_RETRIEVE)), mode=mode,
+                notices=notices,
+            )
+        command, fusion = rerank
+        results = wide.results
+        if not command:
+            notices.append("rerank enabled but no reranker command configured; using composite order")
+        elif results:
+            try:
+                scores = reranker.score(command, query, [r.node.content for r in results])
+                results = reranker.reorder(results, scores, fusion)
+            except reranker.RerankError as exc:
+                notices.append(
+                    f'reranker "command:{reranker.command_name(command)}" failed ({exc}); using composite order'
+                )
+        return _replace(wide, results=results[:limit], notices=list(notices))
 
     def search(self, query: str, *, limit: int | None = None, threshold: float | None = None) -> values.RecallResult:
         """Vector similarity alone (``search``): needs an embedding provider."""
@@ -131,31 +156,50 @@ class RetrievalMixin:
     def touch_accessed(self, ids: list[str]) -> bool:
         """access_count + 1 and last_accessed = now for recalled memories; never raises."""
         return self._best_effort(
-            lambda s: _touch(s, ids, "access_count = COALESCE(access_count, 0) + 1, last_accessed = :now")
+            lambda conn: _touch(conn, ids, "access_count = COALESCE(access_count, 0) + 1, last_accessed = ?")
         )
 
     def touch_surfaced(self, ids: list[str]) -> bool:
-        return self._best_effort(lambda s: _touch(s, ids, "last_surfaced = :now"))
+        return self._best_effort(lambda conn: _touch(conn, ids, "last_surfaced = ?"))
 
     def count_expansion_skip(self) -> bool:
-        from cerebro.store import meta
-
-        return self._best_effort(lambda s: meta.increment(s, "stats.expansion_skips"))
+        return self._best_effort(
+            lambda conn: conn.execute(
+                "INSERT INTO schema_meta (key, value) VALUES ('stats.expansion_skips', '1') "
+                "ON CONFLICT(key) DO UPDATE SET value = CASE WHEN CAST(value AS INTEGER) || '' = value "
+                "THEN CAST(CAST(value AS INTEGER) + 1 AS TEXT) ELSE '1' END"
+            )
+        )
 
     def _best_effort(self, work: Callable[[Any], Any]) -> bool:
-        try:
-            with self._session(write=True) as session:
-                work(session)
-            return True
-        except Exception:  # noqa: BLE001 - bookkeeping must never fail the read it follows
-            return False
+        """A short write on the raw connection (no ORM on the hot path). It waits at most a quarter second
+        for the lock and gives up quietly: bookkeeping must never fail or stall the read it follows."""
+        from cerebro.db.engine import BUSY_TIMEOUT_MS, connect_raw
 
-def _touch(session: Any, ids: list[str], assignment: str) -> None:
-    if not ids:
-        return
+        if self._raw is None:
+            self._raw = connect_raw(self.path)
+        conn = self._raw
+        try:
+            conn.execute("PRAGMA busy_timeout = 250")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                work(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            return True
+        except Exception:  # noqa: BLE001
+            return False
+        finally:
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            except Exception:  # noqa: BLE001
+                pass
+
+def _touch(conn: Any, ids: list[str], assignment: str) -> None:
     stamp = clock.now_text()
-    for node_id in ids:
-        session.execute(_text(f"UPDATE nodes SET {assignment} WHERE id = :id"), {"now": stamp, "id": node_id})
+    conn.executemany(f"UPDATE nodes SET {assignment} WHERE id = ?", [(stamp, node_id) for node_id in ids])
 
 
 def _stored_config(conn: Any, key: str) -> str:
@@ -174,3 +218,17 @@ def _embedding_error(message: str) -> Exception:
     from cerebro.embed.base import EmbeddingError
 
     return EmbeddingError(message)
+
+
+def _rerank_settings(conn: Any) -> tuple[str, str] | None:
+    """(command, fusion) when reranking is on — only the literal "true" turns it on, and no environment
+    variable can (upstream's deliberate choice); the command may come from the environment."""
+    import os
+
+    from cerebro.store import reads
+
+    stored = reads.config_values(conn)
+    if stored.get("rerank_enabled") != "true":
+        return None
+    command = stored.get("rerank_command") or os.environ.get("CEREBRO_RERANK_COMMAND", "")
+    return command.strip(), stored.get("rerank_fusion", "rrf")

@@ -37,6 +37,7 @@ COMMANDS = {
     "search": ("cerebro.cli.commands.recall:search", "Vector similarity search alone"),
     "embed": ("cerebro.cli.commands.recall:embed", "Embed memories that have no vector yet (--pending)"),
     "stats": ("cerebro.cli.commands.stats:stats", "Show brain health"),
+    "eval": ("cerebro.cli.commands.eval:app", "Measure recall quality (your queries, or LoCoMo)"),
     "config": ("cerebro.cli.commands.config:app", "View and change this brain's configuration"),
 }
 
@@ -133,6 +134,18 @@ def run(argv: Sequence[str] | None = None) -> int:
         from cerebro import logs
 
         logs.configure(quiet=True)
+
+    from cerebro.cli import fast
+
+    spec = fast.parse(rest)
+    if spec is not None:
+        try:
+            fast.run(spec)
+            return 0
+        except CerebroError as exc:
+            return _fail(str(exc), exc.exit_code)
+        except BrokenPipeError:
+            return 0
 
     from cyclopts import CycloptsError
 

@@ -26,7 +26,7 @@ from cerebro import clock, paths
 from cerebro.db.engine import WRITE_OPTION, connect_raw
 from cerebro.errors import MigrationFailed, SchemaTooNew
 
-HEAD_REVISION = "py0001"  # a test checks this against Alembic's script directory
+HEAD_REVISION = "py0002"  # a test checks this against Alembic's script directory
 UPSTREAM_SCHEMA_VERSION = 7
 VIRTUAL_LANE_PREFIXES = ("nodes_fts", "vec_nodes")
 
@@ -107,6 +107,18 @@ def ensure_fts_table(bind: Any) -> bool:
             "SELECT id, content, COALESCE(subtype, '') FROM nodes WHERE status = 'active'"
         )
     return True
+
+
+def rebuild_fts_table(bind: Any, *, tokenize: str | None) -> None:
+    """Re-create ``nodes_fts`` with another tokenizer, keeping its rows (created fresh if absent)."""
+    if not table_exists(bind, "nodes_fts"):
+        ensure_fts_table(bind)
+    rows = bind.exec_driver_sql("SELECT node_id, content, subtype FROM nodes_fts").fetchall()
+    bind.exec_driver_sql("DROP TABLE nodes_fts")
+    option = f", tokenize = '{tokenize}'" if tokenize else ""
+    bind.exec_driver_sql(f"CREATE VIRTUAL TABLE nodes_fts USING fts5(node_id UNINDEXED, content, subtype{option})")
+    for row in rows:
+        bind.exec_driver_sql("INSERT INTO nodes_fts (node_id, content, subtype) VALUES (?, ?, ?)", tuple(row))
 
 
 def normalise_timestamps(bind: Any) -> int:

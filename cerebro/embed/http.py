@@ -3,6 +3,7 @@ backoff and jitter on connection errors, 429 and 5xx only. Standard library only
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -45,7 +46,7 @@ def post_json(
             if exc.code == 429 or exc.code >= 500:
                 raise _Retryable(message) from None
             raise EmbeddingError(message) from None
-        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+        except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise _Retryable(f"{what} unreachable at {url}: {reason}") from None
         try:

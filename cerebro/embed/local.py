@@ -67,6 +67,8 @@ def verify_model(path: Path) -> None:
         entries = json.loads(cache.read_text())
     except (OSError, ValueError):
         entries = []
+    # A cache of the wrong shape (edited by hand, written by something else) only means hashing again.
+    entries = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
     if any(entry.get("key") == key and entry.get("sha256") == MODEL_SHA256 for entry in entries):
         return
     actual = _sha256(path)
@@ -140,6 +142,8 @@ class LocalEmbedder:
     def embed(self, texts: list[str]) -> list[list[float]]:
         import numpy as np
 
+        if not texts:
+            return []
         self._load()
         windows: list[list[int]] = []
         owner: list[int] = []

@@ -11,12 +11,30 @@ DEFAULT_MODEL = "nomic-embed-text"
 DEFAULT_DIMENSIONS = 768
 
 
+DEFAULT_PORT = 11434
+
+
 def base_url() -> str:
-    """``$CEREBRO_OLLAMA_URL``, else ``$OLLAMA_HOST`` (which may lack a scheme), else localhost:11434."""
-    url = os.environ.get("CEREBRO_OLLAMA_URL") or os.environ.get("OLLAMA_HOST") or "http://localhost:11434"
-    if "://" not in url:
-        url = "http://" + url
-    return url.rstrip("/")
+    """``$CEREBRO_OLLAMA_URL``, else ``$OLLAMA_HOST``, else http://127.0.0.1:11434.
+
+    ``OLLAMA_HOST`` is read as Ollama reads it: without a scheme it means http, without a port 11434,
+    and an empty host (``:11434``) means this machine.
+    """
+    explicit = os.environ.get("CEREBRO_OLLAMA_URL")
+    if explicit:
+        return explicit.rstrip("/")
+    host = (os.environ.get("OLLAMA_HOST") or "").strip()
+    if not host:
+        return f"http://localhost:{DEFAULT_PORT}"
+    if "://" in host:
+        return host.rstrip("/")
+    host = host.rstrip("/")
+    name, sep, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
+    if not sep:
+        name, port = host, ""
+    if not name:
+        name = "localhost"
+    return f"http://{name}:{port or DEFAULT_PORT}"
 
 
 class OllamaEmbedder:

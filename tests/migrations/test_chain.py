@@ -9,6 +9,8 @@ where a test needs many steps.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from alembic.config import Config
 from alembic.script import ScriptDirectory
@@ -16,7 +18,7 @@ from alembic.script import ScriptDirectory
 from cerebro import Brain, clock
 from cerebro.db.migrate import HEAD_REVISION, script_location
 
-CHAIN = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "py0001"]
+CHAIN = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "py0001", "py0002"]
 
 
 def _script(kit) -> ScriptDirectory:
@@ -200,3 +202,31 @@ def test_alembic_check_finds_no_drift_on_upgraded_fixture_brains(kit, tmp_path):
     result = kit.alembic_batch(steps, home=tmp_path / "home")
     output = result.stdout + result.stderr
     assert output.count("No new upgrade operations detected") == len(kit.FIXTURES)
+
+
+def test_keyword_index_uses_porter_at_head_and_unicode61_below(tmp_path):
+    """py0002 rebuilds nodes_fts with Porter stemming, keeping its rows; its downgrade restores unicode61."""
+    import subprocess
+    import sys
+
+    from cerebro import Brain
+
+    path = tmp_path / "b.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        brain.add("the deploys were failing on Fridays")
+        assert [r.node.content for r in brain.recall("deploy")]  # stemmed match
+    repo = Path(__file__).resolve().parents[2]
+    alembic = [sys.executable, "-m", "alembic", "-x", f"brain={path}"]
+    subprocess.run([*alembic, "downgrade", "py0001"], cwd=repo, check=True, capture_output=True)
+    import sqlean.dbapi2 as sqlean
+
+    conn = sqlean.connect(str(path))
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name='nodes_fts'").fetchone()[0]
+    rows = conn.execute("SELECT count(*) FROM nodes_fts").fetchone()[0]
+    conn.close()
+    assert "porter" not in sql and rows == 1
+    subprocess.run([*alembic, "upgrade", "head"], cwd=repo, check=True, capture_output=True)
+    conn = sqlean.connect(str(path))
+    assert "porter" in conn.execute("SELECT sql FROM sqlite_master WHERE name='nodes_fts'").fetchone()[0]
+    conn.close()

@@ -1,0 +1,67 @@
+"""eval (a brain's own query set) and eval locomo (the LoCoMo benchmark)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+from cyclopts import App, Parameter
+
+from cerebro.cli.common import open_brain
+from cerebro.cli.output import emit
+from cerebro.logs import warn
+
+app = App(name="eval", help="Measure recall quality: your own queries, or the LoCoMo benchmark.")
+
+
+def _write(out: Path | None, data: dict) -> None:
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+@app.default
+def eval_queries(
+    *,
+    queries: Annotated[Path, Parameter(help="JSON lines {query_id, query}")],
+    ground_truth: Annotated[Path, Parameter(help="JSON lines {query_id, relevant_node_ids}")],
+    limit: Annotated[int, Parameter(help="Results per query")] = 20,
+    threshold: Annotated[float | None, Parameter(help="Vector-lane threshold (default: config recall_threshold)")] = None,
+    out: Annotated[Path | None, Parameter(help="Also write the baseline JSON here")] = None,
+) -> None:
+    """Macro recall@5/10/20 and MRR of recall on the current brain."""
+    from cerebro.evals import queries as query_eval
+
+    pairs = query_eval.load(queries, ground_truth)
+    with open_brain() as brain:
+        report = query_eval.run(brain, pairs, limit=limit, threshold=threshold)
+    for query_id, ids in report["skipped_ids"].items():
+        warn(f"{query_id}: {len(ids)} ground-truth id(s) not active in this brain, skipped")
+    _write(out, report)
+    m = report["metrics"]
+    emit(
+        report,
+        f"{report['params']['queries']} queries on {report['brain']['active_nodes']} memories: "
+        f"recall@5 {m['recall@5']:.4f}  recall@10 {m['recall@10']:.4f}  recall@20 {m['recall@20']:.4f}  MRR {m['MRR']:.4f}",
+    )
+
+
+@app.command(name="locomo")
+def eval_locomo(
+    path: Annotated[Path, Parameter(help="locomo10.zip, or a folder of its <n>.json files")],
+    *,
+    conversations: Annotated[str | None, Parameter(help="Comma-separated conversation numbers (default: all)")] = None,
+    limit: Annotated[int, Parameter(help="Results per question")] = 20,
+    out: Annotated[Path | None, Parameter(help="Also write the JSON report here")] = None,
+) -> None:
+    """LoCoMo evidence recall@k, hit@k and MRR: full pipeline, BM25 alone, vectors alone."""
+    from cerebro.cli.progress import reporter
+    from cerebro.evals import locomo
+
+    data = locomo.load(path, locomo.parse_numbers(conversations))
+    update, finish = reporter("questions")
+    report = locomo.run(data, limit=limit, progress=update).to_dict()
+    finish()
+    _write(out, report)
+    emit(report, lambda: locomo.render_md(report))

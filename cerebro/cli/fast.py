@@ -1,0 +1,81 @@
+"""The hot path: ``recall --prime`` and plain ``recall "query"`` without Cyclopts.
+
+Hooks run these on every session start and prompt, where start-up time is the whole cost: Cyclopts
+(and the rich console it brings) costs more than the prime itself. Only these exact shapes take the
+fast path — ``recall``, then either ``--prime`` or one query, optionally ``--limit/-l N`` and
+``--explain`` — anything else (help, other flags, bad values) goes through Cyclopts as usual, so the
+two parsers never disagree about an error (ADR 0009).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def parse(tokens: Sequence[str]) -> dict[str, object] | None:
+    if not tokens or tokens[0] != "recall":
+        return None
+    spec: dict[str, object] = {"prime": False, "query": None, "limit": None, "explain": False}
+    rest = list(tokens[1:])
+    i = 0
+    while i < len(rest):
+        token = rest[i]
+        if token == "--prime":
+            spec["prime"] = True
+        elif token == "--explain":
+            spec["explain"] = True
+        elif token in ("--limit", "-l") and i + 1 < len(rest) and rest[i + 1].isdigit():
+            spec["limit"] = int(rest[i + 1])
+            i += 1
+        elif token.startswith("-"):
+            return None
+        elif spec["query"] is None:
+            spec["query"] = token
+        else:
+            return None
+        i += 1
+    if spec["limit"] == 0 or spec["prime"] == (spec["query"] is not None and bool(str(spec["query"]).strip())):
+        return None  # neither or both: let the full parser say what is wrong
+    if spec["prime"] and spec["explain"]:
+        return None
+    return spec
+
+
+def run(spec: dict[str, object]) -> None:
+    """Run recall as the CLI does (shared by the fast path and the Cyclopts command): the library call,
+    then the best-effort bookkeeping (access touches, last_surfaced, the gate's skip counter)."""
+    from cerebro.api import UNSET
+    from cerebro.cli.common import open_brain
+    from cerebro.cli.output import emit
+    from cerebro.cli.render import render_scored
+    from cerebro.logs import warn
+
+    with open_brain() as brain:
+        if spec["prime"]:
+            primed = brain.prime(limit=spec["limit"])  # type: ignore[arg-type]
+            brain.touch_surfaced([p.node.id for p in primed])
+            emit(
+                {"mode": "prime", "results": [p.to_dict() for p in primed]},
+                lambda: render_scored(primed, explain=False, empty="No memories found."),
+            )
+            return
+        subtype = spec.get("subtype")
+        result = brain.recall(
+            str(spec["query"]),
+            limit=spec["limit"] or 20,  # type: ignore[arg-type]
+            threshold=spec.get("threshold"),  # type: ignore[arg-type]
+            subtype=UNSET if subtype is None else subtype,  # type: ignore[arg-type]
+            as_of=spec.get("as_of"),
+        )
+        for notice in result.notices:
+            warn(notice)
+        brain.touch_accessed(result.ids)
+        if result.expansion == "gated":
+            brain.count_expansion_skip()
+    explain = bool(spec["explain"])
+    emit(
+        result.to_dict(explain=explain),
+        lambda: render_scored(
+            result.results, explain=explain, empty="No relevant memories found.", expansion=result.expansion
+        ),
+    )

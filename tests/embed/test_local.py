@@ -1,0 +1,259 @@
+"""Provider ``local``: the real all-MiniLM-L6-v2 int8 model (installed with cerebro). Few and fast."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cerebro.embed import local
+from cerebro.embed.local import MAX_TOKENS, MODEL_SHA256, TOKENIZER_PATH, LocalEmbedder, ModelUnavailable
+
+
+@pytest.fixture(scope="module")
+def embedder() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_dimensions_unit_norm_and_deterministic(embedder):
+    texts = ["How does authentication work?", "JWT auth with refresh tokens", "My cat likes tuna"]
+    first = embedder.embed(texts)
+    second = embedder.embed(texts)
+    assert embedder.dimensions == 384 and embedder.provider == "local"
+    assert [len(v) for v in first] == [384, 384, 384]
+    for vector in first:
+        assert math.isclose(float(np.linalg.norm(vector)), 1.0, abs_tol=1e-5)
+        assert all(math.isfinite(x) for x in vector)
+    assert first == second
+    # one at a time gives the same vectors as the batch (padding and length-sorting do not leak)
+    assert np.allclose(embedder.embed([texts[2]])[0], first[2], atol=1e-5)
+
+
+def test_semantically_sensible(embedder):
+    query, related, unrelated = embedder.embed(
+        ["How does authentication work?", "JWT auth with refresh tokens", "My cat likes tuna"]
+    )
+    assert cosine(query, related) > cosine(query, unrelated) + 0.1
+
+
+def test_empty_and_blank_text(embedder):
+    for vector in embedder.embed(["", "   ", "\n"]):
+        assert len(vector) == 384
+        assert math.isclose(float(np.linalg.norm(vector)), 1.0, abs_tol=1e-5)
+
+
+def test_no_texts_gives_no_vectors(embedder):
+    """Like the network providers (``embed_chunked``), an empty batch is an empty answer, not a crash."""
+    assert embedder.embed([]) == []
+
+
+def test_long_text_is_the_normalised_mean_of_its_windows(embedder):
+    rng = random.Random(7)
+    vocabulary = [
+        "the",
+        "service",
+        "retries",
+        "failed",
+        "webhooks",
+        "with",
+        "exponential",
+        "backoff",
+        "while",
+        "the",
+        "database",
+        "migration",
+        "adds",
+        "an",
+        "index",
+        "on",
+        "the",
+        "sessions",
+        "table",
+        "so",
+        "that",
+        "refresh",
+        "tokens",
+        "expire",
+        "quickly",
+        "and",
+        "authentication",
+        "stays",
+        "fast",
+        "under",
+        "load",
+    ]
+    text = " ".join(rng.choice(vocabulary) for _ in range(2000))
+    short = "a short note about caching"
+
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    ids = tokenizer.encode(text, add_special_tokens=False).ids
+    cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+    body = MAX_TOKENS - 2
+    assert body == 254
+    windows = [[cls, *ids[i : i + body], sep] for i in range(0, len(ids), body)]
+    assert len(windows) >= 5
+    assert max(len(w) for w in windows) == MAX_TOKENS
+
+    vectors = embedder.embed([short, text, short])
+    # Each window alone through the model's own session, no padding, mean-pooled over its tokens.
+    session = local._LOADED["session"]
+    pooled = []
+    for window in windows:
+        input_ids = np.asarray([window], dtype=np.int64)
+        (hidden,) = session.run(
+            None,
+            {
+                "input_ids": input_ids,
+                "attention_mask": np.ones_like(input_ids),
+                "token_type_ids": np.zeros_like(input_ids),
+            },
+        )
+        mean = hidden[0].mean(axis=0)
+        pooled.append(mean / np.linalg.norm(mean))
+    expected = np.sum(pooled, axis=0)
+    expected /= np.linalg.norm(expected)
+
+    assert len(vectors[1]) == 384
+    assert math.isclose(float(np.linalg.norm(vectors[1])), 1.0, abs_tol=1e-5)
+    assert np.abs(np.asarray(vectors[1]) - expected).max() < 1e-5
+    # the short texts around it keep their own vectors
+    alone = embedder.embed([short])[0]
+    assert np.abs(np.asarray(vectors[0]) - alone).max() < 1e-5
+    assert vectors[0] == vectors[2]
+
+
+# ----------------------------------------------------------------------------- the model's digest
+
+
+@pytest.fixture
+def fresh_load(monkeypatch):
+    """Forget the process-wide model so the next embed loads (and verifies) again; restored after."""
+    monkeypatch.setattr(local, "_LOADED", {})
+
+
+@pytest.fixture
+def model_copy(tmp_path: Path) -> Path:
+    target = tmp_path / "model-copy" / "model.onnx"
+    target.parent.mkdir()
+    shutil.copyfile(local.model_path(), target)
+    return target
+
+
+@pytest.fixture
+def sha_calls(monkeypatch) -> list[Path]:
+    calls: list[Path] = []
+    real = local._sha256
+
+    def counting(path: Path) -> str:
+        calls.append(Path(path))
+        return real(path)
+
+    monkeypatch.setattr(local, "_sha256", counting)
+    return calls
+
+
+def test_tampered_model_is_refused(monkeypatch, fresh_load, model_copy, isolated_home):
+    data = bytearray(model_copy.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    model_copy.write_bytes(bytes(data))
+    actual = hashlib.sha256(bytes(data)).hexdigest()
+    monkeypatch.setenv("CEREBRO_LOCAL_MODEL_PATH", str(model_copy))
+
+    with pytest.raises(ModelUnavailable) as caught:
+        LocalEmbedder().embed(["anything"])
+    message = str(caught.value)
+    assert "sha256" in message
+    assert actual in message and MODEL_SHA256 in message
+    assert str(model_copy) in message
+    assert caught.value.exit_code == 6
+    assert local._LOADED == {}  # nothing half-loaded
+    cache = isolated_home / "cache" / "model-digests.json"
+    assert not cache.exists() or actual not in cache.read_text()  # a bad digest is never cached
+
+
+def test_missing_model_path(monkeypatch, fresh_load, tmp_path):
+    monkeypatch.setenv("CEREBRO_LOCAL_MODEL_PATH", str(tmp_path / "nope.onnx"))
+    with pytest.raises(ModelUnavailable, match="not found"):
+        LocalEmbedder().embed(["x"])
+
+
+def test_override_path_with_a_good_copy_embeds(monkeypatch, fresh_load, model_copy, embedder):
+    monkeypatch.setenv("CEREBRO_LOCAL_MODEL_PATH", str(model_copy))
+    fresh = LocalEmbedder()
+    assert np.allclose(fresh.embed(["hello"])[0], embedder.embed(["hello"])[0], atol=1e-6)
+
+
+def test_tampered_model_on_a_brain_keeps_the_memory(monkeypatch, fresh_load, model_copy, tmp_path):
+    from cerebro import Brain
+
+    data = bytearray(model_copy.read_bytes())
+    data[-100] ^= 0x01
+    model_copy.write_bytes(bytes(data))
+    monkeypatch.setenv("CEREBRO_LOCAL_MODEL_PATH", str(model_copy))
+    path = tmp_path / "local.sqlite"
+    Brain.init(path)  # local is the default
+    with Brain.open(path) as brain:
+        warnings: list[str] = []
+        brain.on_warning = warnings.append
+        node_id = brain.add("kept although the model is corrupt")
+        assert brain.stats().pending_embeddings == 1
+    assert len(warnings) == 1 and "sha256" in warnings[0] and node_id[:8] in warnings[0]
+
+
+def test_digest_is_cached_by_path_size_mtime(model_copy, sha_calls, isolated_home):
+    cache = isolated_home / "cache" / "model-digests.json"
+    assert not cache.exists()
+
+    local.verify_model(model_copy)
+    assert sha_calls == [model_copy]
+    written = cache.read_text()
+    written_at = cache.stat().st_mtime_ns
+    [entry] = json.loads(written)
+    assert entry["sha256"] == MODEL_SHA256
+    assert entry["key"]["path"] == str(model_copy.resolve())
+    assert entry["key"]["size"] == model_copy.stat().st_size
+
+    local.verify_model(model_copy)
+    local.verify_model(model_copy)
+    assert sha_calls == [model_copy]  # no re-hash
+    assert cache.read_text() == written and cache.stat().st_mtime_ns == written_at  # written once
+
+    stat = model_copy.stat()
+    os.utime(model_copy, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    local.verify_model(model_copy)  # a touched file is hashed again
+    assert len(sha_calls) == 2
+    assert len(json.loads(cache.read_text())) == 1  # the stale entry for this path is replaced
+
+
+def test_unreadable_digest_cache_means_hash_again(model_copy, sha_calls, isolated_home):
+    cache = isolated_home / "cache" / "model-digests.json"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text("{not json")
+    local.verify_model(model_copy)
+    assert len(sha_calls) == 1
+    assert json.loads(cache.read_text())[0]["sha256"] == MODEL_SHA256
+
+
+@pytest.mark.parametrize("content", ['{"key": "value"}', "[null]"])
+def test_digest_cache_of_the_wrong_shape_means_hash_again(model_copy, sha_calls, isolated_home, content):
+    """Valid JSON that is not a list of entries is as unusable as invalid JSON: re-hash, do not crash."""
+    cache = isolated_home / "cache" / "model-digests.json"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(content)
+    local.verify_model(model_copy)
+    assert len(sha_calls) == 1

@@ -1,0 +1,222 @@
+"""The FTS5 keyword lane (upstream search_bm25_test, keyword_test): exact identifiers, hostile input,
+stop words, active nodes only."""
+
+from __future__ import annotations
+
+import pytest
+
+from cerebro import scoring
+from cerebro.store import fts
+from tests.fakes import hashed_vector
+
+TARGET = (
+    "Decision log entry HS-049 records why we pinned the payment gateway client library to the older "
+    "minor release until the vendor fixes retries and idempotency keys under load"
+)
+DISTRACTORS = [
+    "HS-050 billing export drops rows",
+    "dark-mode toggle lives in settings",
+    "user: alice prefers tabs over spaces",
+    "it's fine to skip the migration on fresh brains",
+    "the deploy pipeline caches wheels between runs",
+    "café naïve 日本語 notes about unicode handling 🚀",
+]
+
+
+@pytest.fixture
+def seeded(fake_brain):
+    ids = {"target": fake_brain.add(TARGET)}
+    for i, text in enumerate(DISTRACTORS):
+        ids[i] = fake_brain.add(text)
+    return fake_brain, ids
+
+
+def test_exact_identifier_found_by_keyword_lane(seeded):
+    brain, ids = seeded
+    # Precondition: the fake vectors do not bring the target within the vector lane's threshold.
+    assert scoring.cosine(hashed_vector("HS-049"), hashed_vector(TARGET)) < 0.3
+    for text in DISTRACTORS:
+        assert scoring.cosine(hashed_vector("HS-049"), hashed_vector(text)) < 0.3
+    result = brain.recall("HS-049")
+    # Only the keyword lane can see it; the phrase match is exact, so HS-050 is not a hit.
+    assert result.ids == [ids["target"]]
+    (hit,) = result.results
+    assert hit.lanes == {"keyword": 1}
+    assert hit.similarity == 0.0
+    assert hit.fused == pytest.approx(1 / 61)
+
+
+def test_exact_identifier_not_found_with_bm25_disabled(seeded):
+    brain, ids = seeded
+    brain.config_set("bm25_enabled", "false")
+    result = brain.recall("HS-049")
+    assert result.ids == []  # the vector lane alone cannot find it
+    # Turning it back on restores it.
+    brain.config_set("bm25_enabled", "true")
+    assert ids["target"] in brain.recall("HS-049").ids
+
+
+def test_exact_identifier_via_cli(cli, fake_brain_path, seeded):
+    _, ids = seeded
+    result = cli("recall", "HS-049", "--format", "json")
+    assert result.exit_code == 0, result
+    assert ids["target"] in [r["id"] for r in result.json()["results"]]
+
+
+HOSTILE = [
+    "dark-mode",
+    "user:",
+    "it's",
+    '"',
+    "NEAR(",
+    "*",
+    "a AND",
+    "col:x",
+    "^x",
+    "(((",
+    "café naïve 日本語 🚀",
+    "x" * 10_000,
+    " ".join(f"tok{i}" for i in range(1500))[:10_000],
+    '"unbalanced',
+    'a"b',
+    "NOT x",
+    "x OR",
+    "content:HS",
+    "{near}",
+    "a + b",
+    "\\",
+    "'; DROP TABLE nodes; --",
+    "NEAR(a b, 2)",
+    "hs* OR 049",
+    "\u200b\u202e",
+]
+
+
+def _label(query: str) -> str:
+    return repr(query[:20]) + (f"…({len(query)} chars)" if len(query) > 20 else "")
+
+
+def test_hostile_queries_never_error_via_api(seeded):
+    brain, _ = seeded
+    failures = []
+    for query in HOSTILE:
+        try:
+            result = brain.recall(query)
+            assert isinstance(result.ids, list)
+            assert result.mode == "hybrid"
+            with brain._snapshot() as conn:
+                assert isinstance(fts.search(conn, query, 20), list)  # the lane itself never raises
+        except Exception as exc:  # noqa: BLE001 - collect every failing query
+            failures.append(f"{_label(query)}: {type(exc).__name__}: {exc}")
+    assert failures == []
+
+
+def test_hostile_queries_never_error_via_cli(cli, seeded):
+    failures = []
+    for query in HOSTILE:
+        result = cli("recall", query, "--format", "json")
+        if (
+            result.exit_code != 0
+            or "error" in result.stderr
+            or not isinstance(result.json()["results"], list)
+        ):
+            failures.append(f"{_label(query)}: {result}")
+    assert failures == []
+
+
+@pytest.mark.parametrize(
+    ("query", "which"),
+    [("dark-mode", 1), ("user:", 2), ("it's", 3), ("日本語", 5), ("café", 5)],
+)
+def test_punctuated_queries_still_find_their_memory(seeded, query, which):
+    brain, ids = seeded
+    result = brain.recall(query, lanes=("keyword",))
+    assert ids[which] in result.ids
+    assert next(r for r in result if r.node.id == ids[which]).lanes["keyword"] >= 1
+
+
+def test_build_match_query_quotes_every_term():
+    assert fts.build_match_query(["HS-049"]) == '"HS-049"'
+    assert fts.build_match_query(["a", "NEAR(", "col:x"]) == '"a" OR "NEAR(" OR "col:x"'
+    assert fts.build_match_query(['a"b']) == '"a""b"'
+    assert fts.build_match_query([]) is None
+
+
+def test_query_terms_drop_stop_words_and_dedupe():
+    assert fts.query_terms("what is the HS-049") == ["HS-049"]
+    assert fts.query_terms("Walrus walrus WALRUS tusk") == ["Walrus", "tusk"]
+    assert fts.query_terms('" ( ) ,') == []  # punctuation-only tokens are dropped
+    # Nothing but stop words: they are kept, so the query still searches.
+    assert fts.query_terms("the of and") == ["the", "of", "and"]
+    assert fts.query_terms("It's") == ["It's"]
+    assert fts.query_terms("the walrus", drop_stop_words=False) == ["the", "walrus"]
+
+
+def test_stop_words_do_not_pull_in_matches(fake_brain):
+    walrus = fake_brain.add("walrus colony counts")
+    noisy = fake_brain.add("the the the of the and the is the")
+    result = fake_brain.recall("what is the walrus", lanes=("keyword",))
+    assert result.ids == [walrus]
+    assert noisy not in result.ids
+
+
+def test_all_stop_word_query_still_searches(fake_brain):
+    noisy = fake_brain.add("the the the of the and the is the")
+    other = fake_brain.add("walrus colony counts")
+    result = fake_brain.recall("the of and", lanes=("keyword",))
+    assert noisy in result.ids
+    assert other not in result.ids
+    # And through the full pipeline.
+    assert noisy in fake_brain.recall("the of and").ids
+
+
+def test_superseded_text_is_not_found_by_keyword_lane(fake_brain):
+    old = fake_brain.add("the quokka service owns session tokens")
+    new = fake_brain.supersede(old, "the auth service owns session tokens")
+    result = fake_brain.recall("quokka", lanes=("keyword",))
+    assert result.ids == []
+    assert new in fake_brain.recall("auth", lanes=("keyword",)).ids
+
+
+def test_keyword_search_joins_on_active_status(fake_brain, fake_brain_path):
+    """Even if a non-active node is still in the FTS index, the lane's SQL keeps it out."""
+    import sqlean.dbapi2 as sqlean
+
+    node_id = fake_brain.add("numbat migration notes")
+    conn = sqlean.connect(str(fake_brain_path))
+    try:
+        assert [
+            r[0] for r in conn.execute("SELECT node_id FROM nodes_fts WHERE nodes_fts MATCH 'numbat'")
+        ] == [node_id]
+        assert [i for i, _ in fts.search(conn, "numbat", 10)] == [node_id]
+        conn.execute("UPDATE nodes SET status = 'consolidated' WHERE id = ?", (node_id,))
+        conn.commit()
+        assert fts.search(conn, "numbat", 10) == []
+    finally:
+        conn.close()
+    assert fake_brain.recall("numbat", lanes=("keyword",)).ids == []
+
+
+def test_keyword_search_orders_by_bm25_and_respects_limit(fake_brain):
+    many = fake_brain.add("kiwi kiwi kiwi kiwi orchard")
+    once = fake_brain.add("kiwi plus a lot of other unrelated words about orchards and weather and soil")
+    with fake_brain._snapshot() as conn:
+        hits = fts.search(conn, "kiwi", 10)
+        assert [i for i, _ in hits] == [many, once]
+        assert hits[0][1] <= hits[1][1]  # bm25: lower is better
+        assert [i for i, _ in fts.search(conn, "kiwi", 1)] == [many]
+        assert fts.search(conn, "kiwi", 0) == []
+        assert fts.search(conn, "", 10) == []
+
+
+def test_keyword_search_without_fts_table_is_empty(fake_brain, fake_brain_path):
+    import sqlean.dbapi2 as sqlean
+
+    fake_brain.add("numbat migration notes")
+    conn = sqlean.connect(str(fake_brain_path))
+    try:
+        conn.execute("DROP TABLE nodes_fts")
+        conn.commit()
+        assert fts.search(conn, "numbat", 10) == []
+    finally:
+        conn.close()

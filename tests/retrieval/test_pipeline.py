@@ -1,0 +1,632 @@
+"""The recall pipeline (upstream search_test, search_gate_test, search_asof_gate_test,
+search_fallback_test, recall_fusion_test, subtype_e2e_test, cmd_recall_test) on the fake provider.
+
+Fake vectors are hashed bags of words: the similarities used below are computed from
+``tests.fakes.hashed_vector`` and checked as preconditions, so a change to the fake fails loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cerebro import Brain, clock, scoring
+from cerebro.embed.base import EmbeddingError
+from tests.conftest import snapshot
+from tests.fakes import FakeEmbedder, hashed_vector
+
+T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+QUERY = "walrus tusk"
+SEED = "walrus tusk ivory arctic"  # cosine 0.707 with QUERY: below the default gate (0.75)
+FAR = ["zulu yankee xray", "oscar papa quebec", "romeo sierra tango", "uniform victor whiskey"]  # cosine 0
+
+
+def sim(a: str, b: str) -> float:
+    return scoring.cosine(hashed_vector(a), hashed_vector(b))
+
+
+def test_fixture_similarities():
+    assert sim(QUERY, SEED) == pytest.approx(math.sqrt(0.5), abs=1e-3)
+    for text in FAR:
+        assert sim(QUERY, text) == 0.0
+
+
+@pytest.fixture(autouse=True)
+def pinned_clock():
+    clock.set_now(T0)
+    yield
+    clock.set_now(None)
+
+
+def meta_value(path, key):
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT value FROM schema_meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+    finally:
+        conn.close()
+
+
+def by_id(result):
+    return {r.node.id: r for r in result}
+
+
+# ----------------------------------------------------------------------------- vector lane
+
+
+def test_vector_lane_threshold(fake_brain):
+    texts = [
+        "walrus tusk",  # 1.0
+        "walrus tusk ivory",  # 0.816
+        SEED,  # 0.707
+        "walrus tusk ivory arctic ocean",  # 0.632
+        "walrus tusk ivory arctic ocean fish",  # 0.577
+        "walrus blubber",  # 0.5
+        "walrus colony survey",  # 0.408
+        FAR[0],  # 0
+    ]
+    ids = {t: fake_brain.add(t) for t in texts}
+    result = fake_brain.recall(QUERY, threshold=0.6, lanes=("vector",))
+    expected = {ids[t] for t in texts if sim(QUERY, t) >= 0.6}
+    assert len(expected) == 4
+    assert set(result.ids) == expected
+    for r in result:
+        assert r.similarity >= 0.6
+        assert r.similarity == pytest.approx(sim(QUERY, r.node.content), abs=1e-5)
+        assert "vector" in r.lanes
+    # Default recall threshold 0.3: everything but the unrelated one.
+    default = fake_brain.recall(QUERY, lanes=("vector",))
+    assert set(default.ids) == {ids[t] for t in texts if sim(QUERY, t) >= 0.3}
+    assert ids[FAR[0]] not in default.ids
+
+
+def test_vector_lane_is_active_only(fake_brain):
+    exact = fake_brain.add("walrus tusk")
+    weaker = fake_brain.add(SEED)
+    replacement = fake_brain.supersede(exact, "narwhal horn")
+    result = fake_brain.recall(QUERY, lanes=("vector",))
+    assert exact not in result.ids
+    assert replacement not in result.ids  # cosine 0 with the query, and not linked to a result
+    assert result.ids == [weaker]
+
+
+def test_vector_lane_over_fetches_past_inactive_rows(fake_brain):
+    """KNN over-fetches ×3: a limit-1 recall still finds the active node behind two superseded ones."""
+    for i, text in enumerate(("walrus tusk", "walrus tusk ivory")):  # cosine 1.0 and 0.816
+        fake_brain.supersede(fake_brain.add(text), f"narwhal horn number{i}")
+    active = fake_brain.add(SEED)
+    result = fake_brain.recall(QUERY, limit=1, lanes=("vector",))
+    assert result.ids == [active]
+
+
+# ----------------------------------------------------------------------------- expansion
+
+
+def test_expansion_adds_active_neighbour_with_edge_weight_as_structure(fake_brain):
+    seed = fake_brain.add(SEED)
+    neighbour = fake_brain.add(FAR[0])
+    unrelated = fake_brain.add(FAR[1])
+    fake_brain.add_edge(seed, neighbour, "relates_to", weight=0.6)
+    result = fake_brain.recall(QUERY)
+    assert result.expansion == "expanded"
+    assert result.ids == [seed, neighbour]
+    assert unrelated not in result.ids
+    hit = by_id(result)[neighbour]
+    assert hit.similarity == 0.0
+    assert hit.parts.structural == pytest.approx(0.6)
+    assert hit.lanes == {"graph": 2}
+    # score = 0.35×0 + 0.25×0.5×(1+ln 1) + 0.25×exp(0) + 0.15×0.6 = 0.125 + 0.25 + 0.09 = 0.465
+    assert hit.score == pytest.approx(0.465, abs=1e-9)
+
+
+def test_expansion_follows_edges_in_both_directions(fake_brain):
+    seed = fake_brain.add(SEED)
+    incoming = fake_brain.add(FAR[0])
+    fake_brain.add_edge(incoming, seed, "relates_to", weight=0.5)
+    result = fake_brain.recall(QUERY)
+    assert incoming in result.ids
+    assert by_id(result)[incoming].parts.structural == pytest.approx(0.5)
+
+
+def test_several_edges_strongest_weight_counts(fake_brain):
+    seed = fake_brain.add(SEED)
+    neighbour = fake_brain.add(FAR[0])
+    fake_brain.add_edge(seed, neighbour, "relates_to", weight=0.3)
+    fake_brain.add_edge(neighbour, seed, "learned_from", weight=0.8)
+    fake_brain.add_edge(seed, neighbour, "mentions", weight=0.2)
+    result = fake_brain.recall(QUERY)
+    assert by_id(result)[neighbour].parts.structural == pytest.approx(0.8)
+
+
+def test_strongest_weight_counts_across_seeds(fake_brain):
+    seed_a = fake_brain.add(SEED)
+    seed_b = fake_brain.add("walrus tusk ivory carving")  # 0.707 too
+    neighbour = fake_brain.add(FAR[0])
+    fake_brain.add_edge(seed_a, neighbour, "relates_to", weight=0.9)
+    fake_brain.add_edge(seed_b, neighbour, "relates_to", weight=0.4)
+    result = fake_brain.recall(QUERY)
+    assert {seed_a, seed_b, neighbour} == set(result.ids)
+    assert by_id(result)[neighbour].parts.structural == pytest.approx(0.9)
+
+
+def test_results_linked_to_each_other_take_the_edge_weight(fake_brain):
+    seed_a = fake_brain.add(SEED)
+    seed_b = fake_brain.add("walrus tusk ivory carving")
+    fake_brain.add_edge(seed_a, seed_b, "relates_to", weight=0.4)
+    fake_brain.add_edge(seed_b, seed_a, "relates_to", weight=0.7)
+    result = fake_brain.recall(QUERY)
+    assert by_id(result)[seed_a].parts.structural == pytest.approx(0.7)
+    assert by_id(result)[seed_b].parts.structural == pytest.approx(0.7)
+    assert by_id(result)[seed_a].similarity == pytest.approx(math.sqrt(0.5), abs=1e-5)
+
+
+def test_zero_edge_weight_counts_as_one(fake_brain, fake_brain_path):
+    import sqlean.dbapi2 as sqlean
+
+    seed = fake_brain.add(SEED)
+    neighbour = fake_brain.add(FAR[0])
+    fake_brain.add_edge(seed, neighbour, "relates_to", weight=0.5)
+    conn = sqlean.connect(str(fake_brain_path))
+    conn.execute("UPDATE edges SET weight = 0")  # legacy rows: add_edge refuses ≤ 0
+    conn.commit()
+    conn.close()
+    assert by_id(fake_brain.recall(QUERY))[neighbour].parts.structural == 1.0
+
+
+def test_superseded_neighbour_is_not_added(fake_brain):
+    seed = fake_brain.add(SEED)
+    neighbour = fake_brain.add(FAR[0])
+    fake_brain.add_edge(seed, neighbour, "relates_to", weight=0.6)
+    replacement = fake_brain.supersede(neighbour, FAR[1])
+    result = fake_brain.recall(QUERY)
+    assert result.expansion == "expanded"
+    assert result.ids == [seed]
+    assert neighbour not in result.ids and replacement not in result.ids
+
+
+def test_indegree_baseline_for_cited_results(fake_brain):
+    seed = fake_brain.add(SEED)
+    for text in FAR[:3]:
+        fake_brain.add_edge(fake_brain.add(text), seed, "derived_from", weight=0.1)
+    fake_brain.config_set("expand_threshold", "0.1")  # gated: only the in-degree baseline applies
+    result = fake_brain.recall(QUERY)
+    assert result.expansion == "gated"
+    assert by_id(result)[seed].parts.structural == pytest.approx(math.log(4) / math.log(11))  # 0.578
+    fake_brain.config_set("indegree_bonus_enabled", "false")
+    assert by_id(fake_brain.recall(QUERY))[seed].parts.structural == 0.0
+
+
+# ----------------------------------------------------------------------------- gate
+
+
+@pytest.fixture
+def linked(fake_brain):
+    seed = fake_brain.add(SEED)
+    neighbour = fake_brain.add(FAR[0])
+    fake_brain.add_edge(seed, neighbour, "relates_to", weight=0.6)
+    return fake_brain, seed, neighbour
+
+
+def test_gate_fires_when_top_similarity_exceeds_expand_threshold(linked):
+    brain, seed, _neighbour = linked
+    brain.config_set("expand_threshold", "0.1")  # 0.707 > 0.1
+    result = brain.recall(QUERY)
+    assert result.expansion == "gated"
+    assert result.ids == [seed]
+
+
+def test_gate_does_not_fire_below_the_threshold(linked):
+    brain, _seed, _neighbour = linked
+    assert brain.recall(QUERY).expansion == "expanded"  # default 0.75 > 0.707
+    brain.config_set("expand_threshold", "0.7072")  # just above the top similarity
+    assert brain.recall(QUERY).expansion == "expanded"
+    brain.config_set("expand_threshold", "0.7")  # just below
+    assert brain.recall(QUERY).expansion == "gated"
+
+
+def test_gate_threshold_zero_is_off(linked):
+    brain, _seed, neighbour = linked
+    exact = brain.add("walrus tusk")  # cosine 1.0
+    brain.config_set("expand_threshold", "0")
+    result = brain.recall(QUERY)
+    assert result.expansion == "expanded"
+    assert neighbour in result.ids and exact in result.ids
+
+
+def test_gate_uses_raw_similarity_not_the_composite_score(linked):
+    brain, seed, _neighbour = linked
+    brain.update(seed, importance=1.0)
+    brain.reinforce(seed)
+    brain.reinforce(seed)
+    brain.config_set("expand_threshold", "0.72")  # composite is ≈0.96, cosine 0.707
+    result = brain.recall(QUERY)
+    assert by_id(result)[seed].score > 0.72
+    assert result.expansion == "expanded"
+
+
+def test_spread_gate(fake_brain):
+    a = fake_brain.add(SEED)  # 0.707
+    b = fake_brain.add("walrus tusk ivory carving")  # 0.707
+    neighbour = fake_brain.add(FAR[0])
+    fake_brain.add_edge(a, neighbour, "relates_to")
+    fake_brain.config_set("expand_threshold", "0")
+    fake_brain.config_set("expand_spread_threshold", "0.05")
+    gated = fake_brain.recall(QUERY, limit=2)  # K = 2 ≥ requested 2, spread 0 < 0.05
+    assert gated.expansion == "gated"
+    assert set(gated.ids) == {a, b}
+    widened = fake_brain.recall(QUERY, limit=3)  # K = 2 < requested 3: T2 cannot fire
+    assert widened.expansion == "expanded"
+    assert neighbour in widened.ids
+
+
+# ----------------------------------------------------------------------------- as-of
+
+
+def test_as_of_forces_expansion_even_when_the_gate_would_fire(linked):
+    brain, _seed, neighbour = linked
+    brain.config_set("expand_threshold", "0.1")
+    assert brain.recall(QUERY).expansion == "gated"
+    result = brain.recall(QUERY, as_of=T0)
+    assert result.expansion == "forced"
+    assert neighbour in result.ids
+
+
+def test_as_of_applies_the_validity_window(fake_brain):
+    seed = fake_brain.add(SEED)
+    expired = fake_brain.add(FAR[0])
+    future = fake_brain.add(FAR[1])
+    current = fake_brain.add(FAR[2])
+    starts_now = fake_brain.add(FAR[3])
+    ends_now = fake_brain.add("victor whiskey xylophone")
+    assert sim(QUERY, "victor whiskey xylophone") < 0.3
+    fake_brain.add_edge(
+        seed, expired, "relates_to", valid_at=T0 - timedelta(days=10), invalid_at=T0 - timedelta(days=1)
+    )
+    fake_brain.add_edge(seed, future, "relates_to", valid_at=T0 + timedelta(days=1))
+    fake_brain.add_edge(seed, current, "relates_to", valid_at=T0 - timedelta(days=1))
+    fake_brain.add_edge(seed, starts_now, "relates_to", valid_at=T0)  # [T0, ∞): valid at T0
+    fake_brain.add_edge(seed, ends_now, "relates_to", invalid_at=T0)  # (−∞, T0): not valid at T0
+    fake_brain.config_set("expand_threshold", "0.1")  # the gate would fire; as-of expands anyway
+
+    at_t0 = fake_brain.recall(QUERY, as_of="2026-03-01T12:00:00Z")
+    assert at_t0.expansion == "forced"
+    assert set(at_t0.ids) == {seed, current, starts_now}
+
+    earlier = fake_brain.recall(QUERY, as_of=T0 - timedelta(days=5))
+    assert set(earlier.ids) == {seed, expired, ends_now}
+
+    # Without --as-of the windows are ignored (upstream: the predicate is added only with as-of).
+    fake_brain.config_set("expand_threshold", "0.75")
+    assert set(fake_brain.recall(QUERY).ids) == {seed, expired, future, current, starts_now, ends_now}
+
+
+def test_as_of_rejects_garbage(fake_brain):
+    from cerebro.errors import InvalidInput
+
+    fake_brain.add(SEED)
+    with pytest.raises(InvalidInput):
+        fake_brain.recall(QUERY, as_of="yesterday-ish")
+
+
+# ----------------------------------------------------------------------------- subtype filter
+
+
+@pytest.fixture
+def subtyped(fake_brain):
+    ids = {
+        "plain": fake_brain.add("walrus tusk one"),
+        "empty": fake_brain.add("walrus tusk two", subtype=""),
+        "x": fake_brain.add("walrus tusk three", subtype="x"),
+        "xy": fake_brain.add("walrus tusk four", subtype="xy"),
+    }
+    return fake_brain, ids
+
+
+@pytest.mark.parametrize(
+    ("wanted", "expected"),
+    [
+        (None, {"plain", "empty"}),  # None: only memories without a subtype
+        ("", {"plain", "empty"}),
+        ("x", {"x"}),  # exact match: not "xy"
+        ("xy", {"xy"}),
+        ("X", set()),
+    ],
+)
+def test_subtype_filter_values(subtyped, wanted, expected):
+    brain, ids = subtyped
+    assert set(brain.recall(QUERY, subtype=wanted).ids) == {ids[k] for k in expected}
+
+
+def test_no_subtype_argument_means_no_filter(subtyped):
+    brain, ids = subtyped
+    assert set(brain.recall(QUERY).ids) == set(ids.values())
+
+
+def test_subtype_filter_keeps_up_to_limit_results(fake_brain):
+    """The filter runs before the cut (a departure from upstream), so lower-ranked matching memories
+    fill the limit instead of the result shrinking."""
+    for word in ("one", "two", "three", "four"):
+        fake_brain.add(f"walrus tusk {word}")  # 0.816, short: best in both lanes
+    x1 = fake_brain.add("walrus tusk ivory arctic ocean", subtype="x")  # 0.632
+    x2 = fake_brain.add("walrus tusk ivory arctic ocean fish", subtype="x")  # 0.577
+    assert set(fake_brain.recall(QUERY, subtype="x").ids) == {x1, x2}
+    limited = fake_brain.recall(QUERY, limit=2, subtype="x")
+    assert set(limited.ids) == {x1, x2}
+    assert len(fake_brain.recall(QUERY, limit=2, subtype=None)) == 2
+
+
+def test_subtype_filter_via_cli(cli, fake_brain_path):
+    with Brain.open(fake_brain_path) as brain:
+        plain = brain.add("walrus tusk one")
+        x = brain.add("walrus tusk two", subtype="x")
+    ids = lambda r: [item["id"] for item in r.json()["results"]]
+    assert ids(cli("recall", QUERY, "--subtype", "x", "--format", "json")) == [x]
+    assert ids(cli("recall", QUERY, "--subtype", "", "--format", "json")) == [plain]
+    assert set(ids(cli("recall", QUERY, "--format", "json"))) == {plain, x}
+
+
+# ----------------------------------------------------------------------------- keyword fallback
+
+
+def test_keyword_fallback_when_the_embedder_fails(fake_brain):
+    seed = fake_brain.add("walrus tusk ivory arctic")
+    other = fake_brain.add("walrus census counts walrus walrus")
+    neighbour = fake_brain.add(FAR[0])
+    fake_brain.add_edge(seed, neighbour, "relates_to", weight=0.9)
+    with fake_brain._snapshot() as conn:
+        from cerebro.store import fts
+
+        keyword_order = [i for i, _ in fts.search(conn, QUERY, 20)]
+    FakeEmbedder.broken = True
+    result = fake_brain.recall(QUERY)
+    assert result.mode == "keyword-fallback"
+    assert result.expansion == "off"
+    assert len(result.notices) == 1
+    assert "embedding unavailable" in result.notices[0] and "fake provider is down" in result.notices[0]
+    assert result.ids == keyword_order  # BM25 order kept
+    assert set(result.ids) == {seed, other}
+    assert neighbour not in result.ids  # no expansion on this path
+    for r in result:
+        assert set(r.lanes) == {"keyword"}
+        assert r.similarity == 0.0
+        assert r.parts.relevance == 0.0
+
+
+def test_keyword_fallback_keeps_the_subtype_filter(fake_brain):
+    fake_brain.add("walrus tusk one")
+    x = fake_brain.add("walrus tusk two", subtype="x")
+    FakeEmbedder.broken = True
+    result = fake_brain.recall(QUERY, subtype="x")
+    assert result.mode == "keyword-fallback"
+    assert result.ids == [x]
+
+
+def test_keyword_fallback_via_cli_warns(cli, fake_brain_path):
+    with Brain.open(fake_brain_path) as brain:
+        node = brain.add("walrus tusk one")
+    FakeEmbedder.broken = True
+    result = cli("recall", QUERY, "--format", "json")
+    assert result.exit_code == 0, result
+    assert result.json()["mode"] == "keyword-fallback"
+    assert [r["id"] for r in result.json()["results"]] == [node]
+    assert "keyword-only recall" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_fallback_without_fts_raises_the_embedding_error(fake_brain, fake_brain_path):
+    import sqlean.dbapi2 as sqlean
+
+    fake_brain.add("walrus tusk one")
+    conn = sqlean.connect(str(fake_brain_path))
+    conn.execute("DROP TABLE nodes_fts")
+    conn.commit()
+    conn.close()
+    FakeEmbedder.broken = True
+    with pytest.raises(EmbeddingError, match="fake provider is down"):
+        fake_brain.recall(QUERY)
+
+
+def test_provider_always_down_falls_back(tmp_path):
+    path = tmp_path / "down.sqlite"
+    Brain.init(path, embed_provider="fake-down")
+    with Brain.open(path) as brain:
+        brain.on_warning = lambda message: None
+        node = brain.add("walrus tusk one")
+        result = brain.recall(QUERY)
+    assert result.mode == "keyword-fallback"
+    assert result.ids == [node]
+
+
+# ----------------------------------------------------------------------------- provider none
+
+
+def test_provider_none_recall_uses_keyword_and_graph(tmp_path):
+    path = tmp_path / "none.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        seed = brain.add(SEED)
+        neighbour = brain.add(FAR[0])
+        brain.add(FAR[1])
+        brain.add_edge(seed, neighbour, "relates_to", weight=0.6)
+        result = brain.recall(QUERY)
+        assert result.mode == "keyword"
+        assert result.notices == []
+        assert result.expansion == "expanded"
+        assert result.ids == [seed, neighbour]
+        assert by_id(result)[neighbour].parts.structural == pytest.approx(0.6)
+        assert by_id(result)[seed].lanes.get("keyword") == 1
+        with pytest.raises(EmbeddingError, match="no embedding provider configured"):
+            brain.search(QUERY)
+
+
+# ----------------------------------------------------------------------------- search
+
+
+def test_search_is_the_vector_lane_alone(fake_brain):
+    exact = fake_brain.add("walrus tusk")
+    close = fake_brain.add("walrus tusk ivory")  # 0.816
+    fake_brain.add(SEED)  # 0.707 ≥ search_threshold 0.7
+    blubber = fake_brain.add("walrus blubber")  # 0.5: below it
+    result = fake_brain.search(QUERY)
+    assert result.mode == "vector" and result.expansion == "off"
+    assert result.ids[:2] == [exact, close]
+    assert all(r.similarity >= 0.7 for r in result)
+    assert len(result) == 3 and blubber not in result.ids
+    assert len(fake_brain.search(QUERY, threshold=0.8)) == 2
+    assert len(fake_brain.search(QUERY, limit=1)) == 1
+
+
+# ----------------------------------------------------------------------------- writes: API vs CLI
+
+
+def test_api_reads_never_write(linked, fake_brain_path):
+    brain, _seed, _neighbour = linked
+    before = snapshot(fake_brain_path)
+    brain.recall(QUERY)
+    brain.config_value("expand_threshold")
+    brain.search(QUERY)
+    brain.prime()
+    assert snapshot(fake_brain_path) == before
+    with Brain.open(fake_brain_path) as other:
+        other.config_set("expand_threshold", "0.1")
+    before = snapshot(fake_brain_path)
+    assert brain.recall(QUERY).expansion == "gated"
+    brain.recall(QUERY, as_of=T0)
+    assert snapshot(fake_brain_path) == before
+    assert meta_value(fake_brain_path, "stats.expansion_skips") is None
+
+
+def test_cli_recall_touches_returned_nodes(cli, fake_brain_path):
+    with Brain.open(fake_brain_path) as brain:
+        seed = brain.add(SEED)
+        neighbour = brain.add(FAR[0])
+        untouched = brain.add(FAR[1])
+        brain.add_edge(seed, neighbour, "relates_to")
+    clock.set_now(T0 + timedelta(hours=3))
+    result = cli("recall", QUERY, "--format", "json")
+    assert result.exit_code == 0, result
+    assert [r["id"] for r in result.json()["results"]] == [seed, neighbour]
+    cli("recall", QUERY)
+    with Brain.open(fake_brain_path) as brain:
+        for node_id in (seed, neighbour):
+            node = brain.get(node_id).node
+            assert node.access_count == 2
+            assert node.last_accessed == T0 + timedelta(hours=3)
+        assert brain.get(untouched).node.access_count == 0
+        assert brain.get(untouched).node.last_accessed == T0
+    assert meta_value(fake_brain_path, "stats.expansion_skips") is None  # expanded, not gated
+
+
+def test_cli_counts_expansion_skips_when_gated(cli, fake_brain_path):
+    with Brain.open(fake_brain_path) as brain:
+        brain.add(SEED)
+        brain.config_set("expand_threshold", "0.1")
+    assert cli("recall", QUERY).exit_code == 0
+    assert meta_value(fake_brain_path, "stats.expansion_skips") == "1"
+    assert cli("recall", QUERY).exit_code == 0
+    assert meta_value(fake_brain_path, "stats.expansion_skips") == "2"
+    assert cli("recall", QUERY, "--as-of", "2026-03-01").exit_code == 0  # forced: not a skip
+    assert meta_value(fake_brain_path, "stats.expansion_skips") == "2"
+
+
+# ----------------------------------------------------------------------------- explain output
+
+
+def test_explain_json(cli, fake_brain_path):
+    with Brain.open(fake_brain_path) as brain:
+        seed = brain.add(SEED)
+        neighbour = brain.add(FAR[0])
+        third = brain.add("walrus walrus walrus census")  # a keyword hit, and in the vector lane too
+        brain.add_edge(seed, neighbour, "relates_to", weight=0.6)
+    result = cli("recall", QUERY, "--explain", "--format", "json")
+    assert result.exit_code == 0, result
+    data = result.json()
+    assert data["expansion"] == "expanded"
+    assert data["notices"] == []
+    assert data["mode"] == "hybrid"
+    items = {r["id"]: r for r in data["results"]}
+    assert set(items) == {seed, neighbour, third}
+    for item in data["results"]:
+        explain = item["explain"]
+        assert set(explain["components"]) == {
+            "relevance",
+            "importance",
+            "recency",
+            "structural",
+            "outcome",
+            "score",
+        }
+        assert explain["components"]["score"] == pytest.approx(item["score"], abs=1e-6)
+        assert explain["fused"] is not None
+        assert explain["lanes"]
+    # Seed: vector #1 and keyword #r → fused = 1/61 + 1/(60+r)
+    seed_lanes = items[seed]["explain"]["lanes"]
+    assert seed_lanes["vector"] == 1
+    assert items[seed]["explain"]["fused"] == pytest.approx(
+        1 / 61 + 1 / (60 + seed_lanes["keyword"]), abs=1e-6
+    )
+    # Neighbour: a graph-lane rank, no keyword hit; relevance 0, structural = edge weight.
+    n = items[neighbour]["explain"]
+    assert "keyword" not in n["lanes"] and "vector" not in n["lanes"] and "graph" in n["lanes"]
+    assert n["components"]["relevance"] == 0.0
+    assert n["components"]["structural"] == pytest.approx(0.6)
+    assert n["fused"] == pytest.approx(1 / (60 + n["lanes"]["graph"]), abs=1e-6)
+
+
+def test_explain_is_absent_without_the_flag(cli, fake_brain_path):
+    with Brain.open(fake_brain_path) as brain:
+        brain.add(SEED)
+    data = cli("recall", QUERY, "--format", "json").json()
+    assert "explain" not in data["results"][0]
+    assert "expansion" not in data
+
+
+def test_explain_markdown_shows_components(cli, fake_brain_path):
+    with Brain.open(fake_brain_path) as brain:
+        brain.add(SEED)
+    result = cli("recall", QUERY, "--explain")
+    assert result.exit_code == 0, result
+    assert "_graph expansion: expanded_" in result.stdout
+    lines = [line for line in result.stdout.splitlines() if line.startswith("> ")]
+    assert len(lines) == 1
+    line = lines[0]
+    for fragment in (
+        "relevance=0.707",
+        "importance=0.500",
+        "recency=1.000",
+        "structural=0.000",
+        "outcome×1.00",
+    ):
+        assert fragment in line, line
+    assert "lanes: vector #1, keyword #1" in line
+    plain = cli("recall", QUERY)
+    assert "relevance=" not in plain.stdout and "_graph expansion" not in plain.stdout
+
+
+def test_recall_results_json_shape(cli, fake_brain_path):
+    with Brain.open(fake_brain_path) as brain:
+        node = brain.add(SEED)
+    data = cli("recall", QUERY, "--format", "json").json()
+    assert data["query"] == QUERY
+    (item,) = data["results"]
+    assert item["id"] == node
+    # 0.35×0.7071 + 0.25×0.5 + 0.25×1 + 0 = 0.247487 + 0.125 + 0.25 = 0.622487
+    assert item["score"] == pytest.approx(0.622487, abs=1e-5)
+    assert item["similarity"] == pytest.approx(0.707107, abs=1e-5)
+    json.dumps(data)
+
+
+def test_cli_search_touches_returned_nodes(cli, fake_brain_path):
+    with Brain.open(fake_brain_path) as brain:
+        hit = brain.add("walrus tusk")
+        miss = brain.add("walrus blubber")  # 0.5 < search_threshold 0.7
+    result = cli("search", QUERY, "--format", "json")
+    assert result.exit_code == 0, result
+    assert [r["id"] for r in result.json()["results"]] == [hit]
+    with Brain.open(fake_brain_path) as brain:
+        assert brain.get(hit).node.access_count == 1
+        assert brain.get(miss).node.access_count == 0
