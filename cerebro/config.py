@@ -55,6 +55,12 @@ def _fusion(raw: str) -> str:
     return raw
 
 
+def _lane_fusion(raw: str) -> str:
+    if raw not in ("blend", "rrf"):
+        raise ValueError(f"{quote(raw)} must be blend or rrf")
+    return raw
+
+
 @dataclass(frozen=True)
 class ConfigKey:
     key: str
@@ -85,6 +91,10 @@ _KEYS = [
     ConfigKey("bm25_enabled", "true", _bool, "Fuse the FTS5 keyword lane into recall"),
     ConfigKey("expand_threshold", "0.75", _unit_float, "Skip graph expansion when top cosine exceeds this (0 = off)"),
     ConfigKey("expand_spread_threshold", "0.0", _unit_float, "Skip expansion when the cosine spread is below this"),
+    # Ours (ADR 0010): how recall fuses its lanes. Upstream's recipe is fusion=rrf.
+    ConfigKey("fusion", "blend", _lane_fusion, "Lane fusion: blend (normalised scores) or rrf (ranks)"),
+    ConfigKey("keyword_weight", "0.6", _unit_float, "blend: the keyword lane's share of the fused score"),
+    ConfigKey("lane_depth", "50", _positive_int, "blend: candidates each lane brings before fusion"),
 ]
 
 REGISTRY: dict[str, ConfigKey] = {k.key: k for k in _KEYS}

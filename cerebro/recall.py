@@ -39,7 +39,10 @@ class RecallOptions:
     expand_spread_threshold: float = 0.0
     rrf_k: int = scoring.RRF_K
     lane_weights: tuple[float, float] = (1.0, 1.0)  # (vector/graph lane, keyword lane)
-    keyword_width: int | None = None  # defaults to the vector lane's width
+    keyword_width: int | None = None  # defaults to the lanes' width
+    fusion: str = "blend"  # "blend" (ours, ADR 0010) or "rrf" (upstream's recipe)
+    keyword_weight: float = 0.6  # blend: the keyword lane's share
+    depth: int = 50  # blend: candidates each lane contributes before fusion
     now: datetime | None = None
     lanes: tuple[str, ...] = ("vector", "keyword")  # which lanes run (eval compares them alone)
     expand: bool = True
@@ -74,14 +77,18 @@ def _structural_baseline(conn: Any, ids: Sequence[str], enabled: bool) -> dict[s
     return {node_id: scoring.indegree_structural(n) for node_id, n in counts.items()}
 
 
+SUBTYPE_OVERFETCH = 10  # with a subtype filter, look this many times deeper for matching neighbours
+
+
 def vector_lane(conn: Any, query_vector: Sequence[float], options: RecallOptions, width: int) -> list[_Candidate]:
-    hits = vec.knn(conn, query_vector, width * 3)
+    """The nearest active nodes above the threshold (and of the wanted subtype), nearest first."""
+    hits = vec.knn(conn, query_vector, width * (3 if options.subtype is UNSET else SUBTYPE_OVERFETCH))
     nodes = reads.nodes_by_id(conn, [h[0] for h in hits], active_only=True)
     baseline = _structural_baseline(conn, list(nodes), options.indegree_enabled)
     lane: list[_Candidate] = []
     for node_id, distance in hits:
         node = nodes.get(node_id)
-        if node is None:
+        if node is None or not _subtype_matches(node, options.subtype):
             continue
         similarity = 1.0 - distance
         if similarity < options.threshold:
@@ -92,8 +99,9 @@ def vector_lane(conn: Any, query_vector: Sequence[float], options: RecallOptions
     return lane
 
 
-def keyword_lane(conn: Any, query: str, width: int) -> list[str]:
-    return [node_id for node_id, _ in fts.search(conn, query, width)]
+def keyword_lane(conn: Any, query: str, width: int, subtype: Any = UNSET) -> list[tuple[str, float]]:
+    """[(node_id, bm25)], best first (FTS5's bm25 is lower-is-better)."""
+    return fts.search(conn, query, width, subtype=... if subtype is UNSET else subtype)
 
 
 def expand(conn: Any, seeds: list[_Candidate], as_of: datetime | None, indegree: bool) -> list[_Candidate]:
@@ -146,10 +154,13 @@ def recall(
 
         now = clock.now()
     limit = options.limit if options.limit > 0 else 20
-    width = limit
+    # Upstream's RRF fuses lanes cut at the limit; blending looks deeper, since a lane's 30th candidate
+    # can still win when the other lane is confident about it.
+    width = max(limit, options.depth) if options.fusion == "blend" else limit
     use_vector = query_vector is not None and "vector" in options.lanes
     use_keyword = options.bm25_enabled and "keyword" in options.lanes and bool(query.strip())
-    keyword_ids = keyword_lane(conn, query, options.keyword_width or width) if use_keyword else []
+    keyword_hits = keyword_lane(conn, query, options.keyword_width or width, options.subtype) if use_keyword else []
+    keyword_ids = [node_id for node_id, _ in keyword_hits]
 
     expansion = "off"
     if use_vector:
@@ -192,11 +203,18 @@ def recall(
         if "vector" not in s.lanes:
             s.lanes.setdefault("graph", rank)
 
-    fused = scoring.rrf(
-        [[s.node.id for s in primary], [i for i in keyword_ids if i in by_id]],
-        k=options.rrf_k,
-        weights=options.lane_weights,
-    )
+    if options.fusion == "blend":
+        fused = scoring.blend(
+            {s.node.id: s.score for s in primary},
+            {node_id: -bm25 for node_id, bm25 in keyword_hits if node_id in by_id},
+            options.keyword_weight,
+        )
+    else:
+        fused = scoring.rrf(
+            [[s.node.id for s in primary], [i for i in keyword_ids if i in by_id]],
+            k=options.rrf_k,
+            weights=options.lane_weights,
+        )
     ordered = [replace(by_id[node_id], fused=value) for node_id, value in fused]
     ordered = [s for s in ordered if _subtype_matches(s.node, options.subtype)][:limit]
     return RecallResult(query, ordered, mode, expansion, list(notices or []))

@@ -52,6 +52,9 @@ class RetrievalMixin:
             "indegree_enabled": setting("indegree_bonus_enabled"),
             "expand_threshold": setting("expand_threshold"),
             "expand_spread_threshold": setting("expand_spread_threshold"),
+            "fusion": setting("fusion"),
+            "keyword_weight": setting("keyword_weight"),
+            "depth": setting("lane_depth"),
         }
         options.update({k: v for k, v in given.items() if v is not None})
         return RecallOptions(**options)
@@ -91,13 +94,15 @@ class RetrievalMixin:
                 conn,
                 limit=limit,
                 threshold=_check_unit(threshold_value, "threshold"),
-                subtype=RECALL_UNSET if subtype is UNSET else subtype,
                 as_of=when,
                 lanes=lanes,
             )
+            # None is meaningful here ("no subtype"), so it is set after the None-dropping merge above.
+            options = _replace_options(options, subtype=RECALL_UNSET if subtype is UNSET else (subtype or ""))
             if mode == "keyword-fallback" and not _fts_ready(conn):
                 raise _embedding_error(notices[0])
-            rerank = _rerank_settings(conn)
+            # Upstream's keyword-only fallback has no expansion and no reranker.
+            rerank = None if mode == "keyword-fallback" else _rerank_settings(conn)
             if rerank is None:
                 return run_recall(conn, query, vector, options, mode=mode, notices=notices)
             from dataclasses import replace as _replace
@@ -232,3 +237,9 @@ def _rerank_settings(conn: Any) -> tuple[str, str] | None:
         return None
     command = stored.get("rerank_command") or os.environ.get("CEREBRO_RERANK_COMMAND", "")
     return command.strip(), stored.get("rerank_fusion", "rrf")
+
+
+def _replace_options(options: Any, **changes: Any) -> Any:
+    from dataclasses import replace
+
+    return replace(options, **changes)

@@ -74,19 +74,27 @@ def build_match_query(terms: list[str]) -> str | None:
     return " OR ".join(quoted) if quoted else None
 
 
-def search(conn: Any, query: str, limit: int, *, drop_stop_words: bool = True) -> list[tuple[str, float]]:
+def search(
+    conn: Any, query: str, limit: int, *, drop_stop_words: bool = True, subtype: Any = ...
+) -> list[tuple[str, float]]:
     """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
 
+    ``subtype``: ``...`` (default) no filter; ``None``/``""`` only nodes without one; else that subtype.
     Any FTS problem (no table, a query FTS5 still rejects) gives an empty lane, never an error.
     """
     match = build_match_query(query_terms(query, drop_stop_words=drop_stop_words))
     if match is None or limit <= 0:
         return []
+    condition, params = "", ()
+    if subtype is not ...:
+        condition, params = (
+            (" AND n.subtype = ?", (subtype,)) if subtype else (" AND (n.subtype IS NULL OR n.subtype = '')", ())
+        )
     try:
         rows = conn.execute(
             "SELECT f.node_id, bm25(nodes_fts) AS rank FROM nodes_fts f JOIN nodes n ON n.id = f.node_id "
-            "WHERE nodes_fts MATCH ? AND n.status = 'active' ORDER BY rank LIMIT ?",
-            (match, int(limit)),
+            f"WHERE nodes_fts MATCH ? AND n.status = 'active'{condition} ORDER BY rank LIMIT ?",
+            (match, *params, int(limit)),
         ).fetchall()
     except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
         return []

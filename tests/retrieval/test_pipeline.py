@@ -348,15 +348,16 @@ def test_no_subtype_argument_means_no_filter(subtyped):
 
 def test_subtype_filter_keeps_up_to_limit_results(fake_brain):
     """The filter runs before the cut (a departure from upstream), so lower-ranked matching memories
-    fill the limit instead of the result shrinking."""
-    for word in ("one", "two", "three", "four"):
-        fake_brain.add(f"walrus tusk {word}")  # 0.816, short: best in both lanes
+    fill the limit instead of the result shrinking — however many better-ranked memories it drops."""
+    for _ in range(60):
+        fake_brain.add("walrus tusk")  # cosine 1.0 and the shortest text: ahead in both lanes
     x1 = fake_brain.add("walrus tusk ivory arctic ocean", subtype="x")  # 0.632
     x2 = fake_brain.add("walrus tusk ivory arctic ocean fish", subtype="x")  # 0.577
-    assert set(fake_brain.recall(QUERY, subtype="x").ids) == {x1, x2}
     limited = fake_brain.recall(QUERY, limit=2, subtype="x")
     assert set(limited.ids) == {x1, x2}
-    assert len(fake_brain.recall(QUERY, limit=2, subtype=None)) == 2
+    assert set(fake_brain.recall(QUERY, limit=1, subtype="x").ids) <= {x1, x2}
+    assert len(fake_brain.recall(QUERY, limit=1, subtype="x")) == 1
+    assert len(fake_brain.recall(QUERY, limit=2, subtype="")) == 2
 
 
 def test_subtype_filter_via_cli(cli, fake_brain_path):
@@ -563,18 +564,16 @@ def test_explain_json(cli, fake_brain_path):
         assert explain["components"]["score"] == pytest.approx(item["score"], abs=1e-6)
         assert explain["fused"] is not None
         assert explain["lanes"]
-    # Seed: vector #1 and keyword #r → fused = 1/61 + 1/(60+r)
+    # Results come in fused order (the fusion recipe itself is tested in test_scoring).
+    fused = [item["explain"]["fused"] for item in data["results"]]
+    assert fused == sorted(fused, reverse=True)
     seed_lanes = items[seed]["explain"]["lanes"]
-    assert seed_lanes["vector"] == 1
-    assert items[seed]["explain"]["fused"] == pytest.approx(
-        1 / 61 + 1 / (60 + seed_lanes["keyword"]), abs=1e-6
-    )
+    assert seed_lanes["vector"] == 1 and seed_lanes["keyword"] >= 1
     # Neighbour: a graph-lane rank, no keyword hit; relevance 0, structural = edge weight.
     n = items[neighbour]["explain"]
     assert "keyword" not in n["lanes"] and "vector" not in n["lanes"] and "graph" in n["lanes"]
     assert n["components"]["relevance"] == 0.0
     assert n["components"]["structural"] == pytest.approx(0.6)
-    assert n["fused"] == pytest.approx(1 / (60 + n["lanes"]["graph"]), abs=1e-6)
 
 
 def test_explain_is_absent_without_the_flag(cli, fake_brain_path):

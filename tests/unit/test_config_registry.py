@@ -9,6 +9,8 @@ UPSTREAM_ORDER = [
     "prime_limit", "gc_threshold", "search_limit", "search_threshold", "recall_threshold",
     "indegree_bonus_enabled", "stop_guard_enabled", "rerank_enabled", "rerank_command", "rerank_fusion",
     "bm25_enabled", "expand_threshold", "expand_spread_threshold",
+    # ours, after upstream's (ADR 0010)
+    "fusion", "keyword_weight", "lane_depth",
 ]
 
 
