@@ -250,7 +250,7 @@ class Brain(EmbeddingMixin, RetrievalMixin, SettingsMixin):
             )
             if fts.available(session):
                 fts.index(session, row.id, row.content, row.subtype)
-            self._store_vector(session, row, vector, error)
+            self._store_vector(session, row, vector, error, fresh=True)
             return row.id
 
         node_id = self._write(write)
@@ -309,7 +309,7 @@ class Brain(EmbeddingMixin, RetrievalMixin, SettingsMixin):
                     row = nodes.insert(session, embedding_model="", now=now, **spec)
                     if has_fts:
                         fts.index(session, row.id, row.content, row.subtype)
-                    self._store_vector(session, row, vector, error)
+                    self._store_vector(session, row, vector, error, fresh=True)
                     written.append(row.id)
                 return written
 
@@ -550,7 +550,7 @@ class Brain(EmbeddingMixin, RetrievalMixin, SettingsMixin):
                 embedding_model="",
                 now=now,
             )
-            self._store_vector(session, new, vector, error)
+            self._store_vector(session, new, vector, error, fresh=True)
             edges.upsert(
                 session, source_id=new.id, target_id=full, relation="supersedes", weight=None,
                 valid_at=None, invalid_at=None, metadata=None, now=now,

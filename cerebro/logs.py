@@ -11,12 +11,22 @@ import os
 import sys
 
 _configured = False
+_quiet = False
 ENV_LEVEL = "CEREBRO_LOG"
 
 
-def configure(*, quiet: bool = False) -> None:
+def set_quiet(quiet: bool) -> None:
+    """Remember ``-q`` without importing structlog (it costs ~250 ms; most commands never log)."""
+    global _quiet, _configured
+    _quiet = quiet
+    _configured = False
+
+
+def configure(*, quiet: bool | None = None) -> None:
     global _configured
     import structlog
+
+    quiet = _quiet if quiet is None else quiet
 
     level_name = os.environ.get(ENV_LEVEL, "error" if quiet else "warning").upper()
     level = getattr(logging, level_name, logging.WARNING)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -183,9 +183,11 @@ def prime_score(importance: float, surprise_value: float) -> float:
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
+    from operator import mul
+
+    dot = sum(map(mul, a, b))
+    na = math.sqrt(sum(map(mul, a, a)))
+    nb = math.sqrt(sum(map(mul, b, b)))
     return dot / (na * nb) if na and nb else 0.0
 
 
@@ -195,27 +197,33 @@ def mmr_select(
     vectors: dict[K, Sequence[float]],
     limit: int,
     lam: float = PRIME_LAMBDA,
-    similarity: Callable[[Sequence[float], Sequence[float]], float] = cosine,
 ) -> list[K]:
     """Greedy MMR: pick argmax λ·score − (1−λ)·max cos(candidate, selected).
 
-    Candidates are considered in score order; one without a vector gets no diversity penalty.
+    Candidates are considered in score order (ties: first wins); one without a vector gets no
+    diversity penalty. Each candidate's max similarity is updated incrementally as picks are made, so
+    the cost is one dot product per (candidate, pick) pair.
     """
+    from operator import mul
+
+    unit = {}
+    for key, vector in vectors.items():
+        norm = math.sqrt(sum(map(mul, vector, vector)))
+        if norm:
+            unit[key] = [x / norm for x in vector]
     pool = sorted(candidates, key=lambda c: -scores[c])
+    closest = dict.fromkeys(pool, 0.0)  # max cosine to anything chosen so far
     chosen: list[K] = []
     while pool and len(chosen) < limit:
-        best, best_value = None, -math.inf
-        for candidate in pool:
-            penalty = 0.0
-            vec = vectors.get(candidate)
-            if vec is not None:
-                sims = [similarity(vec, vectors[c]) for c in chosen if c in vectors]
-                penalty = max(sims) if sims else 0.0
-            value = lam * scores[candidate] - (1.0 - lam) * penalty
-            if value > best_value:
-                best, best_value = candidate, value
-        chosen.append(best)  # type: ignore[arg-type]
-        pool.remove(best)  # type: ignore[arg-type]
+        best = max(pool, key=lambda c: lam * scores[c] - (1.0 - lam) * closest[c])  # first max wins
+        chosen.append(best)
+        pool.remove(best)
+        picked = unit.get(best)
+        if picked is not None:
+            for candidate in pool:
+                vector = unit.get(candidate)
+                if vector is not None:
+                    closest[candidate] = max(closest[candidate], sum(map(mul, vector, picked)))
     return chosen
 
 

@@ -52,7 +52,9 @@ class EmbeddingMixin:
         except Exception as exc:  # noqa: BLE001 - a failed embed never loses the memory
             return None, " ".join(str(exc).split()) or exc.__class__.__name__
 
-    def _store_vector(self, session: Any, row: Any, vector: list[float] | None, error: str | None) -> None:
+    def _store_vector(
+        self, session: Any, row: Any, vector: list[float] | None, error: str | None, *, fresh: bool = False
+    ) -> None:
         """Write a node's vector (and only then its model id); on failure mark the brain pending."""
         from cerebro.store import meta, vec
 
@@ -61,11 +63,12 @@ class EmbeddingMixin:
             return
         vec.ensure_table(session, dims)
         if vector is not None:
-            vec.upsert(session, row.id, vector)
+            vec.upsert(session, row.id, vector, fresh=fresh)
             row.embedding_model = model
             session.add(row)
         else:
-            vec.delete(session, row.id)  # a stale vector of old content must not outlive it
+            if not fresh:
+                vec.delete(session, row.id)  # a stale vector of old content must not outlive it
             row.embedding_model = ""
             session.add(row)
             if error is not None:

@@ -130,10 +130,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     state.format = str(options.get("format", "md"))
     state.quiet = bool(options.get("quiet", False))
     state.project = options.get("project")  # type: ignore[assignment]
-    if state.quiet:
-        from cerebro import logs
+    from cerebro import logs
 
-        logs.configure(quiet=True)
+    logs.set_quiet(state.quiet)
 
     from cerebro.cli import fast
 

@@ -6,8 +6,6 @@ from typing import Annotated
 
 from cyclopts import Parameter
 
-from cerebro import paths
-from cerebro.cli_state import state
 from cerebro.values import Origin
 
 OriginActor = Annotated[str | None, Parameter(name="--origin-actor", help="Who wrote it (default $CEREBRO_ORIGIN_ACTOR)")]
@@ -19,15 +17,7 @@ OriginSession = Annotated[
 OriginHost = Annotated[str | None, Parameter(name="--origin-host", help="Host name (default this machine's)")]
 
 
-def brain_path():  # noqa: ANN201
-    return paths.project_brain_path(paths.resolve_project_dir(state.project))
-
-
-def open_brain():  # noqa: ANN201
-    """The current project's brain (``--project`` > ``$CLAUDE_PROJECT_DIR`` > cwd); it must exist."""
-    from cerebro.api import Brain
-
-    return Brain.open(brain_path())
+from cerebro.cli.context import brain_path, open_brain  # noqa: E402,F401 - re-exported for commands
 
 
 def origin(actor: str | None, channel: str | None, session: str | None, host: str | None) -> Origin:

@@ -45,7 +45,7 @@ def run(spec: dict[str, object]) -> None:
     """Run recall as the CLI does (shared by the fast path and the Cyclopts command): the library call,
     then the best-effort bookkeeping (access touches, last_surfaced, the gate's skip counter)."""
     from cerebro.api import UNSET
-    from cerebro.cli.common import open_brain
+    from cerebro.cli.context import open_brain
     from cerebro.cli.output import emit
     from cerebro.cli.render import render_scored
     from cerebro.logs import warn

@@ -62,12 +62,16 @@ def pick_driver(candidates: list[ModuleType]) -> ModuleType:
     raise DriverUnavailable(f"no SQLite driver here can load sqlite-vec with FTS5: {FIX}")
 
 
+@cache
 def vec_extension_path() -> str:
-    try:
-        import sqlite_vec
-    except ImportError:
-        raise DriverUnavailable("the sqlite-vec package is missing: pip install sqlite-vec") from None
-    return sqlite_vec.loadable_path()
+    """Where the sqlite-vec package keeps its loadable extension — found without importing the package,
+    whose ``__init__`` imports numpy (~150 ms on every hook call)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise DriverUnavailable("the sqlite-vec package is missing: pip install sqlite-vec")
+    return os.path.normpath(os.path.join(list(spec.submodule_search_locations)[0], "vec0"))
 
 
 def setup_connection(dbapi_conn: Any, *, wal: bool = True) -> None:

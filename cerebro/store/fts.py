@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import text
 
 
 def available(session: Any) -> bool:
@@ -99,3 +98,9 @@ def search(
     except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
         return []
     return [(r[0], float(r[1])) for r in rows]
+
+
+def text(sql: str):  # noqa: ANN201 - SQLAlchemy only on the ORM write path; reads here use DB-API
+    from sqlalchemy import text as sa_text
+
+    return sa_text(sql)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import text
 
 
 def get(session: Any, key: str, default: str | None = None) -> str | None:
@@ -52,3 +51,9 @@ def increment(session: Any, key: str) -> None:
         ),
         {"k": key},
     )
+
+
+def text(sql: str):  # noqa: ANN201 - SQLAlchemy only on the ORM write path; reads here use DB-API
+    from sqlalchemy import text as sa_text
+
+    return sa_text(sql)

@@ -12,7 +12,6 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import text
 
 _DIMS = re.compile(r"float\[(\d+)\]")
 
@@ -57,16 +56,37 @@ def ensure_table(session: Any, dimensions: int) -> None:
     )
 
 
-def upsert(session: Any, node_id: str, vector: Sequence[float]) -> None:
-    session.execute(text("DELETE FROM vec_nodes WHERE node_id = :id"), {"id": node_id})
-    session.execute(
-        text("INSERT INTO vec_nodes (node_id, embedding) VALUES (:id, :v)"), {"id": node_id, "v": to_blob(vector)}
-    )
+# Our vector rows use the node's rowid as their own, so point reads and deletes are index lookups
+# rather than scans of vec0's metadata column. Rows written by Go cerebro have other rowids: every lookup
+# checks ``node_id`` and falls back to the scan for them.
+
+
+def _node_rowid(session: Any, node_id: str) -> int | None:
+    return session.execute(text("SELECT rowid FROM nodes WHERE id = :id"), {"id": node_id}).scalar()
 
 
 def delete(session: Any, node_id: str) -> None:
-    if exists(session):
+    if not exists(session):
+        return
+    rowid = _node_rowid(session, node_id)
+    at_rowid = session.execute(text("SELECT node_id FROM vec_nodes WHERE rowid = :r"), {"r": rowid}).first()
+    if at_rowid is not None and at_rowid[0] == node_id:
+        session.execute(text("DELETE FROM vec_nodes WHERE rowid = :r"), {"r": rowid})
+    else:
         session.execute(text("DELETE FROM vec_nodes WHERE node_id = :id"), {"id": node_id})
+
+
+def upsert(session: Any, node_id: str, vector: Sequence[float], *, fresh: bool = False) -> None:
+    """Write a node's vector. ``fresh``: the node was created in this transaction, so it has none yet."""
+    if not fresh:
+        delete(session, node_id)
+    rowid = _node_rowid(session, node_id)
+    taken = session.execute(text("SELECT 1 FROM vec_nodes WHERE rowid = :r"), {"r": rowid}).first()
+    params = {"id": node_id, "v": to_blob(vector), "r": rowid}
+    if taken is None and rowid is not None:
+        session.execute(text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (:r, :id, :v)"), params)
+    else:
+        session.execute(text("INSERT INTO vec_nodes (node_id, embedding) VALUES (:id, :v)"), params)
 
 
 def count_missing_active(session: Any) -> int:
@@ -109,13 +129,30 @@ def knn(conn: Any, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
 
 
 def vectors_for(conn: Any, ids: Sequence[str]) -> dict[str, list[float]]:
+    """Vectors of these nodes: rowid point lookups, then a metadata scan only for rows found elsewhere."""
     from cerebro.store.reads import chunks
 
     found: dict[str, list[float]] = {}
     for part in chunks(list(ids)):
         marks = ",".join("?" * len(part))
         for node_id, blob in conn.execute(
-            f"SELECT node_id, embedding FROM vec_nodes WHERE node_id IN ({marks})", tuple(part)
+            f"SELECT n.id, v.embedding FROM nodes n JOIN vec_nodes v ON v.rowid = n.rowid "
+            f"WHERE n.id IN ({marks}) AND v.node_id = n.id",
+            tuple(part),
         ).fetchall():
             found[node_id] = from_blob(blob)
+    missing = [i for i in ids if i not in found]
+    if missing and len(found) < len(ids):
+        for part in chunks(missing):
+            marks = ",".join("?" * len(part))
+            for node_id, blob in conn.execute(
+                f"SELECT node_id, embedding FROM vec_nodes WHERE node_id IN ({marks})", tuple(part)
+            ).fetchall():
+                found[node_id] = from_blob(blob)
     return found
+
+
+def text(sql: str):  # noqa: ANN201 - SQLAlchemy only on the ORM write path; reads here use DB-API
+    from sqlalchemy import text as sa_text
+
+    return sa_text(sql)

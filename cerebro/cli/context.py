@@ -1,0 +1,17 @@
+"""Which brain a command works on. No Cyclopts import: the hot path uses it."""
+
+from __future__ import annotations
+
+from cerebro import paths
+from cerebro.cli_state import state
+
+
+def brain_path():  # noqa: ANN201
+    return paths.project_brain_path(paths.resolve_project_dir(state.project))
+
+
+def open_brain():  # noqa: ANN201
+    """The current project's brain (``--project`` > ``$CLAUDE_PROJECT_DIR`` > cwd); it must exist."""
+    from cerebro.api import Brain
+
+    return Brain.open(brain_path())
