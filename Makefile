@@ -10,7 +10,7 @@ CEREBRO := $(VENV)/bin/cerebro
 
 setup:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check "uv>=0.5"
-	@$(UV) sync --locked --quiet
+	@$(UV) sync --locked --quiet --compile-bytecode
 
 demo: setup
 	@set -e; \

@@ -81,22 +81,25 @@ SUBTYPE_OVERFETCH = 10  # with a subtype filter, look this many times deeper for
 
 
 def vector_lane(conn: Any, query_vector: Sequence[float], options: RecallOptions, width: int) -> list[_Candidate]:
-    """The nearest active nodes above the threshold (and of the wanted subtype), nearest first."""
-    hits = vec.knn(conn, query_vector, width * (3 if options.subtype is UNSET else SUBTYPE_OVERFETCH))
-    nodes = reads.nodes_by_id(conn, [h[0] for h in hits], active_only=True)
-    baseline = _structural_baseline(conn, list(nodes), options.indegree_enabled)
-    lane: list[_Candidate] = []
-    for node_id, distance in hits:
-        node = nodes.get(node_id)
-        if node is None or not _subtype_matches(node, options.subtype):
-            continue
-        similarity = 1.0 - distance
-        if similarity < options.threshold:
-            continue
-        lane.append(_Candidate(node, similarity, baseline.get(node_id, 0.0)))
-        if len(lane) >= width:
+    """The nearest active nodes above the threshold (and of the wanted subtype), nearest first.
+
+    Non-active nodes keep their vectors, so the KNN over-fetches; when a page of neighbours did not
+    yield ``width`` usable ones, one deeper pass follows (rather than always fetching 3× deep).
+    """
+    overfetch = 2 if options.subtype is UNSET else SUBTYPE_OVERFETCH
+    k = width * overfetch
+    while True:
+        hits = [(node_id, 1.0 - distance) for node_id, distance in vec.knn(conn, query_vector, k)]
+        above = [(node_id, sim) for node_id, sim in hits if sim >= options.threshold]
+        nodes = reads.nodes_by_id(conn, [node_id for node_id, _ in above], active_only=True)
+        usable = [(i, sim) for i, sim in above if i in nodes and _subtype_matches(nodes[i], options.subtype)]
+        exhausted = len(hits) < k or len(above) < len(hits)  # no more neighbours, or the rest are too far
+        if len(usable) >= width or exhausted or k >= width * SUBTYPE_OVERFETCH * 4:
             break
-    return lane
+        k *= 4
+    usable = usable[:width]
+    baseline = _structural_baseline(conn, [i for i, _ in usable], options.indegree_enabled)
+    return [_Candidate(nodes[i], sim, baseline.get(i, 0.0)) for i, sim in usable]
 
 
 def keyword_lane(conn: Any, query: str, width: int, subtype: Any = UNSET) -> list[tuple[str, float]]:

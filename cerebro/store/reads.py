@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from cerebro import clock, values
@@ -22,7 +22,14 @@ _CHUNK = 500  # stay well under SQLite's host-parameter limit
 
 
 def _time(value: Any) -> datetime | None:
-    return clock.parse_optional(value) if value not in (None, "") else None
+    if value in (None, ""):
+        return None
+    if isinstance(value, str) and len(value) == 19 and value[10] == " ":
+        try:  # the storage layout: the C parser is ~10x faster than the general one
+            return datetime.fromisoformat(value).replace(tzinfo=UTC)
+        except ValueError:
+            pass
+    return clock.parse_optional(value)
 
 
 def _metadata(value: Any) -> dict[str, Any] | None:
