@@ -27,6 +27,16 @@ def _positive_int(raw: str) -> int:
     return value
 
 
+def _whole_number(raw: str) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ValueError(f"{quote(raw)} is not a whole number") from None
+    if value < 0:
+        raise ValueError(f"{quote(raw)} must be 0 or more")
+    return value
+
+
 def _unit_float(raw: str) -> float:
     try:
         value = float(raw.strip())
@@ -74,7 +84,7 @@ class ConfigKey:
             self.parse(raw)
         except ValueError as exc:
             raise InvalidInput(f"invalid value for {self.key}: {exc}") from None
-        return raw.strip() if self.parse in (_positive_int, _unit_float) else raw
+        return raw.strip() if self.parse in (_positive_int, _whole_number, _unit_float) else raw
 
 
 _KEYS = [
@@ -95,6 +105,8 @@ _KEYS = [
     ConfigKey("fusion", "blend", _lane_fusion, "Lane fusion: blend (normalised scores) or rrf (ranks)"),
     ConfigKey("keyword_weight", "0.6", _unit_float, "blend: the keyword lane's share of the fused score"),
     ConfigKey("lane_depth", "50", _positive_int, "blend: candidates each lane brings before fusion"),
+    ConfigKey("feedback_docs", "3", _whole_number, "Top keyword hits that steer the vector query (0 = off)"),
+    ConfigKey("feedback_weight", "0.7", _unit_float, "How far those hits move the vector query"),
 ]
 
 REGISTRY: dict[str, ConfigKey] = {k.key: k for k in _KEYS}

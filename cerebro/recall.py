@@ -43,6 +43,10 @@ class RecallOptions:
     fusion: str = "blend"  # "blend" (ours, ADR 0010) or "rrf" (upstream's recipe)
     keyword_weight: float = 0.6  # blend: the keyword lane's share
     depth: int = 50  # blend: candidates each lane contributes before fusion
+    # Relevance feedback (Rocchio): the query vector is nudged toward the top keyword hits' vectors, so
+    # an exact-term match teaches the vector lane what the query is about (ADR 0010).
+    feedback_docs: int = 3
+    feedback_weight: float = 0.7
     now: datetime | None = None
     lanes: tuple[str, ...] = ("vector", "keyword")  # which lanes run (eval compares them alone)
     expand: bool = True
@@ -51,9 +55,14 @@ class RecallOptions:
 @dataclass
 class _Candidate:
     node: Node
-    similarity: float
+    similarity: float  # cosine to the (possibly feedback-expanded) query: the relevance term
     structural: float
     lanes: dict[str, int] = field(default_factory=dict)
+    raw_similarity: float | None = None  # cosine to the query as asked, when it differs
+
+    @property
+    def reported_similarity(self) -> float:
+        return self.similarity if self.raw_similarity is None else self.raw_similarity
 
 
 def _score(candidate: _Candidate, now: datetime) -> ScoredNode:
@@ -67,7 +76,7 @@ def _score(candidate: _Candidate, now: datetime) -> ScoredNode:
         structural=candidate.structural,
         metadata=node.metadata,
     )
-    return ScoredNode(node, parts.score, candidate.similarity, parts, dict(candidate.lanes))
+    return ScoredNode(node, parts.score, candidate.reported_similarity, parts, dict(candidate.lanes))
 
 
 def _structural_baseline(conn: Any, ids: Sequence[str], enabled: bool) -> dict[str, float]:
@@ -100,6 +109,26 @@ def vector_lane(conn: Any, query_vector: Sequence[float], options: RecallOptions
     usable = usable[:width]
     baseline = _structural_baseline(conn, [i for i, _ in usable], options.indegree_enabled)
     return [_Candidate(nodes[i], sim, baseline.get(i, 0.0)) for i, sim in usable]
+
+
+def feedback(conn: Any, query_vector: Sequence[float], ids: Sequence[str], weight: float) -> list[float]:
+    """normalise(q + weight·mean(vectors of ``ids``)); the query unchanged if none has a vector."""
+    vectors = list(vec.vectors_for(conn, list(ids)).values())
+    if not vectors:
+        return list(query_vector)
+    mean = [sum(column) / len(vectors) for column in zip(*vectors, strict=True)]
+    moved = [q + weight * m for q, m in zip(query_vector, mean, strict=True)]
+    norm = math.sqrt(sum(x * x for x in moved))
+    return [x / norm for x in moved] if norm else list(query_vector)
+
+
+def _attach_raw_similarity(conn: Any, seeds: list[_Candidate], query_vector: Sequence[float]) -> None:
+    from operator import mul
+
+    vectors = vec.vectors_for(conn, [c.node.id for c in seeds])
+    for candidate in seeds:
+        vector = vectors.get(candidate.node.id)
+        candidate.raw_similarity = sum(map(mul, vector, query_vector)) if vector is not None else candidate.similarity
 
 
 def keyword_lane(conn: Any, query: str, width: int, subtype: Any = UNSET) -> list[tuple[str, float]]:
@@ -167,7 +196,14 @@ def recall(
 
     expansion = "off"
     if use_vector:
-        seeds = vector_lane(conn, query_vector, options, width)  # type: ignore[arg-type]
+        search_vector = query_vector
+        if keyword_ids and options.feedback_docs > 0 and options.feedback_weight > 0:
+            search_vector = feedback(conn, query_vector, keyword_ids[: options.feedback_docs], options.feedback_weight)  # type: ignore[arg-type]
+        seeds = vector_lane(conn, search_vector, options, width)  # type: ignore[arg-type]
+        if search_vector is not query_vector and seeds:
+            # Relevance uses the expanded query (that is the gain, ADR 0010); the gate and the reported
+            # similarity keep the cosine to the query the user asked (upstream's meaning of both).
+            _attach_raw_similarity(conn, seeds, query_vector)  # type: ignore[arg-type]
         for rank, c in enumerate(seeds, start=1):
             c.lanes["vector"] = rank
     elif mode == "keyword" and keyword_ids:
@@ -183,7 +219,7 @@ def recall(
         if options.as_of is not None:
             expansion = "forced"  # always expand, so the validity window always applies
         elif use_vector and scoring.should_skip_expansion(
-            [c.similarity for c in seeds], limit, options.expand_threshold, options.expand_spread_threshold
+            [c.reported_similarity for c in seeds], limit, options.expand_threshold, options.expand_spread_threshold
         ):
             expansion = "gated"
         else:

@@ -55,6 +55,8 @@ class RetrievalMixin:
             "fusion": setting("fusion"),
             "keyword_weight": setting("keyword_weight"),
             "depth": setting("lane_depth"),
+            "feedback_docs": setting("feedback_docs"),
+            "feedback_weight": setting("feedback_weight"),
         }
         options.update({k: v for k, v in given.items() if v is not None})
         return RecallOptions(**options)

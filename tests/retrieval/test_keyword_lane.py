@@ -41,8 +41,9 @@ def test_exact_identifier_found_by_keyword_lane(seeded):
     # Only the keyword lane can see it; the phrase match is exact, so HS-050 is not a hit.
     assert result.ids == [ids["target"]]
     (hit,) = result.results
-    assert hit.lanes == {"keyword": 1}
-    assert hit.similarity == 0.0
+    # Found by the keyword lane; relevance feedback may then bring it into the vector lane too.
+    assert hit.lanes["keyword"] == 1
+    assert hit.similarity < 0.3  # its cosine to the query as asked stays below the threshold
     assert hit.fused is not None and hit.fused > 0
 
 

@@ -587,6 +587,7 @@ def test_explain_is_absent_without_the_flag(cli, fake_brain_path):
 def test_explain_markdown_shows_components(cli, fake_brain_path):
     with Brain.open(fake_brain_path) as brain:
         brain.add(SEED)
+        brain.config_set("feedback_docs", "0")  # relevance = the raw cosine, so the numbers are hand-made
     result = cli("recall", QUERY, "--explain")
     assert result.exit_code == 0, result
     assert "_graph expansion: expanded_" in result.stdout
@@ -609,6 +610,7 @@ def test_explain_markdown_shows_components(cli, fake_brain_path):
 def test_recall_results_json_shape(cli, fake_brain_path):
     with Brain.open(fake_brain_path) as brain:
         node = brain.add(SEED)
+        brain.config_set("feedback_docs", "0")
     data = cli("recall", QUERY, "--format", "json").json()
     assert data["query"] == QUERY
     (item,) = data["results"]
@@ -629,3 +631,22 @@ def test_cli_search_touches_returned_nodes(cli, fake_brain_path):
     with Brain.open(fake_brain_path) as brain:
         assert brain.get(hit).node.access_count == 1
         assert brain.get(miss).node.access_count == 0
+
+
+def test_relevance_feedback_steers_the_vector_lane_but_not_the_reported_similarity(fake_brain):
+    """feedback_docs > 0: the top keyword hits' vectors move the query; `similarity` stays the cosine to
+    the query as asked, while the relevance term uses the moved query (ADR 0010)."""
+    from tests.fakes import hashed_vector
+
+    target = fake_brain.add("zebra crossing near the station, painted stripes")
+    fake_brain.add("unrelated note about lunch")
+    query = "zebra"
+    raw = sum(a * b for a, b in zip(hashed_vector(query), hashed_vector("zebra crossing near the station, painted stripes")))
+    fake_brain.config_set("recall_threshold", "0")
+    with_feedback = {r.node.id: r for r in fake_brain.recall(query)}[target]
+    fake_brain.config_set("feedback_docs", "0")
+    without = {r.node.id: r for r in fake_brain.recall(query)}[target]
+    assert without.similarity == pytest.approx(raw, abs=1e-6)
+    assert without.parts.relevance == pytest.approx(raw, abs=1e-6)
+    assert with_feedback.similarity == pytest.approx(raw, abs=1e-6)
+    assert with_feedback.parts.relevance > raw  # the moved query is closer to its own evidence
