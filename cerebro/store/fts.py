@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 
@@ -52,9 +54,17 @@ STOP_WORDS = frozenset(
 _EDGE_PUNCTUATION = "\"'“”‘’.,;:!?()[]{}<>"
 
 
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+
+
 def query_terms(query: str, *, drop_stop_words: bool = True) -> list[str]:
-    """Whitespace tokens of the query, de-duplicated, stop words dropped (unless that leaves nothing)."""
-    tokens = [t for t in (query or "").split() if t.strip(_EDGE_PUNCTUATION)]
+    """Whitespace tokens of the query, de-duplicated, stop words dropped (unless that leaves nothing).
+
+    A possessive ``'s`` is cut ("Ada's" → "Ada"): quoted whole, it would be the phrase "ada s" and never
+    match the name on its own.
+    """
+    tokens = [_POSSESSIVE.sub("", t.strip(_EDGE_PUNCTUATION)) for t in (query or "").split()]
+    tokens = [t for t in tokens if t.strip(_EDGE_PUNCTUATION)]
     seen: dict[str, str] = {}
     for token in tokens:
         seen.setdefault(token.lower(), token)
