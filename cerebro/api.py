@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from cerebro import clock, paths, values
 from cerebro.brain.embedding import EmbeddingMixin, _current_content, _default_warning
+from cerebro.brain.lifecycle import LifecycleMixin
 from cerebro.brain.retrieval import RetrievalMixin
 from cerebro.brain.settings import SettingsMixin
 from cerebro.brain.validate import (  # noqa: F401 - parse_metadata and UNSET are part of the API
@@ -34,7 +35,7 @@ T = TypeVar("T")
 DEFAULT_LIST_LIMIT = 50
 
 
-class Brain(EmbeddingMixin, RetrievalMixin, SettingsMixin):
+class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, SettingsMixin):
     """A brain file: open with :meth:`open` / :meth:`for_project`, create with :meth:`init`.
 
     Use as a context manager (``with Brain.open(path) as brain: ...``) or call :meth:`close`.
@@ -340,7 +341,9 @@ class Brain(EmbeddingMixin, RetrievalMixin, SettingsMixin):
                 nodes.to_value(row), [edges.to_value(e) for e in edges.for_node(session, full, when)]
             )
 
-        return self._read(read)
+        detail = self._read(read)
+        (node,) = self._annotate([detail.node])
+        return values.NodeDetail(node, detail.edges)
 
     def update(
         self,
@@ -419,7 +422,7 @@ class Brain(EmbeddingMixin, RetrievalMixin, SettingsMixin):
             _check_status(status)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
             raise InvalidInput(f"limit must be a whole number above 0, got {quote(limit)}")
-        return self._read(
+        return self._annotate(self._read(
             lambda s: [
                 nodes.to_value(r)
                 for r in nodes.list_rows(
@@ -431,7 +434,7 @@ class Brain(EmbeddingMixin, RetrievalMixin, SettingsMixin):
                     limit=limit,
                 )
             ]
-        )
+        ))
 
     def add_edge(
         self,

@@ -85,6 +85,9 @@ class Node:
     last_surfaced: datetime | None
     provenance_root: bool
     origin: Origin = field(default_factory=Origin)
+    # Computed at read time (never stored): see cerebro.provenance.
+    provenance_status: str | None = None
+    origin_status: str | None = None
 
     @property
     def short_id(self) -> str:
@@ -92,6 +95,9 @@ class Node:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        for computed in ("provenance_status", "origin_status"):
+            if data[computed] is None:
+                data.pop(computed)
         origin = data.pop("origin")
         for key in ("created_at", "last_accessed", "last_reinforced", "updated_at", "last_surfaced"):
             data[key] = json_time(data[key])
@@ -253,6 +259,41 @@ class EmbedReport:
     failed: int
     remaining: int
     errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GcReport:
+    evaluated: int
+    archived: int
+    by_type: dict[str, int]
+    evicted: list[dict[str, Any]]
+    threshold: float
+    dry_run: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ConsolidateReport:
+    into: str | None
+    sources: list[str]
+    consolidated: int  # sources whose status changed now
+    edges_added: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ForgetReport:
+    subject: str
+    matched: list[dict[str, Any]]
+    applied: bool
+    hard: bool
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

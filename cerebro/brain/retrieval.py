@@ -34,6 +34,25 @@ class RetrievalMixin:
         finally:
             self._raw.execute("COMMIT")
 
+    def _annotate(self, nodes: list[values.Node]) -> list[values.Node]:
+        """Fill the read-time statuses (provenance_status, origin_status) in one batch."""
+        from dataclasses import replace
+
+        from cerebro import provenance
+
+        if not nodes:
+            return nodes
+        with self._snapshot() as conn:
+            prov = provenance.provenance_statuses(conn, nodes)
+            orig = provenance.origin_statuses(conn, nodes)
+        return [replace(n, provenance_status=prov[n.id], origin_status=orig[n.id]) for n in nodes]
+
+    def _annotate_scored(self, result: values.RecallResult) -> values.RecallResult:
+        from dataclasses import replace
+
+        annotated = self._annotate([r.node for r in result.results])
+        return replace(result, results=[replace(r, node=n) for r, n in zip(result.results, annotated, strict=True)])
+
     def _recall_options(self, conn: Any, **given: Any) -> Any:
         from cerebro.recall import RecallOptions
         from cerebro.store import reads
@@ -106,7 +125,7 @@ class RetrievalMixin:
             # Upstream's keyword-only fallback has no expansion and no reranker.
             rerank = None if mode == "keyword-fallback" else _rerank_settings(conn)
             if rerank is None:
-                return run_recall(conn, query, vector, options, mode=mode, notices=notices)
+                return self._annotate_scored(run_recall(conn, query, vector, options, mode=mode, notices=notices))
             from dataclasses import replace as _replace
 
             from cerebro import rerank as reranker
@@ -127,7 +146,7 @@ class RetrievalMixin:
                 notices.append(
                     f'reranker "command:{reranker.command_name(command)}" failed ({exc}); using composite order'
                 )
-        return _replace(wide, results=results[:limit], notices=list(notices))
+        return self._annotate_scored(_replace(wide, results=results[:limit], notices=list(notices)))
 
     def search(self, query: str, *, limit: int | None = None, threshold: float | None = None) -> values.RecallResult:
         """Vector similarity alone (``search``): needs an embedding provider."""

@@ -72,10 +72,24 @@ def run(spec: dict[str, object]) -> None:
         brain.touch_accessed(result.ids)
         if result.expansion == "gated":
             brain.count_expansion_skip()
+        depth = spec.get("provenance_depth")
+        chains = {r.node.id: brain.walk_provenance(r.node.id, depth=depth) for r in result.results} if depth is not None else None  # type: ignore[arg-type]
     explain = bool(spec["explain"])
-    emit(
-        result.to_dict(explain=explain),
-        lambda: render_scored(
-            result.results, explain=explain, empty="No relevant memories found.", expansion=result.expansion
-        ),
-    )
+    data = result.to_dict(explain=explain)
+    if chains is not None:
+        for item in data["results"]:
+            item["provenance"] = [{"depth": d, **n.to_dict()} for n, d in chains[item["id"]][1:]]
+
+    def md() -> str:
+        text = render_scored(result.results, explain=explain, empty="No relevant memories found.", expansion=result.expansion)
+        if chains is None or not result.results:
+            return text
+        from cerebro.cli.render import render_provenance
+
+        blocks = text.split("\n\n")
+        offset = len(blocks) - len(result.results)
+        for i, r in enumerate(result.results):
+            blocks[offset + i] += "\n" + render_provenance(chains[r.node.id])
+        return "\n\n".join(blocks)
+
+    emit(data, md)

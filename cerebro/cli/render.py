@@ -25,3 +25,24 @@ def render_scored(results, *, explain: bool, empty: str, expansion: str | None =
     if explain and expansion is not None:
         text = f"_graph expansion: {expansion}_\n\n" + text
     return text
+
+
+def provenance_depth(flag: bool, depth: int | None, *, default: int) -> int | None:
+    """None when no provenance was asked for; else the depth, clamped to [0, 100]."""
+    from cerebro.errors import InvalidInput
+    from cerebro.provenance import clamp_depth
+
+    if depth is not None:
+        if depth < 0:
+            raise InvalidInput(f"--provenance-depth must be 0 or more, got {depth}")
+        return clamp_depth(depth)
+    return default if flag else None
+
+
+def render_provenance(chain) -> str:  # noqa: ANN001
+    if len(chain) <= 1:
+        return "### Provenance\n(no derived_from sources)"
+    lines = ["### Provenance"]
+    for node, depth in chain[1:]:
+        lines.append(f"{'  ' * (depth - 1)}- {node.short_id} [{node.type}/{node.status}] {' '.join(node.content.split())[:100]}")
+    return "\n".join(lines)

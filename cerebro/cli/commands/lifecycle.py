@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 from cyclopts import Parameter
@@ -50,3 +51,129 @@ def supersede(
         )
         old_full = brain.resolve_id(old_id)
     emit({"id": new_id, "superseded": old_full}, new_id)
+
+
+def gc(
+    *,
+    threshold: Annotated[float | None, Parameter(help="Retention below which memories are archived (default: config gc_threshold, else 0.01)")] = None,
+    dry_run: Annotated[bool, Parameter(help="Report what would be archived; change nothing")] = False,
+    log: Annotated[Path | None, Parameter(help="Append this run's result as one JSON line to FILE")] = None,
+) -> None:
+    """Archive decayed memories.
+
+    retention = 0.5·importance·(1+ln(1+accesses)) + 0.5·e^(−λ·days since last access). A memory with
+    importance ≥ 2 × threshold is never evicted (at 0.01, every default-importance memory stays).
+    """
+    import json
+
+    from cerebro import clock
+
+    with open_brain() as brain:
+        report = brain.gc(threshold=threshold, dry_run=dry_run)
+    if log is not None:
+        line = json.dumps({"at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"), **report.to_dict()}, ensure_ascii=False)
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+    def md() -> str:
+        lines = [f"GC: evaluated {report.evaluated} nodes, threshold={report.threshold:.4f}"]
+        if dry_run:
+            lines.append("(dry-run mode — no changes made)")
+        if not report.evicted:
+            lines.append("No nodes evicted.")
+        else:
+            lines.append(f"{'Would archive' if dry_run else 'Archived'} {report.archived} nodes:")
+            for e in report.evicted:
+                lines.append(
+                    f"  - {e['id'][:8]} [{e['type']}] imp={e['importance']:.2f} score={e['retention_score']:.4f}: "
+                    f"{' '.join(e['content'].split())[:120]}"
+                )
+        return "\n".join(lines)
+
+    emit(report.to_dict(), md)
+
+
+def mark_consolidated(ids: Annotated[list[str], Parameter(help="Episode ids (or prefixes)")]) -> None:
+    """Mark episodes consolidated (status only, no edges). All ids must resolve, or nothing changes."""
+    with open_brain() as brain:
+        report = brain.mark_consolidated(ids)
+    emit(report.to_dict(), f"Marked {report.consolidated} episode(s) consolidated ({len(report.sources)} given).")
+
+
+def consolidate(
+    ids: Annotated[list[str] | None, Parameter(help="Source episode ids (or prefixes)")] = None,
+    *,
+    into: Annotated[str | None, Parameter(help="The memory derived from the episodes")] = None,
+    suggest: Annotated[bool, Parameter(help="List active episodes grouped by subtype, to choose from")] = False,
+    limit: Annotated[int, Parameter(help="With --suggest: at most this many episodes listed")] = 20,
+) -> None:
+    """Consolidate episodes into a memory, recording derived_from provenance (atomic, idempotent)."""
+    from cerebro.errors import InvalidInput
+
+    if suggest:
+        with open_brain() as brain:
+            groups = brain.consolidation_suggestions(limit=limit)
+        data = [
+            {"subtype": g["subtype"], "count": g["count"], "episodes": [n.to_dict() for n in g["episodes"]]}
+            for g in groups
+        ]
+
+        def md() -> str:
+            if not groups:
+                return "No active episodes."
+            out = []
+            for g in groups:
+                out.append(f"## {g['subtype'] or '(no subtype)'} — {g['count']} episode(s)")
+                out += [f"- {n.short_id}: {' '.join(n.content.split())[:120]}" for n in g["episodes"]]
+            return "\n".join(out)
+
+        emit(data, md)
+        return
+    if not into:
+        raise InvalidInput("consolidate needs --into <id> (or --suggest)")
+    with open_brain() as brain:
+        report = brain.consolidate(into, ids or [])
+    emit(
+        report.to_dict(),
+        f"Consolidated {len(report.sources)} episode(s) into {report.into[:8]} "
+        f"({report.edges_added} new derived_from edge(s), {report.consolidated} newly consolidated).",
+    )
+
+
+def outcome(
+    node_id: IdArg,
+    *,
+    success: Annotated[bool, Parameter(help="It worked")] = False,
+    failure: Annotated[bool, Parameter(help="It did not")] = False,
+) -> None:
+    """Record whether acting on a memory worked; recall ranks by it (outcome factor)."""
+    from cerebro.errors import InvalidInput
+
+    if success == failure:
+        raise InvalidInput("give exactly one of --success or --failure")
+    with open_brain() as brain:
+        node = brain.record_outcome(node_id, success=success)
+    counts = (node.metadata or {}).get("outcomes", {})
+    emit(node.to_dict(), f"Recorded {'success' if success else 'failure'} for {node.short_id} ({counts})")
+
+
+def forget(
+    *,
+    subject: Annotated[str, Parameter(help="Text the memories contain (case-insensitive, literal)")],
+    subtype: Annotated[str | None, Parameter(help="Only this subtype (empty: no subtype)")] = None,
+    apply: Annotated[bool, Parameter(help="Archive them (reason redundant); without it, only list")] = False,
+    hard: Annotated[bool, Parameter(help="With --apply: delete outright instead of archiving")] = False,
+) -> None:
+    """Find memories about a subject and (with --apply) remove them from every lane."""
+    with open_brain() as brain:
+        report = brain.forget(subject, subtype=subtype, apply=apply, hard=hard)
+
+    def md() -> str:
+        verb = ("Deleted" if hard else "Archived") if apply else "Would forget"
+        lines = [f"{verb} {len(report.matched)} memor{'y' if len(report.matched) == 1 else 'ies'}:"]
+        lines += [f"  - {m['id'][:8]} [{m['type']}/{m['status']}] {' '.join(m['content'].split())[:120]}" for m in report.matched]
+        if not apply and report.matched:
+            lines.append("Run again with --apply to archive them (add --hard to delete).")
+        return "\n".join(lines)
+
+    emit(report.to_dict(), md)

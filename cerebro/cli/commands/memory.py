@@ -49,10 +49,16 @@ def get(
     node_id: Annotated[str, Parameter(name="id", help="Full id or a unique prefix of 4+ characters")],
     *,
     as_of: Annotated[str | None, Parameter(help="Only edges valid at this instant (RFC 3339 or YYYY-MM-DD)")] = None,
+    with_provenance: Annotated[bool, Parameter(help="Also walk derived_from edges back to the sources (depth 5)")] = False,
+    provenance_depth: Annotated[int | None, Parameter(help="Walk this deep (implies --with-provenance; at most 100)")] = None,
 ) -> None:
-    """Show a memory with its edges."""
+    """Show a memory with its edges (and, on request, where it came from)."""
+    from cerebro.cli.render import provenance_depth as depth_of, render_provenance
+
+    depth = depth_of(with_provenance, provenance_depth, default=5)
     with open_brain() as brain:
         detail = brain.get(node_id, as_of=as_of)
+        chain = brain.walk_provenance(detail.node.id, depth=depth) if depth is not None else None
 
     def md() -> str:
         node = detail.node
@@ -80,9 +86,14 @@ def get(
                 if edge.valid_at or edge.invalid_at:
                     window = f" [{json_time(edge.valid_at) or '-∞'}, {json_time(edge.invalid_at) or '∞'})"
                 lines.append(f"- {arrow} {edge.relation} (weight {edge.weight:.2f}){window}")
+        if chain is not None:
+            lines += ["", render_provenance(chain)]
         return "\n".join(lines)
 
-    emit(detail.to_dict(), md)
+    data = detail.to_dict()
+    if chain is not None:
+        data["provenance"] = [{"depth": d, **n.to_dict()} for n, d in chain[1:]]
+    emit(data, md)
 
 
 def update(

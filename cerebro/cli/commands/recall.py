@@ -22,6 +22,8 @@ def recall(
     subtype: Annotated[str | None, Parameter(help="Only this subtype (empty: no subtype)")] = None,
     as_of: Annotated[str | None, Parameter(help="Follow only edges valid at this instant")] = None,
     explain: Annotated[bool, Parameter(help="Show each result's score components, lanes and ranks")] = False,
+    with_provenance: Annotated[bool, Parameter(help="Attach each result's derived_from sources (depth 1)")] = False,
+    provenance_depth: Annotated[int | None, Parameter(help="Walk this deep (implies --with-provenance; at most 100)")] = None,
 ) -> None:
     """Composite-scored recall: vector and keyword lanes, one graph hop, fused by rank."""
     from cerebro.cli import fast
@@ -30,8 +32,11 @@ def recall(
         raise InvalidInput("give a query, or --prime for session-start context")
     if prime and query:
         raise InvalidInput("give a query or --prime, not both")
+    from cerebro.cli.render import provenance_depth as depth_of
+
     fast.run(
         {
+            "provenance_depth": depth_of(with_provenance, provenance_depth, default=1),
             "prime": prime,
             "query": query,
             "limit": limit,
