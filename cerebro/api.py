@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from cerebro import clock, paths, values
 from cerebro.brain.embedding import EmbeddingMixin, _current_content, _default_warning
 from cerebro.brain.lifecycle import LifecycleMixin
+from cerebro.brain.promotion import PromotionMixin
 from cerebro.brain.retrieval import RetrievalMixin
 from cerebro.brain.settings import SettingsMixin
 from cerebro.brain.validate import (  # noqa: F401 - parse_metadata and UNSET are part of the API
@@ -35,7 +36,7 @@ T = TypeVar("T")
 DEFAULT_LIST_LIMIT = 50
 
 
-class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, SettingsMixin):
+class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, SettingsMixin):
     """A brain file: open with :meth:`open` / :meth:`for_project`, create with :meth:`init`.
 
     Use as a context manager (``with Brain.open(path) as brain: ...``) or call :meth:`close`.

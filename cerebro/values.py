@@ -205,9 +205,17 @@ class ScoredNode:
     parts: Any = None  # cerebro.scoring.ScoreParts
     lanes: dict[str, int] = field(default_factory=dict)
     fused: float | None = None
+    store: str | None = None  # "project" or "global" when results of both brains were merged
+
+    @property
+    def rank_value(self) -> float:
+        """What the result list is ordered by: the fused value when lanes were fused, else the score."""
+        return self.fused if self.fused is not None else self.score
 
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
         data = self.node.to_dict()
+        if self.store is not None:
+            data["store"] = self.store
         data["score"] = round(self.score, 6)
         data["similarity"] = round(self.similarity, 6)
         if explain:

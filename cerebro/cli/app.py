@@ -39,6 +39,7 @@ COMMANDS = {
     "gc": ("cerebro.cli.commands.lifecycle:gc", "Archive decayed memories"),
     "mark-consolidated": ("cerebro.cli.commands.lifecycle:mark_consolidated", "Mark episodes consolidated (no edges)"),
     "consolidate": ("cerebro.cli.commands.lifecycle:consolidate", "Consolidate episodes into a memory, with provenance"),
+    "promote": ("cerebro.cli.commands.lifecycle:promote", "Copy a memory to the global brain"),
     "outcome": ("cerebro.cli.commands.lifecycle:outcome", "Record whether acting on a memory worked"),
     "forget": ("cerebro.cli.commands.lifecycle:forget", "Find and remove memories about a subject"),
     "stats": ("cerebro.cli.commands.stats:stats", "Show brain health"),

@@ -60,7 +60,8 @@ def run(spec: dict[str, object]) -> None:
             )
             return
         subtype = spec.get("subtype")
-        result = brain.recall(
+        search = brain.recall_with_global if spec.get("global") else brain.recall
+        result = search(
             str(spec["query"]),
             limit=spec["limit"] or 20,  # type: ignore[arg-type]
             threshold=spec.get("threshold"),  # type: ignore[arg-type]
@@ -69,7 +70,12 @@ def run(spec: dict[str, object]) -> None:
         )
         for notice in result.notices:
             warn(notice)
-        brain.touch_accessed(result.ids)
+        brain.touch_accessed([r.node.id for r in result.results if r.store != "global"])
+        if spec.get("global"):
+            from cerebro.brain.promotion import _global_brain
+
+            with _global_brain() as other:
+                other.touch_accessed([r.node.id for r in result.results if r.store == "global"])
         if result.expansion == "gated":
             brain.count_expansion_skip()
         depth = spec.get("provenance_depth")

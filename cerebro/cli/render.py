@@ -10,7 +10,8 @@ def render_scored(results, *, explain: bool, empty: str, expansion: str | None =
     for item in results:
         node = item.node
         sub = f"/{node.subtype}" if node.subtype else ""
-        head = f"## {node.short_id} [{node.type}{sub}] score={item.score:.3f} sim={item.similarity:.3f} imp={node.importance:.2f}"
+        where = " (global)" if getattr(item, "store", None) == "global" else ""
+        head = f"## {node.short_id} [{node.type}{sub}]{where} score={item.score:.3f} sim={item.similarity:.3f} imp={node.importance:.2f}"
         block = f"{head}\n{node.content}"
         if explain and item.parts is not None:
             p = item.parts

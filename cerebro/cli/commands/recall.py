@@ -22,6 +22,7 @@ def recall(
     subtype: Annotated[str | None, Parameter(help="Only this subtype (empty: no subtype)")] = None,
     as_of: Annotated[str | None, Parameter(help="Follow only edges valid at this instant")] = None,
     explain: Annotated[bool, Parameter(help="Show each result's score components, lanes and ranks")] = False,
+    global_: Annotated[bool, Parameter(name="--global", help="Also recall from the global brain (its scores × 0.7)")] = False,
     with_provenance: Annotated[bool, Parameter(help="Attach each result's derived_from sources (depth 1)")] = False,
     provenance_depth: Annotated[int | None, Parameter(help="Walk this deep (implies --with-provenance; at most 100)")] = None,
 ) -> None:
@@ -37,6 +38,7 @@ def recall(
     fast.run(
         {
             "provenance_depth": depth_of(with_provenance, provenance_depth, default=1),
+            "global": global_,
             "prime": prime,
             "query": query,
             "limit": limit,

@@ -1,0 +1,84 @@
+"""The global brain: promoting a project memory to it, and recall across both.
+
+The global brain (``CEREBRO_HOME/global.sqlite``) is an ordinary brain, possibly on another embedding
+model: each brain embeds the query with its own model and runs its own whole pipeline (gate, keyword
+lane and all). Global results weigh 0.7 of project ones; the project copy wins a duplicate id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from cerebro import clock, paths, values
+from cerebro.errors import BrainNotFound
+
+GLOBAL_WEIGHT = 0.7  # upstream's mergeSearchResults
+
+
+def _global_brain() -> Any:
+    from cerebro.api import Brain
+
+    path = paths.global_brain_path()
+    if not path.exists() or path.stat().st_size == 0:
+        raise BrainNotFound("global store not initialized — run 'cerebro init --global' first")
+    return Brain.open(path)
+
+
+def merge(project: values.RecallResult, other: values.RecallResult, limit: int) -> values.RecallResult:
+    """Project results as they are, global ones scaled by 0.7; the project copy wins a duplicate id."""
+    seen = {r.node.id for r in project.results}
+    merged = [replace(r, store="project") for r in project.results]
+    for r in other.results:
+        if r.node.id in seen:
+            continue
+        merged.append(
+            replace(
+                r,
+                store="global",
+                score=r.score * GLOBAL_WEIGHT,
+                fused=r.fused * GLOBAL_WEIGHT if r.fused is not None else None,
+            )
+        )
+    merged.sort(key=lambda r: -r.rank_value)  # stable: the project wins ties
+    notices = list(project.notices) + [f"global: {n}" for n in other.notices]
+    return replace(project, results=merged[:limit], notices=notices)
+
+
+class PromotionMixin:
+    def promote(self, node_id: str, *, content: str | None = None) -> str:
+        """Copy a memory into the global brain (new id, importance 0.5, origin kept, provenance in
+        metadata) and note ``promoted_to_global`` on the source. Returns the global id."""
+        from cerebro.brain.validate import _check_content
+
+        if content is not None:
+            _check_content(content)
+        node = self.get(node_id).node
+        with _global_brain() as target:
+            metadata = dict(node.metadata or {})
+            metadata.update(
+                promoted_from_node=node.id,
+                promoted_from_project=self.path.stem,
+                promoted_at=clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+            )
+            target.on_warning = self.on_warning
+            global_id = target.add(
+                content if content is not None else node.content,
+                type=node.type,
+                subtype=node.subtype,
+                importance=0.5,
+                metadata=metadata,
+                origin=node.origin,
+            )
+        try:  # best effort, as upstream: the copy exists either way
+            self.update(node.id, metadata={"promoted_to_global": global_id})
+        except Exception as exc:  # noqa: BLE001
+            self.on_warning(f"promoted, but could not mark the source: {exc}")
+        return global_id
+
+    def recall_with_global(self, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:
+        """Recall from this brain and the global brain, merged (global × 0.7, project wins duplicates)."""
+        project = self.recall(query, limit=limit, **options)
+        with _global_brain() as other:
+            elsewhere = other.recall(query, limit=limit, **options)
+        return merge(project, elsewhere, limit)
