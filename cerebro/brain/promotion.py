@@ -16,13 +16,12 @@ from cerebro.errors import BrainNotFound
 GLOBAL_WEIGHT = 0.7  # upstream's mergeSearchResults
 
 
-def _global_brain() -> Any:
-    from cerebro.api import Brain
-
+def global_brain_path() -> Any:
+    """The global brain's path; BrainNotFound (naming the fix) when there is none."""
     path = paths.global_brain_path()
     if not path.exists() or path.stat().st_size == 0:
         raise BrainNotFound("global store not initialized — run 'cerebro init --global' first")
-    return Brain.open(path)
+    return path
 
 
 def merge(project: values.RecallResult, other: values.RecallResult, limit: int) -> values.RecallResult:
@@ -54,7 +53,7 @@ class PromotionMixin:
         if content is not None:
             _check_content(content)
         node = self.get(node_id).node
-        with _global_brain() as target:
+        with type(self).open(global_brain_path()) as target:
             metadata = dict(node.metadata or {})
             metadata.update(
                 promoted_from_node=node.id,
@@ -79,6 +78,6 @@ class PromotionMixin:
     def recall_with_global(self, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:
         """Recall from this brain and the global brain, merged (global × 0.7, project wins duplicates)."""
         project = self.recall(query, limit=limit, **options)
-        with _global_brain() as other:
+        with type(self).open(global_brain_path()) as other:
             elsewhere = other.recall(query, limit=limit, **options)
         return merge(project, elsewhere, limit)

@@ -72,9 +72,10 @@ def run(spec: dict[str, object]) -> None:
             warn(notice)
         brain.touch_accessed([r.node.id for r in result.results if r.store != "global"])
         if spec.get("global"):
-            from cerebro.brain.promotion import _global_brain
+            from cerebro.api import Brain
+            from cerebro.brain.promotion import global_brain_path
 
-            with _global_brain() as other:
+            with Brain.open(global_brain_path()) as other:
                 other.touch_accessed([r.node.id for r in result.results if r.store == "global"])
         if result.expansion == "gated":
             brain.count_expansion_skip()
