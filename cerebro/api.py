@@ -34,6 +34,7 @@ from cerebro.values import NODE_TYPES
 T = TypeVar("T")
 
 DEFAULT_LIST_LIMIT = 50
+MAX_LIST_LIMIT = 10**9  # SQLite's LIMIT is a 64-bit integer; anything near that is a mistake
 
 
 class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, SettingsMixin):
@@ -73,6 +74,7 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
             if not create:
                 raise BrainNotFound(f"no brain at {brain_path} — run 'cerebro init' first")
             paths.create_private_file(brain_path)
+        _tighten_modes(brain_path)
         # A cheap check on a raw connection: a brain at head never imports Alembic.
         try:
             raw = connect_raw(brain_path, wal=False)
@@ -124,7 +126,16 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         provider, model, dims = resolve_settings(embed_provider, embed_model, embed_dims)
         brain_path = Path(path).expanduser()
         existed = brain_path.exists() and brain_path.stat().st_size > 0
-        backup = str(backup_file(brain_path, "pre-init")) if existed and force else None
+        backup = None
+        if existed and force:
+            from cerebro.db.engine import driver
+
+            try:
+                backup = str(backup_file(brain_path, "pre-init"))
+            except driver().DatabaseError as exc:
+                raise BrainUnreadable(
+                    f"{brain_path} is not a readable brain ({exc}); move it aside before re-initialising"
+                ) from None
         with cls.open(brain_path, create=True) as brain:
             stored = brain._read_embedding_settings()
             if existed and not force:
@@ -268,8 +279,8 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
     ) -> list[str]:
         """Store many memories: each item takes :meth:`add`'s keyword arguments plus ``content``.
 
-        Everything is validated before anything is written; each batch is embedded together and written in
-        one transaction (the same write path as :meth:`add`). Returns the new ids in order.
+        Everything is validated before anything is written; batches are embedded together, then every
+        memory is written in one transaction (the same write path as :meth:`add`). Returns the new ids.
         """
         prepared = []
         for item in items:
@@ -289,41 +300,43 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
                     "origin": item.get("origin") or values.Origin.from_environment("api"),
                 }
             )
-        ids: list[str] = []
+        # Embed first (batch by batch, outside any lock), then write everything in one transaction:
+        # either every memory lands or none does.
         dims = self._embedding_settings()[2]
+        vectors: list[Any] = [None] * len(prepared)
+        errors: list[str | None] = [None] * len(prepared)
         for start in range(0, len(prepared), batch_size):
             batch = prepared[start : start + batch_size]
-            vectors: list[Any] = [None] * len(batch)
-            error = None
             if dims > 0:
                 try:
-                    vectors = self._embed([b["content"] for b in batch])
+                    vectors[start : start + len(batch)] = self._embed([b["content"] for b in batch])
                 except Exception as exc:  # noqa: BLE001 - memories are kept, vectors come later
-                    error = " ".join(str(exc).split()) or exc.__class__.__name__
-
-            def write(session: Any, batch: list[dict[str, Any]] = batch, vectors: list[Any] = vectors) -> list[str]:
-                from cerebro.store import fts, nodes
-
-                has_fts = fts.available(session)
-                now = clock.now()
-                written = []
-                for spec, vector in zip(batch, vectors, strict=True):
-                    row = nodes.insert(session, embedding_model="", now=now, **spec)
-                    if has_fts:
-                        fts.index(session, row.id, row.content, row.subtype)
-                    self._store_vector(session, row, vector, error, fresh=True)
-                    written.append(row.id)
-                return written
-
-            batch_ids = self._write(write)
-            if error is not None:
-                self.on_warning(
-                    f"embedding failed for {len(batch_ids)} memories: {error} "
-                    "(stored; run `cerebro embed --pending`)"
-                )
-            ids.extend(batch_ids)
+                    reason = " ".join(str(exc).split()) or exc.__class__.__name__
+                    errors[start : start + len(batch)] = [reason] * len(batch)
             if progress:
-                progress(len(ids), len(prepared))
+                progress(min(start + len(batch), len(prepared)), len(prepared))
+
+        def write(session: Any) -> list[str]:
+            from cerebro.store import fts, nodes
+
+            has_fts = fts.available(session)
+            now = clock.now()
+            written = []
+            for spec, vector, error in zip(prepared, vectors, errors, strict=True):
+                row = nodes.insert(session, embedding_model="", now=now, **spec)
+                if has_fts:
+                    fts.index(session, row.id, row.content, row.subtype)
+                self._store_vector(session, row, vector, error, fresh=True)
+                written.append(row.id)
+            return written
+
+        ids = self._write(write)
+        failed = sum(1 for e in errors if e is not None)
+        if failed:
+            first = next(e for e in errors if e is not None)
+            self.on_warning(
+                f"embedding failed for {failed} memories: {first} (stored; run `cerebro embed --pending`)"
+            )
         return ids
 
     def get(self, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
@@ -421,8 +434,8 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
             _check_type(type)
         if status is not None:
             _check_status(status)
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
-            raise InvalidInput(f"limit must be a whole number above 0, got {quote(limit)}")
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 0 < limit <= MAX_LIST_LIMIT:
+            raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, got {quote(limit)}")
         return self._annotate(self._read(
             lambda s: [
                 nodes.to_value(r)
@@ -596,3 +609,24 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
 
         return self._read(read)
 
+
+
+def _tighten_modes(brain_path: Path) -> None:
+    """Brains made elsewhere (copied in, adopted from Go, restored by hand) may be world-readable; memories
+    may hold secrets, so a brain we own and its WAL files are made 0600, and cerebro's folder 0700."""
+    for suffix in ("", "-wal", "-shm"):
+        candidate = Path(str(brain_path) + suffix)
+        try:
+            info = candidate.stat()
+        except OSError:
+            continue
+        if info.st_mode & 0o077 and info.st_uid == os.getuid():
+            try:
+                os.chmod(candidate, paths.FILE_MODE)
+            except OSError:
+                pass
+    if paths.home() in brain_path.parents:
+        try:
+            paths.ensure_private_dir(brain_path.parent)
+        except OSError:
+            pass

@@ -17,13 +17,16 @@ from cerebro.errors import InvalidInput, NotFound, quote
 META_PREFIX = "config."
 
 
+MAX_COUNT = 1000  # limits and depths: past this a setting only makes every call slow, or fail
+
+
 def _positive_int(raw: str) -> int:
     try:
         value = int(raw.strip())
     except ValueError:
         raise ValueError(f"{quote(raw)} is not a whole number") from None
-    if value <= 0:
-        raise ValueError(f"{quote(raw)} must be greater than 0")
+    if not 0 < value <= MAX_COUNT:
+        raise ValueError(f"{quote(raw)} must be from 1 to {MAX_COUNT}")
     return value
 
 
@@ -32,8 +35,8 @@ def _whole_number(raw: str) -> int:
         value = int(raw.strip())
     except ValueError:
         raise ValueError(f"{quote(raw)} is not a whole number") from None
-    if value < 0:
-        raise ValueError(f"{quote(raw)} must be 0 or more")
+    if not 0 <= value <= MAX_COUNT:
+        raise ValueError(f"{quote(raw)} must be from 0 to {MAX_COUNT}")
     return value
 
 
@@ -110,6 +113,18 @@ _KEYS = [
 ]
 
 REGISTRY: dict[str, ConfigKey] = {k.key: k for k in _KEYS}
+
+
+def effective(key: str, stored: str | None) -> Any:
+    """The parsed value of ``key``: the stored text, or the default when absent or invalid (a value
+    written by hand or by another tool must never break recall)."""
+    spec = REGISTRY[key]
+    if stored is not None:
+        try:
+            return spec.parse(stored)
+        except ValueError:
+            pass
+    return spec.parse(spec.default)
 
 
 def lookup(key: str) -> ConfigKey:

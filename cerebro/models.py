@@ -44,7 +44,9 @@ class StorageTime(TypeDecorator):
     def process_result_value(self, value: Any, dialect: Any) -> datetime | None:
         if value is None or value == "":
             return None
-        return clock.parse(value)
+        # A value no layout can parse (py0001 leaves such text as it found it) reads as unknown, rather
+        # than making the whole memory unreadable.
+        return clock.parse_optional(value)
 
 
 def _ts(**kw: Any) -> Any:

@@ -96,16 +96,16 @@ def vector_lane(conn: Any, query_vector: Sequence[float], options: RecallOptions
     yield ``width`` usable ones, one deeper pass follows (rather than always fetching 3× deep).
     """
     overfetch = 2 if options.subtype is UNSET else SUBTYPE_OVERFETCH
-    k = width * overfetch
+    k = min(width * overfetch, vec.MAX_K)
     while True:
         hits = [(node_id, 1.0 - distance) for node_id, distance in vec.knn(conn, query_vector, k)]
         above = [(node_id, sim) for node_id, sim in hits if sim >= options.threshold]
         nodes = reads.nodes_by_id(conn, [node_id for node_id, _ in above], active_only=True)
         usable = [(i, sim) for i, sim in above if i in nodes and _subtype_matches(nodes[i], options.subtype)]
         exhausted = len(hits) < k or len(above) < len(hits)  # no more neighbours, or the rest are too far
-        if len(usable) >= width or exhausted or k >= width * SUBTYPE_OVERFETCH * 4:
+        if len(usable) >= width or exhausted or k >= min(width * SUBTYPE_OVERFETCH * 4, vec.MAX_K):
             break
-        k *= 4
+        k = min(k * 4, vec.MAX_K)
     usable = usable[:width]
     baseline = _structural_baseline(conn, [i for i, _ in usable], options.indegree_enabled)
     return [_Candidate(nodes[i], sim, baseline.get(i, 0.0)) for i, sim in usable]

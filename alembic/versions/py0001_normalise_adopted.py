@@ -3,7 +3,8 @@
 Brains written by Go cerebro can hold RFC 3339 timestamps (legacy paths, imports) and, when Go was built
 without FTS5, no ``nodes_fts`` at all even at v3+. Upstream compares timestamps as strings, so mixed
 layouts break ordering and validity windows; every timestamp is re-written as ``YYYY-MM-DD HH:MM:SS`` UTC
-and the keyword lane is created and backfilled if absent. Both steps are idempotent. ``schema_version``
+and the keyword lane is created and backfilled if absent. Edges left pointing at deleted nodes (Go deletes
+with foreign keys off) are removed. Every step is idempotent. ``schema_version``
 stays 7 so Go cerebro still opens the brain (our ids never collide with upstream's numbers).
 
 Revision ID: py0001
@@ -11,7 +12,7 @@ Revises: v7
 """
 
 from alembic import op
-from cerebro.db.migrate import ensure_fts_table, normalise_timestamps
+from cerebro.db.migrate import ensure_fts_table, normalise_timestamps, remove_dangling_edges
 
 revision = "py0001"
 down_revision = "v7"
@@ -22,6 +23,7 @@ depends_on = None
 def upgrade() -> None:
     bind = op.get_bind()
     normalise_timestamps(bind)
+    remove_dangling_edges(bind)
     ensure_fts_table(bind)
 
 

@@ -67,11 +67,7 @@ class LifecycleMixin:
 
             limit = threshold
             if limit is None:
-                stored = meta.get(session, config.META_PREFIX + "gc_threshold")
-                try:
-                    limit = config.REGISTRY["gc_threshold"].parse(stored) if stored else lifecycle.DEFAULT_GC_THRESHOLD
-                except ValueError:
-                    limit = lifecycle.DEFAULT_GC_THRESHOLD
+                limit = config.effective("gc_threshold", meta.get(session, config.META_PREFIX + "gc_threshold"))
             limit = _check_unit(limit, "threshold")
             now = clock.now()
             ids = [r[0] for r in session.execute(_text("SELECT id FROM nodes WHERE status = 'active'")).all()]

@@ -60,11 +60,7 @@ class RetrievalMixin:
         stored = reads.config_values(conn)
 
         def setting(key: str) -> Any:
-            spec = config.REGISTRY[key]
-            try:
-                return spec.parse(stored.get(key, spec.default))
-            except ValueError:
-                return spec.parse(spec.default)
+            return config.effective(key, stored.get(key))
 
         options = {
             "bm25_enabled": setting("bm25_enabled"),
@@ -108,9 +104,7 @@ class RetrievalMixin:
         with self._snapshot() as conn:
             threshold_value = threshold
             if threshold_value is None:
-                threshold_value = config.REGISTRY["recall_threshold"].parse(
-                    _stored_config(conn, "recall_threshold")
-                )
+                threshold_value = config.effective("recall_threshold", _stored_config(conn, "recall_threshold"))
             options = self._recall_options(
                 conn,
                 limit=limit,
@@ -159,8 +153,8 @@ class RetrievalMixin:
             raise EmbeddingError("no embedding provider configured — search requires embeddings")
         vector = self._embed([query])[0]
         with self._snapshot() as conn:
-            stored_limit = config.REGISTRY["search_limit"].parse(_stored_config(conn, "search_limit"))
-            stored_threshold = config.REGISTRY["search_threshold"].parse(_stored_config(conn, "search_threshold"))
+            stored_limit = config.effective("search_limit", _stored_config(conn, "search_limit"))
+            stored_threshold = config.effective("search_threshold", _stored_config(conn, "search_threshold"))
             options = self._recall_options(
                 conn,
                 limit=_check_limit(limit if limit is not None else stored_limit),
@@ -174,7 +168,7 @@ class RetrievalMixin:
 
         with self._snapshot() as conn:
             if limit is None:
-                limit = config.REGISTRY["prime_limit"].parse(_stored_config(conn, "prime_limit"))
+                limit = config.effective("prime_limit", _stored_config(conn, "prime_limit"))
             return run_prime(conn, _check_limit(limit), clock.now())
 
     # Best-effort bookkeeping the CLI does after a read (the library's reads never write).
@@ -228,10 +222,10 @@ def _touch(conn: Any, ids: list[str], assignment: str) -> None:
     conn.executemany(f"UPDATE nodes SET {assignment} WHERE id = ?", [(stamp, node_id) for node_id in ids])
 
 
-def _stored_config(conn: Any, key: str) -> str:
+def _stored_config(conn: Any, key: str) -> str | None:
     from cerebro.store import reads
 
-    return reads.config_values(conn).get(key, config.REGISTRY[key].default)
+    return reads.config_values(conn).get(key)
 
 
 def _fts_ready(conn: Any) -> bool:

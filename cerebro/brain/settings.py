@@ -20,12 +20,9 @@ class SettingsMixin:
 
     def config_value(self, key: str) -> Any:
         """The effective value, parsed to its type (brain value, else the default)."""
-        spec = config.lookup(key)
+        config.lookup(key)
         entry = self.config_get(key)
-        try:
-            return spec.parse(entry.value)
-        except ValueError:  # a bad value written by hand or by another tool: fall back to the default
-            return spec.parse(spec.default)
+        return config.effective(key, entry.value if entry.source == "brain" else None)
 
     def config_list(self) -> list[values.ConfigEntry]:
         from cerebro.store import meta

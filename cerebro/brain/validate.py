@@ -35,9 +35,19 @@ def _check_importance(importance: Any) -> float:
     return value
 
 
+def _check_text(value: str, what: str) -> str:
+    """Text must be valid Unicode (no lone surrogates, as undecodable bytes on a command line become)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{what} is not valid UTF-8 text") from None
+    return value
+
+
 def _check_content(content: Any) -> str:
     if not isinstance(content, str):
         raise InvalidInput("content must be text")
+    _check_text(content, "content")
     if not content.strip():
         raise InvalidInput("content must not be empty")
     if "\x00" in content:
@@ -50,14 +60,19 @@ def parse_metadata(metadata: Any) -> dict[str, Any] | None:
     if metadata is None:
         return None
     if isinstance(metadata, str):
+        _check_text(metadata, "metadata")
         try:
             metadata = json.loads(metadata)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"malformed metadata JSON: {exc.msg} at position {exc.pos}") from None
+        except RecursionError:
+            raise InvalidInput("metadata JSON is nested too deeply") from None
     if not isinstance(metadata, dict):
         raise InvalidInput("metadata must be a JSON object")
     try:
-        json.dumps(metadata, allow_nan=False)
+        json.dumps(metadata, allow_nan=False).encode("utf-8")
+    except RecursionError:
+        raise InvalidInput("metadata is nested too deeply") from None
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"metadata is not valid JSON: {exc}") from None
     return metadata
@@ -67,6 +82,7 @@ def parse_metadata(metadata: Any) -> dict[str, Any] | None:
 def _check_query(query: Any) -> str:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the query must not be empty")
+    _check_text(query, "the query")
     if "\x00" in query:
         raise InvalidInput("the query must not contain NUL characters")
     return query

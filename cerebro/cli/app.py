@@ -36,7 +36,10 @@ COMMANDS = {
     "recall": ("cerebro.cli.commands.recall:recall", "Recall memories by relevance, importance, recency and links"),
     "search": ("cerebro.cli.commands.recall:search", "Vector similarity search alone"),
     "embed": ("cerebro.cli.commands.recall:embed", "Embed memories that have no vector yet (--pending)"),
-    "gc": ("cerebro.cli.commands.lifecycle:gc", "Archive decayed memories"),
+    "gc": (
+        "cerebro.cli.commands.lifecycle:gc",
+        "Archive decayed memories (importance ≥ 2 × threshold is never evicted)",
+    ),
     "mark-consolidated": ("cerebro.cli.commands.lifecycle:mark_consolidated", "Mark episodes consolidated (no edges)"),
     "consolidate": ("cerebro.cli.commands.lifecycle:consolidate", "Consolidate episodes into a memory, with provenance"),
     "promote": ("cerebro.cli.commands.lifecycle:promote", "Copy a memory to the global brain"),
@@ -126,8 +129,6 @@ def _fail(message: str, code: int) -> int:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
-    from cerebro.errors import CerebroError
-
     tokens = list(sys.argv[1:] if argv is None else argv)
     try:
         options, rest = split_global_options(tokens)
@@ -144,21 +145,32 @@ def run(argv: Sequence[str] | None = None) -> int:
 
     spec = fast.parse(rest)
     if spec is not None:
+        return _guarded(lambda: fast.run(spec))
+
+    def parse_and_run() -> object:
+        from cyclopts import CycloptsError
+
+        app = build_app()
         try:
-            fast.run(spec)
-            return 0
-        except CerebroError as exc:
-            return _fail(str(exc), exc.exit_code)
-        except BrokenPipeError:
-            return 0
+            return app(rest, exit_on_error=False, print_error=False, result_action="return_value")
+        except CycloptsError as exc:
+            raise _ParseError(str(exc) or exc.__class__.__name__) from None
 
-    from cyclopts import CycloptsError
+    return _guarded(parse_and_run)
 
-    app = build_app()
+
+class _ParseError(Exception):
+    pass
+
+
+def _guarded(work) -> int:  # noqa: ANN001
+    """Run a command; every failure becomes one stderr line and an exit code (the only place it happens)."""
+    from cerebro.errors import CerebroError
+
     try:
-        result = app(rest, exit_on_error=False, print_error=False, result_action="return_value")
-    except CycloptsError as exc:
-        return _fail(str(exc) or exc.__class__.__name__, 2)
+        result = work()
+    except _ParseError as exc:
+        return _fail(str(exc), 2)
     except CerebroError as exc:
         return _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:

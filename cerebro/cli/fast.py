@@ -9,6 +9,7 @@ two parsers never disagree about an error (ADR 0009).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 
@@ -24,7 +25,7 @@ def parse(tokens: Sequence[str]) -> dict[str, object] | None:
             spec["prime"] = True
         elif token == "--explain":
             spec["explain"] = True
-        elif token in ("--limit", "-l") and i + 1 < len(rest) and rest[i + 1].isdigit():
+        elif token in ("--limit", "-l") and i + 1 < len(rest) and re.fullmatch(r"[0-9]{1,6}", rest[i + 1]):
             spec["limit"] = int(rest[i + 1])
             i += 1
         elif token.startswith("-"):

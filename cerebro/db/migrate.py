@@ -121,6 +121,16 @@ def rebuild_fts_table(bind: Any, *, tokenize: str | None) -> None:
         bind.exec_driver_sql("INSERT INTO nodes_fts (node_id, content, subtype) VALUES (?, ?, ?)", tuple(row))
 
 
+def remove_dangling_edges(bind: Any) -> int:
+    """Go cerebro deletes nodes with foreign keys off, leaving edges that point at nothing; they can never
+    be traversed, and they would fail the foreign-key check that ends every upgrade."""
+    if not table_exists(bind, "edges"):
+        return 0
+    return bind.exec_driver_sql(
+        "DELETE FROM edges WHERE source_id NOT IN (SELECT id FROM nodes) OR target_id NOT IN (SELECT id FROM nodes)"
+    ).rowcount
+
+
 def normalise_timestamps(bind: Any) -> int:
     """Re-write every timestamp not in the storage layout. Unparseable text is left as it is (and counted)."""
     changed = 0
@@ -266,19 +276,57 @@ def backup_file(path: Path, label: str) -> Path:
         target = paths.backups_dir() / f"{path.stem}-{label}-{stamp}-{counter}.sqlite"
         counter += 1
     paths.create_private_file(target)
-    source = connect_raw(path, wal=False)
     try:
-        dest = driver().connect(os.fspath(target))
+        source = connect_raw(path, wal=False)
         try:
-            source.backup(dest)
-            # The copy inherits WAL mode from the page header; a backup is a single file at rest.
-            dest.execute("PRAGMA journal_mode = DELETE")
+            dest = driver().connect(os.fspath(target))
+            try:
+                source.backup(dest)
+                # The copy inherits WAL mode from the page header; a backup is a single file at rest.
+                dest.execute("PRAGMA journal_mode = DELETE")
+            finally:
+                dest.close()
         finally:
-            dest.close()
-    finally:
-        source.close()
+            source.close()
+    except BaseException:
+        target.unlink(missing_ok=True)  # never leave an empty "backup" where a user would look for one
+        raise
     os.chmod(target, paths.FILE_MODE)
     return target
+
+
+def fingerprint(path: Path) -> str:
+    """A cheap summary of a brain's content (page count, meta, row counts and extremes), to recognise a
+    backup of the same state without hashing the whole file."""
+    import hashlib
+
+    conn = connect_raw(path, wal=False)
+    try:
+        parts = [conn.execute("PRAGMA page_count").fetchone()[0]]
+        parts += conn.execute("SELECT key, value FROM schema_meta ORDER BY key").fetchall()
+        for table in ("nodes", "edges", "nodes_archive"):
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone():
+                parts += conn.execute(f"SELECT COUNT(*), MAX(rowid), MIN(rowid) FROM {table}").fetchall()
+    finally:
+        conn.close()
+    return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()
+
+
+def reusable_backup(path: Path, label: str) -> Path | None:
+    """A backup of this brain, under ``label``, of the state it is in now: a failed upgrade retried by
+    every hook call must not fill the disk with identical copies."""
+    try:
+        current = fingerprint(path)
+    except Exception:  # noqa: BLE001 - no reuse, then
+        return None
+    for candidate in sorted(paths.backups_dir().glob(f"{path.stem}-{label}-*.sqlite"), reverse=True):
+        marker = candidate.with_suffix(".fingerprint")
+        try:
+            if marker.read_text().strip() == current:
+                return candidate
+        except OSError:
+            continue
+    return None
 
 
 @contextlib.contextmanager
@@ -343,7 +391,15 @@ def ensure_current(engine: Any, path: Path) -> str | None:
             if version < 1:
                 raise MigrationFailed(f"{path} has an invalid schema_version {version}")
         label = f"pre-{revision or f'v{version}'}-upgrade"
-        backup = backup_file(path, label)
+        backup = reusable_backup(path, label)
+        if backup is None:
+            backup = backup_file(path, label)
+            try:
+                marker = backup.with_suffix(".fingerprint")
+                marker.write_text(fingerprint(backup))
+                os.chmod(marker, paths.FILE_MODE)
+            except Exception:  # noqa: BLE001 - the marker only saves disk space later
+                pass
         from cerebro.logs import get_logger
 
         get_logger().info("upgrading brain", brain=str(path), backup=str(backup))
@@ -352,17 +408,30 @@ def ensure_current(engine: Any, path: Path) -> str | None:
 
 
 def _upgrade(engine: Any, *, stamp_at: str | None, target: str = "head") -> None:
+    """Stamp (for a Go brain) and upgrade in ONE transaction: a failure leaves no trace, not even the stamp.
+
+    Foreign keys go off before BEGIN (the pragma is a no-op inside a transaction); env.py sees the
+    caller's transaction and runs inside it, ending with ``PRAGMA foreign_key_check``.
+    """
     from alembic import command
 
     with engine.connect() as conn:
         conn = conn.execution_options(**{WRITE_OPTION: True})
+        raw = conn.connection.driver_connection
+        raw.execute("PRAGMA foreign_keys = OFF")
         cfg = _alembic_config(conn)
         try:
-            if stamp_at is not None:
-                command.stamp(cfg, stamp_at)
-                conn.commit()
-            command.upgrade(cfg, target)
+            with conn.begin():
+                if stamp_at is not None:
+                    conn.exec_driver_sql(
+                        "CREATE TABLE IF NOT EXISTS alembic_version "
+                        "(version_num VARCHAR(32) NOT NULL, CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
+                    )
+                    conn.exec_driver_sql("INSERT INTO alembic_version (version_num) VALUES (?)", (stamp_at,))
+                command.upgrade(cfg, target)
         except (SchemaTooNew, MigrationFailed):
             raise
         except Exception as exc:
             raise MigrationFailed(f"brain upgrade failed and was rolled back: {exc}") from exc
+        finally:
+            raw.execute("PRAGMA foreign_keys = ON")

@@ -20,6 +20,16 @@ class _Retryable(Exception):
     pass
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Embedding APIs do not redirect; following one would hand the API key to another host."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201, PLR0913
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
 def post_json(
     url: str,
     payload: dict[str, Any],
@@ -38,7 +48,7 @@ def post_json(
     def attempt() -> Any:
         request = urllib.request.Request(url, data=body, headers=request_headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http(s) only
+            with _OPENER.open(request, timeout=timeout) as response:  # noqa: S310 - http(s) only
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:300].decode("utf-8", "replace").strip()

@@ -21,6 +21,8 @@ def _read_jsonl(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path} is not UTF-8 text") from None
     records = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

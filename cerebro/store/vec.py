@@ -117,8 +117,12 @@ def missing_active_ids(session: Any, limit: int) -> list[str]:
 # ----------------------------------------------------------------------------- reads (DB-API)
 
 
+MAX_K = 4096  # sqlite-vec refuses a larger k
+
+
 def knn(conn: Any, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
-    """The k nearest vectors by cosine distance: [(node_id, distance)], nearest first."""
+    """The k nearest vectors by cosine distance: [(node_id, distance)], nearest first (k ≤ 4096)."""
+    k = min(int(k), MAX_K)
     if k <= 0:
         return []
     rows = conn.execute(

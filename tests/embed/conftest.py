@@ -214,17 +214,17 @@ def _clean_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def count_urlopen(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Count every urllib.request.urlopen call (the network providers' only way out)."""
-    import urllib.request
+    """Count every request the network providers send (their only way out is http._OPENER)."""
+    from cerebro.embed import http
 
     calls: list[Any] = []
-    real = urllib.request.urlopen
+    real = http._OPENER.open
 
     def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args[0] if args else kwargs.get("url"))
+        calls.append(args[0] if args else kwargs.get("fullurl"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(urllib.request, "urlopen", counting)
+    monkeypatch.setattr(http._OPENER, "open", counting)
     return calls
 
 

@@ -202,3 +202,48 @@ def test_answer_cut_short_is_an_embedding_error(http_server, monkeypatch, keyed)
     with pytest.raises(EmbeddingError):
         embedder(dims=2).embed(["x"])
     assert 1 <= len(server.requests) <= 4
+
+
+def test_redirects_are_not_followed_so_the_key_never_reaches_another_host(monkeypatch):
+    """A 302 from the API to another host must not carry the Authorization header anywhere."""
+    import http.server
+    import threading
+
+    from cerebro.embed.base import EmbeddingError
+    from cerebro.embed.voyage import VoyageEmbedder
+
+    seen: list[str] = []
+
+    class Target(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            seen.append(self.headers.get("Authorization", ""))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):  # noqa: ANN002
+            pass
+
+    target = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Target)
+
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.send_response(302)
+            self.send_header("Location", f"http://localhost:{target.server_port}/v1/embeddings")
+            self.end_headers()
+
+        def log_message(self, *args):  # noqa: ANN002
+            pass
+
+    source = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    for server in (target, source):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("CEREBRO_VOYAGE_API_KEY", "sk-SECRET")
+        monkeypatch.setenv("CEREBRO_VOYAGE_URL", f"http://127.0.0.1:{source.server_port}")
+        with pytest.raises(EmbeddingError):
+            VoyageEmbedder(attempts=1, backoff=0.01).embed(["x"])
+        assert seen == []
+    finally:
+        for server in (target, source):
+            server.shutdown()
+            server.server_close()

@@ -161,8 +161,20 @@ def _without_stamp(snapshot: dict) -> dict:
     return {table: rows for table, rows in snapshot.items() if table != "alembic_version"}
 
 
+def _v4_with_broken_keyword_table(kit, path):
+    """The v4 fixture plus an ordinary table squatting on the name nodes_fts (a hand-edited brain):
+    the keyword-index rebuild (py0002) fails half-way through the upgrade chain."""
+    kit.load("v4", path)
+    conn = kit.connect(path)
+    conn.execute("DROP TABLE IF EXISTS nodes_fts")
+    conn.execute("CREATE TABLE nodes_fts (x TEXT)")
+    conn.commit()
+    conn.close()
+    return path
+
+
 def test_failed_upgrade_leaves_the_brain_unchanged(kit, tmp_path, isolated_home, brain_snapshot):
-    path = _v4_with_dangling_edge(kit, tmp_path / "brain.sqlite")
+    path = _v4_with_broken_keyword_table(kit, tmp_path / "brain.sqlite")
     before = brain_snapshot(path)
     before_rows = kit.read_tables(path)
     assert "alembic_version" not in before
@@ -170,49 +182,56 @@ def test_failed_upgrade_leaves_the_brain_unchanged(kit, tmp_path, isolated_home,
     clock.set_now(kit.PINNED)
     with pytest.raises(MigrationFailed) as raised:
         Brain.open(path)
-    assert "dangling" in str(raised.value)
+    assert "rolled back" in str(raised.value)
 
     after = brain_snapshot(path)
-    # Every row as it was: still v4, no boundary stamped, no column added, timestamps untouched, no FTS
-    # change, the dangling edge still there for the user to repair.
-    assert _without_stamp(after) == _without_stamp(before)
+    # Every row as it was: still v4, no boundary stamped, no column added, timestamps untouched — and
+    # not even the adoption stamp, which now shares the upgrade's transaction.
+    assert after == before
     assert kit.meta(path)["schema_version"] == "4"
     assert kit.columns(path, "nodes") == kit.node_columns(4)
     assert kit.columns(path, "edges") == kit.edge_columns(4)
     assert "relations" not in kit.tables(path) and "inbox_candidates" not in kit.tables(path)
-    # Not even the adoption stamp is left: stamping at v4 runs through env.py too, whose closing
-    # foreign_key_check fails, so the stamp rolls back with everything else.
-    assert "alembic_version" not in after
-    assert _without_stamp(kit.read_tables(path)) == _without_stamp(before_rows)
-    # A backup was taken first.
+    assert kit.read_tables(path) == before_rows
+    # A backup was taken first...
     backups = [p for p in (isolated_home / "backups").iterdir() if p.suffix == ".sqlite"]
     assert len(backups) == 1
-    assert _without_stamp(brain_snapshot(backups[0])) == _without_stamp(before)
+    assert brain_snapshot(backups[0]) == before
 
-    # Opening again fails the same way and still changes nothing.
+    # ...and opening again (as every hook call would) fails the same way, changes nothing, and reuses it.
     with pytest.raises(MigrationFailed):
         Brain.open(path)
-    assert _without_stamp(brain_snapshot(path)) == _without_stamp(before)
+    assert brain_snapshot(path) == before
+    assert len([p for p in (isolated_home / "backups").iterdir() if p.suffix == ".sqlite"]) == 1
 
-    # Once the user removes the dangling edge, the upgrade goes through with every other row kept.
+    # Once the squatting table is gone, the upgrade goes through with every row kept.
     conn = kit.connect(path)
-    conn.execute("DELETE FROM edges WHERE id = 99")
+    conn.execute("DROP TABLE nodes_fts")
     conn.commit()
     conn.close()
-    repaired = kit.read_tables(path)
-    repaired.pop("alembic_version", None)
     with Brain.open(path) as brain:
         assert brain.stats().revision == HEAD_REVISION
-    kit.assert_upgraded(path, repaired, kit.PINNED_TEXT)
+
+
+def test_dangling_edges_from_go_are_removed_on_adoption(kit, tmp_path, isolated_home):
+    """Go deletes nodes with foreign keys off; adoption drops the edges left pointing at nothing."""
+    path = _v4_with_dangling_edge(kit, tmp_path / "brain.sqlite")
+    before = kit.read_tables(path)
+    with Brain.open(path) as brain:
+        assert brain.stats().revision == HEAD_REVISION
+    after = kit.read_tables(path)
+    assert len(after["edges"]) == len(before["edges"]) - 1
+    assert 99 in before["edges"] and 99 not in after["edges"]
+    assert {k: v for k, v in before["edges"].items() if k != 99}.keys() == after["edges"].keys()
 
 
 def test_cli_reports_a_failed_upgrade_with_exit_8(kit, cli, project, brain_snapshot):
     path = paths.project_brain_path(project)
     paths.ensure_private_dir(path.parent)
-    _v4_with_dangling_edge(kit, path)
+    _v4_with_broken_keyword_table(kit, path)
     before = brain_snapshot(path)
     result = cli("stats", "--format", "json")
     assert result.exit_code == 8, (result.stdout, result.stderr)
     assert result.stderr.strip().count("\n") == 0
-    assert "dangling" in result.stderr
-    assert _without_stamp(brain_snapshot(path)) == _without_stamp(before)
+    assert "rolled back" in result.stderr
+    assert brain_snapshot(path) == before

@@ -39,8 +39,9 @@ def supersede(
     from cerebro.api import UNSET
 
     with open_brain() as brain:
+        old_full = brain.resolve_id(old_id)  # before the write: the new id may share the prefix
         new_id = brain.supersede(
-            old_id,
+            old_full,
             _content(content),
             type=type_,
             subtype=UNSET if subtype is None else subtype,
@@ -49,7 +50,6 @@ def supersede(
             provenance_root=provenance_root,
             origin=origin(origin_actor, origin_channel, origin_session, origin_host),
         )
-        old_full = brain.resolve_id(old_id)
     emit({"id": new_id, "superseded": old_full}, new_id)
 
 
