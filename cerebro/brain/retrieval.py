@@ -24,7 +24,8 @@ class RetrievalMixin:
         from cerebro.db.engine import connect_raw
 
         if self._raw is None:
-            self._raw = connect_raw(self.path)
+            # wal=False: a read leaves a rollback-journal brain (a restored backup, say) as it is.
+            self._raw = connect_raw(self.path, wal=False)
         if self._raw.in_transaction:  # nested: share the outer snapshot
             yield self._raw
             return
@@ -197,7 +198,7 @@ class RetrievalMixin:
         from cerebro.db.engine import BUSY_TIMEOUT_MS, connect_raw
 
         if self._raw is None:
-            self._raw = connect_raw(self.path)
+            self._raw = connect_raw(self.path, wal=False)
         conn = self._raw
         try:
             conn.execute("PRAGMA busy_timeout = 250")

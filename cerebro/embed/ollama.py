@@ -29,9 +29,14 @@ def base_url() -> str:
     if "://" in host:
         return host.rstrip("/")
     host = host.rstrip("/")
-    name, sep, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
-    if not sep:
-        name, port = host, ""
+    if host.startswith("["):  # IPv6: [::1] or [::1]:11434
+        name, _, rest = host.partition("]")
+        name += "]"
+        port = rest[1:] if rest.startswith(":") else ""
+    else:
+        name, sep, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
+        if not sep:
+            name, port = host, ""
     if not name:
         name = "localhost"
     return f"http://{name}:{port or DEFAULT_PORT}"

@@ -231,3 +231,30 @@ def test_suggest_text(run, episodes_by_subtype):
 def test_suggest_on_an_empty_brain(run):
     assert run("consolidate", "--suggest") == []
     assert run("consolidate", "--suggest", fmt="md").strip() == "No active episodes."
+
+
+# --------------------------------------------------------------------------- a brain upgraded from Go
+
+
+def test_legacy_statuses_on_an_upgraded_brain(upgraded, run_any, cli, at):
+    """v4.sql holds an already consolidated episode (e0000005) and one with the legacy status 'archived'
+    still in nodes (e0000008): the first may be consolidated again, the second is refused, whole."""
+    from datetime import timedelta
+
+    from .conftest import UPGRADED_AT
+
+    path = upgraded("v4")
+    at(UPGRADED_AT + timedelta(hours=1))
+    into = run_any("add", "a summary of the timestamp work", "--type", "concept")["id"]
+    before = full_snapshot(path)
+    assert_one_line_error(cli("consolidate", "--into", into, "e0000001", "e0000008"), "archived")
+    assert_one_line_error(cli("mark-consolidated", "e0000001", "e0000008"), "archived")
+    assert full_snapshot(path) == before
+    report = run_any("consolidate", "--into", into, "e0000001", "e0000005")
+    assert report["edges_added"] == 2 and report["consolidated"] == 1
+    assert node_row(path, "e0000001-0000-4000-8000-000000000001")["status"] == "consolidated"
+    assert "e0000001-0000-4000-8000-000000000001" not in fts_ids(path)
+    # The Go-written edge f0000004 → e0000005 (derived_from) is untouched.
+    assert derived_edges(path)[("f0000004-0000-4000-8000-000000000004", "e0000005-0000-4000-8000-000000000005")] == next(
+        r for r in before["edges"] if r[1] == "f0000004-0000-4000-8000-000000000004" and r[3] == "derived_from"
+    )

@@ -180,3 +180,24 @@ def test_apply_is_one_transaction(fake_brain, notes, monkeypatch, hard):
         fake_brain.forget("deploy", apply=True, hard=hard)
     assert len(calls) == 3
     assert full_snapshot(notes["path"]) == before
+
+
+def test_case_insensitive_beyond_ascii(fake_brain, at):
+    """"Case-insensitively" (spec §5 forget) is about letters, not only A–Z: BRÜCKE is Brücke."""
+    at(0)
+    bridge = fake_brain.add("Über die Brücke gehen")
+    school = fake_brain.add("ÉCOLE normale supérieure")
+    assert [m["id"] for m in fake_brain.forget("BRÜCKE").matched] == [bridge]
+    assert [m["id"] for m in fake_brain.forget("über").matched] == [bridge]
+    assert [m["id"] for m in fake_brain.forget("école").matched] == [school]
+
+
+def test_rows_with_the_legacy_archived_status_are_not_matched(upgraded, run_any):
+    """v4.sql keeps e0000008 ('Scratch note about lunch') in nodes with status 'archived'."""
+    path = upgraded("v4")
+    assert node_row(path, "e0000008-0000-4000-8000-000000000008")["status"] == "archived"
+    assert run_any("forget", "--subject", "LUNCH")["matched"] == []
+    report = run_any("forget", "--subject", "edges", "--apply")  # no vector table in this brain
+    assert matched(report) == {"c0000006-0000-4000-8000-000000000006", "c0000007-0000-4000-8000-000000000007"}
+    assert {"c0000006-0000-4000-8000-000000000006", "c0000007-0000-4000-8000-000000000007"} <= set(archive_rows(path))
+    assert not {"c0000006-0000-4000-8000-000000000006", "c0000007-0000-4000-8000-000000000007"} & node_ids(path)

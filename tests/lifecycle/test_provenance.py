@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import sqlite3
 from datetime import timedelta
 
@@ -286,6 +287,9 @@ def test_boundary_is_strict_and_compared_as_time(upgraded, run_any, at):
     assert nodes[on_the_boundary]["provenance_status"] == "none"
     assert nodes[just_before]["provenance_status"] == "legacy"
     assert nodes[half_hour_after]["provenance_status"] == "none"
+    # The origin boundary was stamped at the same instant, with the same strict comparison.
+    assert nodes[on_the_boundary]["origin_status"] == "unknown"
+    assert nodes[just_before]["origin_status"] == "legacy"
     # The same instant written as RFC 3339 with an offset: the comparison is on parsed time, so a node
     # stored as "2026-09-01 12:30:00" is after it (a string compare would call it earlier: ' ' < 'T').
     raw_exec(path, "UPDATE schema_meta SET value = '2026-09-01T14:00:00+02:00' WHERE key = 'provenance_convention_since'")
@@ -340,3 +344,52 @@ def test_statuses_on_every_node_json(run, at, fake_brain):
 
 def test_unknown_start_node(cli, fake_brain_path):
     assert_one_line_error(cli("get", MISSING_ID, "--with-provenance"), exit_code=3)
+
+
+def test_walk_on_an_upgraded_go_brain(upgraded, run_any):
+    upgraded("v4")
+    data = run_any("get", "f0000004", "--with-provenance")
+    # derived_from → e0000005; e0000005's relates_to → e0000001 is not provenance.
+    assert provenance_of(data) == [("e0000005-0000-4000-8000-000000000005", 1)]
+    assert provenance_of(run_any("get", "e0000005", "--with-provenance")) == []
+
+
+def test_recall_markdown_puts_each_provenance_under_its_own_result(fake_brain, run, at):
+    """A memory whose text has a blank line in it must not shift the provenance sections of the results."""
+    at(0)
+    first_source = fake_brain.add("zebra source one")
+    second_source = fake_brain.add("zebra source two")
+    multi = fake_brain.add("zebra summary\n\nsecond paragraph about the zebra summary", type="concept")
+    single = fake_brain.add("zebra other summary", type="concept")
+    fake_brain.consolidate(multi, [first_source])
+    fake_brain.consolidate(single, [second_source])
+    text = run("recall", "zebra summary", "--with-provenance", fmt="md")
+    sections = {s[:8]: s for s in re.split(r"(?m)^## ", text)[1:]}
+    assert set(sections) == {multi[:8], single[:8]}, text
+    for result, own, other in ((multi, first_source, second_source), (single, second_source, first_source)):
+        section = sections[result[:8]]
+        assert "### Provenance" in section, text
+        assert f"- {own[:8]} [episode/consolidated]" in section, text
+        assert other[:8] not in section, text
+
+
+def test_origin_statuses_of_a_v6_brain(upgraded, run_any):
+    """v6.sql keeps its origin boundary (2026-08-26 08:00:00): before it and without an actor is legacy;
+    an actor (alice, claude-code, import) is recorded wherever the node falls; after it without one is
+    unknown."""
+    path = upgraded("v6")
+    assert meta(path, "origin_convention_since") == "2026-08-26 08:00:00"
+    statuses = {i[:8]: n["origin_status"] for i, n in listed(run_any).items()}
+    assert statuses == {
+        "e0000001": "legacy",
+        "c0000002": "recorded",
+        "d0000003": "recorded",
+        "f0000004": "unknown",
+        "e0000005": "legacy",
+        "c0000006": "legacy",
+        "c0000007": "recorded",
+        "e0000008": "legacy",
+        "d0000009": "legacy",
+        "f0000010": "recorded",
+        "e0000011": "recorded",
+    }
