@@ -203,13 +203,17 @@ class LifecycleMixin:
         if hard and not apply:
             raise InvalidInput("--hard only makes sense with --apply")
 
+        wanted = subject.casefold()
+
         def work(session: Any) -> values.ForgetReport:
-            sql = "SELECT id FROM nodes WHERE status != 'archived' AND instr(lower(content), lower(:p)) > 0"
-            params: dict[str, Any] = {"p": subject}
+            # Matched in Python: SQLite's lower() folds only A-Z, and casefold() also handles "ß", "É"…
+            sql = "SELECT id, content FROM nodes WHERE status != 'archived'"
+            params: dict[str, Any] = {}
             if subtype is not None:
                 sql += " AND subtype = :s" if subtype else " AND (subtype IS NULL OR subtype = '')"
                 params["s"] = subtype
-            ids = [r[0] for r in session.execute(_text(sql + " ORDER BY created_at, id"), params).all()]
+            rows = session.execute(_text(sql + " ORDER BY created_at, id"), params).all()
+            ids = [node_id for node_id, content in rows if wanted in content.casefold()]
             matched = _load_nodes(session, ids)
             if apply:
                 stamp = clock.now_text()
@@ -233,7 +237,9 @@ class LifecycleMixin:
         with self._snapshot() as conn:
             order = provenance.walk(conn, full, max_depth=depth)
             found = reads.nodes_by_id(conn, [i for i, _ in order])
-        return [(found[i], d) for i, d in order if i in found]
+        nodes = self._annotate([found[i] for i, _ in order if i in found])
+        by_id = {n.id: n for n in nodes}
+        return [(by_id[i], d) for i, d in order if i in by_id]
 
     def provenance_status(self, ids: Sequence[str]) -> dict[str, str]:
         from cerebro import provenance

@@ -89,15 +89,12 @@ def run(spec: dict[str, object]) -> None:
             item["provenance"] = [{"depth": d, **n.to_dict()} for n, d in chains[item["id"]][1:]]
 
     def md() -> str:
-        text = render_scored(result.results, explain=explain, empty="No relevant memories found.", expansion=result.expansion)
-        if chains is None or not result.results:
-            return text
         from cerebro.cli.render import render_provenance
 
-        blocks = text.split("\n\n")
-        offset = len(blocks) - len(result.results)
-        for i, r in enumerate(result.results):
-            blocks[offset + i] += "\n" + render_provenance(chains[r.node.id])
-        return "\n\n".join(blocks)
+        suffixes = {node_id: render_provenance(chain) for node_id, chain in chains.items()} if chains else None
+        return render_scored(
+            result.results, explain=explain, empty="No relevant memories found.", expansion=result.expansion,
+            suffixes=suffixes,
+        )
 
     emit(data, md)

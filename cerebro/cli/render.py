@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def render_scored(results, *, explain: bool, empty: str, expansion: str | None = None) -> str:  # noqa: ANN001
+def render_scored(results, *, explain: bool, empty: str, expansion: str | None = None, suffixes=None) -> str:  # noqa: ANN001
     if not results:
         return empty
     blocks = []
@@ -21,6 +21,8 @@ def render_scored(results, *, explain: bool, empty: str, expansion: str | None =
                 f"\n> relevance={p.relevance:.3f} importance={p.importance:.3f} recency={p.recency:.3f} "
                 f"structural={p.structural:.3f} outcome×{p.outcome:.2f} → {p.score:.3f}; lanes: {lanes}{fused}"
             )
+        if suffixes and node.id in suffixes:
+            block += "\n" + suffixes[node.id]
         blocks.append(block)
     text = "\n\n".join(blocks)
     if explain and expansion is not None:

@@ -23,6 +23,7 @@ from .conftest import (
     layout,
     node_ids,
     node_row,
+    raw_rows,
     retention_of,
     vec_ids,
 )
@@ -146,6 +147,15 @@ def test_threshold_back_to_default_after_config_reset(run, three_episodes):
     assert report["evicted"] == []
 
 
+def test_unreadable_config_value_falls_back_to_the_default(run, fake_brain_path, three_episodes):
+    from .conftest import raw_exec
+
+    raw_exec(fake_brain_path, "INSERT INTO schema_meta (key, value) VALUES ('config.gc_threshold', 'lots')")
+    report = run("gc", "--dry-run")
+    assert report["threshold"] == 0.01
+    assert report["evicted"] == []
+
+
 def test_threshold_out_of_range_is_refused(cli, fake_brain_path, three_episodes):
     before = full_snapshot(fake_brain_path)
     for value in ("1.5", "-0.1"):
@@ -192,7 +202,9 @@ def test_real_run_archives_and_removes_from_every_lane(run, fake_brain_path, vic
     assert {g["victim"], g["keeper"], g["other"]} <= vec_ids(fake_brain_path)
     assert {g["victim"], g["keeper"], g["other"]} <= fts_ids(fake_brain_path)
     before_stats = run("stats")
+    vec_count = raw_rows(fake_brain_path, "SELECT COUNT(*) FROM vec_nodes")[0][0]
     report = run("gc")
+    assert raw_rows(fake_brain_path, "SELECT COUNT(*) FROM vec_nodes")[0][0] == vec_count - 1
 
     assert report["evaluated"] == 3
     assert report["archived"] == 1

@@ -67,13 +67,23 @@ def gc(
     import json
 
     from cerebro import clock
+    from cerebro.errors import InvalidInput
 
-    with open_brain() as brain:
-        report = brain.gc(threshold=threshold, dry_run=dry_run)
-    if log is not None:
-        line = json.dumps({"at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"), **report.to_dict()}, ensure_ascii=False)
-        with open(log, "a", encoding="utf-8") as handle:
+    handle = None
+    if log is not None:  # opened first: a log we cannot write must not follow an archive already done
+        try:
+            handle = open(log, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise InvalidInput(f"cannot write the gc log {log}: {exc.strerror}") from None
+    try:
+        with open_brain() as brain:
+            report = brain.gc(threshold=threshold, dry_run=dry_run)
+        if handle is not None:
+            line = json.dumps({"at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"), **report.to_dict()}, ensure_ascii=False)
             handle.write(line + "\n")
+    finally:
+        if handle is not None:
+            handle.close()
 
     def md() -> str:
         lines = [f"GC: evaluated {report.evaluated} nodes, threshold={report.threshold:.4f}"]
