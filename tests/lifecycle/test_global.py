@@ -1,0 +1,124 @@
+"""The global brain: promote, and recall across project and global (global × 0.7, project wins)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from cerebro import Brain, clock, paths
+from cerebro.brain.promotion import GLOBAL_WEIGHT, merge
+from cerebro.errors import BrainNotFound
+from cerebro.values import Origin, RecallResult
+
+
+@pytest.fixture
+def global_path(isolated_home):  # noqa: ANN001, ANN201
+    path = paths.global_brain_path()
+    Brain.init(path, embed_provider="fake")
+    return path
+
+
+def test_promote_needs_a_global_brain(cli, fake_brain_path, brain_snapshot) -> None:  # noqa: ANN001
+    with Brain.open(fake_brain_path) as brain:
+        node_id = brain.add("a fact")
+    before = brain_snapshot(fake_brain_path)
+    result = cli("promote", node_id)
+    assert result.exit_code == 4
+    assert "cerebro init --global" in result.stderr
+    assert brain_snapshot(fake_brain_path) == before
+    with Brain.open(fake_brain_path) as brain, pytest.raises(BrainNotFound):
+        brain.promote(node_id)
+
+
+def test_promote_copies_with_provenance_metadata_and_origin(fake_brain_path, global_path) -> None:
+    clock.set_now(datetime(2026, 5, 1, 8, 0, tzinfo=UTC))
+    with Brain.open(fake_brain_path) as brain:
+        source = brain.add(
+            "Use uv for Python envs", type="procedure", subtype="tooling", importance=0.9,
+            metadata={"k": "v"}, origin=Origin("claude-code", "skill", "s-1", "laptop"),
+        )
+        global_id = brain.promote(source, content="Prefer uv to manage Python environments")
+        marked = brain.get(source).node
+    assert global_id != source
+    assert marked.metadata == {"k": "v", "promoted_to_global": global_id}
+    with Brain.open(global_path) as other:
+        copy = other.get(global_id).node
+        assert other.stats().pending_embeddings == 0  # embedded in the global brain
+    assert copy.content == "Prefer uv to manage Python environments"
+    assert (copy.type, copy.subtype, copy.importance) == ("procedure", "tooling", 0.5)
+    assert copy.metadata == {
+        "k": "v",
+        "promoted_from_node": source,
+        "promoted_from_project": fake_brain_path.stem,
+        "promoted_at": "2026-05-01T08:00:00Z",
+    }
+    assert copy.origin == Origin("claude-code", "skill", "s-1", "laptop")
+
+
+def test_cli_promote_positional_content(cli, fake_brain_path, global_path) -> None:  # noqa: ANN001
+    with Brain.open(fake_brain_path) as brain:
+        node_id = brain.add("original words")
+    result = cli("promote", node_id, "general words", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    with Brain.open(global_path) as other:
+        assert other.get(result.json()["id"]).node.content == "general words"
+
+
+def _scored(brain, query):  # noqa: ANN001, ANN202
+    return {r.node.id: r for r in brain.recall(query)}
+
+
+def test_recall_global_weights_global_results(fake_brain_path, global_path) -> None:
+    with Brain.open(fake_brain_path) as brain:
+        local = brain.add("zebra stripes in the project")
+    with Brain.open(global_path) as other:
+        remote = other.add("zebra stripes everywhere")
+        alone = _scored(other, "zebra stripes")[remote]
+    with Brain.open(fake_brain_path) as brain:
+        merged = brain.recall_with_global("zebra stripes")
+    by_id = {r.node.id: r for r in merged.results}
+    assert by_id[local].store == "project" and by_id[remote].store == "global"
+    assert by_id[remote].score == pytest.approx(alone.score * GLOBAL_WEIGHT)
+    assert by_id[remote].fused == pytest.approx(alone.fused * GLOBAL_WEIGHT)
+    assert [r.rank_value for r in merged.results] == sorted((r.rank_value for r in merged.results), reverse=True)
+
+
+def test_project_copy_wins_a_duplicate_id() -> None:
+    from cerebro.values import Node, ScoredNode
+
+    def node(node_id: str, content: str) -> Node:
+        return Node(node_id, "concept", None, content, None, 0.5, 0.02, 0, 0, "active", "", None, None, None,
+                    None, None, False)
+
+    project = RecallResult("q", [ScoredNode(node("a" * 36, "project copy"), 0.2, 0.1, fused=0.2)], "hybrid", "off")
+    other = RecallResult("q", [ScoredNode(node("a" * 36, "global copy"), 0.9, 0.9, fused=0.9),
+                               ScoredNode(node("b" * 36, "global only"), 0.5, 0.5, fused=0.5)], "hybrid", "off")
+    merged = merge(project, other, limit=10)
+    assert [(r.node.content, r.store) for r in merged.results] == [("global only", "global"), ("project copy", "project")]
+    assert merged.results[0].fused == pytest.approx(0.5 * GLOBAL_WEIGHT)
+
+
+def test_global_brain_on_another_model(fake_brain_path, isolated_home, cli) -> None:  # noqa: ANN001
+    """The project is on the fake 64-dim model, the global brain on 'none': each embeds for itself."""
+    Brain.init(paths.global_brain_path(), embed_provider="none")
+    with Brain.open(fake_brain_path) as brain:
+        brain.add("kettle descaling schedule")
+        promoted = brain.promote(brain.add("kettle uses citric acid"))
+    result = cli("recall", "kettle", "--global", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    stores = {item["id"]: item["store"] for item in result.json()["results"]}
+    assert stores[promoted] == "global"  # found by the global brain's keyword lane
+    assert "project" in stores.values()
+
+
+def test_cli_recall_global_touches_each_brain(cli, fake_brain_path, global_path) -> None:  # noqa: ANN001
+    with Brain.open(fake_brain_path) as brain:
+        local = brain.add("walrus tusks")
+    with Brain.open(global_path) as other:
+        remote = other.add("walrus habitat")
+    assert cli("recall", "walrus", "--global").exit_code == 0
+    with Brain.open(fake_brain_path) as brain:
+        assert brain.get(local).node.access_count == 1
+    with Brain.open(global_path) as other:
+        assert other.get(remote).node.access_count == 1
