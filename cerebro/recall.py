@@ -47,6 +47,7 @@ class RecallOptions:
     # an exact-term match teaches the vector lane what the query is about (ADR 0010).
     feedback_docs: int = 3
     feedback_weight: float = 0.7
+    knn: Any = field(default=None, compare=False)  # a warm in-memory index (cerebro.store.warm), if any
     now: datetime | None = None
     lanes: tuple[str, ...] = ("vector", "keyword")  # which lanes run (eval compares them alone)
     expand: bool = True
@@ -98,7 +99,8 @@ def vector_lane(conn: Any, query_vector: Sequence[float], options: RecallOptions
     overfetch = 2 if options.subtype is UNSET else SUBTYPE_OVERFETCH
     k = min(width * overfetch, vec.MAX_K)
     while True:
-        hits = [(node_id, 1.0 - distance) for node_id, distance in vec.knn(conn, query_vector, k)]
+        nearest = options.knn(query_vector, k) if options.knn is not None else vec.knn(conn, query_vector, k)
+        hits = [(node_id, 1.0 - distance) for node_id, distance in nearest]
         above = [(node_id, sim) for node_id, sim in hits if sim >= options.threshold]
         nodes = reads.nodes_by_id(conn, [node_id for node_id, _ in above], active_only=True)
         usable = [(i, sim) for i, sim in above if i in nodes and _subtype_matches(nodes[i], options.subtype)]

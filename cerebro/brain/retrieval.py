@@ -35,6 +35,13 @@ class RetrievalMixin:
         finally:
             self._raw.execute("COMMIT")
 
+    def _warm_knn(self, conn: Any) -> Any:
+        """The in-memory vector index when this process keeps using a big brain (else None)."""
+        from cerebro.store.warm import WarmVectors
+
+        warm = self.__dict__.setdefault("_warm", WarmVectors())
+        return warm.knn if warm.ready(conn) else None
+
     def _annotate(self, nodes: list[values.Node]) -> list[values.Node]:
         """Fill the read-time statuses (provenance_status, origin_status) in one batch."""
         from dataclasses import replace
@@ -112,6 +119,7 @@ class RetrievalMixin:
                 threshold=_check_unit(threshold_value, "threshold"),
                 as_of=when,
                 lanes=lanes,
+                knn=self._warm_knn(conn) if vector is not None else None,
             )
             # None is meaningful here ("no subtype"), so it is set after the None-dropping merge above.
             options = _replace_options(options, subtype=RECALL_UNSET if subtype is UNSET else (subtype or ""))

@@ -76,7 +76,9 @@ def nodes_by_id(conn: Any, ids: Sequence[str], *, active_only: bool = False) -> 
         marks = ",".join("?" * len(part))
         sql = f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({marks})"
         if active_only:
-            sql += " AND status = 'active'"
+            # "+status": without ANALYZE statistics SQLite would otherwise walk idx_nodes_status (every
+            # active row) instead of the primary key — 25 ms instead of 0.6 ms at 100k memories.
+            sql += " AND +status = 'active'"
         for row in conn.execute(sql, tuple(part)).fetchall():
             node = node_from_row(row)
             found[node.id] = node
