@@ -61,5 +61,5 @@ class WarmVectors:
         if k <= 0:
             return []
         top = np.argpartition(-similarity, k - 1)[:k]
-        top = top[np.argsort(-similarity[top], kind="stable")]
+        top = top[np.lexsort((top, -similarity[top]))]  # nearest first; ties in storage order
         return [(self._ids[i], float(1.0 - similarity[i])) for i in top]
