@@ -45,6 +45,8 @@ COMMANDS = {
     "promote": ("cerebro.cli.commands.lifecycle:promote", "Copy a memory to the global brain"),
     "outcome": ("cerebro.cli.commands.lifecycle:outcome", "Record whether acting on a memory worked"),
     "forget": ("cerebro.cli.commands.lifecycle:forget", "Find and remove memories about a subject"),
+    "export": ("cerebro.cli.commands.portability:export", "Export the brain (json, jsonl or sqlite)"),
+    "backup": ("cerebro.cli.commands.portability:backup", "Write a consistent copy of the brain"),
     "stats": ("cerebro.cli.commands.stats:stats", "Show brain health"),
     "eval": ("cerebro.cli.commands.eval:app", "Measure recall quality (your queries, or LoCoMo)"),
     "config": ("cerebro.cli.commands.config:app", "View and change this brain's configuration"),

@@ -1,0 +1,141 @@
+"""Export formats and backups (issue 5).
+
+- ``json``: the bundle upstream Go cerebro reads and writes (``version``, ``exported_at``, ``meta`` with
+  ``config.*``, ``nodes`` in every status, ``edges``); no archive, vectors or inbox, as upstream.
+- ``jsonl``: one record per line (meta, nodes, edges, archive), sorted and byte-stable across runs — no
+  export time, no edge row ids — so two people's exports of a shared brain merge as text in git.
+- ``sqlite``: a consistent copy taken with SQLite's backup API while other processes write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from cerebro import clock, paths
+
+EXPORT_VERSION = "1"  # upstream's ExportVersion, unchanged through schema v7
+_NODE_COLUMNS = (
+    "id", "type", "subtype", "content", "metadata", "importance", "decay_rate", "access_count",
+    "times_reinforced", "status", "embedding_model", "created_at", "last_accessed", "last_reinforced",
+    "updated_at", "last_surfaced", "provenance_root", "origin_actor", "origin_channel", "origin_session",
+    "origin_host",
+)
+_EDGE_COLUMNS = ("id", "source_id", "target_id", "relation", "weight", "metadata", "created_at", "valid_at", "invalid_at")
+_ARCHIVE_COLUMNS = (
+    "id", "type", "subtype", "content", "metadata", "importance", "status", "archive_reason",
+    "original_created_at", "archived_at",
+)
+_TIME_FIELDS = {
+    "created_at", "last_accessed", "last_reinforced", "updated_at", "last_surfaced", "valid_at", "invalid_at",
+    "original_created_at", "archived_at",
+}
+
+
+def _rfc3339(value: Any) -> Any:
+    """Storage layout → RFC 3339 (what Go's encoder writes); anything unparseable passes through."""
+    if value in (None, ""):
+        return None
+    parsed = clock.parse_optional(value)
+    return parsed.strftime("%Y-%m-%dT%H:%M:%SZ") if parsed else value
+
+
+def _record(row: Any, columns: tuple[str, ...], *, omit_empty: tuple[str, ...] = ()) -> dict[str, Any]:
+    record: dict[str, Any] = {}
+    for name, value in zip(columns, row, strict=True):
+        if name in _TIME_FIELDS:
+            value = _rfc3339(value)
+        elif name == "metadata" and isinstance(value, str) and value:
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass
+        elif name == "provenance_root":
+            value = bool(value)
+        if name in omit_empty and value in (None, ""):
+            continue
+        record[name] = value
+    return record
+
+
+def _rows(conn: Any, table: str, columns: tuple[str, ...], order: str) -> list[Any]:
+    present = {r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
+    select = ", ".join(c if c in present else "NULL" for c in columns)
+    return conn.execute(f"SELECT {select} FROM {table} ORDER BY {order}").fetchall()
+
+
+def bundle(conn: Any) -> dict[str, Any]:
+    """Upstream's JSON bundle."""
+    meta = dict(conn.execute("SELECT key, value FROM schema_meta ORDER BY key").fetchall())
+    return {
+        "version": EXPORT_VERSION,
+        "exported_at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "meta": meta,
+        "nodes": [_record(r, _NODE_COLUMNS, omit_empty=("subtype", "metadata")) for r in _rows(conn, "nodes", _NODE_COLUMNS, "created_at, id")],
+        "edges": [_record(r, _EDGE_COLUMNS, omit_empty=("metadata",)) for r in _rows(conn, "edges", _EDGE_COLUMNS, "id")],
+    }
+
+
+def jsonl_lines(conn: Any) -> list[str]:
+    """Sorted, byte-stable lines: meta by key, nodes by id, edges by (source, target, relation), archive."""
+
+    def line(kind: str, record: dict[str, Any]) -> str:
+        return json.dumps({"kind": kind, **record}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    lines = [line("meta", {"key": k, "value": v}) for k, v in conn.execute("SELECT key, value FROM schema_meta ORDER BY key")]
+    lines += [line("node", _record(r, _NODE_COLUMNS)) for r in _rows(conn, "nodes", _NODE_COLUMNS, "id")]
+    edge_columns = _EDGE_COLUMNS[1:]  # row ids differ between brains: the triple is the key
+    lines += [
+        line("edge", _record(r, edge_columns))
+        for r in _rows(conn, "edges", edge_columns, "source_id, target_id, relation")
+    ]
+    lines += [line("archive", _record(r, _ARCHIVE_COLUMNS)) for r in _rows(conn, "nodes_archive", _ARCHIVE_COLUMNS, "id")]
+    return lines
+
+
+def copy_sqlite(source: Path, target: Path) -> Path:
+    """A consistent single-file copy (SQLite's backup API, safe while others write), mode 0600."""
+    from cerebro.db.engine import connect_raw, driver
+
+    target = Path(target)
+    if target.exists():
+        from cerebro.errors import InvalidInput
+
+        raise InvalidInput(f"{target} already exists: choose another path (nothing was overwritten)")
+    if target.parent and not target.parent.exists():
+        paths.ensure_private_dir(target.parent)
+    _create_private(target)
+    try:
+        src = connect_raw(source, wal=False)
+        try:
+            dest = driver().connect(os.fspath(target))
+            try:
+                src.backup(dest)
+                dest.execute("PRAGMA journal_mode = DELETE")
+            finally:
+                dest.close()
+        finally:
+            src.close()
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    os.chmod(target, paths.FILE_MODE)
+    return target
+
+
+def _create_private(target: Path) -> None:
+    fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, paths.FILE_MODE)
+    os.close(fd)
+
+
+def backup_path(brain: Path) -> Path:
+    stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
+    target = paths.backups_dir() / f"{brain.stem}-{stamp}.sqlite"
+    counter = 1
+    while target.exists():
+        target = paths.backups_dir() / f"{brain.stem}-{stamp}-{counter}.sqlite"
+        counter += 1
+    paths.ensure_private_dir(paths.backups_dir())
+    return target

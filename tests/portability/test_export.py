@@ -1,0 +1,127 @@
+"""export (json, jsonl, sqlite) and backup."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import sqlite3
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from cerebro import Brain, clock
+from cerebro.values import Origin
+
+
+@pytest.fixture
+def varied(fake_brain_path: Path) -> dict[str, str]:
+    clock.set_now(datetime(2026, 4, 1, 9, 30, tzinfo=UTC))
+    with Brain.open(fake_brain_path) as brain:
+        ids = {
+            "concept": brain.add("JWT rotates weekly", type="concept", subtype="auth", importance=0.8,
+                                 metadata={"k": [1, "é"]}, provenance_root=True,
+                                 origin=Origin("claude-code", "skill", "s1", "laptop")),
+            "ep1": brain.add("episode one"),
+            "ep2": brain.add("episode two"),
+            "old": brain.add("old fact", type="concept"),
+        }
+        ids["new"] = brain.supersede(ids["old"], "new fact")
+        brain.consolidate(ids["concept"], [ids["ep1"]])
+        brain.add_edge(ids["concept"], ids["ep2"], "supports", weight=0.4,
+                       valid_at="2026-01-01", invalid_at="2026-12-31T00:00:00Z")
+        brain.config_set("prime_limit", "7")
+    return ids
+
+
+def test_json_bundle_is_upstreams_shape_with_every_status(cli, varied) -> None:  # noqa: ANN001
+    result = cli("export")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) == {"version", "exported_at", "meta", "nodes", "edges"}
+    assert data["version"] == "1" and data["meta"]["config.prime_limit"] == "7"
+    statuses = {n["id"]: n["status"] for n in data["nodes"]}
+    assert statuses[varied["old"]] == "superseded" and statuses[varied["ep1"]] == "consolidated"
+    concept = next(n for n in data["nodes"] if n["id"] == varied["concept"])
+    assert concept["metadata"] == {"k": [1, "é"]}
+    assert concept["provenance_root"] is True
+    assert (concept["origin_actor"], concept["origin_channel"]) == ("claude-code", "skill")
+    assert concept["created_at"] == "2026-04-01T09:30:00Z"
+    episode = next(n for n in data["nodes"] if n["id"] == varied["ep2"])
+    assert "subtype" not in episode and "metadata" not in episode  # omitempty, as upstream
+    windowed = next(e for e in data["edges"] if e["relation"] == "supports")
+    assert (windowed["weight"], windowed["valid_at"], windowed["invalid_at"]) == (
+        0.4, "2026-01-01T00:00:00Z", "2026-12-31T00:00:00Z")
+    assert {e["relation"] for e in data["edges"]} == {"supports", "supersedes", "derived_from"}
+
+
+def test_jsonl_is_sorted_and_byte_stable(cli, varied, tmp_path: Path) -> None:  # noqa: ANN001
+    first = cli("export", "--format", "jsonl").stdout
+    clock.set_now(datetime(2027, 1, 1, tzinfo=UTC))  # a later export time changes nothing
+    second = cli("export", "--format", "jsonl").stdout
+    assert first == second
+    records = [json.loads(line) for line in first.splitlines()]
+    kinds = [r["kind"] for r in records]
+    assert kinds == sorted(kinds, key=["meta", "node", "edge", "archive"].index)
+    node_ids = [r["id"] for r in records if r["kind"] == "node"]
+    assert node_ids == sorted(node_ids)
+    assert all("id" not in r for r in records if r["kind"] == "edge")
+    out = tmp_path / "brain.jsonl"
+    assert cli("export", "--format", "jsonl", "-o", str(out)).exit_code == 0
+    assert out.read_text() == first
+    assert (out.stat().st_mode & 0o777) == 0o600
+
+
+def test_export_refuses_bad_format_missing_output_and_overwrites(cli, varied, tmp_path: Path) -> None:  # noqa: ANN001
+    assert cli("export", "--format", "xml").exit_code == 2
+    assert cli("export", "--format", "sqlite").exit_code == 2
+    existing = tmp_path / "taken.json"
+    existing.write_text("keep me")
+    result = cli("export", "-o", str(existing))
+    assert result.exit_code == 2 and existing.read_text() == "keep me"
+
+
+def test_backup_defaults_to_the_backups_folder(cli, varied, isolated_home: Path, fake_brain_path: Path) -> None:  # noqa: ANN001
+    result = cli("backup", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    target = Path(result.json()["backup"])
+    assert target.parent == isolated_home / "backups"
+    assert (target.stat().st_mode & 0o777) == 0o600
+    copy = sqlite3.connect(target)
+    assert copy.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert copy.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 5
+    copy.close()
+
+
+def _writer(path: str, home: str, stop_at: float, index: int) -> None:
+    os.environ["CEREBRO_HOME"] = home
+    with Brain.open(path) as brain:
+        n = 0
+        while time.monotonic() < stop_at:
+            brain.add(f"writer {index} memory {n}")
+            n += 1
+
+
+@pytest.mark.slow
+def test_sqlite_export_while_four_writers_commit(fake_brain_path: Path, isolated_home: Path, tmp_path: Path) -> None:
+    from tests.fakes import register_fakes  # noqa: F401 - the spawned writers register their own
+
+    ctx = mp.get_context("fork")
+    stop_at = time.monotonic() + 4.0
+    writers = [ctx.Process(target=_writer, args=(str(fake_brain_path), str(isolated_home), stop_at, i)) for i in range(4)]
+    for w in writers:
+        w.start()
+    time.sleep(1.0)
+    with Brain.open(fake_brain_path) as brain:
+        marker = brain.add("committed just before the export")
+        target = brain.export_sqlite(tmp_path / "copy.sqlite")
+    for w in writers:
+        w.join(timeout=30)
+    copy = sqlite3.connect(target)
+    try:
+        assert copy.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert copy.execute("SELECT COUNT(*) FROM nodes WHERE id = ?", (marker,)).fetchone()[0] == 1
+    finally:
+        copy.close()
