@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from cerebro import clock, paths, values
 from cerebro.brain.embedding import EmbeddingMixin, _current_content, _default_warning
-from cerebro.brain.exports import ExportMixin
+from cerebro.brain.exports import ExportMixin, ImportMixin
 from cerebro.brain.lifecycle import LifecycleMixin
 from cerebro.brain.promotion import PromotionMixin
 from cerebro.brain.retrieval import RetrievalMixin
@@ -38,7 +38,7 @@ DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 10**9  # SQLite's LIMIT is a 64-bit integer; anything near that is a mistake
 
 
-class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, SettingsMixin, ExportMixin):
+class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, SettingsMixin, ExportMixin, ImportMixin):
     """A brain file: open with :meth:`open` / :meth:`for_project`, create with :meth:`init`.
 
     Use as a context manager (``with Brain.open(path) as brain: ...``) or call :meth:`close`.

@@ -32,3 +32,110 @@ class ExportMixin:
         from cerebro import portability
 
         return portability.copy_sqlite(self.path, Path(target) if target else portability.backup_path(self.path))
+
+
+_NODE_FIELDS = (
+    "id", "type", "subtype", "content", "metadata", "importance", "decay_rate", "access_count",
+    "times_reinforced", "status", "embedding_model", "created_at", "last_accessed", "last_reinforced",
+    "updated_at", "last_surfaced", "provenance_root", "origin_actor", "origin_channel", "origin_session",
+    "origin_host",
+)
+_ORIGIN = ("origin_actor", "origin_channel", "origin_session", "origin_host")
+
+
+class ImportMixin:
+    def import_file(
+        self, path: str | Path, *, on_conflict: str = "skip", progress: Any = None
+    ) -> dict[str, Any]:
+        """Import a json bundle (ours or upstream's) or a jsonl export, validated whole first, written in one
+        transaction. ``skip`` keeps existing nodes and edges; ``replace`` updates them in place (never
+        delete-and-insert, which would cascade away their edges). Returns the counts."""
+        from cerebro import importing
+
+        if on_conflict not in ("skip", "replace"):
+            raise InvalidInput("--on-conflict must be skip or replace")
+        parsed = importing.read(Path(path))
+        with self._snapshot() as conn:
+            existing = {r[0] for r in conn.execute("SELECT id FROM nodes").fetchall()}
+        importing.check_references(parsed, existing)
+        for node in parsed.nodes:
+            if all(node[k] is None for k in _ORIGIN):  # origin-less nodes are stamped by the import
+                node["origin_actor"] = node["origin_channel"] = "import"
+        to_write = [n for n in parsed.nodes if on_conflict == "replace" or n["id"] not in existing]
+        dims = self._embedding_settings()[2]
+        vectors: dict[str, Any] = {}
+        failed = 0
+        if dims > 0:
+            active = [n for n in to_write if n["status"] == "active"]
+            for start in range(0, len(active), 64):
+                batch = active[start : start + 64]
+                try:
+                    for node, vector in zip(batch, self._embed([n["content"] for n in batch]), strict=True):
+                        vectors[node["id"]] = vector
+                except Exception:  # noqa: BLE001 - imported memories stay pending instead
+                    failed += len(batch)
+                if progress:
+                    progress(min(start + len(batch), len(active)), len(active))
+        _, model, _ = self._embedding_settings()
+
+        def write(session: Any) -> dict[str, Any]:
+            from cerebro.brain.validate import _text
+            from cerebro.store import fts, meta, vec
+
+            for key, value in parsed.config.items():
+                meta.put(session, key, value)
+            columns = ", ".join(_NODE_FIELDS)
+            marks = ", ".join(f":{f}" for f in _NODE_FIELDS)
+            update = ", ".join(f"{f} = excluded.{f}" for f in _NODE_FIELDS if f != "id")
+            conflict = f"DO UPDATE SET {update}" if on_conflict == "replace" else "DO NOTHING"
+            has_fts = fts.available(session)
+            if dims > 0:
+                vec.ensure_table(session, dims)
+            nodes_done = 0
+            for node in parsed.nodes:
+                row = {**node, "embedding_model": model if node["id"] in vectors else ""}
+                changed = session.execute(
+                    _text(f"INSERT INTO nodes ({columns}) VALUES ({marks}) ON CONFLICT(id) {conflict}"), row
+                ).rowcount
+                if not changed:
+                    continue
+                nodes_done += 1
+                if has_fts:
+                    fts.unindex(session, node["id"])
+                    if node["status"] == "active":
+                        fts.index(session, node["id"], node["content"], node["subtype"])
+                if dims > 0:
+                    fresh = node["id"] not in existing
+                    if node["id"] in vectors:
+                        vec.upsert(session, node["id"], vectors[node["id"]], fresh=fresh)
+                    elif not fresh:
+                        vec.delete(session, node["id"])
+            edge_conflict = (
+                "DO UPDATE SET weight = excluded.weight, metadata = excluded.metadata, "
+                "valid_at = excluded.valid_at, invalid_at = excluded.invalid_at"
+                if on_conflict == "replace"
+                else "DO NOTHING"
+            )
+            edges_done = 0
+            for edge in parsed.edges:
+                edges_done += session.execute(
+                    _text(
+                        "INSERT INTO edges (source_id, target_id, relation, weight, metadata, created_at, valid_at, "
+                        "invalid_at) VALUES (:source_id, :target_id, :relation, :weight, :metadata, :created_at, "
+                        f":valid_at, :invalid_at) ON CONFLICT(source_id, target_id, relation) {edge_conflict}"
+                    ),
+                    edge,
+                ).rowcount
+            if failed:
+                meta.put(session, "has_pending_embeddings", "true")
+            return {
+                "nodes_imported": nodes_done,
+                "nodes_skipped": len(parsed.nodes) - nodes_done,
+                "edges_imported": edges_done,
+                "edges_skipped": len(parsed.edges) - edges_done,
+                "config_imported": sorted(parsed.config),
+                "config_refused": sorted(parsed.refused_config),
+                "pending_embeddings": failed,
+            }
+
+        return self._write(write)

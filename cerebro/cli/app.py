@@ -47,6 +47,7 @@ COMMANDS = {
     "forget": ("cerebro.cli.commands.lifecycle:forget", "Find and remove memories about a subject"),
     "export": ("cerebro.cli.commands.portability:export", "Export the brain (json, jsonl or sqlite)"),
     "backup": ("cerebro.cli.commands.portability:backup", "Write a consistent copy of the brain"),
+    "import": ("cerebro.cli.commands.portability:import_", "Import a json or jsonl export (skip or replace)"),
     "stats": ("cerebro.cli.commands.stats:stats", "Show brain health"),
     "eval": ("cerebro.cli.commands.eval:app", "Measure recall quality (your queries, or LoCoMo)"),
     "config": ("cerebro.cli.commands.config:app", "View and change this brain's configuration"),

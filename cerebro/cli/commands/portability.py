@@ -50,3 +50,25 @@ def backup(
     with open_brain() as brain:
         target = brain.backup(output)
     emit({"backup": str(target)}, f"Backup written to {target}")
+
+
+def import_(
+    file: Annotated[Path, Parameter(help="A json bundle (cerebro's or upstream's) or a jsonl export")],
+    *,
+    on_conflict: Annotated[str, Parameter(help="skip (keep what the brain has) or replace (update in place)")] = "skip",
+) -> None:
+    """Import memories; the whole file is checked first and written in one transaction."""
+    from cerebro.cli.progress import reporter
+    from cerebro.logs import warn
+
+    update, finish = reporter("embedding")
+    with open_brain() as brain:
+        report = brain.import_file(file, on_conflict=on_conflict, progress=update)
+    finish()
+    if report["config_refused"]:
+        warn(f"not imported (set them yourself if you trust the file): {', '.join(report['config_refused'])}")
+    emit(
+        report,
+        f"Imported: {report['nodes_imported']} nodes, {report['edges_imported']} edges "
+        f"(skipped {report['nodes_skipped']} nodes, {report['edges_skipped']} edges)",
+    )

@@ -1,0 +1,244 @@
+"""Reading export files back (json bundles — ours or upstream's — and jsonl), validated whole before
+anything is written. Every problem is an ``InvalidInput`` naming the record, so a malformed, truncated
+or hostile file changes nothing."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cerebro import clock
+from cerebro.errors import InvalidInput, quote
+from cerebro.values import NODE_STATUSES, NODE_TYPES
+
+MAX_BYTES = 512 * 1024 * 1024  # a brain export larger than this is not a brain export
+_ID = re.compile(r"^[0-9a-f][0-9a-f-]{3,63}$")
+# Meta keys a bundle may set: its configuration, never the target's embedding settings or boundaries —
+# nor the reranker command, which would let a received file run a program on every recall (ADR 0012).
+_REFUSED_CONFIG = {"config.rerank_command", "config.rerank_enabled"}
+
+
+@dataclass
+class Parsed:
+    config: dict[str, str] = field(default_factory=dict)
+    refused_config: list[str] = field(default_factory=list)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    edges: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _fail(where: str, message: str) -> InvalidInput:
+    return InvalidInput(f"{where}: {message}")
+
+
+def _text(record: dict[str, Any], key: str, where: str, *, required: bool = False) -> str | None:
+    value = record.get(key)
+    if value is None:
+        if required:
+            raise _fail(where, f"missing {key}")
+        return None
+    if not isinstance(value, str):
+        raise _fail(where, f"{key} must be text")
+    if "\x00" in value:
+        raise _fail(where, f"{key} holds a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _fail(where, f"{key} is not valid UTF-8") from None
+    return value
+
+
+def _number(record: dict[str, Any], key: str, where: str, default: float, low: float | None = None,
+            high: float | None = None) -> float:
+    value = record.get(key, default)
+    if value is None:
+        value = default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _fail(where, f"{key} must be a finite number")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise _fail(where, f"{key} {value} is out of range")
+    return float(value)
+
+
+def _count(record: dict[str, Any], key: str, where: str) -> int:
+    value = record.get(key, 0) or 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _fail(where, f"{key} must be a whole number ≥ 0")
+    return value
+
+
+def _time(record: dict[str, Any], key: str, where: str) -> str | None:
+    value = _text(record, key, where)
+    if value in (None, ""):
+        return None
+    try:
+        return clock.normalise(value)
+    except (ValueError, OverflowError):
+        raise _fail(where, f"{key} {quote(value)} is not a timestamp") from None
+
+
+def _id(record: dict[str, Any], key: str, where: str) -> str:
+    value = _text(record, key, where, required=True)
+    if not _ID.match(value or ""):
+        raise _fail(where, f"{key} {quote(value)} is not a node id")
+    return value  # type: ignore[return-value]
+
+
+def _node(record: Any, where: str) -> dict[str, Any]:
+    if not isinstance(record, dict):
+        raise _fail(where, "a node must be an object")
+    node_type = _text(record, "type", where, required=True)
+    if node_type not in NODE_TYPES:
+        raise _fail(where, f"unknown type {quote(node_type)}")
+    status = _text(record, "status", where) or "active"
+    if status not in NODE_STATUSES:
+        raise _fail(where, f"unknown status {quote(status)}")
+    content = _text(record, "content", where, required=True)
+    if not content or not content.strip():
+        raise _fail(where, "content is empty")
+    metadata = record.get("metadata")
+    if isinstance(metadata, str) and metadata:
+        try:
+            metadata = json.loads(metadata)
+        except ValueError:
+            raise _fail(where, "metadata is not JSON") from None
+    if metadata is not None and not isinstance(metadata, dict):
+        raise _fail(where, "metadata must be an object")
+    from cerebro.values import DECAY_RATES, DEFAULT_DECAY_RATE
+
+    return {
+        "id": _id(record, "id", where),
+        "type": node_type,
+        "subtype": _text(record, "subtype", where) or None,
+        "content": content,
+        "metadata": json.dumps(metadata, ensure_ascii=False) if metadata is not None else None,
+        "importance": _number(record, "importance", where, 0.5, 0.0, 1.0),
+        "decay_rate": _number(record, "decay_rate", where, DECAY_RATES.get(node_type, DEFAULT_DECAY_RATE), 0.0),
+        "access_count": _count(record, "access_count", where),
+        "times_reinforced": _count(record, "times_reinforced", where),
+        "status": status,
+        "created_at": _time(record, "created_at", where) or clock.now_text(),
+        "last_accessed": _time(record, "last_accessed", where),
+        "last_reinforced": _time(record, "last_reinforced", where),
+        "updated_at": _time(record, "updated_at", where),
+        "last_surfaced": _time(record, "last_surfaced", where),
+        "provenance_root": 1 if record.get("provenance_root") in (True, 1) else 0,
+        "origin_actor": _text(record, "origin_actor", where),
+        "origin_channel": _text(record, "origin_channel", where),
+        "origin_session": _text(record, "origin_session", where),
+        "origin_host": _text(record, "origin_host", where),
+    }
+
+
+def _edge(record: Any, where: str) -> dict[str, Any]:
+    if not isinstance(record, dict):
+        raise _fail(where, "an edge must be an object")
+    relation = _text(record, "relation", where, required=True)
+    if not relation or not relation.strip():
+        raise _fail(where, "relation is empty")
+    valid_at, invalid_at = _time(record, "valid_at", where), _time(record, "invalid_at", where)
+    if valid_at and invalid_at and valid_at > invalid_at:
+        raise _fail(where, "valid_at is after invalid_at")
+    metadata = record.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict | str):
+        raise _fail(where, "metadata must be an object")
+    return {
+        "source_id": _id(record, "source_id", where),
+        "target_id": _id(record, "target_id", where),
+        "relation": relation,
+        "weight": _number(record, "weight", where, 1.0, 0.0),
+        "metadata": json.dumps(metadata, ensure_ascii=False) if isinstance(metadata, dict) else metadata,
+        "created_at": _time(record, "created_at", where) or clock.now_text(),
+        "valid_at": valid_at,
+        "invalid_at": invalid_at,
+    }
+
+
+def _meta(parsed: Parsed, key: Any, value: Any, where: str) -> None:
+    if not isinstance(key, str) or not isinstance(value, str):
+        raise _fail(where, "meta keys and values must be text")
+    if not key.startswith("config."):
+        return  # the target keeps its own version, embedding settings and convention boundaries
+    if key in _REFUSED_CONFIG:
+        parsed.refused_config.append(key)
+        return
+    from cerebro import config
+
+    name = key[len("config."):]
+    if name in config.REGISTRY:
+        config.REGISTRY[name].validate(value)
+    parsed.config[key] = value
+
+
+def read(path: Path) -> Parsed:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    if size > MAX_BYTES:
+        raise InvalidInput(f"{path} is larger than {MAX_BYTES} bytes: not a brain export")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    parsed = Parsed()
+    stripped = text.lstrip()
+    if stripped.startswith("{") and "\n{" not in stripped.rstrip():
+        # One JSON document: a bundle.
+        try:
+            bundle = json.loads(text)
+        except (ValueError, RecursionError):
+            raise InvalidInput(f"{path} is not valid JSON (truncated or malformed)") from None
+        if not isinstance(bundle, dict) or not isinstance(bundle.get("nodes", []), list):
+            raise InvalidInput(f"{path}: not a cerebro export (no nodes list)")
+        if "version" in bundle and str(bundle["version"]) != "1":
+            raise InvalidInput(f"{path}: export version {quote(bundle['version'])} is not supported")
+        meta = bundle.get("meta") or {}
+        if not isinstance(meta, dict):
+            raise InvalidInput(f"{path}: meta must be an object")
+        for key, value in meta.items():
+            _meta(parsed, key, value, f"{path}: meta {quote(key)}")
+        parsed.nodes = [_node(n, f"{path}: node {i + 1}") for i, n in enumerate(bundle.get("nodes") or [])]
+        edges = bundle.get("edges") or []
+        if not isinstance(edges, list):
+            raise InvalidInput(f"{path}: edges must be a list")
+        parsed.edges = [_edge(e, f"{path}: edge {i + 1}") for i, e in enumerate(edges)]
+        return parsed
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            raise InvalidInput(f"{where}: malformed JSON line") from None
+        if not isinstance(record, dict):
+            raise _fail(where, "each line must be an object")
+        kind = record.get("kind")
+        if kind == "meta":
+            _meta(parsed, record.get("key"), record.get("value"), where)
+        elif kind == "node":
+            parsed.nodes.append(_node(record, where))
+        elif kind == "edge":
+            parsed.edges.append(_edge(record, where))
+        elif kind == "archive":
+            continue  # the archive is history, not memories to bring back
+        else:
+            raise _fail(where, f"unknown record kind {quote(kind)}")
+    return parsed
+
+
+def check_references(parsed: Parsed, known_ids: set[str]) -> None:
+    ids = [n["id"] for n in parsed.nodes]
+    if len(ids) != len(set(ids)):
+        raise InvalidInput("the file lists a node id twice")
+    available = known_ids | set(ids)
+    for number, edge in enumerate(parsed.edges, start=1):
+        for end in ("source_id", "target_id"):
+            if edge[end] not in available:
+                raise InvalidInput(f"edge {number} points at {edge[end][:8]}, which is in neither the file nor the brain")

@@ -1,0 +1,160 @@
+"""import: validated whole, one transaction, skip vs replace, upstream bundles, round trips."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cerebro import Brain
+from tests.conftest import FIXTURES, snapshot
+
+UPSTREAM = FIXTURES / "exports" / "upstream_bundle.json"
+
+
+def _rows(path: Path, table: str, columns: str) -> list[tuple]:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return sorted(conn.execute(f"SELECT {columns} FROM {table}").fetchall(), key=repr)
+    finally:
+        conn.close()
+
+
+NODE_COLUMNS = ("id, type, subtype, content, metadata, importance, access_count, times_reinforced, status, "
+                "created_at, last_accessed, last_reinforced, updated_at, provenance_root, origin_actor, "
+                "origin_channel, origin_session, origin_host")
+EDGE_COLUMNS = "source_id, target_id, relation, weight, valid_at, invalid_at"
+
+
+def test_upstream_bundle_imports_with_timestamps_normalised(cli, fake_brain_path: Path) -> None:  # noqa: ANN001
+    result = cli("import", str(UPSTREAM), "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    report = result.json()
+    assert (report["nodes_imported"], report["edges_imported"]) == (3, 2)
+    assert report["config_imported"] == ["config.prime_limit"]
+    assert report["config_refused"] == ["config.rerank_command", "config.rerank_enabled"]
+    assert "rerank" in result.stderr  # said out loud
+    with Brain.open(fake_brain_path) as brain:
+        assert brain.config_get("prime_limit").value == "12"
+        assert brain.config_get("rerank_enabled").value == "false"
+        stats = brain.stats()
+        assert stats.embedding_model == "fake-hash-64"  # the target keeps its own embedding settings
+        assert stats.pending_embeddings == 0  # the active node was embedded with the brain's model
+        concept = brain.get("a1b2c3d4-0000-4000-8000-000000000001").node
+    assert concept.metadata == {"outcomes": {"success": 2}}
+    assert concept.origin.actor == "claude-code"
+    rows = {r[0]: r for r in _rows(fake_brain_path, "nodes", "id, created_at, last_accessed, origin_actor, origin_channel")}
+    assert rows["a1b2c3d4-0000-4000-8000-000000000001"][1:3] == ("2026-07-01 10:00:00", "2026-08-20 06:30:00")
+    assert rows["a1b2c3d4-0000-4000-8000-000000000002"][1] == "2026-06-30 16:45:12"
+    # Origin-less nodes are stamped by the import.
+    assert rows["a1b2c3d4-0000-4000-8000-000000000002"][3:] == ("import", "import")
+    edges = _rows(fake_brain_path, "edges", EDGE_COLUMNS)
+    assert ("a1b2c3d4-0000-4000-8000-000000000001", "a1b2c3d4-0000-4000-8000-000000000003", "contradicts", 0.5,
+            "2026-07-02 00:00:00", "2026-09-01 00:00:00") in edges
+    # Only active nodes are in the keyword lane.
+    fts = _rows(fake_brain_path, "nodes_fts_content", "c0")
+    assert [r[0] for r in fts] == ["a1b2c3d4-0000-4000-8000-000000000001"]
+
+
+def test_skip_then_replace_counts_and_edges_survive(cli, fake_brain_path: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    assert cli("import", str(UPSTREAM)).exit_code == 0
+    with Brain.open(fake_brain_path) as brain:
+        local = brain.add("a local memory")
+        brain.add_edge(local, "a1b2c3d4-0000-4000-8000-000000000001", "supports")
+    again = cli("import", str(UPSTREAM), "--format", "json").json()
+    assert (again["nodes_imported"], again["nodes_skipped"], again["edges_imported"], again["edges_skipped"]) == (0, 3, 0, 2)
+    changed = json.loads(UPSTREAM.read_text())
+    changed["nodes"][0]["content"] = "Refresh tokens rotate every 14 days"
+    changed["edges"][1]["weight"] = 0.9
+    path = tmp_path / "changed.json"
+    path.write_text(json.dumps(changed))
+    replaced = cli("import", str(path), "--on-conflict", "replace", "--format", "json").json()
+    assert (replaced["nodes_imported"], replaced["edges_imported"]) == (3, 2)
+    with Brain.open(fake_brain_path) as brain:
+        detail = brain.get("a1b2c3d4-0000-4000-8000-000000000001")
+        assert detail.node.content == "Refresh tokens rotate every 14 days"
+        relations = {(e.source_id, e.relation, e.weight) for e in detail.edges}
+    # The replaced node kept every edge, including the local one the file knows nothing about.
+    assert (local, "supports", 1.0) in relations
+    assert ("a1b2c3d4-0000-4000-8000-000000000001", "contradicts", 0.9) in relations
+    assert [r[1] for r in _rows(fake_brain_path, "nodes_fts_content", "c0, c1") if r[0].endswith("0001")] == [
+        "Refresh tokens rotate every 14 days"]
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_round_trip_recreates_the_same_rows(cli, fmt: str, tmp_path: Path, isolated_home: Path) -> None:  # noqa: ANN001
+    source_project = tmp_path / "source"
+    source_project.mkdir()
+    assert cli("init", "--embed-provider", "fake", project_dir=source_project).exit_code == 0
+    assert cli("import", str(UPSTREAM), project_dir=source_project).exit_code == 0
+    assert cli("config", "set", "gc_threshold", "0.2", project_dir=source_project).exit_code == 0
+    out = tmp_path / f"export.{fmt}"
+    assert cli("export", "--format", fmt, "-o", str(out), project_dir=source_project).exit_code == 0
+    target_project = tmp_path / "target"
+    target_project.mkdir()
+    assert cli("init", "--embed-provider", "fake", project_dir=target_project).exit_code == 0
+    result = cli("import", str(out), project_dir=target_project)
+    assert result.exit_code == 0, result.stderr
+    from cerebro import paths
+
+    a, b = paths.project_brain_path(source_project), paths.project_brain_path(target_project)
+    assert _rows(a, "nodes", NODE_COLUMNS) == _rows(b, "nodes", NODE_COLUMNS)
+    assert _rows(a, "edges", EDGE_COLUMNS) == _rows(b, "edges", EDGE_COLUMNS)
+    with Brain.open(b) as brain:
+        assert brain.config_get("gc_threshold").value == "0.2"
+
+
+MALFORMED = {
+    "not json": "{nope",
+    "truncated": UPSTREAM.read_text()[:400],
+    "array": "[1, 2, 3]",
+    "version 2": '{"version": "2", "nodes": []}',
+    "nodes not a list": '{"version": "1", "nodes": {}}',
+    "node not object": '{"version": "1", "nodes": [1]}',
+    "missing id": '{"nodes": [{"type": "episode", "content": "x"}]}',
+    "bad id": '{"nodes": [{"id": "zz", "type": "episode", "content": "x"}]}',
+    "sql in id": '{"nodes": [{"id": "1\'; DROP TABLE nodes; --", "type": "episode", "content": "x"}]}',
+    "unknown type": '{"nodes": [{"id": "abcd1234", "type": "memo", "content": "x"}]}',
+    "unknown status": '{"nodes": [{"id": "abcd1234", "type": "episode", "status": "gone", "content": "x"}]}',
+    "empty content": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "  "}]}',
+    "content not text": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": 5}]}',
+    "importance high": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x", "importance": 1.5}]}',
+    "importance text": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x", "importance": "high"}]}',
+    "access negative": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x", "access_count": -1}]}',
+    "bad timestamp": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x", "created_at": "yesterday"}]}',
+    "metadata list": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x", "metadata": [1]}]}',
+    "duplicate node": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x"}, {"id": "abcd1234", "type": "episode", "content": "y"}]}',
+    "edge to nowhere": '{"nodes": [], "edges": [{"source_id": "abcd1234", "target_id": "abcd5678", "relation": "supports"}]}',
+    "edge no relation": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x"}], "edges": [{"source_id": "abcd1234", "target_id": "abcd1234"}]}',
+    "inverted window": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x"}], "edges": [{"source_id": "abcd1234", "target_id": "abcd1234", "relation": "r", "valid_at": "2026-02-01", "invalid_at": "2026-01-01"}]}',
+    "bad config value": '{"meta": {"config.prime_limit": "-3"}, "nodes": []}',
+    "meta not text": '{"meta": {"config.prime_limit": 3}, "nodes": []}',
+    "jsonl garbage line": '{"kind": "meta", "key": "config.prime_limit", "value": "5"}\n{broken',
+    "jsonl unknown kind": '{"kind": "meta", "key": "config.prime_limit", "value": "5"}\n{"kind": "virus"}',
+    "nul in content": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "a\\u0000b"}]}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_malformed_input_is_one_line_and_changes_nothing(cli, fake_brain_path: Path, tmp_path: Path, name: str) -> None:  # noqa: ANN001
+    with Brain.open(fake_brain_path) as brain:
+        brain.add("already here")
+    before = snapshot(fake_brain_path)
+    path = tmp_path / "bad.json"
+    path.write_text(MALFORMED[name])
+    result = cli("import", str(path))
+    assert result.exit_code == 2, (name, result.stderr)
+    assert result.stderr.startswith("cerebro: error:") and result.stderr.count("\n") == 1
+    assert result.stdout == ""
+    assert snapshot(fake_brain_path) == before
+
+
+def test_bad_conflict_policy_and_missing_file(cli, fake_brain_path: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    assert cli("import", str(UPSTREAM), "--on-conflict", "merge").exit_code == 2
+    assert cli("import", str(tmp_path / "missing.json")).exit_code == 2
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    assert cli("import", str(binary)).exit_code == 2
