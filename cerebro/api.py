@@ -88,14 +88,18 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
                 f"{brain_path} is not a readable brain ({exc}); restore a copy from {paths.backups_dir()}"
             ) from None
         if not behind:
-            return cls(brain_path)
+            brain = cls(brain_path)
+            brain._rebuild_keyword_lane_if_asked()
+            return brain
         engine = create_engine(brain_path)
         try:
             backup = ensure_current(engine, brain_path)
         except BaseException:
             engine.dispose()
             raise
-        return cls(brain_path, engine, backup=backup)
+        brain = cls(brain_path, engine, backup=backup)
+        brain._rebuild_keyword_lane_if_asked()
+        return brain
 
     @classmethod
     def for_project(cls, project_dir: str | os.PathLike[str] | None = None, *, create: bool = False) -> Brain:

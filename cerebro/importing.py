@@ -28,6 +28,14 @@ class Parsed:
     refused_config: list[str] = field(default_factory=list)
     nodes: list[dict[str, Any]] = field(default_factory=list)
     edges: list[dict[str, Any]] = field(default_factory=list)
+    archive: list[dict[str, Any]] = field(default_factory=list)
+
+
+ARCHIVE_FIELDS = (
+    "id", "type", "subtype", "content", "metadata", "importance", "status", "archive_reason",
+    "original_created_at", "archived_at",
+)
+ARCHIVE_REASONS = ("decayed", "superseded", "redundant", "capacity")
 
 
 def _fail(where: str, message: str) -> InvalidInput:
@@ -157,6 +165,27 @@ def _edge(record: Any, where: str) -> dict[str, Any]:
     }
 
 
+def _archived(record: dict[str, Any], where: str) -> dict[str, Any]:
+    reason = _text(record, "archive_reason", where)
+    if reason is not None and reason not in ARCHIVE_REASONS:
+        raise _fail(where, f"unknown archive_reason {quote(reason)}")
+    metadata = record.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise _fail(where, "metadata must be an object")
+    return {
+        "id": _id(record, "id", where),
+        "type": _text(record, "type", where, required=True),
+        "subtype": _text(record, "subtype", where),
+        "content": _text(record, "content", where, required=True),
+        "metadata": json.dumps(metadata, ensure_ascii=False) if metadata is not None else None,
+        "importance": _number(record, "importance", where, 0.5, 0.0, 1.0),
+        "status": _text(record, "status", where),
+        "archive_reason": reason,
+        "original_created_at": _time(record, "original_created_at", where),
+        "archived_at": _time(record, "archived_at", where),
+    }
+
+
 def _meta(parsed: Parsed, key: Any, value: Any, where: str) -> None:
     if not isinstance(key, str) or not isinstance(value, str):
         raise _fail(where, "meta keys and values must be text")
@@ -227,7 +256,7 @@ def read(path: Path) -> Parsed:
         elif kind == "edge":
             parsed.edges.append(_edge(record, where))
         elif kind == "archive":
-            continue  # the archive is history, not memories to bring back
+            parsed.archive.append(_archived(record, where))
         else:
             raise _fail(where, f"unknown record kind {quote(kind)}")
     return parsed

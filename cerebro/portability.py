@@ -139,3 +139,40 @@ def backup_path(brain: Path) -> Path:
         counter += 1
     paths.ensure_private_dir(paths.backups_dir())
     return target
+
+
+NEEDS_FTS_REBUILD = "needs_fts_rebuild"  # set by a sql dump; the next open rebuilds the keyword lane
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def sql_statements(conn: Any) -> list[str]:
+    """Statements that Python's sqlite3 (or the sqlite3 shell) runs against an empty brain to give the same
+    rows. Vectors are not included: every node is pending until embedded, and the keyword lane is rebuilt
+    at the next open (the dump leaves a marker for it)."""
+    lines = ["-- cerebro export (sql): run against a brain made by `cerebro init`", "BEGIN;"]
+    for key, value in conn.execute("SELECT key, value FROM schema_meta WHERE key >= 'config.' AND key < 'config/' ORDER BY key"):
+        lines.append(f"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ({_literal(key)}, {_literal(value)});")
+    tables = (
+        ("nodes", _NODE_COLUMNS, "id"),
+        ("edges", _EDGE_COLUMNS[1:], "source_id, target_id, relation"),
+        ("nodes_archive", _ARCHIVE_COLUMNS, "id"),
+    )
+    for table, columns, order in tables:
+        for row in _rows(conn, table, columns, order):
+            # No vectors travel in a dump, so no node may claim a model: each is pending until embedded.
+            values = ["" if name == "embedding_model" else v for name, v in zip(columns, row, strict=True)]
+            lines.append(
+                f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join(map(_literal, values))});"
+            )
+    lines.append(f"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('{NEEDS_FTS_REBUILD}', 'true');")
+    lines.append("COMMIT;")
+    return lines

@@ -16,10 +16,35 @@ class ExportMixin:
         others write. For ``sqlite`` use :meth:`export_sqlite`."""
         from cerebro import portability
 
-        if format not in ("json", "jsonl"):
-            raise InvalidInput(f"unknown export format {format!r}: use json, jsonl or sqlite")
+        if format not in ("json", "jsonl", "sql"):
+            raise InvalidInput(f"unknown export format {format!r}: use json, jsonl, sql or sqlite")
         with self._snapshot() as conn:
+            if format == "sql":
+                return portability.sql_statements(conn)
             return portability.bundle(conn) if format == "json" else portability.jsonl_lines(conn)
+
+    def _rebuild_keyword_lane_if_asked(self) -> None:
+        """After a sql dump was loaded: re-index every active node (the dump carries no FTS rows)."""
+        from cerebro import portability
+        from cerebro.store import reads
+
+        with self._snapshot() as conn:
+            if reads.meta(conn, portability.NEEDS_FTS_REBUILD) is None:
+                return
+
+        def write(session: Any) -> None:
+            from cerebro.brain.validate import _text
+
+            session.execute(_text("DELETE FROM nodes_fts"))
+            session.execute(
+                _text(
+                    "INSERT INTO nodes_fts (node_id, content, subtype) "
+                    "SELECT id, content, COALESCE(subtype, '') FROM nodes WHERE status = 'active'"
+                )
+            )
+            session.execute(_text("DELETE FROM schema_meta WHERE key = :k"), {"k": portability.NEEDS_FTS_REBUILD})
+
+        self._write(write)
 
     def export_sqlite(self, target: str | Path) -> Path:
         """A consistent copy of the brain file at ``target`` (must not exist), mode 0600."""
@@ -126,6 +151,16 @@ class ImportMixin:
                     ),
                     edge,
                 ).rowcount
+            archive_conflict = "DO NOTHING" if on_conflict == "skip" else (
+                "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in importing.ARCHIVE_FIELDS if c != "id"))
+            for row in parsed.archive:
+                session.execute(
+                    _text(
+                        f"INSERT INTO nodes_archive ({', '.join(importing.ARCHIVE_FIELDS)}) VALUES "
+                        f"({', '.join(':' + c for c in importing.ARCHIVE_FIELDS)}) ON CONFLICT(id) {archive_conflict}"
+                    ),
+                    row,
+                )
             if failed:
                 meta.put(session, "has_pending_embeddings", "true")
             return {

@@ -158,3 +158,69 @@ def test_bad_conflict_policy_and_missing_file(cli, fake_brain_path: Path, tmp_pa
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\xff\xfe\x00garbage")
     assert cli("import", str(binary)).exit_code == 2
+
+
+def _source_with_archive(cli, tmp_path: Path) -> Path:  # noqa: ANN001
+    from cerebro import paths
+
+    project = tmp_path / "source"
+    project.mkdir()
+    assert cli("init", "--embed-provider", "fake", project_dir=project).exit_code == 0
+    assert cli("import", str(UPSTREAM), project_dir=project).exit_code == 0
+    assert cli("add", "a note to archive later", project_dir=project).exit_code == 0
+    assert cli("forget", "--subject", "archive later", "--apply", project_dir=project).exit_code == 0
+    return paths.project_brain_path(project)
+
+
+ARCHIVE_COLUMNS = "id, type, content, status, archive_reason, original_created_at, archived_at"
+
+
+def test_jsonl_round_trip_carries_the_archive(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    from cerebro import paths
+
+    source = _source_with_archive(cli, tmp_path)
+    assert len(_rows(source, "nodes_archive", ARCHIVE_COLUMNS)) == 1
+    out = tmp_path / "brain.jsonl"
+    assert cli("export", "--format", "jsonl", "-o", str(out), project_dir=tmp_path / "source").exit_code == 0
+    target = tmp_path / "target"
+    target.mkdir()
+    assert cli("init", "--embed-provider", "fake", project_dir=target).exit_code == 0
+    assert cli("import", str(out), project_dir=target).exit_code == 0
+    assert _rows(source, "nodes_archive", ARCHIVE_COLUMNS) == _rows(paths.project_brain_path(target), "nodes_archive", ARCHIVE_COLUMNS)
+
+
+def test_sql_dump_runs_in_sqlite3_and_the_next_open_rebuilds_keywords(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    import sqlite3
+
+    from cerebro import paths
+
+    source = _source_with_archive(cli, tmp_path)
+    dump = tmp_path / "brain.sql"
+    assert cli("export", "--format", "sql", "-o", str(dump), project_dir=tmp_path / "source").exit_code == 0
+    target_project = tmp_path / "target"
+    target_project.mkdir()
+    assert cli("init", "--embed-provider", "fake", project_dir=target_project).exit_code == 0
+    target = paths.project_brain_path(target_project)
+    conn = sqlite3.connect(target)  # the standard library's driver, as a user would
+    conn.executescript(dump.read_text())
+    conn.close()
+    for table, columns in (("nodes", NODE_COLUMNS), ("edges", EDGE_COLUMNS), ("nodes_archive", ARCHIVE_COLUMNS)):
+        assert _rows(source, table, columns) == _rows(target, table, columns), table
+    with Brain.open(target) as brain:
+        stats = brain.stats()
+        assert stats.pending_embeddings == stats.active_nodes == 1  # no vectors travel in a dump
+        assert brain.config_get("prime_limit").value == "12"
+        assert [r.node.id for r in brain.recall("refresh tokens rotate")][:1] == ["a1b2c3d4-0000-4000-8000-000000000001"]
+    fts = _rows(target, "nodes_fts_content", "c0")
+    assert [r[0] for r in fts] == ["a1b2c3d4-0000-4000-8000-000000000001"]
+    assert "needs_fts_rebuild" not in dict(_rows(target, "schema_meta", "key, value"))
+
+
+def test_sqlite_export_round_trip(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    source = _source_with_archive(cli, tmp_path)
+    copy = tmp_path / "copy.sqlite"
+    assert cli("export", "--format", "sqlite", "-o", str(copy), project_dir=tmp_path / "source").exit_code == 0
+    for table, columns in (("nodes", NODE_COLUMNS), ("edges", EDGE_COLUMNS), ("nodes_archive", ARCHIVE_COLUMNS)):
+        assert _rows(source, table, columns) == _rows(copy, table, columns), table
+    with Brain.open(copy) as brain:
+        assert brain.stats().pending_embeddings == 0  # the vectors came along

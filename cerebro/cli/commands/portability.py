@@ -16,12 +16,12 @@ from cerebro.errors import InvalidInput
 
 def export(
     *,
-    format: Annotated[str, Parameter(name=["--format", "-f"], help="json (upstream's bundle), jsonl (sorted, git-friendly) or sqlite")] = "json",
+    format: Annotated[str, Parameter(name=["--format", "-f"], help="json (upstream's bundle), jsonl (sorted, git-friendly), sql or sqlite")] = "json",
     output: Annotated[Path | None, Parameter(name=["--output", "-o"], help="Write here (required for sqlite; default stdout)")] = None,
 ) -> None:
     """Export the brain. On this command --format names the dump format; the command prints no report."""
-    if format not in ("json", "jsonl", "sqlite"):
-        raise InvalidInput(f"unknown export format {format!r}: use json, jsonl or sqlite")
+    if format not in ("json", "jsonl", "sql", "sqlite"):
+        raise InvalidInput(f"unknown export format {format!r}: use json, jsonl, sql or sqlite")
     if format == "sqlite" and output is None:
         raise InvalidInput("export --format sqlite needs -o FILE")
     if output is not None and output.exists():
@@ -31,7 +31,7 @@ def export(
             brain.export_sqlite(output)  # type: ignore[arg-type]
             return
         data = brain.export(format)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n" if format == "json" else "".join(f"{line}\n" for line in data)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n" if format == "json" else "".join(f"{line}\n" for line in data)  # jsonl, sql
     if output is None:
         sys.stdout.write(text)
         return
