@@ -72,3 +72,48 @@ def import_(
         f"Imported: {report['nodes_imported']} nodes, {report['edges_imported']} edges "
         f"(skipped {report['nodes_skipped']} nodes, {report['edges_skipped']} edges)",
     )
+
+
+def migrate(
+    *,
+    realpath_hashes: Annotated[bool, Parameter(help="Re-key brains hashed from a path through a symlink")] = False,
+    scan_root: Annotated[list[Path] | None, Parameter(help="Where to look for projects (repeatable; default $HOME)")] = None,
+    max_depth: Annotated[int, Parameter(help="How deep below each root")] = 4,
+    dry_run: Annotated[bool, Parameter(help="Report what would change; change nothing")] = False,
+) -> None:
+    """Migrate brains between layouts (today: --realpath-hashes)."""
+    import os
+
+    from cerebro import realpath_migration
+    from cerebro.cli_state import state
+    from cerebro.logs import warn
+
+    if not realpath_hashes:
+        raise InvalidInput("at least one migration kind flag is required (--realpath-hashes)")
+    if max_depth < 0:
+        raise InvalidInput(f"--max-depth must be 0 or more, got {max_depth}")
+    roots = list(scan_root or [])
+    if not roots:
+        home = os.environ.get("HOME")
+        if home and Path(home).is_dir():
+            roots = [Path(home)]
+        else:
+            warn("no $HOME to scan; scanning the current directory")
+            roots = [Path.cwd()]
+    say = None if state.quiet else (lambda line: print(line, file=sys.stderr))
+    report = realpath_migration.migrate(roots, max_depth=max_depth, dry_run=dry_run, progress=say)
+    for error in report.errors:
+        warn(error)
+
+    def md() -> str:
+        moved = len(report.renamed) + len(report.merged)
+        if not moved:
+            return (f"Nothing to migrate. Scanned {report.scanned} director(ies). "
+                    "All brains are already keyed by realpath hashes.")
+        lines = [f"Migrated {moved} brain(s){' (dry run)' if dry_run else ''}. Renamed {len(report.renamed)}. "
+                 f"Merged {len(report.merged)}."]
+        lines += [f"  renamed {e['old'][:12]} → {e['new'][:12]} ({e['project']})" for e in report.renamed]
+        lines += [f"  merged {e['old'][:12]} → {e['new'][:12]} ({e['project']})" for e in report.merged]
+        return "\n".join(lines)
+
+    emit(report.to_dict(), md)

@@ -1,0 +1,147 @@
+"""``cerebro migrate --realpath-hashes``: re-key brains named by the hash of a path through a symlink.
+
+Older cerebro hashed the absolute path; brains are now keyed by the hash of the *real* path, so a project
+opened through a symlink and directly shares one brain (upstream's ADR-0002). For every directory under
+the scan roots whose absolute path differs from its real path:
+- only the old brain exists (Case A): rename it (with its ``-wal``/``-shm``);
+- both exist (Case C): back both up, merge the old into the new (import with ``skip``), delete the old.
+Symlinked sub-directories are skipped; directories are de-duplicated by real path; a lock file keeps two
+runs apart; running it again finds nothing to do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cerebro import clock, paths
+from cerebro.errors import CerebroError
+
+DEFAULT_MAX_DEPTH = 4
+
+
+class MigrationLocked(CerebroError):
+    exit_code = 7
+
+
+@dataclass
+class MigrationReport:
+    scanned: int = 0
+    renamed: list[dict[str, str]] = field(default_factory=list)
+    merged: list[dict[str, str]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    dry_run: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "scanned": self.scanned, "renamed": self.renamed, "merged": self.merged, "errors": self.errors,
+            "dry_run": self.dry_run,
+        }
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def walk(roots: list[Path], max_depth: int) -> Iterator[Path]:
+    """Directories under the roots (each root itself too, even when it is a symlink), symlinked
+    sub-directories skipped, each real directory once."""
+    seen: set[str] = set()
+    for root in roots:
+        stack = [(Path(os.path.abspath(root)), 0)]
+        while stack:
+            directory, depth = stack.pop()
+            try:
+                real = os.path.realpath(directory, strict=True)
+            except OSError:
+                continue
+            if real in seen:
+                continue
+            seen.add(real)
+            yield directory
+            if depth >= max_depth:
+                continue
+            try:
+                children = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
+            except OSError:
+                continue
+            for entry in children:
+                if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                    stack.append((Path(entry.path), depth + 1))
+
+
+class _Lock:
+    def __init__(self) -> None:
+        self.path = paths.home() / "migrate.lock"
+
+    def __enter__(self) -> _Lock:
+        paths.ensure_private_dir(self.path.parent)
+        try:
+            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, paths.FILE_MODE)
+        except FileExistsError:
+            raise MigrationLocked(f"another migration is in progress (lock at {self.path}); remove if stale") from None
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def migrate(
+    roots: list[Path], *, max_depth: int = DEFAULT_MAX_DEPTH, dry_run: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> MigrationReport:
+    from cerebro.api import Brain
+
+    report = MigrationReport(dry_run=dry_run)
+    say = progress or (lambda line: None)
+    projects = paths.projects_dir()
+    with _Lock():
+        backup_dir: Path | None = None
+        for directory in walk(roots, max_depth):
+            absolute = os.path.abspath(directory)
+            real = os.path.realpath(absolute)
+            if absolute == real:
+                continue
+            report.scanned += 1
+            old, new = projects / f"{_hash(absolute)}.sqlite", projects / f"{_hash(real)}.sqlite"
+            if not old.exists():
+                continue  # Case B (already migrated) or D (no brain)
+            entry = {"project": absolute, "old": old.stem, "new": new.stem}
+            try:
+                if not new.exists():
+                    say(f"  [rename] {old.stem[:12]} → {new.stem[:12]} (project: {absolute})")
+                    if not dry_run:
+                        for suffix in ("", "-wal", "-shm"):
+                            source = Path(str(old) + suffix)
+                            if source.exists():
+                                os.replace(source, Path(str(new) + suffix))
+                    report.renamed.append(entry)
+                    continue
+                say(f"  [merge] {old.stem[:12]} → {new.stem[:12]} (project: {absolute})")
+                if not dry_run:
+                    if backup_dir is None:
+                        backup_dir = paths.ensure_private_dir(
+                            paths.backups_dir() / f"migrate-{clock.now().strftime('%Y-%m-%dT%H-%M-%S')}"
+                        )
+                    with Brain.open(old) as source:
+                        source.backup(backup_dir / old.name)
+                        bundle = source.export("json")
+                    with Brain.open(new) as target:
+                        target.backup(backup_dir / new.name)
+                        dump = backup_dir / f"{old.stem}.json"
+                        fd = os.open(dump, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, paths.FILE_MODE)
+                        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                            json.dump(bundle, handle)
+                        target.import_file(dump, on_conflict="skip")
+                    for suffix in ("", "-wal", "-shm"):
+                        Path(str(old) + suffix).unlink(missing_ok=True)
+                report.merged.append(entry)
+            except Exception as exc:  # noqa: BLE001 - one project's trouble must not stop the rest
+                report.errors.append(f"{absolute}: {exc}")
+    return report
