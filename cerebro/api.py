@@ -18,6 +18,7 @@ from cerebro.brain.embedding import EmbeddingMixin, _current_content, _default_w
 from cerebro.brain.exports import ExportMixin, ImportMixin
 from cerebro.brain.lifecycle import LifecycleMixin
 from cerebro.brain.promotion import PromotionMixin
+from cerebro.brain.reembed import ReembedMixin
 from cerebro.brain.retrieval import RetrievalMixin
 from cerebro.brain.settings import SettingsMixin
 from cerebro.brain.validate import (  # noqa: F401 - parse_metadata and UNSET are part of the API
@@ -38,7 +39,7 @@ DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 10**9  # SQLite's LIMIT is a 64-bit integer; anything near that is a mistake
 
 
-class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, SettingsMixin, ExportMixin, ImportMixin):
+class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, SettingsMixin, ExportMixin, ImportMixin, ReembedMixin):
     """A brain file: open with :meth:`open` / :meth:`for_project`, create with :meth:`init`.
 
     Use as a context manager (``with Brain.open(path) as brain: ...``) or call :meth:`close`.
@@ -605,6 +606,10 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
                 nodes_by_type={t: by_type.get(t, 0) for t in NODE_TYPES},
                 total_edges=edges.count(session),
                 pending_embeddings=vec.count_missing_active(session) if dims > 0 else 0,
+                embedded_nodes=session.execute(
+                    _text("SELECT COUNT(*) FROM nodes WHERE embedding_model = :m AND embedding_model != ''"),
+                    {"m": meta.get(session, "embedding_model", "") or ""},
+                ).scalar_one(),
                 embedding_provider=meta.get(session, "embedding_provider", "none") or "none",
                 embedding_model=meta.get(session, "embedding_model", "") or "",
                 embedding_dimensions=dims,

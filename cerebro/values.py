@@ -139,6 +139,7 @@ class Stats:
     nodes_by_type: dict[str, int]
     total_edges: int
     pending_embeddings: int
+    embedded_nodes: int  # memories whose vector comes from the brain's current model
     embedding_provider: str
     embedding_model: str
     embedding_dimensions: int

@@ -48,6 +48,7 @@ COMMANDS = {
     "export": ("cerebro.cli.commands.portability:export", "Export the brain (json, jsonl or sqlite)"),
     "backup": ("cerebro.cli.commands.portability:backup", "Write a consistent copy of the brain"),
     "import": ("cerebro.cli.commands.portability:import_", "Import a json or jsonl export (skip or replace)"),
+    "reembed": ("cerebro.cli.commands.portability:reembed", "Switch the brain to another embedding model (resumable)"),
     "migrate": ("cerebro.cli.commands.portability:migrate", "Re-key brains hashed through symlinks (--realpath-hashes)"),
     "stats": ("cerebro.cli.commands.stats:stats", "Show brain health"),
     "eval": ("cerebro.cli.commands.eval:app", "Measure recall quality (your queries, or LoCoMo)"),

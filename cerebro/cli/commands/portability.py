@@ -117,3 +117,23 @@ def migrate(
         return "\n".join(lines)
 
     emit(report.to_dict(), md)
+
+
+def reembed(
+    *,
+    provider: Annotated[str | None, Parameter(help="local, ollama or voyage (default: the brain's)")] = None,
+    model: Annotated[str | None, Parameter(help="Model (default: the provider's)")] = None,
+    dims: Annotated[int | None, Parameter(help="Dimensions (default: the provider's)")] = None,
+) -> None:
+    """Switch the brain to another embedding model; an interrupted run resumes where it stopped."""
+    from cerebro.cli.progress import reporter
+
+    update, finish = reporter("re-embedding")
+    with open_brain() as brain:
+        report = brain.reembed(provider=provider, model=model, dims=dims, progress=update)
+    finish()
+    emit(
+        report,
+        f"Brain now on {report['model']} ({report['dimensions']} dims): {report['embedded_total']} of "
+        f"{report['active']} active memories embedded ({report['embedded_now']} in this run).",
+    )

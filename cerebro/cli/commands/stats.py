@@ -19,7 +19,8 @@ def stats() -> None:
                 f"superseded {s.superseded_nodes}, archived {s.archived_nodes})",
                 f"By type: {types}",
                 f"Edges: {s.total_edges}",
-                f"Embeddings: {s.embedding_provider} / {model} ({s.embedding_dimensions} dims), pending {s.pending_embeddings}",
+                f"Embeddings: {s.embedding_provider} / {model} ({s.embedding_dimensions} dims), "
+                f"{s.embedded_nodes} embedded with it, pending {s.pending_embeddings}",
                 f"Schema: v{s.schema_version} (revision {s.revision})",
             ]
         )

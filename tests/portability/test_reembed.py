@@ -1,0 +1,105 @@
+"""reembed: local → a loopback Ollama at 768 dims (interrupted and resumed) → back to local."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import math
+import threading
+from collections import Counter
+
+import pytest
+
+from cerebro import Brain
+from cerebro.brain import reembed as reembed_module
+from cerebro.embed import registry
+from cerebro.embed.ollama import OllamaEmbedder
+
+
+class _Ollama(http.server.BaseHTTPRequestHandler):
+    prompts: Counter = Counter()
+    fail_after: int | None = None
+    served = 0
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        cls = type(self)
+        if cls.fail_after is not None and cls.served >= cls.fail_after:
+            self.send_response(500)
+            self.end_headers()
+            return
+        cls.served += 1
+        cls.prompts[body["prompt"]] += 1
+        seed = hashlib.sha256(body["prompt"].encode()).digest()
+        vector = [((seed[i % 32] + i) % 17) - 8.0 for i in range(768)]
+        norm = math.sqrt(sum(x * x for x in vector))
+        payload = json.dumps({"embedding": [x / norm for x in vector]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):  # noqa: ANN002
+        pass
+
+
+@pytest.fixture
+def ollama(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    _Ollama.prompts = Counter()
+    _Ollama.fail_after = None
+    _Ollama.served = 0
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Ollama)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("CEREBRO_OLLAMA_URL", f"http://127.0.0.1:{server.server_port}")
+    fast = registry.ProviderSpec("ollama", "nomic-embed-text", 768, lambda m, d: OllamaEmbedder(m, d, attempts=1, backoff=0.01))
+    monkeypatch.setitem(registry.PROVIDERS, "ollama", fast)
+    yield _Ollama
+    server.shutdown()
+    server.server_close()
+
+
+def test_reembed_interrupted_resumed_and_back(brain_path, ollama, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(reembed_module, "BATCH", 2)
+    with Brain.open(brain_path) as brain:
+        ids = [brain.add(f"memory {i}: kettle {i} descaling note") for i in range(7)]
+        brain.supersede(ids[0], "memory 0 replaced: kettle zero")
+    ollama.fail_after = 4  # two batches land, then the "server" dies mid-run
+    with Brain.open(brain_path) as brain, pytest.raises(Exception):
+        brain.reembed(provider="ollama")
+    with Brain.open(brain_path) as brain:
+        stats = brain.stats()
+        assert stats.embedding_model == "all-MiniLM-L6-v2-onnx-int8"  # still on the old model meanwhile
+        assert brain.recall("kettle descaling").results  # recall keeps working
+    before = Counter(ollama.prompts)
+    ollama.fail_after = None
+    with Brain.open(brain_path) as brain:
+        report = brain.reembed()  # resumes the recorded switch
+        stats = brain.stats()
+        assert (stats.embedding_model, stats.embedding_dimensions) == ("nomic-embed-text", 768)
+        assert stats.embedded_nodes == stats.active_nodes == 7 and stats.pending_embeddings == 0
+        assert brain.recall("kettle descaling").results
+    assert report["embedded_now"] == 3  # 4 before the failure, 3 after: none twice
+    after_resume = ollama.prompts - before
+    assert all(count == 1 for count in after_resume.values())
+    assert not (set(after_resume) & set(before))
+    with Brain.open(brain_path) as brain:
+        brain.reembed(provider="local")
+        stats = brain.stats()
+        assert (stats.embedding_model, stats.embedding_dimensions, stats.embedded_nodes) == (
+            "all-MiniLM-L6-v2-onnx-int8", 384, 7)
+        assert brain.recall("kettle descaling").results
+
+
+def test_a_different_switch_while_one_is_half_done_is_refused(brain_path, ollama) -> None:  # noqa: ANN001
+    from cerebro.errors import InvalidInput
+
+    with Brain.open(brain_path) as brain:
+        for i in range(3):
+            brain.add(f"note {i}")
+    ollama.fail_after = 1
+    with Brain.open(brain_path) as brain, pytest.raises(Exception):
+        brain.reembed(provider="ollama")
+    with Brain.open(brain_path) as brain, pytest.raises(InvalidInput, match="half done"):
+        brain.reembed(provider="voyage")
