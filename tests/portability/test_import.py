@@ -91,6 +91,8 @@ def test_round_trip_recreates_the_same_rows(cli, fmt: str, tmp_path: Path, isola
     assert cli("init", "--embed-provider", "fake", project_dir=source_project).exit_code == 0
     assert cli("import", str(UPSTREAM), project_dir=source_project).exit_code == 0
     assert cli("config", "set", "gc_threshold", "0.2", project_dir=source_project).exit_code == 0
+    assert cli("add", "an original source", "--provenance-root", "--origin-actor", "ada",
+               project_dir=source_project).exit_code == 0
     out = tmp_path / f"export.{fmt}"
     assert cli("export", "--format", fmt, "-o", str(out), project_dir=source_project).exit_code == 0
     target_project = tmp_path / "target"
