@@ -40,6 +40,16 @@ def _whole_number(raw: str) -> int:
     return value
 
 
+def _bounded_int(raw: str, low: int, high: int) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ValueError(f"{quote(raw)} is not a whole number") from None
+    if not low <= value <= high:
+        raise ValueError(f"{quote(raw)} must be from {low} to {high}")
+    return value
+
+
 def _unit_float(raw: str) -> float:
     try:
         value = float(raw.strip())
@@ -87,7 +97,7 @@ class ConfigKey:
             self.parse(raw)
         except ValueError as exc:
             raise InvalidInput(f"invalid value for {self.key}: {exc}") from None
-        return raw.strip() if self.parse in (_positive_int, _whole_number, _unit_float) else raw
+        return raw if self.parse in (_any_string, _fusion, _lane_fusion, _bool) else raw.strip()
 
 
 _KEYS = [
@@ -108,6 +118,8 @@ _KEYS = [
     ConfigKey("fusion", "blend", _lane_fusion, "Lane fusion: blend (normalised scores) or rrf (ranks)"),
     ConfigKey("keyword_weight", "0.6", _unit_float, "blend: the keyword lane's share of the fused score"),
     ConfigKey("lane_depth", "50", _positive_int, "blend: candidates each lane brings before fusion"),
+    ConfigKey("prime_token_budget", "2000", lambda raw: _bounded_int(raw, 100, 100_000),
+              "Most tokens (estimated) a session-start prime may inject"),
     ConfigKey("feedback_docs", "3", _whole_number, "Top keyword hits that steer the vector query (0 = off)"),
     ConfigKey("feedback_weight", "0.7", _unit_float, "How far those hits move the vector query"),
 ]

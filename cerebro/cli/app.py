@@ -51,6 +51,7 @@ COMMANDS = {
     "reembed": ("cerebro.cli.commands.portability:reembed", "Switch the brain to another embedding model (resumable)"),
     "migrate": ("cerebro.cli.commands.portability:migrate", "Re-key brains hashed through symlinks (--realpath-hashes)"),
     "stats": ("cerebro.cli.commands.stats:stats", "Show brain health"),
+    "hook": ("cerebro.cli.commands.hook:hook", "Claude Code hooks: prime, post-compact, session-end (once per session)"),
     "eval": ("cerebro.cli.commands.eval:app", "Measure recall quality (your queries, or LoCoMo)"),
     "config": ("cerebro.cli.commands.config:app", "View and change this brain's configuration"),
 }
@@ -145,6 +146,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     from cerebro import logs
 
     logs.set_quiet(state.quiet)
+
+    if rest[:1] == ["hook"] and not {"--help", "-h"} & set(rest):  # Claude Code's hooks: always exit 0
+        from cerebro.integration.claude_code import hooks
+
+        return hooks.run(rest[1:])
 
     from cerebro.cli import fast
 

@@ -89,29 +89,25 @@ def upsert(session: Any, node_id: str, vector: Sequence[float], *, fresh: bool =
         session.execute(text("INSERT INTO vec_nodes (node_id, embedding) VALUES (:id, :v)"), params)
 
 
+def _missing_active(session: Any) -> list[str]:
+    """Active nodes with no vector, oldest first. One pass over each table: a correlated NOT EXISTS on
+    vec0's metadata column would scan every vector once per node (hours at 100k)."""
+    have = {r[0] for r in session.execute(text("SELECT node_id FROM vec_nodes")).all()}
+    rows = session.execute(text("SELECT id FROM nodes WHERE status = 'active' ORDER BY created_at, id")).all()
+    return [r[0] for r in rows if r[0] not in have]
+
+
 def count_missing_active(session: Any) -> int:
     """Active nodes with no vector row (upstream's pending predicate since 3.4.0)."""
     if not exists(session):
         return 0
-    return session.execute(
-        text(
-            "SELECT COUNT(*) FROM nodes n WHERE n.status = 'active' "
-            "AND NOT EXISTS (SELECT 1 FROM vec_nodes v WHERE v.node_id = n.id)"
-        )
-    ).scalar_one()
+    return len(_missing_active(session))
 
 
 def missing_active_ids(session: Any, limit: int) -> list[str]:
     if not exists(session):
         return []
-    rows = session.execute(
-        text(
-            "SELECT n.id FROM nodes n WHERE n.status = 'active' "
-            "AND NOT EXISTS (SELECT 1 FROM vec_nodes v WHERE v.node_id = n.id) ORDER BY n.created_at, n.id LIMIT :l"
-        ),
-        {"l": limit},
-    ).all()
-    return [r[0] for r in rows]
+    return _missing_active(session)[:limit]
 
 
 # ----------------------------------------------------------------------------- reads (DB-API)

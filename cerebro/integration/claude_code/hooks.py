@@ -1,0 +1,241 @@
+"""``cerebro hook prime | post-compact | session-end`` — run by Claude Code, once per session per event.
+
+A user may wire both ``cerebro init``'s hooks and the plugin, so every event can fire twice, even at the
+same instant. Each event is *claimed* by creating a file with ``O_EXCL`` (atomic: exactly one of two
+racing processes wins); a prime that delivered nothing gives its claim back so the UserPromptSubmit
+fallback can try again. Claims live in ``CEREBRO_HOME/session-state/`` (0700 folder, 0600 files) under a
+hash of the session id — the id comes from Claude Code and never names a file directly — and files
+older than 7 days are swept.
+
+A hook must never break a session: every internal error ends with exit 0, nothing injected, one line
+on stderr.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from cerebro import paths
+
+STDIN_LIMIT = 1024 * 1024
+SWEEP_AFTER_SECONDS = 7 * 24 * 3600
+CHARS_PER_TOKEN = 4  # a download-free estimate, close for English and code
+NO_BRAIN_NOTICE = {
+    "systemMessage": "Cerebro: no brain initialized. Run: cerebro init",
+    "hookSpecificOutput": {
+        "hookEventName": "SessionStart",
+        "additionalContext": "Cerebro: no brain initialized for this project. Run: cerebro init",
+    },
+}
+
+
+def read_payload() -> dict[str, Any]:
+    """The hook's stdin JSON, leniently: anything missing, garbled or not an object is ``{}``."""
+    stream = sys.stdin
+    try:
+        if stream is None or stream.isatty():
+            return {}
+        data = json.loads(stream.read(STDIN_LIMIT) or "{}")
+    except Exception:  # noqa: BLE001 - garbage in, nothing out
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def session_id(payload: dict[str, Any]) -> str:
+    value = payload.get("session_id")
+    if isinstance(value, str) and value.strip():
+        return value
+    return os.environ.get("CLAUDE_SESSION_ID") or "default"
+
+
+def state_dir() -> Path:
+    return paths.ensure_private_dir(paths.home() / "session-state")
+
+
+def _claim_path(sid: str, event: str) -> Path:
+    digest = hashlib.sha256(sid.encode("utf-8")).hexdigest()[:32]
+    return state_dir() / f"{digest}.{event}"
+
+
+def claim(sid: str, event: str) -> bool:
+    """True for exactly one caller per (session, event) until released."""
+    try:
+        fd = os.open(_claim_path(sid, event), os.O_CREAT | os.O_EXCL | os.O_WRONLY, paths.FILE_MODE)
+    except FileExistsError:
+        return False
+    os.write(fd, json.dumps({"session_id_sha256": hashlib.sha256(sid.encode()).hexdigest(), "at": time.time()}).encode())
+    os.close(fd)
+    sweep()
+    return True
+
+
+def release(sid: str, event: str) -> None:
+    _claim_path(sid, event).unlink(missing_ok=True)
+
+
+def sweep() -> None:
+    cutoff = time.time() - SWEEP_AFTER_SECONDS
+    try:
+        for entry in os.scandir(state_dir()):
+            if entry.is_file() and entry.stat().st_mtime < cutoff:
+                Path(entry.path).unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def export_session_env(sid: str, project: Path) -> None:
+    """At SessionStart Claude Code offers ``CLAUDE_ENV_FILE``: lines appended there reach the agent's later
+    commands, so its writes carry this session (Claude Code does not pass the session id to them)."""
+    target = os.environ.get("CLAUDE_ENV_FILE")
+    if not target:
+        return
+    import shlex
+
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.write(f"export CEREBRO_ORIGIN_SESSION={shlex.quote(sid)}\n")
+        handle.write(f"export CLAUDE_PROJECT_DIR={shlex.quote(str(project))}\n")
+
+
+def render_prime(primed: list[Any], total_active: int, budget_tokens: int) -> tuple[str, int]:
+    """Markdown for the primed memories within the token budget, ending with how many more exist.
+    Returns (text, memories shown)."""
+    blocks: list[str] = []
+    used = 0
+    for item in primed:
+        node = item.node
+        sub = f"/{node.subtype}" if node.subtype else ""
+        block = f"## {node.short_id} [{node.type}{sub}] (importance: {node.importance:.2f})\n{node.content}"
+        cost = len(block) // CHARS_PER_TOKEN + 1
+        if blocks and used + cost > budget_tokens:
+            break
+        blocks.append(block)
+        used += cost
+    shown = len(blocks)
+    more = max(0, total_active - shown)
+    if more:
+        blocks.append(
+            f"_{more} more memor{'y' if more == 1 else 'ies'} in this brain — "
+            "`cerebro recall \"<topic>\"` finds them._"
+        )
+    return "\n\n".join(blocks), shown
+
+
+def gc_tail(project: Path) -> str:
+    log = project / ".cerebro-gc.log"
+    try:
+        lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    if not lines:
+        return ""
+    return f"\n\n--- CEREBRO GC EVICTIONS (review and re-add if needed) ---\n{lines[-1]}"
+
+
+def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
+    """What to print for ``hook prime`` (None: nothing)."""
+    from cerebro import config
+    from cerebro.api import Brain
+    from cerebro.errors import BrainNotFound
+
+    sid = session_id(payload)
+    if event == "sessionstart":
+        try:
+            export_session_env(sid, project)
+        except OSError:
+            pass
+    if not claim(sid, "session_start"):
+        return None
+    delivered = False
+    try:
+        try:
+            brain = Brain.for_project(project)
+        except BrainNotFound:
+            return json.dumps(NO_BRAIN_NOTICE, ensure_ascii=False) if event == "sessionstart" else None
+        with brain:
+            primed = brain.prime()
+            if not primed:
+                return None  # an empty brain stays silent
+            brain.touch_surfaced([p.node.id for p in primed])
+            from cerebro.store import reads
+
+            with brain._snapshot() as conn:  # raw SQL: a hook must not pay for the ORM's import
+                total = conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
+                budget = config.effective("prime_token_budget", reads.config_values(conn).get("prime_token_budget"))
+        text, shown = render_prime(primed, total, budget)
+        banner = f"Cerebro online. {shown} memor{'y' if shown == 1 else 'ies'} loaded."
+        body = f"{banner}\n\n{text}{gc_tail(project)}"
+        delivered = True
+        if event == "sessionstart":
+            return json.dumps(
+                {"systemMessage": banner,
+                 "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": body}},
+                ensure_ascii=False,
+            )
+        return body
+    finally:
+        if not delivered:
+            release(sid, "session_start")  # nothing reached the model: let a later event try again
+
+
+def post_compact(payload: dict[str, Any]) -> None:
+    """Re-arm prime: the compacted context lost what was primed."""
+    sid = session_id(payload)
+    release(sid, "session_start")
+    marker = _claim_path(sid, "post_compact")
+    marker.write_text(json.dumps({"at": time.time()}))
+    os.chmod(marker, paths.FILE_MODE)
+
+
+def session_end(project: Path, payload: dict[str, Any]) -> None:
+    """Once per session: gc with evictions logged to ``<project>/.cerebro-gc.log``; failures ignored."""
+    from cerebro.api import Brain
+
+    if not claim(session_id(payload), "session_end"):
+        return
+    try:
+        with Brain.for_project(project) as brain:
+            report = brain.gc()
+        if report.archived:
+            from cerebro import clock
+
+            line = json.dumps({"at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"), **report.to_dict()}, ensure_ascii=False)
+            with open(project / ".cerebro-gc.log", "a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+    except Exception as exc:  # noqa: BLE001 - never break the session's end
+        print(f"cerebro: session-end: {' '.join(str(exc).split())}", file=sys.stderr)
+
+
+def run(argv: list[str]) -> int:
+    """``hook <prime|post-compact|session-end> [--event E]``: always exit 0 (a hook never breaks a session)."""
+    from cerebro.cli_state import state
+
+    try:
+        if not argv or argv[0] not in ("prime", "post-compact", "session-end"):
+            raise ValueError(f"unknown hook {argv[0] if argv else ''!r}: use prime, post-compact or session-end")
+        event = ""
+        rest = argv[1:]
+        if rest[:1] == ["--event"] and len(rest) >= 2:
+            event, rest = rest[1], rest[2:]
+        elif rest and rest[0].startswith("--event="):
+            event, rest = rest[0].split("=", 1)[1], rest[1:]
+        if rest or event not in ("", "sessionstart", "userpromptsubmit"):
+            raise ValueError(f"unexpected arguments {rest or [event]}")
+        payload = read_payload()
+        project = paths.resolve_project_dir(state.project)
+        if argv[0] == "prime":
+            output = prime(event, project, payload)
+            if output:
+                sys.stdout.write(output if output.endswith("\n") or event != "sessionstart" else output + "\n")
+        elif argv[0] == "post-compact":
+            post_compact(payload)
+        else:
+            session_end(project, payload)
+    except Exception as exc:  # noqa: BLE001
+        print(f"cerebro: hook: {' '.join(str(exc).split())}", file=sys.stderr)
+    return 0

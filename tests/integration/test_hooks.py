@@ -1,0 +1,152 @@
+"""cerebro hook prime | post-compact | session-end, fed the JSON Claude Code sends (spec §1.3, §3.6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cerebro import Brain, paths
+
+CEREBRO = [sys.executable, "-m", "cerebro"]
+
+
+def _hook(home: Path, project: Path, *args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_SESSION_ID", "CLAUDE_ENV_FILE")}
+    environment.update(CEREBRO_HOME=str(home), **(env or {}))
+    return subprocess.run(
+        [*CEREBRO, "hook", *args, "-p", str(project)], input=stdin, capture_output=True, text=True, env=environment,
+        timeout=120,
+    )
+
+
+def _payload(session: str, event: str = "SessionStart", **extra: object) -> str:
+    return json.dumps({
+        "session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "hook_event_name": event,
+        "source": "startup", "permission_mode": "default", "some_future_field": {"x": 1}, **extra,
+    })
+
+
+@pytest.fixture
+def primed_project(project: Path, isolated_home: Path) -> Path:
+    path = paths.project_brain_path(project)
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        for i in range(3):
+            brain.add(f"deploy fact number {i}", type="concept", importance=0.6)
+    return project
+
+
+def test_sessionstart_output_contract_and_once_per_session(primed_project: Path, isolated_home: Path) -> None:
+    first = _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("s-1"))
+    assert first.returncode == 0, first.stderr
+    data = json.loads(first.stdout)
+    assert data["systemMessage"] == "Cerebro online. 3 memories loaded."
+    assert data["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "deploy fact number 1" in data["hookSpecificOutput"]["additionalContext"]
+    again = _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("s-1"))
+    assert (again.returncode, again.stdout) == (0, "")
+    other = _hook(isolated_home, primed_project, "prime", "--event", "userpromptsubmit",
+                  stdin=_payload("s-2", "UserPromptSubmit", prompt="hi"))
+    assert other.stdout.startswith("Cerebro online. 3 memories loaded.")  # plain text at UserPromptSubmit
+    state = isolated_home / "session-state"
+    assert (state.stat().st_mode & 0o777) == 0o700
+    assert all((f.stat().st_mode & 0o777) == 0o600 for f in state.iterdir())
+    assert not any("s-1" in f.name for f in state.iterdir())  # the id never names a file directly
+
+
+def test_two_registrations_firing_in_parallel_prime_once(primed_project: Path, isolated_home: Path) -> None:
+    environment = {**os.environ, "CEREBRO_HOME": str(isolated_home)}
+    procs = [
+        subprocess.Popen([*CEREBRO, "hook", "prime", "--event", "sessionstart", "-p", str(primed_project)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(_payload("parallel"), timeout=120)[0] for p in procs]
+    assert sorted(bool(o.strip()) for o in outputs) == [False, True]
+
+
+def test_post_compact_rearms_prime(primed_project: Path, isolated_home: Path) -> None:
+    assert _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("c")).stdout
+    assert _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("c")).stdout == ""
+    done = _hook(isolated_home, primed_project, "post-compact", stdin=_payload("c", "PostCompact", trigger="auto"))
+    assert (done.returncode, done.stdout) == (0, "")
+    assert _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("c")).stdout
+
+
+def test_no_brain_notice_at_sessionstart_only(project: Path, isolated_home: Path) -> None:
+    start = _hook(isolated_home, project, "prime", "--event", "sessionstart", stdin=_payload("n"))
+    assert json.loads(start.stdout)["systemMessage"] == "Cerebro: no brain initialized. Run: cerebro init"
+    prompt = _hook(isolated_home, project, "prime", "--event", "userpromptsubmit", stdin=_payload("n"))
+    assert (prompt.returncode, prompt.stdout) == (0, "")
+
+
+def test_empty_brain_stays_silent_and_retryable(project: Path, isolated_home: Path) -> None:
+    Brain.init(paths.project_brain_path(project), embed_provider="none")
+    assert _hook(isolated_home, project, "prime", "--event", "sessionstart", stdin=_payload("e")).stdout == ""
+    with Brain.open(paths.project_brain_path(project)) as brain:
+        brain.add("now there is something")
+    assert "now there is something" in _hook(isolated_home, project, "prime", stdin=_payload("e")).stdout
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1,2]", '{"session_id": 5}', "\x00\x01"])
+def test_garbage_stdin_still_primes_under_the_default_session(primed_project: Path, isolated_home: Path, stdin: str) -> None:
+    result = _hook(isolated_home, primed_project, "prime", stdin=stdin)
+    assert result.returncode == 0
+    assert result.stdout.startswith("Cerebro online.")
+
+
+def test_internal_errors_exit_zero_with_one_line(primed_project: Path, isolated_home: Path) -> None:
+    brain_file = paths.project_brain_path(primed_project)
+    brain_file.write_bytes(b"this is not sqlite" * 100)
+    result = _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("x"))
+    assert result.returncode == 0 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("cerebro: hook:")
+    bogus = _hook(isolated_home, primed_project, "bogus")
+    assert bogus.returncode == 0 and bogus.stderr.startswith("cerebro: hook:")
+
+
+def test_env_file_receives_the_session(primed_project: Path, isolated_home: Path, tmp_path: Path) -> None:
+    env_file = tmp_path / "claude.env"
+    _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("sess-42"),
+          env={"CLAUDE_ENV_FILE": str(env_file)})
+    text = env_file.read_text()
+    assert "export CEREBRO_ORIGIN_SESSION=sess-42" in text
+    assert f"export CLAUDE_PROJECT_DIR={primed_project}" in text
+
+
+def test_prime_budget_caps_what_is_injected(project: Path, isolated_home: Path) -> None:
+    path = paths.project_brain_path(project)
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        for i in range(15):
+            brain.add(f"memory {i}: " + "lorem ipsum dolor sit amet " * 20, type="concept")
+        brain.config_set("prime_token_budget", "300")
+    result = _hook(isolated_home, project, "prime", stdin=_payload("b"))
+    body = result.stdout
+    shown = body.count("\n## ")
+    assert 0 < shown < 15
+    assert len(body) // 4 < 300 + 200  # within the budget (one block may straddle it)
+    assert f"Cerebro online. {shown} memor" in body  # the banner counts what was injected, from the data
+    assert f"{15 - shown} more memories in this brain" in body
+
+
+def test_session_end_runs_gc_once_and_logs_evictions(project: Path, isolated_home: Path) -> None:
+    path = paths.project_brain_path(project)
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        brain.add("a fleeting thought", importance=0.0)
+        brain.config_set("gc_threshold", "0.6")
+    env = {"CEREBRO_NOW": "2030-01-01T00:00:00Z"}
+    first = _hook(isolated_home, project, "session-end", stdin=_payload("end", "SessionEnd", reason="other"), env=env)
+    assert (first.returncode, first.stdout) == (0, "")
+    log = (project / ".cerebro-gc.log").read_text().splitlines()
+    assert len(log) == 1 and json.loads(log[0])["archived"] == 1
+    _hook(isolated_home, project, "session-end", stdin=_payload("end"), env=env)
+    assert len((project / ".cerebro-gc.log").read_text().splitlines()) == 1  # once per session
+    tail = _hook(isolated_home, project, "prime", "--event", "userpromptsubmit", stdin=_payload("next"))
+    assert tail.returncode == 0  # an empty brain after gc: silent
