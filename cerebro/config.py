@@ -20,26 +20,6 @@ META_PREFIX = "config."
 MAX_COUNT = 1000  # limits and depths: past this a setting only makes every call slow, or fail
 
 
-def _positive_int(raw: str) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ValueError(f"{quote(raw)} is not a whole number") from None
-    if not 0 < value <= MAX_COUNT:
-        raise ValueError(f"{quote(raw)} must be from 1 to {MAX_COUNT}")
-    return value
-
-
-def _whole_number(raw: str) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ValueError(f"{quote(raw)} is not a whole number") from None
-    if not 0 <= value <= MAX_COUNT:
-        raise ValueError(f"{quote(raw)} must be from 0 to {MAX_COUNT}")
-    return value
-
-
 def _bounded_int(raw: str, low: int, high: int) -> int:
     try:
         value = int(raw.strip())
@@ -48,6 +28,14 @@ def _bounded_int(raw: str, low: int, high: int) -> int:
     if not low <= value <= high:
         raise ValueError(f"{quote(raw)} must be from {low} to {high}")
     return value
+
+
+def _positive_int(raw: str) -> int:
+    return _bounded_int(raw, 1, MAX_COUNT)
+
+
+def _whole_number(raw: str) -> int:
+    return _bounded_int(raw, 0, MAX_COUNT)
 
 
 def _unit_float(raw: str) -> float:

@@ -97,7 +97,7 @@ def jsonl_lines(conn: Any) -> list[str]:
 
 def copy_sqlite(source: Path, target: Path) -> Path:
     """A consistent single-file copy (SQLite's backup API, safe while others write), mode 0600."""
-    from cerebro.db.engine import connect_raw, driver
+    from cerebro.db.engine import copy_database
 
     target = Path(target)
     if target.exists():
@@ -108,16 +108,7 @@ def copy_sqlite(source: Path, target: Path) -> Path:
         paths.ensure_private_dir(target.parent)
     _create_private(target)
     try:
-        src = connect_raw(source, wal=False)
-        try:
-            dest = driver().connect(os.fspath(target))
-            try:
-                src.backup(dest)
-                dest.execute("PRAGMA journal_mode = DELETE")
-            finally:
-                dest.close()
-        finally:
-            src.close()
+        copy_database(source, target)
     except BaseException:
         target.unlink(missing_ok=True)
         raise

@@ -132,3 +132,18 @@ def create_engine(path: str | os.PathLike[str]) -> Any:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+def copy_database(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Copy a brain with SQLite's backup API — consistent while other processes write — into ``target``
+    (an existing empty file), left in rollback-journal mode: a copy at rest is one file, no -wal."""
+    src = connect_raw(source, wal=False)
+    try:
+        dest = driver().connect(os.fspath(target))
+        try:
+            src.backup(dest)
+            dest.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            dest.close()
+    finally:
+        src.close()

@@ -266,7 +266,7 @@ def too_new_message(path: Path, what: str) -> str:
 
 def backup_file(path: Path, label: str) -> Path:
     """A consistent copy via SQLite's backup API into ``backups/`` (0600). Returns the copy's path."""
-    from cerebro.db.engine import driver
+    from cerebro.db.engine import copy_database
 
     paths.ensure_private_dir(paths.backups_dir())
     stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
@@ -277,17 +277,7 @@ def backup_file(path: Path, label: str) -> Path:
         counter += 1
     paths.create_private_file(target)
     try:
-        source = connect_raw(path, wal=False)
-        try:
-            dest = driver().connect(os.fspath(target))
-            try:
-                source.backup(dest)
-                # The copy inherits WAL mode from the page header; a backup is a single file at rest.
-                dest.execute("PRAGMA journal_mode = DELETE")
-            finally:
-                dest.close()
-        finally:
-            source.close()
+        copy_database(path, target)
     except BaseException:
         target.unlink(missing_ok=True)  # never leave an empty "backup" where a user would look for one
         raise
