@@ -51,6 +51,7 @@ COMMANDS = {
     "reembed": ("cerebro.cli.commands.portability:reembed", "Switch the brain to another embedding model (resumable)"),
     "migrate": ("cerebro.cli.commands.portability:migrate", "Re-key brains hashed through symlinks (--realpath-hashes)"),
     "stats": ("cerebro.cli.commands.stats:stats", "Show brain health"),
+    "usage": ("cerebro.cli.commands.usage:usage", "Which command fits which situation"),
     "hook": ("cerebro.cli.commands.hook:hook", "Claude Code hooks: prime, post-compact, session-end (once per session)"),
     "eval": ("cerebro.cli.commands.eval:app", "Measure recall quality (your queries, or LoCoMo)"),
     "config": ("cerebro.cli.commands.config:app", "View and change this brain's configuration"),

@@ -1,0 +1,53 @@
+"""``cerebro usage``: when to use which command, and what it promises — for agents and CLAUDE.md.
+
+Every command in ``cerebro.cli.app.COMMANDS`` has exactly one entry here (a test enforces it), so the map
+cannot go stale as commands are added.
+"""
+
+from __future__ import annotations
+
+BEGIN = "<!-- cerebro:capabilities:begin -->"
+END = "<!-- cerebro:capabilities:end -->"
+
+# command: (situation, invocation, contract)
+USAGE: dict[str, tuple[str, str, str]] = {
+    "init": ("A project has no brain yet", "cerebro init", "creates the brain (idempotent); --global for the shared one"),
+    "add": ("You learned something worth keeping", 'cerebro add --type concept --importance 0.8 "…"', "prints the new id"),
+    "get": ("You need one memory in full, with its links", "cerebro get ID [--with-provenance]", "node, edges, statuses"),
+    "update": ("A memory is slightly wrong or incomplete", 'cerebro update ID --content "…"', "re-indexed and re-embedded"),
+    "list": ("You want to browse by type, status or subtype", "cerebro list --type concept", "newest first"),
+    "recall": ("Before starting a task, or when stuck", 'cerebro recall "question" [--explain]', "best memories first; counts an access"),
+    "search": ("You want meaning-only matches", 'cerebro search "…"', "vector lane alone; needs embeddings"),
+    "embed": ("Memories were stored while embeddings were down", "cerebro embed --pending", "backfills vectors"),
+    "edge": ("Two memories are related", "cerebro edge SRC TGT supports", "typed, directed; re-add updates"),
+    "relation": ("You use a new kind of link", "cerebro relation add NAME", "advisory registry"),
+    "reinforce": ("A memory proved useful again", "cerebro reinforce ID", "raises its standing"),
+    "supersede": ("A fact changed", 'cerebro supersede OLD_ID "new fact"', "old one kept as history, linked"),
+    "consolidate": ("Several episodes add up to one lesson", "cerebro consolidate --into CONCEPT_ID EP1 EP2", "derived_from provenance; atomic"),
+    "mark-consolidated": ("Episodes are absorbed elsewhere", "cerebro mark-consolidated EP…", "status only"),
+    "outcome": ("You acted on a memory and saw the result", "cerebro outcome ID --success|--failure", "feeds ranking"),
+    "forget": ("Something must go (wrong, secret, obsolete)", 'cerebro forget --subject "…" --apply', "dry run unless --apply"),
+    "promote": ("A lesson holds in every project", "cerebro promote ID", "copied to the global brain"),
+    "gc": ("The brain is cluttered with stale episodes", "cerebro gc --dry-run", "archives decayed memories"),
+    "stats": ("You want the brain's health", "cerebro stats", "counts, model, schema"),
+    "eval": ("You changed retrieval settings", "cerebro eval --queries Q --ground-truth G", "recall@k and MRR"),
+    "export": ("You move or share a brain", "cerebro export --format jsonl -o brain.jsonl", "json, jsonl, sql or sqlite"),
+    "import": ("You bring memories in", "cerebro import FILE [--on-conflict replace]", "validated first; one transaction"),
+    "backup": ("Before something risky", "cerebro backup", "consistent copy under backups/"),
+    "reembed": ("You switch embedding models", "cerebro reembed --provider ollama", "resumable; recall keeps working"),
+    "migrate": ("Brains were keyed through symlinks", "cerebro migrate --realpath-hashes", "rename or merge, with backups"),
+    "config": ("You tune the brain", "cerebro config list", "per-brain settings"),
+    "hook": ("Claude Code calls it for you", "cerebro hook prime --event sessionstart", "once per session; never fails a session"),
+    "usage": ("You forgot which command fits", "cerebro usage", "this map"),
+}
+
+
+def render() -> str:
+    lines = ["| situation | command | contract |", "|---|---|---|"]
+    for situation, invocation, contract in USAGE.values():
+        lines.append(f"| {situation} | `{invocation}` | {contract} |")
+    return "\n".join(lines)
+
+
+def claudemd_block() -> str:
+    return f"{BEGIN}\n{render()}\n{END}"
