@@ -22,7 +22,7 @@ demo: setup
 	echo '$$ cerebro add --subtype decision "Chose SQLite + sqlite-vec: one file per project, no server"'; \
 	id2=$$($(CEREBRO) add -p "$$project" --subtype decision "Chose SQLite + sqlite-vec: one file per project, no server"); echo "$$id2"; \
 	echo "\$$ cerebro edge $${id2%%-*} $${id%%-*} supports"; $(CEREBRO) edge -p "$$project" "$${id2%%-*}" "$${id%%-*}" supports; echo; \
-	echo '$$ cerebro recall "how do logins work"'; $(CEREBRO) recall -p "$$project" "how do logins work"; echo; \
+	echo '$$ cerebro recall "how long do access tokens last"'; $(CEREBRO) recall -p "$$project" "how long do access tokens last"; echo; \
 	echo "\$$ cerebro get $${id%%-*}"; $(CEREBRO) get -p "$$project" "$${id%%-*}"; echo; \
 	echo "\$$ cerebro list"; $(CEREBRO) list -p "$$project"; echo; \
 	echo "\$$ cerebro stats"; $(CEREBRO) stats -p "$$project"
