@@ -271,7 +271,3 @@ def vector_search(conn: Any, query: str, query_vector: Sequence[float], options:
         c.lanes["vector"] = rank
     results = [s for s in (_score(c, now) for c in lane) if _subtype_matches(s.node, options.subtype)]
     return RecallResult(query, results, "vector", "off")
-
-
-def is_finite(values: Sequence[float]) -> bool:
-    return all(math.isfinite(v) for v in values)

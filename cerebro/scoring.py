@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -225,8 +225,3 @@ def mmr_select(
                 if vector is not None:
                     closest[candidate] = max(closest[candidate], sum(map(mul, vector, picked)))
     return chosen
-
-
-def dedupe(items: Iterable[K]) -> list[K]:
-    seen: set[K] = set()
-    return [i for i in items if not (i in seen or seen.add(i))]

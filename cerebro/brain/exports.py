@@ -59,12 +59,7 @@ class ExportMixin:
         return portability.copy_sqlite(self.path, Path(target) if target else portability.backup_path(self.path))
 
 
-_NODE_FIELDS = (
-    "id", "type", "subtype", "content", "metadata", "importance", "decay_rate", "access_count",
-    "times_reinforced", "status", "embedding_model", "created_at", "last_accessed", "last_reinforced",
-    "updated_at", "last_surfaced", "provenance_root", "origin_actor", "origin_channel", "origin_session",
-    "origin_host",
-)
+from cerebro.portability import _NODE_COLUMNS as _NODE_FIELDS  # noqa: E402 - one list of node columns
 _ORIGIN = ("origin_actor", "origin_channel", "origin_session", "origin_host")
 
 

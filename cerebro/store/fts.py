@@ -31,10 +31,6 @@ def reindex(session: Any, node_id: str, content: str, subtype: str | None) -> No
     index(session, node_id, content, subtype)
 
 
-def indexed_ids(session: Any) -> set[str]:
-    return {row[0] for row in session.execute(text("SELECT node_id FROM nodes_fts")).all()}
-
-
 # ----------------------------------------------------------------------------- reads (DB-API)
 
 # English function words dropped from keyword queries: with per-token OR, "the" or "did" would pull in
