@@ -6,7 +6,7 @@ UV := $(PYTHON) -m uv
 VENV := .venv
 CEREBRO := $(VENV)/bin/cerebro
 
-.PHONY: setup demo test lock check clean
+.PHONY: setup demo test lock check clean plugin
 
 setup:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check "uv>=0.5"
@@ -38,3 +38,7 @@ check: setup
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache
+
+# Regenerate the Claude Code plugin and marketplace files from cerebro's templates (a test checks they match).
+plugin: setup
+	@$(VENV)/bin/python -m cerebro.integration.claude_code.plugin .

@@ -118,13 +118,15 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         embed_dims: int | None = None,
         force: bool = False,
     ) -> values.InitResult:
-        """Create a brain at ``path`` (idempotent). ``force`` re-writes its embedding settings after a backup.
+        """Create a brain at ``path`` (idempotent). ``force`` backs it up, then re-writes its embedding settings
+        (the given ones; with none given, the stored ones stay).
 
         The default provider is ``local`` (MiniLM on onnxruntime: offline, no server). A brain that already
         holds vectors keeps its model: switching would mix vector spaces (re-embedding is a later command).
         """
         from cerebro.embed.registry import DEFAULT_PROVIDER
 
+        keep_settings = embed_provider is None and embed_model is None and embed_dims is None
         embed_provider = embed_provider or DEFAULT_PROVIDER
         from cerebro.db.migrate import backup_file
         from cerebro.embed.registry import resolve_settings
@@ -146,6 +148,8 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
             stored = brain._read_embedding_settings()
             if existed and not force:
                 return values.InitResult(str(brain_path), False, *stored, backup=brain.upgrade_backup)
+            if existed and keep_settings and stored[0]:
+                provider, model, dims = stored  # --force with no embedding flags refreshes, never switches
 
             def write(session: Any) -> None:
                 from cerebro.store import meta, vec

@@ -53,6 +53,9 @@ COMMANDS = {
     "stats": ("cerebro.cli.commands.stats:stats", "Show brain health"),
     "usage": ("cerebro.cli.commands.usage:usage", "Which command fits which situation"),
     "hook": ("cerebro.cli.commands.hook:hook", "Claude Code hooks: prime, post-compact, session-end (once per session)"),
+    "stop-guard": ("cerebro.cli.commands.hook:stop_guard", "Claude Code Stop hook: catch premature stops (opt-in)"),
+    "ingest": ("cerebro.cli.commands.ingest:ingest", "Read Claude Code transcripts into session metrics"),
+    "dashboard": ("cerebro.cli.commands.dashboard:dashboard", "Live terminal dashboard of session metrics"),
     "eval": ("cerebro.cli.commands.eval:app", "Measure recall quality (your queries, or LoCoMo)"),
     "config": ("cerebro.cli.commands.config:app", "View and change this brain's configuration"),
 }
@@ -152,6 +155,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         from cerebro.integration.claude_code import hooks
 
         return hooks.run(rest[1:])
+    if rest[:1] == ["stop-guard"] and not {"--help", "-h"} & set(rest):  # a Stop hook: always exit 0
+        from cerebro.integration.claude_code import stop_guard
+
+        return stop_guard.run(rest[1:])
 
     from cerebro.cli import fast
 

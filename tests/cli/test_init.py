@@ -10,6 +10,7 @@ from .helpers import assert_one_line_error, ok
 
 INIT_KEYS = {
     "path", "created", "embedding_provider", "embedding_model", "embedding_dimensions", "backup", "is_global",
+    "integration",
 }
 
 
@@ -47,6 +48,9 @@ def test_init_json_shape(cli, project):
         "embedding_dimensions": 384,
         "backup": None,
         "is_global": False,
+        "integration": {
+            "settings": "created", "skills_written": 5, "claudemd": "created", "warnings": [], "project": str(project),
+        },
     }
 
 

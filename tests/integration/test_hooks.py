@@ -70,9 +70,33 @@ def test_two_registrations_firing_in_parallel_prime_once(primed_project: Path, i
     assert sorted(bool(o.strip()) for o in outputs) == [False, True]
 
 
+def _age_claims(home: Path, seconds: float) -> None:
+    for claim in (home / "session-state").iterdir():
+        stamp = claim.stat().st_mtime - seconds
+        os.utime(claim, (stamp, stamp))
+
+
+def test_parallel_resume_registrations_rearm_and_prime_once(primed_project: Path, isolated_home: Path) -> None:
+    """init's hooks and the plugin's both run `post-compact; prime` on resume: one prime reaches the model."""
+    assert _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("r")).stdout
+    _age_claims(isolated_home, 600)
+    environment = {**os.environ, "CEREBRO_HOME": str(isolated_home), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    from cerebro.integration.claude_code import templates
+
+    resume = next(c for e, m, c in templates.HOOKS if (e, m) == ("SessionStart", "resume"))
+    procs = [
+        subprocess.Popen(["bash", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env={**environment, "CLAUDE_PROJECT_DIR": str(primed_project)})
+        for command in (resume, templates.PLUGIN_GATE + resume)
+    ]
+    outputs = [p.communicate(_payload("r", source="resume"), timeout=120)[0] for p in procs]
+    assert sorted(bool(o.strip()) for o in outputs) == [False, True]
+
+
 def test_post_compact_rearms_prime(primed_project: Path, isolated_home: Path) -> None:
     assert _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("c")).stdout
     assert _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("c")).stdout == ""
+    _age_claims(isolated_home, 600)  # the compaction comes minutes after the prime
     done = _hook(isolated_home, primed_project, "post-compact", stdin=_payload("c", "PostCompact", trigger="auto"))
     assert (done.returncode, done.stdout) == (0, "")
     assert _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("c")).stdout

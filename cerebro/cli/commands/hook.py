@@ -20,3 +20,17 @@ def hook(
     from cerebro.integration.claude_code import hooks
 
     hooks.run([name, *(["--event", event] if event else [])])
+
+
+def stop_guard() -> None:
+    """Claude Code Stop hook that blocks premature stops — off unless `config set stop_guard_enabled true`.
+
+    Wire it yourself in .claude/settings.json (init and the plugin never do):
+    {"hooks": {"Stop": [{"matcher": "", "hooks": [{"type": "command",
+     "command": "cerebro stop-guard -p \"$CLAUDE_PROJECT_DIR\""}]}]}}
+    Reads the Stop hook's JSON on stdin; prints {} (allow) or {"decision":"block","reason":…}; always exits 0.
+    A message asking you to confirm something risky (push, deploy, delete…) always passes.
+    """
+    from cerebro.integration.claude_code import stop_guard as guard
+
+    guard.run([])

@@ -25,6 +25,9 @@ from cerebro import paths
 
 STDIN_LIMIT = 1024 * 1024
 SWEEP_AFTER_SECONDS = 7 * 24 * 3600
+# A prime claimed this recently was delivered into the already compacted context by a parallel registration
+# of the same event (init's hooks and the plugin's fire together): re-arming it would prime twice.
+REARM_GRACE_SECONDS = 5.0
 CHARS_PER_TOKEN = 4  # a download-free estimate, close for English and code
 NO_BRAIN_NOTICE = {
     "systemMessage": "Cerebro: no brain initialized. Run: cerebro init",
@@ -156,7 +159,10 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
         try:
             brain = Brain.for_project(project)
         except BrainNotFound:
-            return json.dumps(NO_BRAIN_NOTICE, ensure_ascii=False) if event == "sessionstart" else None
+            # Told once per session, at session start; prime stays unclaimed so a brain made later still primes.
+            if event == "sessionstart" and claim(sid, "no_brain_notice"):
+                return json.dumps(NO_BRAIN_NOTICE, ensure_ascii=False)
+            return None
         with brain:
             primed = brain.prime()
             if not primed:
@@ -186,7 +192,13 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
 def post_compact(payload: dict[str, Any]) -> None:
     """Re-arm prime: the compacted context lost what was primed."""
     sid = session_id(payload)
-    release(sid, "session_start")
+    primed = _claim_path(sid, "session_start")
+    try:
+        stale = time.time() - primed.stat().st_mtime >= REARM_GRACE_SECONDS
+    except OSError:
+        stale = False  # not primed (or already re-armed): nothing to release
+    if stale:
+        release(sid, "session_start")
     marker = _claim_path(sid, "post_compact")
     marker.write_text(json.dumps({"at": time.time()}))
     os.chmod(marker, paths.FILE_MODE)
@@ -211,10 +223,24 @@ def session_end(project: Path, payload: dict[str, Any]) -> None:
         print(f"cerebro: session-end: {' '.join(str(exc).split())}", file=sys.stderr)
 
 
+def has_brain(project: Path) -> bool:
+    """The plugin's self-gate: a file check, no database opened."""
+    return paths.project_brain_path(project).is_file()
+
+
 def run(argv: list[str]) -> int:
-    """``hook <prime|post-compact|session-end> [--event E]``: always exit 0 (a hook never breaks a session)."""
+    """``hook <prime|post-compact|session-end> [--event E]``: always exit 0 (a hook never breaks a session).
+
+    ``hook has-brain`` is the one probe with a meaningful exit code (0 yes, 1 no): the plugin's hooks run it
+    first and stay silent in projects without a brain.
+    """
     from cerebro.cli_state import state
 
+    if argv[:1] == ["has-brain"]:
+        try:
+            return 0 if len(argv) == 1 and has_brain(paths.resolve_project_dir(state.project)) else 1
+        except Exception:  # noqa: BLE001 - unresolvable project: no brain
+            return 1
     try:
         if not argv or argv[0] not in ("prime", "post-compact", "session-end"):
             raise ValueError(f"unknown hook {argv[0] if argv else ''!r}: use prime, post-compact or session-end")

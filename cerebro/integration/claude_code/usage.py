@@ -38,6 +38,9 @@ USAGE: dict[str, tuple[str, str, str]] = {
     "migrate": ("Brains were keyed through symlinks", "cerebro migrate --realpath-hashes", "rename or merge, with backups"),
     "config": ("You tune the brain", "cerebro config list", "per-brain settings"),
     "hook": ("Claude Code calls it for you", "cerebro hook prime --event sessionstart", "once per session; never fails a session"),
+    "stop-guard": ("The agent stops early (opt-in Stop hook)", "cerebro stop-guard", "off until config stop_guard_enabled true; one JSON line"),
+    "ingest": ("You want session metrics up to date", "cerebro ingest", "idempotent; bad lines counted, not fatal"),
+    "dashboard": ("You want to watch how the agent works", "cerebro dashboard", "live view of session metrics; q quits"),
     "usage": ("You forgot which command fits", "cerebro usage", "this map"),
 }
 
