@@ -174,3 +174,28 @@ def test_session_end_runs_gc_once_and_logs_evictions(project: Path, isolated_hom
     assert len((project / ".cerebro-gc.log").read_text().splitlines()) == 1  # once per session
     tail = _hook(isolated_home, project, "prime", "--event", "userpromptsubmit", stdin=_payload("next"))
     assert tail.returncode == 0  # an empty brain after gc: silent
+
+
+def test_session_end_ingests_the_sessions_transcripts(primed_project: Path, isolated_home: Path, tmp_path: Path) -> None:
+    import re
+    import shutil
+
+    from cerebro.metrics.store import MetricsStore, metrics_path
+
+    home = tmp_path / "user-home"
+    transcripts = home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(primed_project))
+    transcripts.mkdir(parents=True)
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"
+    shutil.copy(fixtures / "cerebro__simple_session.jsonl", transcripts / "test-session-1.jsonl")
+    ended = _hook(isolated_home, primed_project, "session-end", stdin=_payload("ingest", "SessionEnd"),
+                  env={"HOME": str(home)})
+    assert (ended.returncode, ended.stdout, ended.stderr) == (0, "", "")
+    with MetricsStore.open(metrics_path(primed_project)) as store:
+        turns = store.recent_turns()
+    assert [t.turn_number for t in turns] == [1, 2, 3]
+
+
+def test_session_end_with_no_transcripts_and_no_brain_is_quiet(project: Path, isolated_home: Path, tmp_path: Path) -> None:
+    ended = _hook(isolated_home, project, "session-end", stdin=_payload("nothing", "SessionEnd"),
+                  env={"HOME": str(tmp_path)})
+    assert (ended.returncode, ended.stdout, ended.stderr) == (0, "", "")

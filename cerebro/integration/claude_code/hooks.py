@@ -205,11 +205,23 @@ def post_compact(payload: dict[str, Any]) -> None:
 
 
 def session_end(project: Path, payload: dict[str, Any]) -> None:
-    """Once per session: gc with evictions logged to ``<project>/.cerebro-gc.log``; failures ignored."""
-    from cerebro.api import Brain
-
+    """Once per session: gc with evictions logged to ``<project>/.cerebro-gc.log``, then session-metrics
+    ingest; each step's failure is one line on stderr and never stops the other."""
     if not claim(session_id(payload), "session_end"):
         return
+    _collect_garbage(project)
+    try:
+        from cerebro.metrics.ingest import ingest_project
+
+        ingest_project(project)
+    except Exception as exc:  # noqa: BLE001 - never break the session's end
+        print(f"cerebro: session-end: metrics ingest: {' '.join(str(exc).split())}", file=sys.stderr)
+
+
+def _collect_garbage(project: Path) -> None:
+    from cerebro.api import Brain
+    from cerebro.errors import BrainNotFound
+
     try:
         with Brain.for_project(project) as brain:
             report = brain.gc()
@@ -219,8 +231,10 @@ def session_end(project: Path, payload: dict[str, Any]) -> None:
             line = json.dumps({"at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"), **report.to_dict()}, ensure_ascii=False)
             with open(project / ".cerebro-gc.log", "a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
+    except BrainNotFound:
+        pass  # nothing to collect; metrics may still be worth ingesting
     except Exception as exc:  # noqa: BLE001 - never break the session's end
-        print(f"cerebro: session-end: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"cerebro: session-end: gc: {' '.join(str(exc).split())}", file=sys.stderr)
 
 
 def has_brain(project: Path) -> bool:
