@@ -3,7 +3,8 @@
     .venv/bin/python bench/recall_bench.py --sizes 1000,10000 [--out bench/out] [--queries 50]
 
 Reports p50/p95 of in-process ``Brain.recall`` with the query embedding excluded (vector given) and
-included, CLI wall time (median of 10 warm runs) of ``cerebro recall --prime`` and ``cerebro recall "…"``,
+included, CLI wall time (median of 10 warm runs) of ``cerebro recall --prime``, ``cerebro recall "…"`` and
+the Claude Code hook ``cerebro hook prime --event sessionstart`` (a fresh session each run),
 and add throughput (``Brain.add_many``). Brains are cached in --out, so re-runs skip the build.
 Results are meant for docs/benchmarks.md, with the machine they ran on.
 """
@@ -127,8 +128,11 @@ def bench_cli(path: Path, home: Path, args: list[str], runs: int = 10) -> float:
         os.symlink(path, brain_link)
     times = []
     for i in range(runs + 2):
+        # Hooks read Claude Code's JSON on stdin; a fresh session id each run so every run primes.
+        payload = json.dumps({"session_id": f"bench-{time.time_ns()}", "hook_event_name": "SessionStart"})
         started = time.perf_counter()
-        subprocess.run([cerebro, *args, "-p", str(project), "-q"], env=env, check=True, capture_output=True)
+        subprocess.run([cerebro, *args, "-p", str(project), "-q"], env=env, check=True, capture_output=True,
+                       input=payload.encode())
         if i >= 2:  # two warm-up runs
             times.append((time.perf_counter() - started) * 1000)
     return round(statistics.median(times), 1)
@@ -158,6 +162,7 @@ def main() -> None:
             name.unlink()
         row["cli_recall_prime_ms"] = bench_cli(path, home, ["recall", "--prime"])
         row["cli_recall_query_ms"] = bench_cli(path, home, ["recall", queries[0]])
+        row["cli_hook_prime_ms"] = bench_cli(path, home, ["hook", "prime", "--event", "sessionstart"])
         results[str(size)] = row
         print(json.dumps({size: row}), flush=True)
     print(json.dumps(results, indent=2))

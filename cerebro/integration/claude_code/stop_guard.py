@@ -23,6 +23,8 @@ from pathlib import Path
 _I = re.IGNORECASE
 _IS = re.IGNORECASE | re.DOTALL
 
+# Upstream's patterns (spec §4), with three repairs: the exemptions' words must be whole words ("explanation"
+# is not a plan, "10 failures" is not "0 failures"), and "I’ll" may carry a typographic apostrophe.
 # The confirmation gate: asking for a go-ahead on something risky is the right way to stop.
 _REQUEST = re.compile(
     r"\b(confirm|confirmation|approv\w*|authoriz\w*|go-ahead|green.?light|sign.?off|awaiting your|waiting for your"
@@ -62,16 +64,16 @@ CATEGORIES = (
             re.compile(r"(shall I|would you like me to|let me know if)\b.{0,40}"
                        r"\b(push|deploy|merge|delete|remove|drop|force|publish|release|reset)\b", _I),
             # ... the work is done and verified; offering the next step is fine.
-            re.compile(r"(tests? pass|all green|build succeed|linter.*clean|0 (failures|errors))"
+            re.compile(r"\b(tests? pass|all green|build succeed|linter.*clean|0 (failures|errors))"
                        r".{0,200}(shall I|would you like me to|let me know)", _IS),
             # ... a plan or design put up for review before building it.
-            re.compile(r"(plan|approach|proposal|design|strategy|ready for.{0,10}review)"
+            re.compile(r"\b(plans?|approach(es)?|proposals?|designs?|strateg(y|ies)|ready for.{0,10}review)\b"
                        r".{0,500}(shall I|would you like me to)", _IS),
         ),
     ),
     Category(
         "premature-stopping",
-        re.compile(r"\bI can stop here\b|\bI'll leave it\b|\bthat should be sufficient\b", _I),
+        re.compile(r"\bI can stop here\b|\bI['\u2019]ll leave it\b|\bthat should be sufficient\b", _I),
         "You declared the work done without verifying it. Re-read the request, check every part of it (run the "
         "tests), then finish — or state precisely what is and is not complete.",
     ),
@@ -133,7 +135,7 @@ def parse_payload(raw: str) -> tuple[str, bool, str]:
     session = data.get("session_id")
     return (
         message if isinstance(message, str) else "",
-        data.get("stop_hook_active") is True,
+        data.get("stop_hook_active") in (True, 1, "true"),  # any sign of a forced continuation: never loop
         session if isinstance(session, str) and session else "",
     )
 
