@@ -1,11 +1,24 @@
 from __future__ import annotations
 
+from typing import Annotated
+
+from cyclopts import Parameter
+
 from cerebro.cli.common import open_brain
 from cerebro.cli.output import emit
+from cerebro.errors import InvalidInput
+
+NO_METRICS = "\nNo metrics data. Run 'cerebro ingest' to collect session metrics."
 
 
-def stats() -> None:
+def stats(
+    *,
+    metrics: Annotated[bool, Parameter(help="Also show session metrics per turn (run 'cerebro ingest' first)")] = False,
+    last: Annotated[int, Parameter(help="With --metrics: how many recent turns")] = 50,
+) -> None:
     """Brain health: memories by status and type, edges, pending embeddings, model, schema."""
+    if last < 1:
+        raise InvalidInput(f"--last must be at least 1, got {last}")
     with open_brain() as brain:
         s = brain.stats()
 
@@ -25,4 +38,28 @@ def stats() -> None:
             ]
         )
 
-    emit(s.to_dict(), md)
+    if not metrics:
+        emit(s.to_dict(), md)
+        return
+    turns = _recent_turns(last)
+
+    def md_with_metrics() -> str:
+        if turns is None:
+            return md() + "\n" + NO_METRICS
+        from cerebro.metrics.derive import render_stats_metrics
+
+        return md() + "\n" + render_stats_metrics(turns).rstrip("\n")
+
+    emit({"brain": s.to_dict(), "turns": [t.to_dict() for t in turns or []]}, md_with_metrics)
+
+
+def _recent_turns(last: int):
+    from cerebro import paths
+    from cerebro.cli_state import state
+    from cerebro.metrics.store import MetricsStore, metrics_path
+
+    path = metrics_path(paths.resolve_project_dir(state.project))
+    if not path.exists():
+        return None
+    with MetricsStore.open(path) as store:
+        return store.recent_turns(limit=last)
