@@ -1,0 +1,251 @@
+"""cerebro ingest: finding transcripts, idempotent re-ingest, grown files, malformed lines, stop-guard
+attribution — on real SQLite files, through the library and the real CLI."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cerebro.metrics.ingest import (
+    claude_code_slug,
+    find_session_dir,
+    ingest_project,
+    session_dir_candidates,
+    upstream_slug,
+)
+from cerebro.metrics.store import MetricsStore, metrics_path, record_stop_guard_decision
+from tests.cli.helpers import assert_one_line_error, ok
+
+from .conftest import INTEGRATED, REPRESENTATIVE, SIDECHAIN, SIMPLE
+
+
+def _all_rows(path: Path) -> dict[str, list[tuple]]:
+    """Every row; tool calls without their id (a session's calls are replaced whole, as upstream does,
+    while turns are upserted and keep theirs)."""
+    conn = sqlite3.connect(path)
+    try:
+        return {
+            "turn_metrics": conn.execute("SELECT * FROM turn_metrics ORDER BY id").fetchall(),
+            "tool_calls": conn.execute(
+                "SELECT session_id, turn_number, timestamp, tool_name, file_path, cerebro_op FROM tool_calls ORDER BY id"
+            ).fetchall(),
+            "stop_guard_events": conn.execute("SELECT * FROM stop_guard_events ORDER BY id").fetchall(),
+            "ingest_state": conn.execute("SELECT file_path, last_offset, malformed_lines FROM ingest_state ORDER BY 1").fetchall(),
+        }
+    finally:
+        conn.close()
+
+
+def _append(path: Path, *records: dict) -> None:
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(record) + "\n" for record in records)
+
+
+# ------------------------------------------------------------------------------------ where transcripts are
+
+
+def test_slug_rules():
+    assert claude_code_slug("/home/u/my.repo_x y") == "-home-u-my-repo-x-y"
+    assert upstream_slug("/home/u/my.repo_x y") == "-home-u-my.repo_x y"
+    assert upstream_slug("/Users/a/src/proj") == claude_code_slug("/Users/a/src/proj") == "-Users-a-src-proj"
+
+
+def test_claude_code_rule_first_then_upstream_fallback(claude_home: Path, tmp_path: Path):
+    project = tmp_path / "my.repo_x"
+    project.mkdir()
+    base = claude_home / ".claude" / "projects"
+    claude, upstream = base / claude_code_slug(str(project)), base / upstream_slug(str(project))
+    assert session_dir_candidates(project)[:2] == [claude, upstream]
+    assert find_session_dir(project) == claude  # neither exists: the one named in messages
+    upstream.mkdir(parents=True)
+    assert find_session_dir(project) == upstream
+    claude.mkdir()
+    assert find_session_dir(project) == claude
+
+
+def test_symlinked_project_also_tries_the_resolved_path(claude_home: Path, tmp_path: Path):
+    real = tmp_path / "real_project"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    resolved_dir = claude_home / ".claude" / "projects" / claude_code_slug(str(real))
+    resolved_dir.mkdir(parents=True)
+    assert find_session_dir(link) == resolved_dir
+
+
+# ------------------------------------------------------------------------------------ ingest (library)
+
+
+def test_ingest_all_fixtures_then_again_gives_the_same_rows(project: Path, add_transcript):
+    for source in (SIMPLE, SIDECHAIN, REPRESENTATIVE, INTEGRATED):
+        add_transcript(source)
+    report = ingest_project(project)
+    # 3 + 2 + 4 turns; the integrated excerpt has no prompt, so no turn and no state row (upstream too skips
+    # a file with 0 turns)
+    assert (report.files_processed, report.turns_ingested, report.tool_calls, report.malformed_lines) == (3, 9, 10, 0)
+    assert report.metrics_path == str(metrics_path(project))
+    first = _all_rows(metrics_path(project))
+    assert len(first["turn_metrics"]) == 9 and len(first["ingest_state"]) == 3
+
+    unchanged = ingest_project(project)  # every stored offset ≥ size: nothing re-read
+    assert (unchanged.files_processed, unchanged.turns_ingested) == (0, 0)
+    forced = ingest_project(project, force=True)
+    assert (forced.files_processed, forced.turns_ingested, forced.tool_calls) == (3, 9, 10)
+    assert _all_rows(metrics_path(project)) == first  # same rows, same ids
+
+
+def test_a_grown_file_updates_its_last_turn_and_adds_new_ones(project: Path, add_transcript):
+    path = add_transcript(SIMPLE, "test-session-1.jsonl")
+    ingest_project(project)
+    with MetricsStore.open(metrics_path(project)) as store:
+        before = store.recent_turns()
+    assert [t.turn_number for t in before] == [1, 2, 3]
+    _append(
+        path,
+        # more work in turn 3 (a tool result, then another assistant message)...
+        {"type": "user", "timestamp": "2026-04-23T10:02:06Z", "sessionId": "test-session-1",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t6", "content": "ok"}]}},
+        {"type": "assistant", "timestamp": "2026-04-23T10:02:09Z", "sessionId": "test-session-1",
+         "message": {"role": "assistant", "content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "/src/x.go"}}],
+                     "usage": {"input_tokens": 100, "output_tokens": 10}}},
+        # ...and a new prompt: turn 4
+        {"type": "user", "timestamp": "2026-04-23T10:05:00Z", "sessionId": "test-session-1", "message": {"role": "user", "content": "ship it"}},
+        {"type": "assistant", "timestamp": "2026-04-23T10:05:05Z", "sessionId": "test-session-1",
+         "message": {"role": "assistant", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "cd /p && cerebro add 'shipped'"}}]}},
+    )
+    report = ingest_project(project)
+    assert (report.files_processed, report.turns_ingested, report.tool_calls) == (1, 4, 8)
+    with MetricsStore.open(metrics_path(project)) as store:
+        after = store.recent_turns()
+        assert [t.id for t in after[:3]] == [t.id for t in before]  # re-parsed from byte 0: stable numbers and ids
+        assert after[:2] == before[:2]
+        t3, t4 = after[2], after[3]
+        assert (t3.input_tokens, t3.output_tokens, t3.tool_reads, t3.tool_bash, t3.assistant_messages) == (8100, 410, 1, 2, 2)
+        assert (t4.turn_number, t4.tool_bash, t4.cerebro_writes) == (4, 1, 1)
+        assert store.ingest_offset(str(path)) == path.stat().st_size
+        assert [c.tool_name for c in store.tool_calls_for_turn("test-session-1", 3)] == ["Bash", "Bash", "Read"]
+
+
+def test_stop_guard_decisions_land_on_their_turns(project: Path, add_transcript):
+    add_transcript(SIMPLE)  # turns at 10:00:00, 10:01:00, 10:02:00 (session test-session-1)
+    # recorded before the transcript is ingested, as the Stop hook does during the session
+    record_stop_guard_decision(project, "test-session-1", "premature-stopping", at="2026-04-23T10:00:40Z")
+    record_stop_guard_decision(project, "test-session-1", "scope-reduction", at="2026-04-23 10:02:30")
+    record_stop_guard_decision(project, "test-session-1", "permission-seeking", at="2026-04-23T12:03:00+02:00")
+    record_stop_guard_decision(project, "another-session", "premature-stopping", at="2026-04-23T10:01:30Z")
+    ingest_project(project)
+    with MetricsStore.open(metrics_path(project)) as store:
+        assert [t.stop_guard_fired for t in store.recent_turns()] == [1, 0, 2]
+        # a decision after the ingest is attributed at once
+        store.record_stop_guard("test-session-1", "premature-stopping", "2026-04-23T10:01:59Z")
+        assert [t.stop_guard_fired for t in store.recent_turns()] == [1, 1, 2]
+    assert ingest_project(project, force=True).turns_ingested == 3
+    with MetricsStore.open(metrics_path(project)) as store:
+        assert [t.stop_guard_fired for t in store.recent_turns()] == [1, 1, 2]
+
+
+def test_no_transcripts_writes_nothing(project: Path, claude_home: Path):
+    report = ingest_project(project)
+    assert (report.files_processed, report.turns_ingested) == (0, 0)
+    assert not metrics_path(project).exists()
+
+
+def test_subfolders_are_not_read(project: Path, session_dir: Path):
+    nested = session_dir / "abc" / "subagents"
+    nested.mkdir(parents=True)
+    (nested / "agent-1.jsonl").write_bytes(SIMPLE.read_bytes())
+    assert ingest_project(project).files_processed == 0
+
+
+def test_progress_is_called_per_file(project: Path, add_transcript):
+    add_transcript(SIMPLE)
+    add_transcript(SIDECHAIN)
+    seen: list[tuple[int, int]] = []
+    ingest_project(project, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 2), (2, 2)]
+
+
+# ------------------------------------------------------------------------------------ the command
+
+
+def test_cli_ingest_json_and_text(cli, project: Path, add_transcript):
+    add_transcript(SIMPLE)
+    add_transcript(SIDECHAIN)
+    data = ok(cli("ingest", "--format", "json")).json()
+    assert data == {
+        "files_processed": 2, "turns_ingested": 5, "tool_calls": 8, "malformed_lines": 0,
+        "metrics_path": str(metrics_path(project)), "session_dir": str(add_transcript(SIMPLE).parent),
+    }
+    text = ok(cli("ingest", "--force")).stdout
+    assert text == "Ingested 5 turns and 8 tool calls from 2 files\n"
+    assert ok(cli("ingest", "-q", "--force")).stdout == ""
+
+
+def test_cli_garbage_and_truncated_lines_are_skipped_and_counted(cli, project: Path, session_dir: Path):
+    lines = SIMPLE.read_bytes().splitlines(keepends=True)
+    (session_dir / "test-session-1.jsonl").write_bytes(
+        b"".join(lines[:3] + [b"{not json at all\n", b"\x00\x01garbage\n"] + lines[3:-1] + [lines[-1][: len(lines[-1]) // 2]])
+    )
+    result = ok(cli("ingest", "--format", "json"))
+    data = result.json()
+    assert data["malformed_lines"] == 3
+    # the truncated last line held turn 3's only reply: turn 3 is there, without it
+    assert (data["files_processed"], data["turns_ingested"], data["tool_calls"]) == (1, 3, 4)
+    text = ok(cli("ingest", "--force")).stdout
+    assert text == "Ingested 3 turns and 4 tool calls from 1 files (3 malformed lines skipped)\n"
+    assert _all_rows(metrics_path(project))["ingest_state"][0][2] == 3
+
+
+def test_cli_session_dir_override(cli, project: Path, tmp_path: Path, claude_home: Path):
+    elsewhere = tmp_path / "transcripts"
+    elsewhere.mkdir()
+    (elsewhere / "x.jsonl").write_bytes(SIDECHAIN.read_bytes())
+    data = ok(cli("ingest", "--session-dir", str(elsewhere), "--format", "json")).json()
+    assert (data["turns_ingested"], data["session_dir"]) == (2, str(elsewhere))
+
+
+def test_cli_no_session_files(cli, project: Path, claude_home: Path):
+    expected_dir = claude_home / ".claude" / "projects" / claude_code_slug(str(project))
+    assert ok(cli("ingest")).stdout == f"No session files found in {expected_dir}\n"
+    assert ok(cli("ingest", "-q")).stdout == ""
+    assert ok(cli("ingest", "--format", "json")).json()["files_processed"] == 0
+    assert not metrics_path(project).exists()
+
+
+def test_cli_bad_session_dir_is_one_line_and_writes_nothing(cli, project: Path, tmp_path: Path, claude_home: Path):
+    result = cli("ingest", "--session-dir", str(tmp_path / "missing"))
+    assert_one_line_error(result, 2, "--session-dir", "not a directory")
+    assert not metrics_path(project).exists()
+
+
+def test_cli_too_new_metrics_database_is_refused(cli, project: Path, add_transcript):
+    add_transcript(SIMPLE)
+    ok(cli("ingest"))
+    conn = sqlite3.connect(metrics_path(project))
+    conn.execute("UPDATE alembic_version SET version_num = 'm0100'")
+    conn.commit()
+    conn.close()
+    assert_one_line_error(cli("ingest", "--force"), 5, "newer cerebro", "m0100")
+
+
+@pytest.mark.parametrize("files", [6])
+def test_cli_progress_stays_off_when_stderr_is_not_a_terminal(cli, project: Path, session_dir: Path, files: int):
+    for n in range(files):
+        (session_dir / f"s{n}.jsonl").write_bytes(SIMPLE.read_bytes().replace(b"test-session-1", f"s{n}".encode()))
+    result = ok(cli("ingest"))  # ok(): nothing at all on stderr
+    assert result.stdout == f"Ingested {3 * files} turns and {6 * files} tool calls from {files} files\n"
+
+
+def test_cli_progress_on_a_terminal(cli, project: Path, session_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    import sys
+
+    for n in range(6):
+        (session_dir / f"s{n}.jsonl").write_bytes(SIDECHAIN.read_bytes().replace(b"test-session-2", f"s{n}".encode()))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    result = cli("ingest")
+    assert result.exit_code == 0
+    assert "6/6" in result.stderr and result.stderr.endswith("\n")
+    assert result.stdout == "Ingested 12 turns and 12 tool calls from 6 files\n"
