@@ -320,14 +320,16 @@ def reusable_backup(path: Path, label: str) -> Path | None:
 
 
 @contextlib.contextmanager
-def _upgrade_lock(path: Path) -> Iterator[None]:
-    # Locks live in CEREBRO_HOME/locks (keyed by the brain's absolute path), not beside the brain,
-    # so renaming or copying a brain never drags a stale lock file along.
+def upgrade_lock(path: Path, suffix: str = "lock") -> Iterator[None]:
+    """An exclusive lock per database file for the length of an upgrade (brains and metrics files).
+
+    Locks live in CEREBRO_HOME/locks (keyed by the file's absolute path), not beside the file, so renaming
+    or copying a brain never drags a stale lock file along."""
     import hashlib
 
     lock_dir = paths.ensure_private_dir(paths.home() / "locks")
     key = hashlib.sha256(os.path.abspath(path).encode("utf-8")).hexdigest()[:32]
-    lock_path = lock_dir / f"{key}.lock"
+    lock_path = lock_dir / f"{key}.{suffix}"
     fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, paths.FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -360,7 +362,7 @@ def adopt_for_alembic_cli(connection: Any, path: str) -> None:
 
 def ensure_current(engine: Any, path: Path) -> str | None:
     """Bring the brain at ``path`` to head. Returns the backup path when one was taken."""
-    with _upgrade_lock(path):
+    with upgrade_lock(path):
         raw = connect_raw(path, wal=False)
         try:
             version, revision, has_tables = read_state(raw)

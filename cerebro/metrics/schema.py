@@ -17,16 +17,12 @@ the file as it was) and every row can be re-derived from the transcripts with ``
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import hashlib
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from cerebro import paths
 from cerebro.db.engine import WRITE_OPTION, connect_raw
+from cerebro.db.migrate import upgrade_lock
 from cerebro.errors import MigrationFailed, SchemaTooNew
 
 __all__ = ["HEAD_REVISION", "KNOWN_REVISIONS", "WRITE_OPTION", "ensure_current", "script_location"]
@@ -82,23 +78,9 @@ def check_current(raw: Any, path: Path) -> bool:
     return not needed
 
 
-@contextlib.contextmanager
-def _upgrade_lock(path: Path) -> Iterator[None]:
-    # Beside the brains' upgrade locks (CEREBRO_HOME/locks), keyed by the file's absolute path.
-    lock_dir = paths.ensure_private_dir(paths.home() / "locks")
-    key = hashlib.sha256(os.path.abspath(path).encode("utf-8")).hexdigest()[:32]
-    fd = os.open(lock_dir / f"{key}.metrics.lock", os.O_CREAT | os.O_RDWR, paths.FILE_MODE)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
-
-
 def ensure_current(path: Path) -> None:
     """Bring the metrics database at ``path`` to head (it must exist, possibly empty)."""
-    with _upgrade_lock(path):
+    with upgrade_lock(path, "metrics.lock"):  # beside the brains' upgrade locks
         raw = connect_raw(path, wal=False)
         try:
             revision, tables = read_state(raw)
