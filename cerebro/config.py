@@ -110,6 +110,7 @@ _KEYS = [
               "Most tokens (estimated) a session-start prime may inject"),
     ConfigKey("feedback_docs", "3", _whole_number, "Top keyword hits that steer the vector query (0 = off)"),
     ConfigKey("feedback_weight", "0.7", _unit_float, "How far those hits move the vector query"),
+    ConfigKey("centering", "1.0", _unit_float, "How far the vector query moves from the brain's mean (0 = off)"),
 ]
 
 REGISTRY: dict[str, ConfigKey] = {k.key: k for k in _KEYS}

@@ -1,7 +1,9 @@
 """The recall pipeline: lanes → gate/expand → fuse → (rerank) → cut.
 
 1. Vector lane: cosine KNN over ``vec_nodes`` (over-fetch ×3, active only, ``similarity ≥ threshold``),
-   each hit scored by the composite formula with the in-degree structural baseline.
+   each hit scored by the composite formula with the in-degree structural baseline. The query is first
+   moved toward the top keyword hits (relevance feedback) and away from the brain's mean vector
+   (centering), ADR 0010.
 2. Lazy expansion gate on raw cosine (upstream ADR-014). Unless it fires — or ``as_of`` is given, which
    always expands so the validity window always applies — one hop of graph expansion rescoring
    connected results and adding active neighbours.
@@ -47,6 +49,10 @@ class RecallOptions:
     # an exact-term match teaches the vector lane what the query is about (ADR 0010).
     feedback_docs: int = 3
     feedback_weight: float = 0.7
+    # Centering (ADR 0010): the vector query moves away from the brain's mean memory vector, so what every
+    # memory shares (the model's common direction, the brain's recurring names and style) stops counting.
+    centering: float = 1.0
+    mean: Any = field(default=None, compare=False)  # conn -> the brain's mean vector, cached (the Brain's), if any
     knn: Any = field(default=None, compare=False)  # a warm in-memory index (cerebro.store.warm), if any
     now: datetime | None = None
     lanes: tuple[str, ...] = ("vector", "keyword")  # which lanes run (eval compares them alone)
@@ -124,13 +130,38 @@ def feedback(conn: Any, query_vector: Sequence[float], ids: Sequence[str], weigh
     return [x / norm for x in moved] if norm else list(query_vector)
 
 
-def _attach_raw_similarity(conn: Any, seeds: list[_Candidate], query_vector: Sequence[float]) -> None:
+CENTERING_SAMPLE = 256  # stored vectors read to estimate the brain's mean
+CENTERING_MIN = 50  # fewer vectors (about one lane's depth): no centering, the mean would be the memories
+
+
+def brain_mean(conn: Any) -> list[float] | None:
+    """The mean vector centering moves away from, or None when the brain is too small to have one."""
+    return vec.mean_vector(conn, CENTERING_SAMPLE, CENTERING_MIN)
+
+
+def center(vector: Sequence[float], mean: Sequence[float], weight: float) -> list[float]:
+    """normalise(v − weight·mean): ranking by it is ranking by v·d − weight·mean·d, which demotes memories
+    that resemble every other memory (hubs), as IDF demotes common words."""
+    moved = [v - weight * m for v, m in zip(vector, mean, strict=True)]
+    norm = math.sqrt(sum(x * x for x in moved))
+    return [x / norm for x in moved] if norm else list(vector)
+
+
+def _attach_raw_similarity(
+    conn: Any, seeds: list[_Candidate], query_vector: Sequence[float], vectors: dict[str, list[float]] | None = None
+) -> None:
     from operator import mul
 
-    vectors = vec.vectors_for(conn, [c.node.id for c in seeds])
+    vectors = vectors if vectors is not None else vec.vectors_for(conn, [c.node.id for c in seeds])
     for candidate in seeds:
         vector = vectors.get(candidate.node.id)
         candidate.raw_similarity = sum(map(mul, vector, query_vector)) if vector is not None else candidate.similarity
+
+
+def _dot(a: Sequence[float] | None, b: Sequence[float]) -> float:
+    from operator import mul
+
+    return sum(map(mul, a, b)) if a is not None else -1.0
 
 
 def keyword_lane(conn: Any, query: str, width: int, subtype: Any = UNSET) -> list[tuple[str, float]]:
@@ -201,11 +232,25 @@ def recall(
         search_vector = query_vector
         if keyword_ids and options.feedback_docs > 0 and options.feedback_weight > 0:
             search_vector = feedback(conn, query_vector, keyword_ids[: options.feedback_docs], options.feedback_weight)  # type: ignore[arg-type]
-        seeds = vector_lane(conn, search_vector, options, width)  # type: ignore[arg-type]
-        if search_vector is not query_vector and seeds:
+        mean = None
+        if options.centering > 0:
+            mean = options.mean(conn) if options.mean is not None else brain_mean(conn)
+            if mean is not None and len(mean) != len(search_vector):  # type: ignore[arg-type]
+                mean = None  # vectors of another model (a switch under way): rank uncentered
+        vectors = None
+        if mean is None:
+            seeds = vector_lane(conn, search_vector, options, width)  # type: ignore[arg-type]
+        else:
+            # The centered query chooses the candidates and gives the relevance term; the threshold keeps
+            # its meaning, a cosine to the uncentered query, so it is checked after the cut.
+            centered = center(search_vector, mean, options.centering)  # type: ignore[arg-type]
+            seeds = vector_lane(conn, centered, replace(options, threshold=-1.0), width)
+            vectors = vec.vectors_for(conn, [c.node.id for c in seeds])
+            seeds = [c for c in seeds if _dot(vectors.get(c.node.id), search_vector) >= options.threshold]  # type: ignore[arg-type]
+        if (search_vector is not query_vector or mean is not None) and seeds:
             # Relevance uses the expanded query (that is the gain, ADR 0010); the gate and the reported
             # similarity keep the cosine to the query the user asked (upstream's meaning of both).
-            _attach_raw_similarity(conn, seeds, query_vector)  # type: ignore[arg-type]
+            _attach_raw_similarity(conn, seeds, query_vector, vectors)  # type: ignore[arg-type]
         for rank, c in enumerate(seeds, start=1):
             c.lanes["vector"] = rank
     elif mode == "keyword" and keyword_ids:

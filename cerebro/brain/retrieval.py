@@ -42,6 +42,16 @@ class RetrievalMixin:
         warm = self.__dict__.setdefault("_warm", WarmVectors())
         return warm.knn if warm.ready(conn) else None
 
+    def _brain_mean(self, conn: Any) -> Any:
+        """The brain's mean vector for centering (ADR 0010), kept until any connection commits."""
+        from cerebro.recall import brain_mean
+
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        cached = self.__dict__.get("_mean")
+        if cached is None or cached[0] is not conn or cached[1] != version:
+            cached = self.__dict__["_mean"] = (conn, version, brain_mean(conn))
+        return cached[2]
+
     def _annotate(self, nodes: list[values.Node]) -> list[values.Node]:
         """Fill the read-time statuses (provenance_status, origin_status) in one batch."""
         from dataclasses import replace
@@ -80,6 +90,7 @@ class RetrievalMixin:
             "depth": setting("lane_depth"),
             "feedback_docs": setting("feedback_docs"),
             "feedback_weight": setting("feedback_weight"),
+            "centering": setting("centering"),
         }
         options.update({k: v for k, v in given.items() if v is not None})
         return RecallOptions(**options)
@@ -120,6 +131,7 @@ class RetrievalMixin:
                 as_of=when,
                 lanes=lanes,
                 knn=self._warm_knn(conn) if vector is not None else None,
+                mean=self._brain_mean,
             )
             # None is meaningful here ("no subtype"), so it is set after the None-dropping merge above.
             options = _replace_options(options, subtype=RECALL_UNSET if subtype is UNSET else (subtype or ""))

@@ -128,6 +128,27 @@ def knn(conn: Any, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
     return [(r[0], float(r[1])) for r in rows]
 
 
+def mean_vector(conn: Any, sample: int, minimum: int) -> list[float] | None:
+    """The mean of the first ``sample`` stored vectors (one bounded read, ~2 ms whatever the brain's size),
+    or None when fewer than ``minimum`` are stored, or there is no vector table. No NumPy: the hot path
+    does not import it (``docs/benchmarks.md``)."""
+    import sys
+    from array import array
+
+    try:
+        blobs = [r[0] for r in conn.execute("SELECT embedding FROM vec_nodes LIMIT ?", (int(sample),)).fetchall()]
+    except Exception:  # noqa: BLE001 - no vector table: nothing to center on
+        return None
+    if len(blobs) < max(1, minimum):
+        return None
+    values = array("f", b"".join(blobs))  # float32, little-endian on disk
+    if sys.byteorder != "little":
+        values.byteswap()
+    count = len(blobs)
+    dims = len(values) // count
+    return [sum(values[j::dims]) / count for j in range(dims)]
+
+
 def vectors_for(conn: Any, ids: Sequence[str]) -> dict[str, list[float]]:
     """Vectors of these nodes: rowid point lookups, then a metadata scan only for rows found elsewhere."""
     from cerebro.store.reads import chunks

@@ -60,7 +60,7 @@ def test_list_json_in_registry_order(cli, brain_path):
         "prime_limit", "gc_threshold", "search_limit", "search_threshold", "recall_threshold",
         "indegree_bonus_enabled", "stop_guard_enabled", "rerank_enabled", "rerank_command", "rerank_fusion",
         "bm25_enabled", "expand_threshold", "expand_spread_threshold",
-        "fusion", "keyword_weight", "lane_depth", "prime_token_budget", "feedback_docs", "feedback_weight",
+        "fusion", "keyword_weight", "lane_depth", "prime_token_budget", "feedback_docs", "feedback_weight", "centering",
     ]
     for entry in data:
         assert set(entry) == {"key", "value", "source", "default", "description"}

@@ -10,7 +10,7 @@ UPSTREAM_ORDER = [
     "indegree_bonus_enabled", "stop_guard_enabled", "rerank_enabled", "rerank_command", "rerank_fusion",
     "bm25_enabled", "expand_threshold", "expand_spread_threshold",
     # ours, after upstream's (ADR 0010)
-    "fusion", "keyword_weight", "lane_depth", "prime_token_budget", "feedback_docs", "feedback_weight",
+    "fusion", "keyword_weight", "lane_depth", "prime_token_budget", "feedback_docs", "feedback_weight", "centering",
 ]
 
 
