@@ -99,7 +99,9 @@ def bench_in_process(path: Path, queries: list[str]) -> dict[str, float]:
         excluded, included = [], []
         for query, vector in zip(queries, vectors, strict=True):
             with brain._snapshot() as conn:
-                options = brain._recall_options(conn, limit=20, threshold=0.3, knn=brain._warm_knn(conn))
+                options = brain._recall_options(
+                    conn, limit=20, threshold=0.3, warm=brain._warm(conn), mean=brain._brain_mean
+                )
                 started = time.perf_counter()
                 run_recall(conn, query, vector, options, mode="hybrid")
                 excluded.append((time.perf_counter() - started) * 1000)

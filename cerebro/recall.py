@@ -53,7 +53,7 @@ class RecallOptions:
     # memory shares (the model's common direction, the brain's recurring names and style) stops counting.
     centering: float = 1.0
     mean: Any = field(default=None, compare=False)  # conn -> the brain's mean vector, cached (the Brain's), if any
-    knn: Any = field(default=None, compare=False)  # a warm in-memory index (cerebro.store.warm), if any
+    warm: Any = field(default=None, compare=False)  # a warm in-memory index (cerebro.store.warm), if any
     now: datetime | None = None
     lanes: tuple[str, ...] = ("vector", "keyword")  # which lanes run (eval compares them alone)
     expand: bool = True
@@ -105,7 +105,7 @@ def vector_lane(conn: Any, query_vector: Sequence[float], options: RecallOptions
     overfetch = 2 if options.subtype is UNSET else SUBTYPE_OVERFETCH
     k = min(width * overfetch, vec.MAX_K)
     while True:
-        nearest = options.knn(query_vector, k) if options.knn is not None else vec.knn(conn, query_vector, k)
+        nearest = options.warm.knn(query_vector, k) if options.warm is not None else vec.knn(conn, query_vector, k)
         hits = [(node_id, 1.0 - distance) for node_id, distance in nearest]
         above = [(node_id, sim) for node_id, sim in hits if sim >= options.threshold]
         nodes = reads.nodes_by_id(conn, [node_id for node_id, _ in above], active_only=True)
@@ -119,9 +119,16 @@ def vector_lane(conn: Any, query_vector: Sequence[float], options: RecallOptions
     return [_Candidate(nodes[i], sim, baseline.get(i, 0.0)) for i, sim in usable]
 
 
-def feedback(conn: Any, query_vector: Sequence[float], ids: Sequence[str], weight: float) -> list[float]:
+def vectors_of(conn: Any, options: RecallOptions, ids: Sequence[str]) -> dict[str, list[float]]:
+    """Stored vectors of these nodes: from the warm index when there is one (no point lookups)."""
+    return options.warm.vectors(ids) if options.warm is not None else vec.vectors_for(conn, list(ids))
+
+
+def feedback(
+    conn: Any, query_vector: Sequence[float], ids: Sequence[str], weight: float, options: RecallOptions | None = None
+) -> list[float]:
     """normalise(q + weight·mean(vectors of ``ids``)); the query unchanged if none has a vector."""
-    vectors = list(vec.vectors_for(conn, list(ids)).values())
+    vectors = list((vectors_of(conn, options, ids) if options is not None else vec.vectors_for(conn, list(ids))).values())
     if not vectors:
         return list(query_vector)
     mean = [sum(column) / len(vectors) for column in zip(*vectors, strict=True)]
@@ -147,12 +154,9 @@ def center(vector: Sequence[float], mean: Sequence[float], weight: float) -> lis
     return [x / norm for x in moved] if norm else list(vector)
 
 
-def _attach_raw_similarity(
-    conn: Any, seeds: list[_Candidate], query_vector: Sequence[float], vectors: dict[str, list[float]] | None = None
-) -> None:
+def _attach_raw_similarity(seeds: list[_Candidate], query_vector: Sequence[float], vectors: dict[str, list[float]]) -> None:
     from operator import mul
 
-    vectors = vectors if vectors is not None else vec.vectors_for(conn, [c.node.id for c in seeds])
     for candidate in seeds:
         vector = vectors.get(candidate.node.id)
         candidate.raw_similarity = sum(map(mul, vector, query_vector)) if vector is not None else candidate.similarity
@@ -231,7 +235,7 @@ def recall(
     if use_vector:
         search_vector = query_vector
         if keyword_ids and options.feedback_docs > 0 and options.feedback_weight > 0:
-            search_vector = feedback(conn, query_vector, keyword_ids[: options.feedback_docs], options.feedback_weight)  # type: ignore[arg-type]
+            search_vector = feedback(conn, query_vector, keyword_ids[: options.feedback_docs], options.feedback_weight, options)  # type: ignore[arg-type]
         mean = None
         if options.centering > 0:
             mean = options.mean(conn) if options.mean is not None else brain_mean(conn)
@@ -245,12 +249,14 @@ def recall(
             # its meaning, a cosine to the uncentered query, so it is checked after the cut.
             centered = center(search_vector, mean, options.centering)  # type: ignore[arg-type]
             seeds = vector_lane(conn, centered, replace(options, threshold=-1.0), width)
-            vectors = vec.vectors_for(conn, [c.node.id for c in seeds])
+            vectors = vectors_of(conn, options, [c.node.id for c in seeds])
             seeds = [c for c in seeds if _dot(vectors.get(c.node.id), search_vector) >= options.threshold]  # type: ignore[arg-type]
         if (search_vector is not query_vector or mean is not None) and seeds:
             # Relevance uses the expanded query (that is the gain, ADR 0010); the gate and the reported
             # similarity keep the cosine to the query the user asked (upstream's meaning of both).
-            _attach_raw_similarity(conn, seeds, query_vector, vectors)  # type: ignore[arg-type]
+            if vectors is None:
+                vectors = vectors_of(conn, options, [c.node.id for c in seeds])
+            _attach_raw_similarity(seeds, query_vector, vectors)  # type: ignore[arg-type]
         for rank, c in enumerate(seeds, start=1):
             c.lanes["vector"] = rank
     elif mode == "keyword" and keyword_ids:

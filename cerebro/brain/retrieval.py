@@ -17,6 +17,9 @@ from cerebro.brain.validate import (
 )
 
 
+MEAN_TTL_SECONDS = 60.0
+
+
 class RetrievalMixin:
     @contextmanager
     def _snapshot(self) -> Iterator[Any]:
@@ -35,22 +38,28 @@ class RetrievalMixin:
         finally:
             self._raw.execute("COMMIT")
 
-    def _warm_knn(self, conn: Any) -> Any:
+    def _warm(self, conn: Any) -> Any:
         """The in-memory vector index when this process keeps using a big brain (else None)."""
         from cerebro.store.warm import WarmVectors
 
-        warm = self.__dict__.setdefault("_warm", WarmVectors())
-        return warm.knn if warm.ready(conn) else None
+        warm = self.__dict__.setdefault("_warm_vectors", WarmVectors())
+        return warm if warm.ready(conn) else None
 
     def _brain_mean(self, conn: Any) -> Any:
-        """The brain's mean vector for centering (ADR 0010), kept until any connection commits."""
+        """The brain's mean vector for centering (ADR 0010), cached: re-read once a commit has happened and
+        a minute has passed. Every recall commits its access touches, and a mean of 256 vectors barely moves
+        with a few writes; re-reading it on each commit would cost a long-lived agent ~6 ms per recall."""
+        import time
+
         from cerebro.recall import brain_mean
 
         version = conn.execute("PRAGMA data_version").fetchone()[0]
+        now = time.monotonic()
         cached = self.__dict__.get("_mean")
-        if cached is None or cached[0] is not conn or cached[1] != version:
-            cached = self.__dict__["_mean"] = (conn, version, brain_mean(conn))
-        return cached[2]
+        fresh = cached is not None and cached[0] is conn and (cached[1] == version or now - cached[2] < MEAN_TTL_SECONDS)
+        if not fresh:
+            cached = self.__dict__["_mean"] = (conn, version, now, brain_mean(conn))
+        return cached[3]
 
     def _annotate(self, nodes: list[values.Node]) -> list[values.Node]:
         """Fill the read-time statuses (provenance_status, origin_status) in one batch."""
@@ -130,7 +139,7 @@ class RetrievalMixin:
                 threshold=_check_unit(threshold_value, "threshold"),
                 as_of=when,
                 lanes=lanes,
-                knn=self._warm_knn(conn) if vector is not None else None,
+                warm=self._warm(conn) if vector is not None else None,
                 mean=self._brain_mean,
             )
             # None is meaningful here ("no subtype"), so it is set after the None-dropping merge above.

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-MIN_VECTORS = 20_000  # below this, sqlite-vec's scan is already fast enough
+MIN_VECTORS = 5_000  # below this, sqlite-vec's scan and point lookups are already fast enough
 
 
 class WarmVectors:
     def __init__(self) -> None:
         self._version: int | None = None
         self._ids: list[str] = []
+        self._rows: dict[str, int] = {}
         self._matrix: Any = None
         self.uses = 0
 
@@ -45,6 +46,7 @@ class WarmVectors:
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         rows = conn.execute("SELECT node_id, embedding FROM vec_nodes").fetchall()
         self._ids = [r[0] for r in rows]
+        self._rows = {node_id: i for i, node_id in enumerate(self._ids)}
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         self._matrix = matrix / np.clip(norms, 1e-12, None)
@@ -63,3 +65,7 @@ class WarmVectors:
         top = np.argpartition(-similarity, k - 1)[:k]
         top = top[np.lexsort((top, -similarity[top]))]  # nearest first; ties in storage order
         return [(self._ids[i], float(1.0 - similarity[i])) for i in top]
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """Unit vectors of these nodes — ``vec.vectors_for`` without a point lookup each (~0.2 ms apiece)."""
+        return {i: self._matrix[self._rows[i]].tolist() for i in ids if i in self._rows}

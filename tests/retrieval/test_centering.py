@@ -66,13 +66,19 @@ def test_small_brains_are_not_centered(fake_brain):
     assert _vector_order(fake_brain) == [HUB, TARGET]
 
 
-def test_the_brain_keeps_its_mean_until_something_is_written(fake_brain):
+def test_the_brain_keeps_its_mean_until_a_write_and_a_minute(fake_brain, monkeypatch):
+    from cerebro.brain import retrieval
+
     fake_brain.add_many([{"content": text} for text in FILLER])
     with fake_brain._snapshot() as conn:
         first = fake_brain._brain_mean(conn)
         assert fake_brain._brain_mean(conn) is first  # cached
     fake_brain.add(TARGET)
     with fake_brain._snapshot() as conn:
+        assert fake_brain._brain_mean(conn) is first  # a write within the minute: still the cached mean
+    monkeypatch.setattr(retrieval, "MEAN_TTL_SECONDS", 0.0)  # ... the minute has passed
+    with fake_brain._snapshot() as conn:
         second = fake_brain._brain_mean(conn)
         assert second != first
         assert second == pytest.approx(vec.mean_vector(conn, recall.CENTERING_SAMPLE, recall.CENTERING_MIN))
+        assert fake_brain._brain_mean(conn) is second  # no write since: cached again

@@ -49,5 +49,19 @@ def test_recall_is_the_same_with_the_warm_index(fake_brain, small_threshold) -> 
         fake_brain.add(f"{words[i % 12]} {words[(i * 7 + 2) % 12]} note{i}")
     first = fake_brain.recall("delta iris", limit=10)  # vec0 scan
     second = fake_brain.recall("delta iris", limit=10)  # warm index
-    assert fake_brain.__dict__["_warm"]._matrix is not None
+    assert fake_brain.__dict__["_warm_vectors"]._matrix is not None
     assert sorted(round(r.score, 6) for r in first) == sorted(round(r.score, 6) for r in second)
+
+
+def test_warm_vectors_are_the_stored_unit_vectors(fake_brain, small_threshold) -> None:  # noqa: ANN001
+    ids = [fake_brain.add(f"note about topic {i}") for i in range(12)]
+    index = warm.WarmVectors()
+    with fake_brain._snapshot() as conn:
+        index.ready(conn)
+        assert index.ready(conn) is True
+        stored = vec.vectors_for(conn, ids[:5])
+        got = index.vectors([*ids[:5], "no-such-id"])
+    assert set(got) == set(stored)
+    for node_id, vector in stored.items():
+        norm = sum(x * x for x in vector) ** 0.5
+        assert got[node_id] == pytest.approx([x / norm for x in vector], abs=1e-6)
