@@ -76,7 +76,7 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
             if not create:
                 raise BrainNotFound(f"no brain at {brain_path} — run 'cerebro init' first")
             paths.create_private_file(brain_path)
-        _tighten_modes(brain_path)
+        paths.tighten_private_file(brain_path)
         # A cheap check on a raw connection: a brain at head never imports Alembic.
         try:
             raw = connect_raw(brain_path, wal=False)
@@ -622,25 +622,3 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
             )
 
         return self._read(read)
-
-
-
-def _tighten_modes(brain_path: Path) -> None:
-    """Brains made elsewhere (copied in, adopted from Go, restored by hand) may be world-readable; memories
-    may hold secrets, so a brain we own and its WAL files are made 0600, and cerebro's folder 0700."""
-    for suffix in ("", "-wal", "-shm"):
-        candidate = Path(str(brain_path) + suffix)
-        try:
-            info = candidate.stat()
-        except OSError:
-            continue
-        if info.st_mode & 0o077 and info.st_uid == os.getuid():
-            try:
-                os.chmod(candidate, paths.FILE_MODE)
-            except OSError:
-                pass
-    if paths.home() in brain_path.parents:
-        try:
-            paths.ensure_private_dir(brain_path.parent)
-        except OSError:
-            pass

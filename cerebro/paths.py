@@ -96,3 +96,25 @@ def create_private_file(path: Path) -> None:
     fd = os.open(path, os.O_CREAT | os.O_WRONLY, FILE_MODE)
     os.close(fd)
     os.chmod(path, FILE_MODE)
+
+
+def tighten_private_file(path: Path) -> None:
+    """Databases made elsewhere (copied in, adopted from Go, restored by hand) may be world-readable; memories
+    and transcripts may hold secrets, so a file we own and its WAL files are made 0600, and cerebro's folder
+    0700. Best effort: a file we cannot chmod is still read."""
+    for suffix in ("", "-wal", "-shm"):
+        candidate = Path(str(path) + suffix)
+        try:
+            info = candidate.stat()
+        except OSError:
+            continue
+        if info.st_mode & 0o077 and info.st_uid == os.getuid():
+            try:
+                os.chmod(candidate, FILE_MODE)
+            except OSError:
+                pass
+    if home() in path.parents:
+        try:
+            ensure_private_dir(path.parent)
+        except OSError:
+            pass

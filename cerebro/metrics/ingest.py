@@ -106,7 +106,10 @@ def _ingest_file(store: MetricsStore, file: Path, *, force: bool, report: Ingest
         return
     report.malformed_lines += parsed.malformed_lines
     if not parsed.turns:
-        return  # nothing to store; the state is left alone so the file is looked at again (upstream)
+        # Nothing to store, but remember the size: the file is read again once it grows, not at every
+        # ingest (upstream re-read it each time, re-counting its bad lines).
+        store.set_ingest_offset(key, parsed.size, malformed_lines=parsed.malformed_lines)
+        return
     store.save_parse(
         parsed.turns, parsed.tool_calls, file=key, size=parsed.size, malformed_lines=parsed.malformed_lines
     )

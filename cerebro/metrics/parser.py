@@ -150,7 +150,7 @@ class TranscriptParser:
         self.default_session_id = default_session_id  # Claude Code names the file after the session
         self.result = ParsedTranscript()
         self._current: _TurnBuilder | None = None
-        self._turn_number = 0
+        self._turn_numbers: dict[str, int] = {}
         self._seen_messages: set[tuple[Any, Any]] = set()
 
     def feed_line(self, line: bytes | str) -> None:
@@ -185,9 +185,11 @@ class TranscriptParser:
 
     def _start_turn(self, record: dict[str, Any]) -> None:
         self._flush()
-        self._turn_number += 1
         session = self._text(record, "sessionId", self.default_session_id)
-        self._current = _TurnBuilder(session, self._turn_number, self._text(record, "timestamp", ""))
+        # Numbered per session: a file that carries a resumed session's history numbers those turns as
+        # the session's own file does.
+        self._turn_numbers[session] = self._turn_numbers.get(session, 0) + 1
+        self._current = _TurnBuilder(session, self._turn_numbers[session], self._text(record, "timestamp", ""))
 
     def _add_assistant(self, record: dict[str, Any], message: dict[str, Any]) -> None:
         current = self._current

@@ -29,7 +29,7 @@ __all__ = ["HEAD_REVISION", "KNOWN_REVISIONS", "WRITE_OPTION", "ensure_current",
 
 # In chain order. A test checks this against the script directory, so opening can refuse a too-new file
 # without importing Alembic.
-KNOWN_REVISIONS = ("m0001", "m0002")
+KNOWN_REVISIONS = ("m0001", "m0002", "m0003")
 HEAD_REVISION = KNOWN_REVISIONS[-1]
 ADOPTED_REVISION = "m0001"  # what a database written by upstream already is
 UPSTREAM_TABLES = frozenset({"turn_metrics", "tool_calls", "ingest_state"})

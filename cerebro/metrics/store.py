@@ -78,6 +78,8 @@ class MetricsStore:
             if not create:
                 raise BrainNotFound(f"metrics database not found at {target} — run 'cerebro ingest' first")
             paths.create_private_file(target)  # 0600 before SQLite sees it: -wal/-shm inherit the mode
+        else:
+            paths.tighten_private_file(target)  # an adopted upstream file may be world-readable
         try:
             probe = connect_raw(target, wal=False)
             try:
@@ -140,12 +142,17 @@ class MetricsStore:
         malformed_lines: int = 0,
     ) -> None:
         """Everything one transcript yields, in one transaction: its sessions' turns replaced, their tool
-        calls replaced, stop-guard decisions re-attributed, and (with ``file``) the file's offset."""
-        sessions = _distinct_sessions(turns)
+        calls replaced, stop-guard decisions re-attributed, and (with ``file``) the file's offset.
+
+        A session whose rows came from another transcript holding *more* of its turns is left to that
+        file (a resumed session's new file repeats part of the old one's history): the fullest record of
+        a session wins, whatever order the files are read in."""
 
         def work(cur: Any) -> None:
-            _replace_turns(cur, turns)
-            _replace_tool_calls(cur, sessions, calls)
+            sessions = [s for s in _distinct_sessions(turns) if _speaks_for(cur, s, turns, file)]
+            mine = [t for t in turns if t.session_id in sessions]
+            _replace_turns(cur, mine, file)
+            _replace_tool_calls(cur, sessions, [c for c in calls if c.session_id in sessions])
             for session in sessions:
                 _attribute_stop_guard(cur, session)
             if file is not None:
@@ -242,15 +249,27 @@ def _distinct_sessions(turns: Iterable[TurnMetrics]) -> list[str]:
     return list(dict.fromkeys(turn.session_id for turn in turns))
 
 
-def _replace_turns(cur: Any, turns: Sequence[TurnMetrics]) -> None:
+def _speaks_for(cur: Any, session: str, turns: Sequence[TurnMetrics], file: str | None) -> bool:
+    """May ``file`` replace the session's rows? Yes unless another transcript already gave more turns."""
+    if file is None:
+        return True
+    count = sum(1 for t in turns if t.session_id == session)
+    held = cur.execute(
+        "SELECT COUNT(*), MAX(transcript) FROM turn_metrics WHERE session_id = ?", (session,)
+    ).fetchone()
+    return held[1] is None or held[1] == file or count > held[0]
+
+
+def _replace_turns(cur: Any, turns: Sequence[TurnMetrics], transcript: str | None = None) -> None:
     # An upsert rather than upstream's INSERT OR REPLACE: a re-ingested turn keeps its id, so ingesting
     # twice leaves identical rows.
-    updates = ", ".join(f"{c} = excluded.{c}" for c in TURN_DATA_COLUMNS[3:])
+    columns = (*TURN_DATA_COLUMNS, "transcript")
+    updates = ", ".join(f"{c} = excluded.{c}" for c in columns[3:])
     cur.executemany(
-        f"INSERT INTO turn_metrics ({', '.join(TURN_DATA_COLUMNS)}) "
-        f"VALUES ({', '.join('?' for _ in TURN_DATA_COLUMNS)}) "
+        f"INSERT INTO turn_metrics ({', '.join(columns)}) "
+        f"VALUES ({', '.join('?' for _ in columns)}) "
         f"ON CONFLICT(session_id, turn_number) DO UPDATE SET {updates}",
-        [tuple(getattr(t, c) for c in TURN_DATA_COLUMNS) for t in turns],
+        [(*(getattr(t, c) for c in TURN_DATA_COLUMNS), transcript) for t in turns],
     )
     # The file is re-parsed whole, so turns it no longer has (a rewritten transcript) are gone.
     last: dict[str, int] = {}

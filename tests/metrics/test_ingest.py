@@ -88,7 +88,8 @@ def test_ingest_all_fixtures_then_again_gives_the_same_rows(project: Path, add_t
     assert (report.files_processed, report.turns_ingested, report.tool_calls, report.malformed_lines) == (3, 9, 10, 0)
     assert report.metrics_path == str(metrics_path(project))
     first = _all_rows(metrics_path(project))
-    assert len(first["turn_metrics"]) == 9 and len(first["ingest_state"]) == 3
+    # every file is remembered, the one with no prompt too (read again only once it grows)
+    assert len(first["turn_metrics"]) == 9 and len(first["ingest_state"]) == 4
 
     unchanged = ingest_project(project)  # every stored offset ≥ size: nothing re-read
     assert (unchanged.files_processed, unchanged.turns_ingested) == (0, 0)
@@ -249,3 +250,38 @@ def test_cli_progress_on_a_terminal(cli, project: Path, session_dir: Path, monke
     assert result.exit_code == 0
     assert "6/6" in result.stderr and result.stderr.endswith("\n")
     assert result.stdout == "Ingested 12 turns and 12 tool calls from 6 files\n"
+
+
+# ------------------------------------------------------------------------------------ resumed sessions
+
+
+def test_a_file_repeating_part_of_a_session_never_erases_its_turns(project: Path, add_transcript, session_dir: Path):
+    """A resumed session's new file starts with part of the old session's history (same sessionId): the
+    fuller record of a session keeps its turns, whichever file is read first, and the new session's own
+    turns are numbered from 1."""
+    lines = SIMPLE.read_bytes().splitlines(keepends=True)
+    resumed = session_dir / "b-resumed.jsonl"  # read after a.jsonl (lexical order)
+    resumed.write_bytes(b"".join(lines[:4]))  # turn 1 of test-session-1, copied
+    _append(resumed,
+            {"type": "user", "sessionId": "new-session", "timestamp": "2026-04-23T12:00:00Z",
+             "message": {"role": "user", "content": "carry on"}},
+            {"type": "assistant", "sessionId": "new-session", "timestamp": "2026-04-23T12:00:05Z",
+             "message": {"id": "m-new", "role": "assistant", "content": [
+                 {"type": "tool_use", "name": "Bash", "input": {"command": "cerebro recall x"}}]}})
+    add_transcript(SIMPLE, "a.jsonl")
+    ingest_project(project)
+    for _ in range(2):  # and again with --force: stable
+        with MetricsStore.open(metrics_path(project)) as store:
+            assert [t.turn_number for t in store.recent_turns(session_id="test-session-1")] == [1, 2, 3]
+            assert [t.turn_number for t in store.recent_turns(session_id="new-session")] == [1]
+            assert sum(store.tool_distribution("test-session-1").values()) == 6
+        ingest_project(project, force=True)
+
+
+def test_a_file_with_no_prompt_is_not_reread_until_it_grows(project: Path, session_dir: Path):
+    bad = session_dir / "bad.jsonl"
+    bad.write_bytes(b"\xff\xfe not json\n{\"type\": \"summary\"}\n")
+    assert ingest_project(project).malformed_lines == 1
+    assert ingest_project(project).malformed_lines == 0  # remembered: not re-read, not re-counted
+    _append(bad, {"type": "summary", "summary": "more"})
+    assert ingest_project(project).malformed_lines == 1  # grown: read again

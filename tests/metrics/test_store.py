@@ -117,7 +117,7 @@ def test_upstream_database_is_adopted_with_every_row(tmp_path: Path):
         assert store.ingest_offset("/x/go-session.jsonl") == 1234
         store.record_stop_guard("go-session", "premature-stopping", "2026-04-01T09:00:30Z")
         assert store.recent_turns()[0].stop_guard_fired == 1
-    assert _rows(path, "SELECT version_num FROM alembic_version") == [("m0002",)]
+    assert _rows(path, "SELECT version_num FROM alembic_version") == [(schema.HEAD_REVISION,)]
     columns = [r[1] for r in _rows(path, "PRAGMA table_info(ingest_state)")]
     assert columns == ["file_path", "last_offset", "updated_at", "malformed_lines"]
 
@@ -183,7 +183,7 @@ def test_alembic_command_line_upgrades_and_adopts(tmp_path: Path):
     alembic = [sys.executable, "-m", "alembic", "-c", str(REPO / "alembic.ini"), "-n", "metrics"]
     for db in (fresh, adopted):
         subprocess.run([*alembic, "-x", f"db={db}", "upgrade", "head"], check=True, capture_output=True, cwd=REPO)
-        assert _rows(db, "SELECT version_num FROM alembic_version") == [("m0002",)]
+        assert _rows(db, "SELECT version_num FROM alembic_version") == [(schema.HEAD_REVISION,)]
     assert _rows(adopted, "SELECT session_id, input_tokens FROM turn_metrics") == [("go-session", 500)]
     subprocess.run([*alembic, "-x", f"db={fresh}", "downgrade", "m0001"], check=True, capture_output=True, cwd=REPO)
     assert "stop_guard_events" not in {r[0] for r in _rows(fresh, "SELECT name FROM sqlite_master")}
@@ -292,3 +292,12 @@ def test_record_stop_guard_decision_defaults_to_the_clock(project: Path):
     clock.set_now(datetime(2026, 6, 1, 8, 30, tzinfo=UTC))
     record_stop_guard_decision(project, "sess", "scope-reduction")
     assert _rows(metrics_path(project), "SELECT at FROM stop_guard_events") == [("2026-06-01T08:30:00.000000Z",)]
+
+
+def test_an_adopted_world_readable_file_is_made_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = tmp_path / "go.metrics.sqlite"
+    _upstream_db(path)
+    os.chmod(path, 0o644)
+    with MetricsStore.open(path):
+        pass
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600

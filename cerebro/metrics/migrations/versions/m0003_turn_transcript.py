@@ -1,0 +1,33 @@
+"""metrics m0003: which transcript each turn was read from
+
+A session's records can sit in more than one transcript: a resumed session starts a new file that
+repeats earlier history. ``turn_metrics.transcript`` names the file a session's rows came from, so that
+ingest lets the fullest file speak for a session instead of two files overwriting each other's turns
+(ADR 0014). Rows adopted from upstream have none; any file may replace them.
+
+Revision ID: m0003
+Revises: m0002
+"""
+
+from alembic import op
+
+revision = "m0003"
+down_revision = "m0002"
+branch_labels = None
+depends_on = None
+
+
+def _has_column(bind, table: str, column: str) -> bool:
+    return any(row[1] == column for row in bind.exec_driver_sql(f"PRAGMA table_info({table})").fetchall())
+
+
+def upgrade() -> None:
+    bind = op.get_bind()
+    if not _has_column(bind, "turn_metrics", "transcript"):
+        bind.exec_driver_sql("ALTER TABLE turn_metrics ADD COLUMN transcript TEXT")
+
+
+def downgrade() -> None:
+    bind = op.get_bind()
+    if _has_column(bind, "turn_metrics", "transcript"):
+        bind.exec_driver_sql("ALTER TABLE turn_metrics DROP COLUMN transcript")
