@@ -143,6 +143,13 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         options, rest = split_global_options(tokens)
     except UsageError as exc:
+        if {"hook", "stop-guard"} & set(tokens):
+            # Claude Code reads exit 2 as "block" (the prompt erased, the stop refused): a hook never
+            # breaks a session, even when wired with a bad option.
+            print(f"cerebro: error: {exc}", file=sys.stderr)
+            if "stop-guard" in tokens:
+                sys.stdout.write("{}\n")
+            return 0
         return _fail(str(exc), 2)
     state.format = str(options.get("format", "md"))
     state.quiet = bool(options.get("quiet", False))

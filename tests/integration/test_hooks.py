@@ -199,3 +199,36 @@ def test_session_end_with_no_transcripts_and_no_brain_is_quiet(project: Path, is
     ended = _hook(isolated_home, project, "session-end", stdin=_payload("nothing", "SessionEnd"),
                   env={"HOME": str(tmp_path)})
     assert (ended.returncode, ended.stdout, ended.stderr) == (0, "", "")
+
+
+def test_prime_budget_caps_even_one_huge_memory(project: Path, isolated_home: Path) -> None:
+    path = paths.project_brain_path(project)
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        brain.add("giant " * 20_000, type="concept", importance=1.0)  # ~120 KB, ~30k tokens
+        brain.add("a small fact", type="concept", importance=0.9)
+    (project / ".cerebro-gc.log").write_text('{"archived": 1}\n')
+    out = _hook(isolated_home, project, "prime", "--event", "sessionstart", stdin=_payload("huge"))
+    context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert len(context) // 4 < 2000 + 100  # the default budget, banner and pointers aside
+    assert "cut to fit the prime budget" in context
+    assert context.rstrip().endswith("finds them._")  # the block ends with how to recall the rest
+    assert "CEREBRO GC EVICTIONS" in context
+
+
+def test_a_prompt_over_a_mebibyte_keeps_its_session(primed_project: Path, isolated_home: Path) -> None:
+    first = _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("long"))
+    assert first.stdout
+    big = _payload("long", "UserPromptSubmit", prompt="x" * (3 * 1024 * 1024))
+    again = _hook(isolated_home, primed_project, "prime", "--event", "userpromptsubmit", stdin=big)
+    assert (again.returncode, again.stdout) == (0, "")  # the same session: already primed
+
+
+@pytest.mark.parametrize("bad", [["-p"], ["--format", "xml"]])
+def test_a_hook_wired_with_a_bad_option_still_exits_0(project: Path, isolated_home: Path, bad: list[str]) -> None:
+    environment = {**os.environ, "CEREBRO_HOME": str(isolated_home)}
+    for command, expected in ((["hook", "prime"], ""), (["stop-guard"], "{}\n")):
+        ran = subprocess.run([*CEREBRO, *command, *bad], input="{}", capture_output=True, text=True,
+                             env=environment, timeout=60)
+        assert (ran.returncode, ran.stdout) == (0, expected)
+        assert len(ran.stderr.strip().splitlines()) == 1

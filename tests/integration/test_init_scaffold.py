@@ -208,3 +208,39 @@ def test_claudemd_section_carries_the_capability_map() -> None:
                     "### When to remember", "### When to recall", "### Close the loop", "### Origin identity",
                     "### Configuration"):
         assert heading in section
+
+
+def test_a_heading_quoted_in_a_code_fence_is_not_our_section(cli, project: Path) -> None:
+    quoted = "# Docs\n\nExample:\n```md\n## Cerebro Memory System\n```\n\n## Later\ntext\n"
+    (project / "CLAUDE.md").write_text(quoted)
+    ok(cli("init", "--embed-provider", "none"))
+    assert (project / "CLAUDE.md").read_text() == quoted + "\n" + templates.claudemd_section()
+    ok(cli("init", "--force"))  # replaces our real section only; the example and its fence stay whole
+    text = (project / "CLAUDE.md").read_text()
+    assert text.startswith(quoted) and text.count("```") == 2
+
+
+def test_force_keeps_a_stop_guard_the_user_turned_on(cli, project: Path) -> None:
+    wired = {"hooks": {"Stop": [{"matcher": "", "hooks": [
+        {"type": "command", "command": 'cerebro stop-guard -p "$CLAUDE_PROJECT_DIR"'}]}]}}
+    settings_of(project).parent.mkdir()
+    settings_of(project).write_text(json.dumps(wired))
+    ok(cli("init", "--embed-provider", "none"))
+    ok(cli("config", "set", "stop_guard_enabled", "true"))
+    ok(cli("init", "--force"))
+    assert json.loads(settings_of(project).read_text())["hooks"]["Stop"] == wired["hooks"]["Stop"]
+    ok(cli("config", "set", "stop_guard_enabled", "false"))  # off: an inert leftover of an old scaffold
+    ok(cli("init", "--force"))
+    assert "Stop" not in json.loads(settings_of(project).read_text())["hooks"]
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", '{"hooks": null}', ""])
+def test_a_settings_file_we_cannot_merge_is_reported_as_failed(cli, project: Path, content: str) -> None:
+    settings_of(project).parent.mkdir()
+    settings_of(project).write_text(content)
+    result = cli("init", "--embed-provider", "none", "-q")
+    assert result.exit_code == 0
+    assert "Could not update .claude/settings.json" in result.stdout  # even with -q, not "already present"
+    data = cli("init", "--format", "json").json()
+    assert data["integration"]["settings"] == "failed" and data["integration"]["warnings"]
+    assert settings_of(project).read_text() == content

@@ -8,7 +8,7 @@ from cyclopts import Parameter
 
 
 def hook(
-    name: Annotated[str, Parameter(help="prime, post-compact or session-end")],
+    name: Annotated[str, Parameter(help="prime, post-compact, session-end, or has-brain (the plugin's 0/1 gate)")],
     *,
     event: Annotated[str | None, Parameter(help="prime only: sessionstart or userpromptsubmit")] = None,
 ) -> None:

@@ -14,12 +14,14 @@ _SETTINGS_MESSAGES = {
     "updated": "Updated .claude/settings.json (added cerebro's session hooks)",
     "replaced": "Updated .claude/settings.json (replaced cerebro hooks with latest)",
     "skipped": "Skipped .claude/settings.json (cerebro hooks already present)",
+    "failed": "Could not update .claude/settings.json (left as it was; see the warning)",
 }
 _CLAUDEMD_MESSAGES = {
     "created": "Created CLAUDE.md (Cerebro Memory System section)",
     "updated": "Updated CLAUDE.md (added Cerebro Memory System section)",
     "replaced": "Updated CLAUDE.md (replaced Cerebro Memory System section)",
     "skipped": "Skipped CLAUDE.md (Cerebro section already present, use --force to update)",
+    "failed": "Could not update CLAUDE.md (see the warning)",
 }
 
 
@@ -54,8 +56,10 @@ def init(
         from cerebro.cli_state import state
         from cerebro.integration.claude_code.scaffold import scaffold
 
-        project = paths.resolve_project_dir(state.project)
-        scaffolded = scaffold(project, force=force)
+        project = paths.resolve_project_dir(state.project).absolute()
+        with Brain.open(target) as brain:
+            guard_on = brain.config_value("stop_guard_enabled") is True
+        scaffolded = scaffold(project, force=force, stop_guard_enabled=guard_on)
         for message in scaffolded.warnings:
             warn(message)
         data["integration"] = scaffolded.to_dict() | {"project": str(project)}
@@ -74,10 +78,14 @@ def init(
             lines.append(_SETTINGS_MESSAGES[scaffolded.settings])
             written = scaffolded.skills_written
             lines.append(
-                f"{'Updated' if force else 'Created'} {written} skill files in .claude/skills/"
-                if written else "Skipped skills (already present, use --force to update)"
+                f"{'Updated' if force else 'Created'} {written} skill files in .claude/skills/" if written
+                else "Skipped skills (already up to date)" if force
+                else "Skipped skills (already present, use --force to update)"
             )
-            lines.append(_CLAUDEMD_MESSAGES[scaffolded.claudemd])
+            lines.append(
+                "Skipped CLAUDE.md (Cerebro section already up to date)"
+                if force and scaffolded.claudemd == "skipped" else _CLAUDEMD_MESSAGES[scaffolded.claudemd]
+            )
             lines.append("")
             lines.append("Claude Code plugin (instead of, or beside, these files — hooks run once per session):")
             lines.append("  /plugin marketplace add <cerebro repository>   then   /plugin install cerebro@cerebro")

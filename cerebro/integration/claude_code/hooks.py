@@ -23,7 +23,7 @@ from typing import Any
 
 from cerebro import paths
 
-STDIN_LIMIT = 1024 * 1024
+STDIN_LIMIT = 64 * 1024 * 1024  # a long prompt must not cost the session id (upstream: 1 MiB)
 SWEEP_AFTER_SECONDS = 7 * 24 * 3600
 # A prime claimed this recently was delivered into the already compacted context by a parallel registration
 # of the same event (init's hooks and the plugin's fire together): re-arming it would prime twice.
@@ -105,28 +105,36 @@ def export_session_env(sid: str, project: Path) -> None:
         handle.write(f"export CLAUDE_PROJECT_DIR={shlex.quote(str(project))}\n")
 
 
-def render_prime(primed: list[Any], total_active: int, budget_tokens: int) -> tuple[str, int]:
-    """Markdown for the primed memories within the token budget, ending with how many more exist.
-    Returns (text, memories shown)."""
+def render_prime(primed: list[Any], total_active: int, budget_tokens: int, tail: str = "") -> tuple[str, int]:
+    """Markdown for the primed memories within the token budget, then ``tail`` (the gc notice), ending with
+    how many more memories exist and how to recall them. Returns (text, memories shown).
+
+    The budget is a cap: a memory that alone would overflow it is cut, with a pointer to the whole text."""
     blocks: list[str] = []
     used = 0
     for item in primed:
         node = item.node
         sub = f"/{node.subtype}" if node.subtype else ""
-        block = f"## {node.short_id} [{node.type}{sub}] (importance: {node.importance:.2f})\n{node.content}"
+        heading = f"## {node.short_id} [{node.type}{sub}] (importance: {node.importance:.2f})"
+        block = f"{heading}\n{node.content}"
         cost = len(block) // CHARS_PER_TOKEN + 1
-        if blocks and used + cost > budget_tokens:
-            break
+        if used + cost > budget_tokens:
+            room = (budget_tokens - used) * CHARS_PER_TOKEN - len(heading) - 80
+            if blocks or room < 200:
+                break
+            block = f"{heading}\n{node.content[:room].rstrip()}… (cut to fit the prime budget: `cerebro get {node.short_id}`)"
+            cost = len(block) // CHARS_PER_TOKEN + 1
         blocks.append(block)
         used += cost
     shown = len(blocks)
+    text = "\n\n".join(blocks) + tail
     more = max(0, total_active - shown)
     if more:
-        blocks.append(
-            f"_{more} more memor{'y' if more == 1 else 'ies'} in this brain — "
+        text += (
+            f"\n\n_{more} more memor{'y' if more == 1 else 'ies'} in this brain — "
             "`cerebro recall \"<topic>\"` finds them._"
         )
-    return "\n\n".join(blocks), shown
+    return text, shown
 
 
 def gc_tail(project: Path) -> str:
@@ -173,9 +181,11 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
             with brain._snapshot() as conn:  # raw SQL: a hook must not pay for the ORM's import
                 total = conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
                 budget = config.effective("prime_token_budget", reads.config_values(conn).get("prime_token_budget"))
-        text, shown = render_prime(primed, total, budget)
+        text, shown = render_prime(primed, total, budget, gc_tail(project))
+        if not shown:
+            return None  # nothing fitted: deliver nothing, stay retryable
         banner = f"Cerebro online. {shown} memor{'y' if shown == 1 else 'ies'} loaded."
-        body = f"{banner}\n\n{text}{gc_tail(project)}"
+        body = f"{banner}\n\n{text}"
         delivered = True
         if event == "sessionstart":
             return json.dumps(
@@ -199,9 +209,9 @@ def post_compact(payload: dict[str, Any]) -> None:
         stale = False  # not primed (or already re-armed): nothing to release
     if stale:
         release(sid, "session_start")
-    marker = _claim_path(sid, "post_compact")
-    marker.write_text(json.dumps({"at": time.time()}))
-    os.chmod(marker, paths.FILE_MODE)
+    fd = os.open(_claim_path(sid, "post_compact"), os.O_CREAT | os.O_WRONLY | os.O_TRUNC, paths.FILE_MODE)
+    with os.fdopen(fd, "w") as marker:
+        marker.write(json.dumps({"at": time.time()}))
 
 
 def session_end(project: Path, payload: dict[str, Any]) -> None:

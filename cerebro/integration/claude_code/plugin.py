@@ -45,7 +45,8 @@ def render() -> dict[str, str]:
             "author": {"name": "Cerebro maintainers"},
             "license": "MIT",
             "keywords": ["memory", "sqlite", "knowledge-graph", "recall"],
-            "hooks": "./hooks/hooks.json",
+            # No "hooks" key: Claude Code loads hooks/hooks.json by convention, and naming it again makes
+            # it report "Duplicate hooks file detected" (the plugin is then flagged hook-load-failed).
         }),
         f"{PLUGIN_DIR}/hooks/hooks.json": templates.dump_json(templates.hooks_config(plugin=True)),
     }

@@ -18,14 +18,14 @@ from typing import Any
 from cerebro.errors import InvalidInput
 from cerebro.integration.claude_code import templates
 
-CREATED, UPDATED, REPLACED, SKIPPED = "created", "updated", "replaced", "skipped"
+CREATED, UPDATED, REPLACED, SKIPPED, FAILED = "created", "updated", "replaced", "skipped", "failed"
 
 
 @dataclass(frozen=True)
 class ScaffoldReport:
-    settings: str  # created | updated | replaced | skipped
+    settings: str  # created | updated | replaced | skipped | failed
     skills_written: int
-    claudemd: str  # created | updated | replaced | skipped
+    claudemd: str  # created | updated | replaced | skipped | failed
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -37,13 +37,18 @@ class ScaffoldReport:
         }
 
 
-def scaffold(project: Path, *, force: bool = False) -> ScaffoldReport:
-    """All three steps; a failing step is a warning, never the end of init (the brain already exists)."""
+def scaffold(project: Path, *, force: bool = False, stop_guard_enabled: bool = False) -> ScaffoldReport:
+    """All three steps; a failing step is a warning, never the end of init (the brain already exists).
+
+    ``stop_guard_enabled``: the brain has the guard on, so a Stop → stop-guard entry is the user's own
+    wiring, not an older scaffold's leftover, and ``--force`` keeps it."""
     warnings: list[str] = []
     settings = skills = claudemd = None
     try:
-        settings = merge_settings(project / ".claude" / "settings.json", force=force)
+        settings = merge_settings(project / ".claude" / "settings.json", force=force,
+                                  keep_stop_guard=stop_guard_enabled)
     except (OSError, InvalidInput) as exc:
+        settings = FAILED
         warnings.append(f"could not update .claude/settings.json: {exc}")
     try:
         skills = write_skills(project / ".claude" / "skills", force=force)
@@ -52,19 +57,21 @@ def scaffold(project: Path, *, force: bool = False) -> ScaffoldReport:
     try:
         claudemd = write_claudemd_section(project / "CLAUDE.md", force=force)
     except OSError as exc:
+        claudemd = FAILED
         warnings.append(f"could not update CLAUDE.md: {exc}")
-    return ScaffoldReport(settings or SKIPPED, skills or 0, claudemd or SKIPPED, tuple(warnings))
+    return ScaffoldReport(settings, skills or 0, claudemd, tuple(warnings))
 
 
 # --------------------------------------------------------------------------- settings.json
 
 
-def _ours() -> set[tuple[str, str]]:
+def _ours(*, keep_stop_guard: bool = False) -> set[tuple[str, str]]:
     """(event, command) pairs this or an older scaffold wrote."""
-    return {(event, command) for event, _, command in templates.HOOKS} | set(templates.LEGACY_COMMANDS)
+    legacy = {(e, c) for e, c in templates.LEGACY_COMMANDS if not (keep_stop_guard and e == "Stop")}
+    return {(event, command) for event, _, command in templates.HOOKS} | legacy
 
 
-def merge_settings(path: Path, *, force: bool = False) -> str:
+def merge_settings(path: Path, *, force: bool = False, keep_stop_guard: bool = False) -> str:
     if not path.exists():
         _write_atomically(path, templates.dump_json(templates.hooks_config()))
         return CREATED
@@ -79,7 +86,7 @@ def merge_settings(path: Path, *, force: bool = False) -> str:
         raise InvalidInput(f"{path}: \"hooks\" is not an object of event lists; left as it is")
 
     before = json.dumps(hooks, sort_keys=True)
-    removed = _remove_ours(hooks) if force else 0
+    removed = _remove_ours(hooks, keep_stop_guard=keep_stop_guard) if force else 0
     for event, matcher, command in templates.HOOKS:
         if not _has_command(hooks.get(event, []), matcher, command):
             hooks.setdefault(event, []).append(
@@ -102,9 +109,9 @@ def _has_command(groups: list[Any], matcher: str, command: str) -> bool:
     )
 
 
-def _remove_ours(hooks: dict[str, list[Any]]) -> int:
+def _remove_ours(hooks: dict[str, list[Any]], *, keep_stop_guard: bool = False) -> int:
     """Drop our handlers (exact match), then matcher groups and events they leave empty. Returns how many."""
-    ours = _ours()
+    ours = _ours(keep_stop_guard=keep_stop_guard)
     removed = 0
     for event in list(hooks):
         kept_groups = []
@@ -168,25 +175,37 @@ def write_claudemd_section(path: Path, *, force: bool = False) -> str:
     return REPLACED
 
 
-def _heading_line(text: str, heading: str) -> int | None:
-    """Offset of the line that is exactly ``heading`` (trailing spaces allowed), or None."""
+def _lines_outside_fences(text: str) -> list[tuple[int, str]]:
+    """(offset, line) of every line not inside a fenced code block (``` or ~~~): a heading quoted in an
+    example is not a section."""
+    result = []
     offset = 0
+    fence = ""
     for line in text.splitlines(keepends=True):
-        if line.rstrip() == heading:
-            return offset
+        stripped = line.lstrip()
+        marker = stripped[:3]
+        if fence:
+            if stripped.startswith(fence) and not stripped[len(fence):].strip(fence[0]).strip():
+                fence = ""
+        elif marker in ("```", "~~~"):
+            fence = stripped[: len(stripped) - len(stripped.lstrip(marker[0]))]
+        else:
+            result.append((offset, line))
         offset += len(line)
-    return None
+    return result
+
+
+def _heading_line(text: str, heading: str) -> int | None:
+    """Offset of the line that is exactly ``heading`` (trailing spaces allowed), outside code fences."""
+    return next((offset for offset, line in _lines_outside_fences(text) if line.rstrip() == heading), None)
 
 
 def _next_section(text: str, after: int) -> int | None:
-    """Offset of the next ``## `` heading after ``after`` (``###`` sub-headings belong to our section)."""
-    offset = text.find("\n", after)
-    while offset != -1:
-        line_start = offset + 1
-        if text.startswith("## ", line_start):
-            return line_start
-        offset = text.find("\n", line_start)
-    return None
+    """Offset of the next ``## `` heading after ``after``, outside code fences (``###`` sub-headings
+    belong to our section)."""
+    return next(
+        (offset for offset, line in _lines_outside_fences(text) if offset > after and line.startswith("## ")), None
+    )
 
 
 # --------------------------------------------------------------------------- files
@@ -194,7 +213,7 @@ def _next_section(text: str, after: int) -> int | None:
 
 def _write_atomically(path: Path, text: str) -> None:
     """Write via a temp file and rename, so an interrupted init never leaves half a settings.json."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

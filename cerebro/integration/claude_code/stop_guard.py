@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _I = re.IGNORECASE
+MESSAGE_TAIL = 20_000  # characters of the last message that are judged
 _IS = re.IGNORECASE | re.DOTALL
 
 # Upstream's patterns (spec §4), with three repairs: the exemptions' words must be whole words ("explanation"
@@ -64,7 +65,7 @@ CATEGORIES = (
             re.compile(r"(shall I|would you like me to|let me know if)\b.{0,40}"
                        r"\b(push|deploy|merge|delete|remove|drop|force|publish|release|reset)\b", _I),
             # ... the work is done and verified; offering the next step is fine.
-            re.compile(r"\b(tests? pass|all green|build succeed|linter.*clean|0 (failures|errors))"
+            re.compile(r"\b(tests? pass|all green|build succeed|linter.{0,80}clean|0 (failures|errors))"
                        r".{0,200}(shall I|would you like me to|let me know)", _IS),
             # ... a plan or design put up for review before building it.
             re.compile(r"\b(plans?|approach(es)?|proposals?|designs?|strateg(y|ies)|ready for.{0,10}review)\b"
@@ -114,7 +115,9 @@ def evaluate(message: str, *, stop_hook_active: bool = False) -> Decision:
     """The decision for the agent's last message (pure: no I/O)."""
     if stop_hook_active:
         return ALLOW  # this stop already follows a block: never block twice in a row
-    message = message.strip()
+    # The end of a message is where an agent asks or stops; bounding it keeps a pathological message
+    # (hundreds of KB) from stalling the Stop hook.
+    message = message.strip()[-MESSAGE_TAIL:]
     if not message or confirmation_gate(message):
         return ALLOW
     for category in CATEGORIES:
