@@ -232,3 +232,20 @@ def test_a_hook_wired_with_a_bad_option_still_exits_0(project: Path, isolated_ho
                              env=environment, timeout=60)
         assert (ran.returncode, ran.stdout) == (0, expected)
         assert len(ran.stderr.strip().splitlines()) == 1
+
+
+def test_session_end_reads_the_transcript_folder_the_payload_names(primed_project: Path, isolated_home: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from cerebro.metrics.store import MetricsStore, metrics_path
+
+    elsewhere = tmp_path / "claude-data" / "some-other-slug"
+    elsewhere.mkdir(parents=True)
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"
+    shutil.copy(fixtures / "cerebro__sidechain_session.jsonl", elsewhere / "test-session-2.jsonl")
+    payload = json.dumps({"session_id": "test-session-2", "hook_event_name": "SessionEnd", "reason": "other",
+                          "transcript_path": str(elsewhere / "test-session-2.jsonl")})
+    ended = _hook(isolated_home, primed_project, "session-end", stdin=payload, env={"HOME": str(tmp_path)})
+    assert (ended.returncode, ended.stderr) == (0, "")
+    with MetricsStore.open(metrics_path(primed_project)) as store:
+        assert [t.turn_number for t in store.recent_turns(session_id="test-session-2")] == [1, 2]

@@ -223,9 +223,19 @@ def session_end(project: Path, payload: dict[str, Any]) -> None:
     try:
         from cerebro.metrics.ingest import ingest_project
 
-        ingest_project(project)
+        ingest_project(project, session_dir=_transcript_dir(payload))
     except Exception as exc:  # noqa: BLE001 - never break the session's end
         print(f"cerebro: session-end: metrics ingest: {' '.join(str(exc).split())}", file=sys.stderr)
+
+
+def _transcript_dir(payload: dict[str, Any]) -> Path | None:
+    """Where Claude Code keeps this session's transcript, from the payload (more reliable than deriving the
+    folder's name from the project path); None → ingest derives it."""
+    value = payload.get("transcript_path")
+    if not isinstance(value, str) or not value.endswith(".jsonl"):
+        return None
+    transcript = Path(value)
+    return transcript.parent if transcript.is_file() else None
 
 
 def _collect_garbage(project: Path) -> None:
