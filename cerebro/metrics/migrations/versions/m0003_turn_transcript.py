@@ -11,14 +11,12 @@ Revises: m0002
 
 from alembic import op
 
+from cerebro.db.migrate import column_exists as _has_column
+
 revision = "m0003"
 down_revision = "m0002"
 branch_labels = None
 depends_on = None
-
-
-def _has_column(bind, table: str, column: str) -> bool:
-    return any(row[1] == column for row in bind.exec_driver_sql(f"PRAGMA table_info({table})").fetchall())
 
 
 def upgrade() -> None:
