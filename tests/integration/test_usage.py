@@ -8,6 +8,8 @@ from cerebro.integration.claude_code import usage
 
 def test_every_command_has_exactly_one_usage_entry() -> None:
     assert set(usage.USAGE) == set(COMMANDS)
+    placed = [name for _, commands in usage.SECTIONS for name in commands]
+    assert sorted(placed) == sorted(COMMANDS)  # each in exactly one section of the map
 
 
 def test_usage_mentions_only_commands_that_exist() -> None:
@@ -17,7 +19,8 @@ def test_usage_mentions_only_commands_that_exist() -> None:
 
 def test_cli_usage_and_claudemd_block(cli) -> None:  # noqa: ANN001
     table = cli("usage", project_dir=None)
-    assert table.exit_code == 0 and "| situation | command | contract |" in table.stdout
+    assert table.exit_code == 0 and table.stdout.startswith("# Cerebro capability map\n\nAlways pass")
+    assert "- Before starting a task, or when stuck → `cerebro recall" in table.stdout
     block = cli("usage", "--claudemd-block", project_dir=None).stdout.strip()
     assert block.startswith(usage.BEGIN) and block.endswith(usage.END)
     data = cli("usage", "--format", "json", project_dir=None).json()

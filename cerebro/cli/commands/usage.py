@@ -15,4 +15,4 @@ def usage(
     from cerebro.integration.claude_code import usage as map_
 
     data = [{"command": name, "situation": s, "invocation": i, "contract": c} for name, (s, i, c) in map_.USAGE.items()]
-    emit(data, map_.claudemd_block() if claudemd_block else map_.render())
+    emit(data, map_.claudemd_block() if claudemd_block else f"# Cerebro capability map\n\n{map_.render()}")

@@ -45,10 +45,30 @@ USAGE: dict[str, tuple[str, str, str]] = {
 }
 
 
+# The map's sections, in order (upstream's layout), and the commands each holds.
+SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Remember (write)", ("add", "update", "supersede", "edge", "relation")),
+    ("Retrieve (read)", ("recall", "search", "get", "list")),
+    ("Feedback (close the loop — do this after acting on a recall)", ("outcome", "reinforce")),
+    ("Distill & maintain", ("consolidate", "mark-consolidated", "forget", "gc", "embed", "eval", "stats")),
+    ("Share & lifecycle", ("promote", "export", "import", "backup", "reembed", "migrate")),
+    ("Operator/infra (rarely agent-invoked)",
+     ("init", "config", "hook", "stop-guard", "ingest", "dashboard", "usage")),
+)
+INTRO = (
+    'Always pass `-p "$CLAUDE_PROJECT_DIR"`; add `--format json` for structured output; '
+    "`cerebro usage` or `cerebro <command> --help` for detail."
+)
+
+
 def render() -> str:
-    lines = ["| situation | command | contract |", "|---|---|---|"]
-    for situation, invocation, contract in USAGE.values():
-        lines.append(f"| {situation} | `{invocation}` | {contract} |")
+    """``- situation → `command` — contract`` bullets under each section's bold title."""
+    lines = [INTRO]
+    for title, commands in SECTIONS:
+        lines += ["", f"**{title}**"]
+        for name in commands:
+            situation, invocation, contract = USAGE[name]
+            lines.append(f"- {situation} → `{invocation}` — {contract}")
     return "\n".join(lines)
 
 
