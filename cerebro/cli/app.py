@@ -116,7 +116,9 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
     return options, rest
 
 
-def build_app():  # noqa: ANN201
+def build_app(detailed: str | None = None):  # noqa: ANN201
+    """The Cyclopts app. Commands load lazily, each with its one-line summary; ``detailed`` names the command
+    whose ``--help`` was asked for, registered without the summary so its docstring's full text shows."""
     from cyclopts import App, Parameter
 
     app = App(
@@ -127,7 +129,10 @@ def build_app():  # noqa: ANN201
         help_format="plaintext",
     )
     for name, (path, summary) in COMMANDS.items():
-        app.command(path, name=name, help=summary)
+        if name == detailed:
+            app.command(path, name=name)
+        else:
+            app.command(path, name=name, help=summary)
     return app
 
 
@@ -176,7 +181,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     def parse_and_run() -> object:
         from cyclopts import CycloptsError
 
-        app = build_app()
+        asks_help = bool({"--help", "-h"} & set(rest)) and bool(rest) and rest[0] in COMMANDS
+        app = build_app(detailed=rest[0] if asks_help else None)
         try:
             return app(rest, exit_on_error=False, print_error=False, result_action="return_value")
         except CycloptsError as exc:

@@ -23,7 +23,7 @@ def hook(
 
 
 def stop_guard() -> None:
-    """Claude Code Stop hook that blocks premature stops — off unless `config set stop_guard_enabled true`.
+    r"""Claude Code Stop hook that blocks premature stops — off unless `config set stop_guard_enabled true`.
 
     Wire it yourself in .claude/settings.json (init and the plugin never do):
     {"hooks": {"Stop": [{"matcher": "", "hooks": [{"type": "command",

@@ -40,10 +40,8 @@ def init(
 ) -> None:
     """Create the brain for this project (or the global brain) and wire it into Claude Code. Safe to run again.
 
-    Writes cerebro's session hooks into .claude/settings.json (your own entries are kept), the skills
-    remember, recall, consolidate, dream and develop into .claude/skills/, and a "## Cerebro Memory System"
-    section into CLAUDE.md.
-    """
+    Writes cerebro's session hooks into .claude/settings.json (your own entries are kept), the skills remember, recall, consolidate, dream and develop into .claude/skills/, and a "## Cerebro Memory System" section into CLAUDE.md.
+    """  # noqa: E501 - one paragraph: the help renderer wraps it
     from cerebro.api import Brain
 
     target = paths.global_brain_path() if global_ else brain_path()
