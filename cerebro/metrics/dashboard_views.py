@@ -210,7 +210,12 @@ def trends(turns: Sequence[TurnMetrics], terminal_width: int) -> Text:
     if not days:
         out.line(NO_TREND_DATA, style=LABEL)
         return out.text
-    out.heading(f"Trends ({days[0].short_date} to {days[-1].short_date}, {len(days)} days)")
+    first, last = days[0], days[-1]
+    if first.date[:4] == last.date[:4]:
+        span = f"{first.short_date} to {last.short_date}"
+    else:  # across a new year, MM-DD alone would read backwards
+        span = f"{first.date[:10]} to {last.date[:10]}"
+    out.heading(f"Trends ({span}, {len(days)} days)")
     width = trend_spark_width(terminal_width)
     out.field("R:E (daily):", derive.sparkline([d.read_edit for d in days], width), pad=15, style=SPARK)
     out.field("Zero-think %:", derive.sparkline([d.zero_think_percent for d in days], width), pad=15, style=SPARK)

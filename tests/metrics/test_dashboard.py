@@ -374,3 +374,10 @@ def test_trends_table_lists_the_latest_fourteen_days_newest_first() -> None:
     rows = lines[lines.index("Daily Summary") + 2 :]
     assert [row.split()[0] for row in rows] == [f"02-{n:02d}" for n in range(20, 6, -1)]
     assert rows[0].split() == ["02-20", "1", "20.0", "100%", "0%", "0"]
+
+
+def test_trends_across_a_new_year_name_the_years() -> None:
+    from cerebro.metrics import dashboard_views as views
+
+    turns = [TurnMetrics("s", 1, "2025-12-31T23:00:00Z"), TurnMetrics("s", 2, "2026-01-01T01:00:00Z")]
+    assert views.trends(turns, 100).plain.splitlines()[0] == "Trends (2025-12-31 to 2026-01-01, 2 days)"
