@@ -291,7 +291,12 @@ def run(argv: list[str]) -> int:
         if argv[0] == "prime":
             output = prime(event, project, payload)
             if output:
-                sys.stdout.write(output if output.endswith("\n") or event != "sessionstart" else output + "\n")
+                try:
+                    sys.stdout.write(output if output.endswith("\n") or event != "sessionstart" else output + "\n")
+                    sys.stdout.flush()
+                except OSError:  # Claude Code went away (EPIPE): nothing was delivered, so a later event may prime
+                    release(session_id(payload), "session_start")
+                    raise
         elif argv[0] == "post-compact":
             post_compact(payload)
         else:
