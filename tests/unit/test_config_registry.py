@@ -63,3 +63,12 @@ def test_brain_precedence_default_then_brain(brain) -> None:  # noqa: ANN001
     brain.config_set("bm25_enabled", "false")
     brain.config_set("gc_threshold", "0.2")
     assert sorted(brain.config_reset(all=True)) == ["bm25_enabled", "gc_threshold"]
+
+
+def test_readme_documents_every_config_key() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("### Configuration"):readme.index("## Claude Code")]
+    missing = [key for key in config.REGISTRY if f"`{key}`" not in table]
+    assert not missing, f"README's configuration table lacks {missing}"
