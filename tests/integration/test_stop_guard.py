@@ -18,6 +18,7 @@ import pytest
 
 from cerebro import Brain, paths
 from cerebro.integration.claude_code import stop_guard
+from cerebro.metrics.store import MetricsStore, metrics_path
 from tests.conftest import env_without_home_leaks
 
 CEREBRO = [sys.executable, "-m", "cerebro"]
@@ -342,18 +343,7 @@ def test_enabled_ignores_unknown_fields_and_a_missing_session(enabled_project: P
 # --------------------------------------------------------------------------------------- 3. metrics record
 
 
-def _metrics_api():
-    try:
-        from cerebro.metrics.store import MetricsStore, metrics_path
-    except ImportError as exc:  # pragma: no cover - the store is being finished in parallel
-        pytest.skip(f"cerebro.metrics.store API not available yet: {exc}")
-    if not hasattr(MetricsStore, "stop_guard_events"):  # pragma: no cover
-        pytest.skip("cerebro.metrics.store.MetricsStore has no stop_guard_events() reader yet")
-    return MetricsStore, metrics_path
-
-
 def test_a_blocked_stop_is_recorded_in_the_session_metrics(enabled_project: Path, isolated_home: Path) -> None:
-    MetricsStore, metrics_path = _metrics_api()
     target = metrics_path(enabled_project)
 
     def events(session: str | None = None) -> list[tuple[str, str, str]]:
@@ -385,7 +375,6 @@ def test_a_blocked_stop_is_recorded_in_the_session_metrics(enabled_project: Path
 
 
 def test_a_disabled_guard_records_nothing(project: Path, isolated_home: Path) -> None:
-    MetricsStore, metrics_path = _metrics_api()
     _make_brain(project)
     assert _guard(isolated_home, project, _payload(BLOCKING, session="sess-off")) == {}
     target = metrics_path(project)
