@@ -124,17 +124,19 @@ def vectors_of(conn: Any, options: RecallOptions, ids: Sequence[str]) -> dict[st
     return options.warm.vectors(ids) if options.warm is not None else vec.vectors_for(conn, list(ids))
 
 
-def feedback(
-    conn: Any, query_vector: Sequence[float], ids: Sequence[str], weight: float, options: RecallOptions | None = None
-) -> list[float]:
-    """normalise(q + weight·mean(vectors of ``ids``)); the query unchanged if none has a vector."""
-    vectors = list((vectors_of(conn, options, ids) if options is not None else vec.vectors_for(conn, list(ids))).values())
+def _shift(vector: Sequence[float], direction: Sequence[float], weight: float) -> list[float]:
+    """normalise(v + weight·direction); ``vector`` unchanged when that is the zero vector."""
+    moved = [v + weight * d for v, d in zip(vector, direction, strict=True)]
+    norm = math.sqrt(sum(x * x for x in moved))
+    return [x / norm for x in moved] if norm else list(vector)
+
+
+def feedback(query_vector: Sequence[float], vectors: Sequence[Sequence[float]], weight: float) -> list[float]:
+    """normalise(q + weight·mean(vectors)): the query moved toward its top keyword hits; unchanged if none."""
     if not vectors:
         return list(query_vector)
     mean = [sum(column) / len(vectors) for column in zip(*vectors, strict=True)]
-    moved = [q + weight * m for q, m in zip(query_vector, mean, strict=True)]
-    norm = math.sqrt(sum(x * x for x in moved))
-    return [x / norm for x in moved] if norm else list(query_vector)
+    return _shift(query_vector, mean, weight)
 
 
 CENTERING_SAMPLE = 256  # stored vectors read to estimate the brain's mean
@@ -149,9 +151,7 @@ def brain_mean(conn: Any) -> list[float] | None:
 def center(vector: Sequence[float], mean: Sequence[float], weight: float) -> list[float]:
     """normalise(v − weight·mean): ranking by it is ranking by v·d − weight·mean·d, which demotes memories
     that resemble every other memory (hubs), as IDF demotes common words."""
-    moved = [v - weight * m for v, m in zip(vector, mean, strict=True)]
-    norm = math.sqrt(sum(x * x for x in moved))
-    return [x / norm for x in moved] if norm else list(vector)
+    return _shift(vector, mean, -weight)
 
 
 def _attach_raw_similarity(seeds: list[_Candidate], query_vector: Sequence[float], vectors: dict[str, list[float]]) -> None:
@@ -235,7 +235,8 @@ def recall(
     if use_vector:
         search_vector = query_vector
         if keyword_ids and options.feedback_docs > 0 and options.feedback_weight > 0:
-            search_vector = feedback(conn, query_vector, keyword_ids[: options.feedback_docs], options.feedback_weight, options)  # type: ignore[arg-type]
+            top = vectors_of(conn, options, keyword_ids[: options.feedback_docs])
+            search_vector = feedback(query_vector, list(top.values()), options.feedback_weight)  # type: ignore[arg-type]
         mean = None
         if options.centering > 0:
             mean = options.mean(conn) if options.mean is not None else brain_mean(conn)

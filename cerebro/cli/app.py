@@ -70,7 +70,9 @@ STDIN_TOKEN = "-"
 
 
 class UsageError(Exception):
-    pass
+    def __init__(self, message: str, command: str | None = None) -> None:
+        super().__init__(message)
+        self.command = command  # the command the bad option came with, if one was seen
 
 
 def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
@@ -94,7 +96,7 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
                 i += 1
                 value = tokens[i]
             else:
-                raise UsageError(f"option {name} needs a value")
+                raise UsageError(f"option {name} needs a value", command)
             options[_VALUE_OPTIONS[name]] = value
         elif token in _FLAG_OPTIONS:
             options[_FLAG_OPTIONS[token]] = True
@@ -112,7 +114,7 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
         rest = head + ["--"] + [STDIN_TOKEN] * (rest[:cut].count(STDIN_TOKEN)) + tail
     fmt = options.get("format")
     if fmt is not None and fmt not in FORMATS:
-        raise UsageError(f"--format must be md or json, got {quote(fmt)}")
+        raise UsageError(f"--format must be md or json, got {quote(fmt)}", command)
     return options, rest
 
 
@@ -148,11 +150,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         options, rest = split_global_options(tokens)
     except UsageError as exc:
-        if {"hook", "stop-guard"} & set(tokens):
+        if exc.command in ("hook", "stop-guard"):
             # Claude Code reads exit 2 as "block" (the prompt erased, the stop refused): a hook never
             # breaks a session, even when wired with a bad option.
             print(f"cerebro: error: {exc}", file=sys.stderr)
-            if "stop-guard" in tokens:
+            if exc.command == "stop-guard":
                 sys.stdout.write("{}\n")
             return 0
         return _fail(str(exc), 2)

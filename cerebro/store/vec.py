@@ -129,7 +129,7 @@ def knn(conn: Any, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
 
 
 def mean_vector(conn: Any, sample: int, minimum: int) -> list[float] | None:
-    """The mean of the first ``sample`` stored vectors (one bounded read, ~2 ms whatever the brain's size),
+    """The mean of the first ``sample`` stored vectors (one bounded read, ~6 ms whatever the brain's size),
     or None when fewer than ``minimum`` are stored, or there is no vector table. No NumPy: the hot path
     does not import it (``docs/benchmarks.md``)."""
     import sys

@@ -249,3 +249,11 @@ def test_session_end_reads_the_transcript_folder_the_payload_names(primed_projec
     assert (ended.returncode, ended.stderr) == (0, "")
     with MetricsStore.open(metrics_path(primed_project)) as store:
         assert [t.turn_number for t in store.recent_turns(session_id="test-session-2")] == [1, 2]
+
+
+def test_the_exit_0_rule_is_for_hooks_only(project: Path, isolated_home: Path) -> None:
+    """`hook` as a word of another command's arguments does not make that command's bad option exit 0."""
+    environment = {**os.environ, "CEREBRO_HOME": str(isolated_home)}
+    ran = subprocess.run([*CEREBRO, "add", "hook", "-p"], capture_output=True, text=True, env=environment, timeout=60)
+    assert ran.returncode == 2 and ran.stdout == ""
+    assert ran.stderr.startswith("cerebro: error: option -p needs a value")
