@@ -406,8 +406,7 @@ def test_the_brain_is_not_modified(project: Path, isolated_home: Path, cli, brai
 
 @pytest.mark.parametrize("flag", [True, 1, "true"])
 def test_any_sign_of_a_forced_continuation_never_blocks(flag: object) -> None:
-    message, active, _ = stop_guard.parse_payload(
-        json.dumps({"stop_hook_active": flag, "last_assistant_message": "Shall I continue?"}))
+    message, active, _ = stop_guard.stop_fields({"stop_hook_active": flag, "last_assistant_message": "Shall I continue?"})
     assert active and not stop_guard.evaluate(message, stop_hook_active=active).blocks
 
 

@@ -19,6 +19,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _I = re.IGNORECASE
 MESSAGE_TAIL = 20_000  # characters of the last message that are judged
@@ -126,19 +127,13 @@ def evaluate(message: str, *, stop_hook_active: bool = False) -> Decision:
     return ALLOW
 
 
-def parse_payload(raw: str) -> tuple[str, bool, str]:
-    """(last message, stop_hook_active, session id) from the Stop hook's stdin; garbage reads as empty."""
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
-    message = data.get("last_assistant_message")
-    session = data.get("session_id")
+def stop_fields(payload: dict[str, Any]) -> tuple[str, bool, str]:
+    """(last message, stop_hook_active, session id) from the Stop hook's JSON; wrong types read as empty."""
+    message = payload.get("last_assistant_message")
+    session = payload.get("session_id")
     return (
         message if isinstance(message, str) else "",
-        data.get("stop_hook_active") in (True, 1, "true"),  # any sign of a forced continuation: never loop
+        payload.get("stop_hook_active") in (True, 1, "true"),  # any sign of a forced continuation: never loop
         session if isinstance(session, str) and session else "",
     )
 
@@ -178,8 +173,9 @@ def run(argv: list[str]) -> int:
             raise ValueError(f"unexpected arguments {argv}")
         project = paths.resolve_project_dir(state.project)
         if enabled(project):
-            raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-            message, active, session = parse_payload(raw)
+            from cerebro.integration.claude_code.hooks import read_payload
+
+            message, active, session = stop_fields(read_payload())
             decision = evaluate(message, stop_hook_active=active)
             if decision.blocks:
                 _record(project, session, decision)
