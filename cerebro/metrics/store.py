@@ -160,20 +160,6 @@ class MetricsStore:
 
         self._write(work)
 
-    def replace_turns(self, turns: Sequence[TurnMetrics]) -> None:
-        """Upsert the turns (ids kept) and drop later turns of their sessions that the new parse lacks."""
-
-        def work(cur: Any) -> None:
-            _replace_turns(cur, turns)
-            for session in _distinct_sessions(turns):
-                _attribute_stop_guard(cur, session)
-
-        self._write(work)
-
-    def replace_tool_calls(self, session_ids: Iterable[str], calls: Sequence[ToolCall]) -> None:
-        sessions = list(dict.fromkeys(session_ids))
-        self._write(lambda cur: _replace_tool_calls(cur, sessions, calls))
-
     def set_ingest_offset(self, file: str, size: int, *, malformed_lines: int = 0) -> None:
         self._write(lambda cur: _set_offset(cur, file, size, malformed_lines))
 
@@ -225,11 +211,6 @@ class MetricsStore:
             (session_id, turn_number),
         )
         return [_call(row) for row in rows]
-
-    def distinct_sessions(self) -> dict[str, int]:
-        """session id → its highest turn number."""
-        rows = self._read("SELECT session_id, MAX(turn_number) FROM turn_metrics GROUP BY session_id ORDER BY session_id")
-        return {session: top for session, top in rows}
 
     def ingest_offset(self, file: str) -> int:
         """The size the file had when last ingested; 0 when never."""

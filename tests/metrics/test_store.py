@@ -231,15 +231,14 @@ def test_reads(store: MetricsStore):
     assert store.tool_distribution() == {"Bash": 2, "Edit": 1, "Read": 1}
     assert store.tool_distribution("b") == {"Edit": 1}
     assert [c.tool_name for c in store.tool_calls_for_turn("a", 1)] == ["Read", "Bash"]  # by timestamp
-    assert store.distinct_sessions() == {"a": 2, "b": 1}
     turn = store.recent_turns(1)[0]
     assert turn.to_dict()["id"] == turn.id and turn.read_edit_ratio is None
 
 
-def test_replace_turns_and_tool_calls_separately(store: MetricsStore):
-    store.replace_turns([_turn("a", 1, "2026-01-01T10:00:00Z")])
-    store.replace_tool_calls(["a"], [ToolCall("a", 1, "2026-01-01T10:00:01Z", "Glob")])
-    store.replace_tool_calls(["a"], [ToolCall("a", 1, "2026-01-01T10:00:01Z", "Grep")])
+def test_a_new_parse_replaces_the_sessions_tool_calls(store: MetricsStore):
+    turn = _turn("a", 1, "2026-01-01T10:00:00Z")
+    store.save_parse([turn], [ToolCall("a", 1, "2026-01-01T10:00:01Z", "Glob")])
+    store.save_parse([turn], [ToolCall("a", 1, "2026-01-01T10:00:01Z", "Grep")])
     assert store.tool_distribution() == {"Grep": 1}
     store.set_ingest_offset("/f.jsonl", 42, malformed_lines=3)
     assert store.ingest_offset("/f.jsonl") == 42
