@@ -65,6 +65,18 @@ class BrainUnreadable(CerebroError):
     exit_code = 9
 
 
+class IntegrationFailed(CerebroError):
+    """The brain is fine but a Claude Code file could not be written or removed (the warnings say which)."""
+
+    exit_code = 11
+
+
+class ChecksFailed(CerebroError):
+    """``cerebro doctor`` found at least one failing check (each one is reported with its fix)."""
+
+    exit_code = 12
+
+
 def quote(value: object) -> str:
     """Quote user text in messages as Go's %q does (double quotes, escapes), so messages stay one line."""
     import json

@@ -30,6 +30,11 @@ def backups_dir() -> Path:
     return home() / "backups"
 
 
+def logs_dir() -> Path:
+    """Cerebro's own logs (the session-end worker's, gc evictions): private, never in a project's folder."""
+    return home() / "logs"
+
+
 def global_brain_path() -> Path:
     return home() / "global.sqlite"
 

@@ -165,3 +165,19 @@ def env_without_home_leaks(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _ENV_TO_CLEAR}
     env.update(extra)
     return env
+
+
+def wait_for_aftercare(deadline_seconds: float = 90.0) -> None:
+    """Wait until the detached end-of-session worker has done every pending job (CEREBRO_HOME of this test).
+
+    Waits for the condition, polling; the deadline only turns a hang into a failure."""
+    import time
+
+    from cerebro.integration.claude_code import aftercare
+
+    stop = time.monotonic() + deadline_seconds
+    while aftercare.pending_jobs() or aftercare.worker_running():
+        if time.monotonic() > stop:
+            log = aftercare.log_path()
+            raise AssertionError(f"end-of-session work still pending; log: {log.read_text() if log.exists() else '-'}")
+        time.sleep(0.05)

@@ -49,7 +49,9 @@ def test_init_json_shape(cli, project):
         "backup": None,
         "is_global": False,
         "integration": {
-            "settings": "created", "skills_written": 5, "claudemd": "created", "warnings": [], "project": str(project),
+            "settings": "created", "settings_file": ".claude/settings.json", "skills_written": 5, "skills_removed": 0,
+            "claudemd": "created", "claudemd_file": "CLAUDE.md", "plugin": None, "warnings": [],
+            "project": str(project), "marketplace": str(paths.home() / "claude-plugin"),
         },
     }
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cerebro import paths
 from cerebro.cli.app import COMMANDS
 from cerebro.integration.claude_code import templates, usage
 
@@ -150,22 +151,24 @@ def test_skip_integration_and_global_write_no_project_files(cli, project: Path) 
     assert sorted(p.name for p in project.iterdir()) == []
 
 
-def test_unreadable_settings_is_a_warning_and_left_alone(cli, project: Path) -> None:
+def test_unreadable_settings_refuses_before_anything_is_written(cli, project: Path, isolated_home: Path) -> None:
     settings_of(project).parent.mkdir()
-    settings_of(project).write_text("{ not json")
+    settings_of(project).write_text('{ // a JSONC comment\n "model": "opus" }')
     result = cli("init", "--embed-provider", "none")
-    assert result.exit_code == 0
-    assert "could not update .claude/settings.json" in result.stderr
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("cerebro: error: ") and "settings.json is not valid JSON" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-    assert settings_of(project).read_text() == "{ not json"
-    assert (project / "CLAUDE.md").exists()  # the other steps still ran
+    assert settings_of(project).read_text() == '{ // a JSONC comment\n "model": "opus" }'
+    assert sorted(p.name for p in project.iterdir()) == [".claude"]  # no CLAUDE.md, no skills
+    assert not paths.project_brain_path(project).exists()  # and no brain
 
 
 def test_json_output_reports_each_step(cli, user_project: Path) -> None:
     data = ok(cli("init", "--embed-provider", "none", "--format", "json")).json()
     assert data["integration"] == {
-        "settings": "updated", "skills_written": 5, "claudemd": "skipped", "warnings": [],
-        "project": str(user_project),
+        "settings": "updated", "settings_file": ".claude/settings.json", "skills_written": 5, "skills_removed": 0,
+        "claudemd": "skipped", "claudemd_file": "CLAUDE.md", "plugin": None, "warnings": [],
+        "project": str(user_project), "marketplace": str(paths.home() / "claude-plugin"),
     }
 
 
@@ -234,13 +237,21 @@ def test_force_keeps_a_stop_guard_the_user_turned_on(cli, project: Path) -> None
     assert "Stop" not in json.loads(settings_of(project).read_text())["hooks"]
 
 
-@pytest.mark.parametrize("content", ["[1, 2]", '{"hooks": null}', ""])
-def test_a_settings_file_we_cannot_merge_is_reported_as_failed(cli, project: Path, content: str) -> None:
+@pytest.mark.parametrize("content", ["[1, 2]", '{"hooks": null}', "", '{"hooks": {"Stop": {}}}'])
+def test_a_settings_file_we_cannot_merge_fails_init(cli, project: Path, content: str) -> None:
     settings_of(project).parent.mkdir()
     settings_of(project).write_text(content)
     result = cli("init", "--embed-provider", "none", "-q")
-    assert result.exit_code == 0
-    assert "Could not update .claude/settings.json" in result.stdout  # even with -q, not "already present"
-    data = cli("init", "--format", "json").json()
-    assert data["integration"]["settings"] == "failed" and data["integration"]["warnings"]
+    assert result.exit_code == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
     assert settings_of(project).read_text() == content
+    assert not paths.project_brain_path(project).exists()
+
+
+def test_a_step_that_cannot_write_makes_init_exit_non_zero(cli, project: Path) -> None:
+    (project / "CLAUDE.md").mkdir()  # a folder where the file should be: the write fails
+    result = cli("init", "--embed-provider", "none", "--format", "json")
+    assert result.exit_code == 11
+    data = json.loads(result.stdout)
+    assert data["integration"]["claudemd"] == "failed" and data["integration"]["settings"] == "created"
+    assert result.stderr.strip().splitlines()[-1].startswith("cerebro: error: the brain is ready but")

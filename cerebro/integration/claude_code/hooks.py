@@ -138,7 +138,9 @@ def render_prime(primed: list[Any], total_active: int, budget_tokens: int, tail:
 
 
 def gc_tail(project: Path) -> str:
-    log = project / ".cerebro-gc.log"
+    from cerebro.integration.claude_code.aftercare import gc_log_path
+
+    log = gc_log_path(project)
     try:
         lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
     except OSError:
@@ -158,6 +160,10 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
     if event == "sessionstart":
         try:
             export_session_env(sid, project)
+        except OSError:
+            pass
+        try:
+            catch_up_in_background()
         except OSError:
             pass
     if not claim(sid, "session_start"):
@@ -215,17 +221,14 @@ def post_compact(payload: dict[str, Any]) -> None:
 
 
 def session_end(project: Path, payload: dict[str, Any]) -> None:
-    """Once per session: gc with evictions logged to ``<project>/.cerebro-gc.log``, then session-metrics
-    ingest; each step's failure is one line on stderr and never stops the other."""
-    if not claim(session_id(payload), "session_end"):
-        return
-    _collect_garbage(project)
-    try:
-        from cerebro.metrics.ingest import ingest_project
+    """Record this session's end-of-session work (gc, then metrics ingest) and start the detached worker
+    that does it: the hook itself returns in a process start-up's time, inside Claude Code's 1.5 s
+    SessionEnd budget whatever the load (ADR 0017). Once per session: the job file is the claim."""
+    from cerebro.integration.claude_code import aftercare
 
-        ingest_project(project, session_dir=_transcript_dir(payload))
-    except Exception as exc:  # noqa: BLE001 - never break the session's end
-        print(f"cerebro: session-end: metrics ingest: {' '.join(str(exc).split())}", file=sys.stderr)
+    aftercare.enqueue(project, session_id(payload), _transcript_dir(payload))
+    if aftercare.has_pending():  # also work a killed worker left behind
+        aftercare.spawn_worker()
 
 
 def _transcript_dir(payload: dict[str, Any]) -> Path | None:
@@ -238,28 +241,33 @@ def _transcript_dir(payload: dict[str, Any]) -> Path | None:
     return transcript.parent if transcript.is_file() else None
 
 
-def _collect_garbage(project: Path) -> None:
-    from cerebro.api import Brain
-    from cerebro.errors import BrainNotFound
+def catch_up_in_background() -> None:
+    """At session start: a previous session's end-of-session work that never finished (its worker was
+    killed, the machine slept) is started again. A directory listing when there is nothing to do."""
+    from cerebro.integration.claude_code import aftercare
 
-    try:
-        with Brain.for_project(project) as brain:
-            report = brain.gc()
-        if report.archived:
-            from cerebro import clock
-
-            line = json.dumps({"at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"), **report.to_dict()}, ensure_ascii=False)
-            with open(project / ".cerebro-gc.log", "a", encoding="utf-8") as handle:
-                handle.write(line + "\n")
-    except BrainNotFound:
-        pass  # nothing to collect; metrics may still be worth ingesting
-    except Exception as exc:  # noqa: BLE001 - never break the session's end
-        print(f"cerebro: session-end: gc: {' '.join(str(exc).split())}", file=sys.stderr)
+    if aftercare.has_pending() and not aftercare.worker_running():
+        aftercare.spawn_worker()
 
 
 def has_brain(project: Path) -> bool:
     """The plugin's self-gate: a file check, no database opened."""
     return paths.project_brain_path(project).is_file()
+
+
+def _catch_up(rest: list[str]) -> int:
+    """Run pending end-of-session work now, in the foreground (the detached worker runs exactly this)."""
+    from cerebro.integration.claude_code import aftercare
+
+    if rest:
+        raise ValueError(f"unexpected arguments {rest}")
+    done = aftercare.catch_up()
+    if not os.environ.get("CEREBRO_AFTERCARE_WORKER"):
+        left = len(aftercare.pending_jobs())
+        print(f"End-of-session work done for {done} session{'' if done == 1 else 's'}"
+              + (f"; {left} still pending (another worker is running, or a step failed: see {aftercare.log_path()})"
+                 if left else ""))
+    return 0
 
 
 def run(argv: list[str]) -> int:
@@ -276,8 +284,12 @@ def run(argv: list[str]) -> int:
         except Exception:  # noqa: BLE001 - unresolvable project: no brain
             return 1
     try:
+        if argv[:1] == ["catch-up"]:
+            return _catch_up(argv[1:])
         if not argv or argv[0] not in ("prime", "post-compact", "session-end"):
-            raise ValueError(f"unknown hook {argv[0] if argv else ''!r}: use prime, post-compact or session-end")
+            raise ValueError(
+                f"unknown hook {argv[0] if argv else ''!r}: use prime, post-compact, session-end or catch-up"
+            )
         event = ""
         rest = argv[1:]
         if rest[:1] == ["--event"] and len(rest) >= 2:

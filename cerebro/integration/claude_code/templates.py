@@ -24,29 +24,62 @@ def _feed(subcommand: str) -> str:
 
 _PRIME_SESSION = _feed("prime --event sessionstart")
 _REARM = _feed("post-compact")
-_COMPACT_LOG = 'echo "$(date -Iseconds) compaction {what}" >> "$CLAUDE_PROJECT_DIR/.cerebro-compact.log" 2>/dev/null; true'
 
 # (event, matcher, command), in the order they are written. A resumed, cleared or compacted session lost
-# what was primed, so those sources re-arm prime first.
+# what was primed, so those sources re-arm prime first. PreCompact is not wired: there is nothing for
+# cerebro to do before a compaction (upstream appended to a log file in the user's repository).
 HOOKS: tuple[tuple[str, str, str], ...] = (
     ("SessionStart", "startup", CAPTURE + _PRIME_SESSION),
     ("SessionStart", "resume", CAPTURE + f"{_REARM}; {_PRIME_SESSION}"),
     ("SessionStart", "compact", CAPTURE + f"{_REARM}; {_PRIME_SESSION}"),
     ("SessionStart", "clear", CAPTURE + f"{_REARM}; {_PRIME_SESSION}"),
     ("UserPromptSubmit", "", CAPTURE + _feed("prime --event userpromptsubmit")),
-    ("PreCompact", "", _COMPACT_LOG.format(what="starting")),
-    ("PostCompact", "", CAPTURE + f"{_REARM}; " + _COMPACT_LOG.format(what="completed")),
+    ("PostCompact", "", CAPTURE + _REARM),
     ("SessionEnd", "", CAPTURE + f"{_feed('session-end')}; true"),
 )
 
-# The plugin runs for every project of a user who installed it: leave the ones with no brain alone.
+# Seconds each event's hook may take before Claude Code cancels it (its default is 60 s, 1.5 s for
+# SessionEnd). Ours finish in a process start-up plus a prime (~0.1–0.3 s); the margin is for a loaded
+# machine. SessionEnd only enqueues its work and starts a detached worker (ADR 0017).
+TIMEOUTS = {"SessionStart": 15, "UserPromptSubmit": 15, "PostCompact": 10, "SessionEnd": 10}
+
+# init's hooks live in a committed settings file: a teammate without cerebro must see nothing at all
+# (no "exit 127 … cerebro: not found" on every prompt), so each command first checks that it can run.
+INIT_GATE = "command -v cerebro >/dev/null 2>&1 || exit 0; "
+
+# The plugin runs for every project of a user who installed it: leave the ones with no brain alone (a
+# missing CLI fails the probe too, and `|| exit 0` keeps that silent).
 PLUGIN_GATE = f"cerebro hook has-brain -p {PROJECT} >/dev/null 2>&1 || exit 0; "
+
+
+def init_command(command: str) -> str:
+    return INIT_GATE + command
+
 
 # Commands an older scaffold wrote that are ours to remove on `init --force` (recognised exactly, never by
 # the substring "cerebro": a user's own hook may mention it). The stop-guard is opt-in and no longer wired.
 LEGACY_COMMANDS: tuple[tuple[str, str], ...] = (
     ("Stop", f"cerebro stop-guard -p {PROJECT}"),
 )
+
+# What a hook command written by any cerebro — this one's older scaffolds and plugin, upstream Go
+# cerebro's from 1.x to 3.4 — does, recognised by shape: a hook calling a cerebro hook/prime/gc, or
+# writing upstream's session files. A command matching one of these is a cerebro hook whoever wrote it,
+# so `init --force` replaces it and `init --remove` takes it out.
+_CEREBRO_HOOK_SHAPES = (
+    r"\bcerebro\s+hook\s+(?:prime|post-compact|session-end|has-brain|catch-up)\b",
+    r"\bcerebro\s+recall\s+--prime\b",
+    r"\.cerebro-(?:compact|gc)\.log\b",
+    r"/tmp/cerebro-primed-",
+)
+
+
+def is_cerebro_hook(command: object) -> bool:
+    """Does this hook command do a cerebro session hook's work (any version, ours or upstream's)?"""
+    import re
+
+    return isinstance(command, str) and any(re.search(shape, command) for shape in _CEREBRO_HOOK_SHAPES)
+
 
 SKILLS = ("remember", "recall", "consolidate", "dream", "develop")
 PLUGIN_SKILLS = (*SKILLS, "rules")
@@ -57,12 +90,17 @@ def _template(name: str) -> str:
     return resources.files("cerebro.integration.claude_code").joinpath("assets", name).read_text(encoding="utf-8")
 
 
+def handler(event: str, command: str, *, plugin: bool = False) -> dict[str, Any]:
+    """One hook handler as Claude Code reads it, gated for its delivery route."""
+    gated = (PLUGIN_GATE + command) if plugin else init_command(command)
+    return {"type": "command", "command": gated, "timeout": TIMEOUTS[event]}
+
+
 def hooks_config(*, plugin: bool = False) -> dict[str, Any]:
     """``{"hooks": {Event: [matcher groups]}}`` — the shape of settings.json and of a plugin's hooks.json."""
     events: dict[str, list[dict[str, Any]]] = {}
     for event, matcher, command in HOOKS:
-        handler = {"type": "command", "command": (PLUGIN_GATE + command) if plugin else command}
-        events.setdefault(event, []).append({"matcher": matcher, "hooks": [handler]})
+        events.setdefault(event, []).append({"matcher": matcher, "hooks": [handler(event, command, plugin=plugin)]})
     return {"hooks": events}
 
 

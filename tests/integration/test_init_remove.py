@@ -1,0 +1,210 @@
+"""init's other routes: --remove (and --purge), --local, the installed plugin, upstream's hooks under --force."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cerebro import Brain, paths
+from cerebro.integration.claude_code import plugin, templates
+
+GOLDEN = Path(__file__).parent / "golden"
+UPSTREAM = json.loads((GOLDEN / "upstream-hooks.json").read_text())
+
+
+def ok(result):
+    assert result.exit_code == 0 and result.stderr == "", result
+    return result
+
+
+def settings_of(project: Path, name: str = "settings.json") -> Path:
+    return project / ".claude" / name
+
+
+@pytest.fixture
+def user_project(project: Path) -> Path:
+    settings_of(project).parent.mkdir(parents=True)
+    shutil.copy(GOLDEN / "settings.user.json", settings_of(project))
+    (project / "CLAUDE.md").write_text("# Acme\n\nBuild with make.\n\n## Deployment\nRelease train.\n")
+    return project
+
+
+def _tree(project: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(project)): p.read_bytes() for p in project.rglob("*") if p.is_file()}
+
+
+# --------------------------------------------------------------------------- --remove
+
+
+def test_remove_takes_out_exactly_what_init_added(cli, user_project: Path) -> None:
+    ok(cli("init", "--embed-provider", "none"))
+    result = ok(cli("init", "--remove"))
+    assert "Removed cerebro's hooks from .claude/settings.json" in result.stdout
+    assert "Removed 5 skill files from .claude/skills/" in result.stdout
+    assert "Removed the Cerebro Memory System section from CLAUDE.md" in result.stdout
+    # The user's settings, key order and hooks as they were; their CLAUDE.md sections around ours too.
+    assert settings_of(user_project).read_text() == templates.dump_json(json.loads((GOLDEN / "settings.user.json").read_text()))
+    assert (user_project / "CLAUDE.md").read_text() == "# Acme\n\nBuild with make.\n\n## Deployment\nRelease train.\n"
+    assert not (user_project / ".claude" / "skills").exists()
+    assert paths.project_brain_path(user_project).exists()  # the brain stays without --purge
+    again = ok(cli("init", "--remove"))
+    assert "no cerebro hooks" in again.stdout and "no Cerebro section" in again.stdout
+
+
+def test_remove_keeps_the_section_between_user_sections(cli, project: Path) -> None:
+    (project / "CLAUDE.md").write_text("# Top\n\n## Before\nb\n")
+    ok(cli("init", "--embed-provider", "none"))
+    with (project / "CLAUDE.md").open("a") as handle:
+        handle.write("\n## After\na\n")
+    ok(cli("init", "--remove"))
+    assert (project / "CLAUDE.md").read_text() == "# Top\n\n## Before\nb\n\n## After\na\n"
+
+
+def test_remove_on_a_project_init_created_leaves_it_empty(cli, project: Path) -> None:
+    ok(cli("init", "--embed-provider", "none"))
+    ok(cli("init", "--remove"))
+    assert list(project.iterdir()) == []
+
+
+def test_remove_keeps_an_edited_skill_and_says_so(cli, project: Path) -> None:
+    ok(cli("init", "--embed-provider", "none"))
+    mine = project / ".claude" / "skills" / "recall" / "SKILL.md"
+    mine.write_text("my own recall\n")
+    result = cli("init", "--remove")
+    assert result.exit_code == 0 and "kept .claude/skills/recall/SKILL.md" in result.stderr
+    assert mine.read_text() == "my own recall\n"
+    assert "Removed 4 skill files" in result.stdout
+
+
+def test_remove_purge_deletes_the_brain_after_a_backup(cli, project: Path, isolated_home: Path) -> None:
+    ok(cli("init", "--embed-provider", "none"))
+    brain = paths.project_brain_path(project)
+    with Brain.open(brain) as b:
+        b.add("keep me in the backup")
+    data = ok(cli("init", "--remove", "--purge", "--format", "json")).json()
+    assert not brain.exists() and data["brain"] == str(brain)
+    backup = Path(data["backup"])
+    assert backup.parent == isolated_home / "backups"
+    with Brain.open(backup) as b:
+        assert [n.content for n in b.list()] == ["keep me in the backup"]
+
+
+@pytest.mark.parametrize("args", [["--purge"], ["--remove", "--force"], ["--remove", "--global"]])
+def test_remove_flags_that_do_not_go_together(cli, project: Path, args: list[str]) -> None:
+    ok(cli("init", "--embed-provider", "none"))
+    before = _tree(project)
+    result = cli("init", *args)
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert _tree(project) == before
+
+
+def test_init_refuses_a_project_folder_that_does_not_exist(cli, tmp_path: Path, isolated_home: Path) -> None:
+    result = cli("init", "-p", str(tmp_path / "no" / "such"))
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+    assert not (isolated_home / "projects").exists()
+
+
+# --------------------------------------------------------------------------- --local
+
+
+def test_local_writes_only_the_users_own_files(cli, user_project: Path) -> None:
+    shared = settings_of(user_project).read_text()
+    result = ok(cli("init", "--local", "--embed-provider", "none"))
+    assert "Created .claude/settings.local.json (session hooks)" in result.stdout
+    assert "Created CLAUDE.local.md" in result.stdout
+    assert json.loads(settings_of(user_project, "settings.local.json").read_text()) == templates.hooks_config()
+    assert settings_of(user_project).read_text() == shared  # the committed file untouched
+    assert "Cerebro Memory System" not in (user_project / "CLAUDE.md").read_text()
+    assert not (user_project / ".claude" / "skills").exists()
+    ok(cli("init", "--local", "--remove"))
+    assert not settings_of(user_project, "settings.local.json").exists()
+    assert not (user_project / "CLAUDE.local.md").exists()
+
+
+# --------------------------------------------------------------------------- the plugin
+
+
+def _enable_plugin(project: Path) -> None:
+    settings = json.loads(settings_of(project).read_text()) if settings_of(project).exists() else {}
+    settings["enabledPlugins"] = {"cerebro@cerebro": True}
+    settings_of(project).parent.mkdir(parents=True, exist_ok=True)
+    settings_of(project).write_text(json.dumps(settings))
+
+
+def test_with_the_plugin_enabled_init_writes_no_hooks_or_skills(cli, project: Path) -> None:
+    _enable_plugin(project)
+    result = ok(cli("init", "--embed-provider", "none"))
+    assert "the cerebro@cerebro plugin carries the hooks and skills" in result.stdout
+    assert "hooks" not in json.loads(settings_of(project).read_text())
+    assert not (project / ".claude" / "skills").exists()
+    assert "## Cerebro Memory System" in (project / "CLAUDE.md").read_text()  # a plugin cannot write it
+
+
+def test_force_after_installing_the_plugin_removes_inits_copies(cli, project: Path) -> None:
+    ok(cli("init", "--embed-provider", "none"))
+    _enable_plugin(project)
+    result = cli("init", "--force")
+    assert result.exit_code == 0
+    assert "Removed 5 skill files" in result.stdout
+    assert "hooks" not in json.loads(settings_of(project).read_text())
+    assert json.loads(settings_of(project).read_text())["enabledPlugins"] == {"cerebro@cerebro": True}
+
+
+def test_a_disabled_plugin_does_not_count(cli, project: Path) -> None:
+    settings_of(project).parent.mkdir()
+    settings_of(project).write_text(json.dumps({"enabledPlugins": {"cerebro@cerebro": False, "other@x": True}}))
+    ok(cli("init", "--embed-provider", "none"))
+    assert json.loads(settings_of(project).read_text())["hooks"] == templates.hooks_config()["hooks"]
+
+
+def test_the_printed_marketplace_is_real(cli, project: Path) -> None:
+    out = ok(cli("init", "--embed-provider", "none")).stdout
+    line = next(line for line in out.splitlines() if "claude plugin marketplace add" in line)
+    root = Path(line.split("marketplace add", 1)[1].strip())
+    for relative, text in plugin.render().items():
+        assert (root / relative).read_text() == text
+    assert json.loads((root / ".claude-plugin" / "marketplace.json").read_text())["plugins"][0]["source"] == "./claude-plugin/cerebro"
+
+
+# --------------------------------------------------------------------------- upstream's hooks
+
+
+def _current_handlers() -> set[tuple[str, str, str]]:
+    return {(e, g["matcher"], h["command"]) for e, gs in templates.hooks_config()["hooks"].items() for g in gs for h in g["hooks"]}
+
+
+@pytest.mark.parametrize("version", ["v1", "v3"])
+def test_force_over_upstreams_hook_set_leaves_one_set(cli, project: Path, version: str) -> None:
+    user = json.loads((GOLDEN / "settings.user.json").read_text())
+    upstream = UPSTREAM[version]["hooks"]
+    for event, groups in upstream.items():
+        user["hooks"].setdefault(event, []).extend(groups)
+    settings_of(project).parent.mkdir()
+    settings_of(project).write_text(json.dumps(user, indent=2))
+
+    plain = cli("init", "--embed-provider", "none")
+    assert plain.exit_code == 0 and "older cerebro hooks" in plain.stderr and "init --force" in plain.stderr
+
+    ok(cli("init", "--force"))
+    merged = json.loads(settings_of(project).read_text())["hooks"]
+    handlers = [(e, g.get("matcher", ""), h["command"]) for e, gs in merged.items() for g in gs for h in g["hooks"]]
+    ours = [h for h in handlers if "cerebro" in h[2] and "remember: cerebro" not in h[2]]
+    assert sorted(ours) == sorted(_current_handlers())  # one set: upstream's gone, ours once
+    assert "PreCompact" not in merged
+    user_own = json.loads((GOLDEN / "settings.user.json").read_text())["hooks"]
+    for event, groups in user_own.items():
+        assert merged[event][: len(groups)] == groups  # the user's entries kept, first
+
+
+def test_the_shape_recogniser_leaves_user_hooks_alone() -> None:
+    for command in ("echo 'remember: cerebro is our memory tool'", "cerebro stats", "cerebro gc --dry-run",
+                    'cerebro stop-guard -p "$CLAUDE_PROJECT_DIR" 2>>/tmp/g.log', "notify-send cerebro"):
+        assert not templates.is_cerebro_hook(command), command
+    for version in ("v1", "v3"):
+        for event, groups in UPSTREAM[version]["hooks"].items():
+            for group in groups:
+                for handler in group["hooks"]:
+                    assert templates.is_cerebro_hook(handler["command"]) or event == "Stop", handler
