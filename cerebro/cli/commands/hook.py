@@ -8,14 +8,16 @@ from cyclopts import Parameter
 
 
 def hook(
-    name: Annotated[str, Parameter(help="prime, post-compact, session-end, or has-brain (the plugin's 0/1 gate)")],
+    name: Annotated[str, Parameter(help="prime, post-compact, session-end, catch-up, or has-brain (the plugin's 0/1 gate)")],
     *,
     event: Annotated[str | None, Parameter(help="prime only: sessionstart or userpromptsubmit")] = None,
 ) -> None:
     """Claude Code hooks, each run once per session (the session id comes from the hook's stdin JSON).
 
     prime injects session-start context within config prime_token_budget; post-compact re-arms prime;
-    session-end runs gc. A hook always exits 0: it never breaks a session.
+    session-end records the session's end-of-session work (gc, then metrics ingest) and starts a detached
+    worker that does it, so the hook returns at once; catch-up runs any such work still pending, in the
+    foreground (logs: CEREBRO_HOME/logs/). A hook always exits 0: it never breaks a session.
     """
     from cerebro.integration.claude_code import hooks
 

@@ -1,4 +1,4 @@
-"""``cerebro hook prime | post-compact | session-end`` — run by Claude Code, once per session per event.
+"""``cerebro hook prime | post-compact | session-end | catch-up`` — run by Claude Code, once per session per event.
 
 A user may wire both ``cerebro init``'s hooks and the plugin, so every event can fire twice, even at the
 same instant. Each event is *claimed* by creating a file with ``O_EXCL`` (atomic: exactly one of two

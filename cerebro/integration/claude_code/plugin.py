@@ -30,6 +30,7 @@ def render() -> dict[str, str]:
         ".claude-plugin/marketplace.json": templates.dump_json({
             "name": "cerebro",
             "owner": {"name": "Cerebro maintainers"},
+            "description": "Cerebro: local-first persistent memory for coding agents (a per-project SQLite brain).",
             "plugins": [{
                 "name": "cerebro",
                 "source": f"./{PLUGIN_DIR}",

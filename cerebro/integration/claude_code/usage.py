@@ -42,6 +42,8 @@ USAGE: dict[str, tuple[str, str, str]] = {
     "ingest": ("You want session metrics up to date", "cerebro ingest", "idempotent; bad lines counted, not fatal"),
     "dashboard": ("You want to watch how the agent works", "cerebro dashboard", "live view of session metrics; q quits"),
     "usage": ("You forgot which command fits", "cerebro usage", "this map"),
+    "doctor": ("Memory seems not to work (no prime, no hooks, errors)", "cerebro doctor",
+               "checks PATH, hooks, latency, brain, embedder, modes, metrics; a fix per problem; writes nothing"),
 }
 
 
@@ -53,7 +55,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Distill & maintain", ("consolidate", "mark-consolidated", "forget", "gc", "embed", "eval", "stats")),
     ("Share & lifecycle", ("promote", "export", "import", "backup", "reembed", "migrate")),
     ("Operator/infra (rarely agent-invoked)",
-     ("init", "config", "hook", "stop-guard", "ingest", "dashboard", "usage")),
+     ("init", "config", "hook", "stop-guard", "ingest", "dashboard", "doctor", "usage")),
 )
 INTRO = (
     'Always pass `-p "$CLAUDE_PROJECT_DIR"`; add `--format json` for structured output; '
