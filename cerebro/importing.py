@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cerebro import clock
+from cerebro import metadata as stored_metadata
 from cerebro.errors import InvalidInput, quote
 from cerebro.values import NODE_STATUSES, NODE_TYPES
 
@@ -158,7 +159,8 @@ def _edge(record: Any, where: str) -> dict[str, Any]:
         "target_id": _id(record, "target_id", where),
         "relation": relation,
         "weight": _number(record, "weight", where, 1.0, 0.0),
-        "metadata": json.dumps(metadata, ensure_ascii=False) if isinstance(metadata, dict) else metadata,
+        # A string (upstream may carry metadata as text) is stored as a JSON object, flagged if it was not one.
+        "metadata": stored_metadata.dumps(stored_metadata.load(metadata)),
         "created_at": _time(record, "created_at", where) or clock.now_text(),
         "valid_at": valid_at,
         "invalid_at": invalid_at,

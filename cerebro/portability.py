@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cerebro import clock, paths
+from cerebro import clock, metadata, paths
 
 EXPORT_VERSION = "1"  # upstream's ExportVersion, unchanged through schema v7
 _NODE_COLUMNS = (
@@ -47,11 +47,8 @@ def _record(row: Any, columns: tuple[str, ...], *, omit_empty: tuple[str, ...] =
     for name, value in zip(columns, row, strict=True):
         if name in _TIME_FIELDS:
             value = _rfc3339(value)
-        elif name == "metadata" and isinstance(value, str) and value:
-            try:
-                value = json.loads(value)
-            except ValueError:
-                pass
+        elif name == "metadata":
+            value = metadata.load(value)
         elif name == "provenance_root":
             value = bool(value)
         if name in omit_empty and value in (None, ""):
@@ -160,7 +157,11 @@ def sql_statements(conn: Any) -> list[str]:
     for table, columns, order in tables:
         for row in _rows(conn, table, columns, order):
             # No vectors travel in a dump, so no node may claim a model: each is pending until embedded.
-            values = ["" if name == "embedding_model" else v for name, v in zip(columns, row, strict=True)]
+            # Metadata is written as JSON text whatever the source holds (a Go BLOB, free text).
+            values = [
+                "" if name == "embedding_model" else metadata.dumps(metadata.load(v)) if name == "metadata" else v
+                for name, v in zip(columns, row, strict=True)
+            ]
             lines.append(
                 f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join(map(_literal, values))});"
             )

@@ -115,11 +115,16 @@ def create_engine(path: str | os.PathLike[str]) -> Any:
     import sqlalchemy as sa
     from sqlalchemy import event
 
+    from cerebro import metadata
+
     module = driver()
     engine = sa.create_engine(
         f"sqlite:///{Path(path)}",
         module=module,
         connect_args={"check_same_thread": False},
+        # JSON columns hold metadata; one that is not a JSON object (Go-made, BLOB, hand-edited) must read
+        # as flagged raw text, never fail every query that touches its row.
+        json_deserializer=metadata.load,
     )
 
     @event.listens_for(engine, "connect")

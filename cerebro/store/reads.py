@@ -33,13 +33,9 @@ def _time(value: Any) -> datetime | None:
 
 
 def _metadata(value: Any) -> dict[str, Any] | None:
-    if value in (None, ""):
-        return None
-    try:
-        parsed = json.loads(value) if isinstance(value, str | bytes) else value
-    except ValueError:
-        return None
-    return parsed if isinstance(parsed, dict) else None
+    from cerebro import metadata
+
+    return metadata.load(value)
 
 
 def node_from_row(row: Sequence[Any]) -> values.Node:

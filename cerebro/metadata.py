@@ -1,0 +1,47 @@
+"""Reading a memory's ``metadata`` column, whatever is in it.
+
+Cerebro always writes a JSON object (or NULL). Brains written elsewhere may hold anything: upstream Go
+cerebro tolerates metadata that fails to parse, its ``promote`` writes a BLOB, a user may have edited a row
+by hand. One unreadable value must never take the brain down (every ``list``, ``get``, ``gc``… would fail),
+so every reader goes through :func:`load`: an object comes back as it is; anything else comes back as
+``{"_raw_metadata": "<the text>"}`` — the node is shown with its raw metadata flagged, it exports and
+imports as a valid object, and the next write of that node stores valid JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+RAW_KEY = "_raw_metadata"
+
+
+def load(value: Any) -> dict[str, Any] | None:
+    """A stored metadata value (TEXT, BLOB, NULL, or already decoded) → a dict or None. Never raises."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        value = bytes(value).decode("utf-8", errors="replace")
+    if not isinstance(value, str):
+        return {RAW_KEY: json.dumps(value, ensure_ascii=False, default=str)}
+    if not value.strip():
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return {RAW_KEY: value}
+    if parsed is None:
+        return None
+    return parsed if isinstance(parsed, dict) else {RAW_KEY: value}
+
+
+def is_flagged(metadata: dict[str, Any] | None) -> bool:
+    """Did this metadata come from a stored value that was not a JSON object?"""
+    return bool(metadata) and RAW_KEY in metadata  # type: ignore[operator]
+
+
+def dumps(metadata: dict[str, Any] | None) -> str | None:
+    """What cerebro stores: compact JSON text of an object, or NULL."""
+    return None if metadata is None else json.dumps(metadata, ensure_ascii=False)
