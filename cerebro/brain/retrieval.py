@@ -172,25 +172,27 @@ class RetrievalMixin:
                 )
         return self._annotate_scored(_replace(wide, results=results[:limit], notices=list(notices)))
 
-    def search(self, query: str, *, limit: int | None = None, threshold: float | None = None) -> values.RecallResult:
-        """Vector similarity alone (``search``): needs an embedding provider."""
+    def search(
+        self, query: str, *, limit: int | None = None, threshold: float | None = None, as_of: Any = None
+    ) -> values.RecallResult:
+        """``search`` as upstream runs it: the hybrid recall pipeline with the search defaults (config
+        ``search_limit``, ``search_threshold`` as the vector lane's minimum cosine), so an identifier such as
+        ``HS-049`` is found by the keyword lane. Needs an embedding provider, as upstream's does."""
         from cerebro.embed.base import EmbeddingError
-        from cerebro.recall import vector_search
 
         query = _check_query(query)
         _, _, dims = self._embedding_settings()
         if dims <= 0:
             raise EmbeddingError("no embedding provider configured — search requires embeddings")
-        vector = self._embed([query])[0]
         with self._snapshot() as conn:
             stored_limit = config.effective("search_limit", _stored_config(conn, "search_limit"))
             stored_threshold = config.effective("search_threshold", _stored_config(conn, "search_threshold"))
-            options = self._recall_options(
-                conn,
-                limit=_check_limit(limit if limit is not None else stored_limit),
-                threshold=_check_unit(threshold if threshold is not None else stored_threshold, "threshold"),
-            )
-            return vector_search(conn, query, vector, options)
+        return self.recall(
+            query,
+            limit=_check_limit(limit if limit is not None else stored_limit),
+            threshold=_check_unit(threshold if threshold is not None else stored_threshold, "threshold"),
+            as_of=as_of,
+        )
 
     def prime(self, *, limit: int | None = None) -> list[values.ScoredNode]:
         """Session-start context: per-type pools scored by importance and surprise, diversified by MMR."""

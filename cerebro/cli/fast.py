@@ -3,7 +3,7 @@
 Hooks run these on every session start and prompt, where start-up time is the whole cost: Cyclopts
 (and the rich console it brings) costs more than the prime itself. Only these exact shapes take the
 fast path — ``recall``, then either ``--prime`` or one query, optionally ``--limit/-l N`` and
-``--explain`` — anything else (help, other flags, bad values) goes through Cyclopts as usual, so the
+``--explain`` (unquoted query words are joined with spaces) — anything else (help, other flags, bad values) goes through Cyclopts as usual, so the
 two parsers never disagree about an error (ADR 0009).
 """
 
@@ -33,7 +33,7 @@ def parse(tokens: Sequence[str]) -> dict[str, object] | None:
         elif spec["query"] is None:
             spec["query"] = token
         else:
-            return None
+            spec["query"] = f"{spec['query']} {token}"  # unquoted words: one query, as upstream joins them
         i += 1
     if spec["limit"] == 0 or spec["prime"] == (spec["query"] is not None and bool(str(spec["query"]).strip())):
         return None  # neither or both: let the full parser say what is wrong

@@ -85,11 +85,22 @@ def test_add_decay_rate_follows_type(cli, brain_path, node_type, rate):
     assert node(brain_path, node_id).decay_rate == rate
 
 
-# 0 is stored as 0: upstream's "<= 0 becomes 0.5" coercion is a documented departure (ADR 0006).
-@pytest.mark.parametrize("importance", ["0", "0.0", "1", "1.0", "0.25", "0.001"])
+@pytest.mark.parametrize("importance", ["1", "1.0", "0.25", "0.001"])
 def test_add_importance_bounds_accepted(cli, brain_path, importance):
     node_id = ok(cli("add", "bounds", "--importance", importance)).stdout.strip()
     assert node(brain_path, node_id).importance == float(importance)
+
+
+# Upstream's CLI stores --importance 0 as the default 0.5 (ADR 0006, revised): not evicted at the next gc.
+@pytest.mark.parametrize("command", [["add", "zero"], ["supersede", "OLD", "zero again"]])
+@pytest.mark.parametrize("importance", ["0", "0.0"])
+def test_importance_zero_on_insert_is_the_default(cli, brain_path, importance, command):
+    old = ok(cli("add", "the old one")).stdout.strip()
+    args = [old if a == "OLD" else a for a in command]
+    node_id = ok(cli(*args, "--importance", importance)).stdout.strip()
+    assert node(brain_path, node_id).importance == 0.5
+    ok(cli("update", node_id, "--importance", "0"))
+    assert node(brain_path, node_id).importance == 0.0  # an explicit update keeps its value
 
 
 def test_origin_stamped_from_environment(cli, brain_path, monkeypatch):

@@ -145,9 +145,9 @@ def test_outage_then_backfill(http_server, monkeypatch, ollama_up, ollama_path, 
         assert result.mode == "keyword-fallback"
         assert any("embedding unavailable" in n for n in result.notices)
         assert second in result.ids
-        # search needs a vector: it errors
-        with pytest.raises(EmbeddingError):
-            brain.search("webhook signatures")
+        # search is recall's pipeline (upstream): the same keyword fallback
+        searched = brain.search("webhook signatures")
+        assert searched.mode == "keyword-fallback" and second in searched.ids
 
     assert vector_rows(ollama_path) == 1
     assert pending_flag(ollama_path) == "true"
@@ -155,8 +155,7 @@ def test_outage_then_backfill(http_server, monkeypatch, ollama_up, ollama_path, 
     assert node_model(ollama_path, first) == "nomic-embed-text"
 
     searched = cli("search", "webhook")
-    assert searched.exit_code == 10
-    assert "unreachable" in searched.stderr
+    assert searched.exit_code == 0 and "embedding unavailable" in searched.stderr
 
     recalled = cli("recall", "webhook signatures HMAC", "--format", "json")
     assert recalled.exit_code == 0, recalled
@@ -237,13 +236,15 @@ def test_recall_on_the_vector_lane(ollama_up, ollama_path):
         assert brain.recall("beta memory").mode == "hybrid"
 
 
-def test_search_with_a_connection_dropped_mid_answer_exits_10(http_server, monkeypatch, ollama_path, cli):
-    """A provider failure is exit 10 (EmbeddingError), not "internal error" exit 1."""
+def test_search_with_a_connection_dropped_mid_answer_falls_back_to_keywords(http_server, monkeypatch, ollama_path, cli):
+    """As upstream's search: a provider failure gives keyword-only results and a notice, not an internal error."""
+    with Brain.open(ollama_path) as brain:
+        brain.config_set("bm25_enabled", "true")
     server = http_server(lambda request, n: truncated_json())
     monkeypatch.setenv("CEREBRO_OLLAMA_URL", server.url)
     result = cli("search", "anything")
-    assert result.exit_code == 10, result
-    assert "internal error" not in result.stderr
+    assert result.exit_code == 0, result
+    assert "keyword-only" in result.stderr and "internal error" not in result.stderr
 
 
 def test_recall_and_add_survive_a_connection_dropped_mid_answer(http_server, monkeypatch, ollama_path):

@@ -467,18 +467,29 @@ def test_provider_none_recall_uses_keyword_and_graph(tmp_path):
 # ----------------------------------------------------------------------------- search
 
 
-def test_search_is_the_vector_lane_alone(fake_brain):
+def test_search_runs_the_hybrid_pipeline_with_the_search_defaults(fake_brain):
+    """Upstream's `search` is recall's pipeline: an identifier only the keyword lane can match is found."""
+    ticket = fake_brain.add("rollout blocked on HS-049 until the schema lands")
     exact = fake_brain.add("walrus tusk")
-    close = fake_brain.add("walrus tusk ivory")  # 0.816
-    fake_brain.add(SEED)  # 0.707 ≥ search_threshold 0.7
-    blubber = fake_brain.add("walrus blubber")  # 0.5: below it
-    result = fake_brain.search(QUERY)
-    assert result.mode == "vector" and result.expansion == "off"
-    assert result.ids[:2] == [exact, close]
-    assert all(r.similarity >= 0.7 for r in result)
-    assert len(result) == 3 and blubber not in result.ids
-    assert len(fake_brain.search(QUERY, threshold=0.8)) == 2
+    for i in range(12):
+        fake_brain.add(f"walrus tusk note {i}")
+    found = fake_brain.search("HS-049")
+    assert found.ids[:1] == [ticket] and found.mode == "hybrid"
+    assert len(fake_brain.search(QUERY)) == 10  # config search_limit
+    fake_brain.config_set("search_limit", "3")
+    assert len(fake_brain.search(QUERY)) == 3
+    assert fake_brain.search(QUERY).ids[0] == exact
     assert len(fake_brain.search(QUERY, limit=1)) == 1
+
+
+def test_search_as_of_follows_only_edges_valid_then(fake_brain):
+    seed = fake_brain.add("walrus tusk")
+    later = fake_brain.add("completely unrelated gardening advice")
+    fake_brain.add_edge(seed, later, "supports", valid_at="2030-01-01")
+    fake_brain.config_set("expand_threshold", "1.0")  # always expand: the edge decides
+    now = fake_brain.search(QUERY, as_of="2026-01-01")
+    then = fake_brain.search(QUERY, as_of="2031-01-01")
+    assert later not in now.ids and later in then.ids
 
 
 # ----------------------------------------------------------------------------- writes: API vs CLI
@@ -624,7 +635,7 @@ def test_recall_results_json_shape(cli, fake_brain_path):
 def test_cli_search_touches_returned_nodes(cli, fake_brain_path):
     with Brain.open(fake_brain_path) as brain:
         hit = brain.add("walrus tusk")
-        miss = brain.add("walrus blubber")  # 0.5 < search_threshold 0.7
+        miss = brain.add("gardening advice")  # no shared word, cosine < search_threshold 0.7
     result = cli("search", QUERY, "--format", "json")
     assert result.exit_code == 0, result
     assert [r["id"] for r in result.json()["results"]] == [hit]

@@ -27,7 +27,7 @@ def supersede(
     *,
     type_: Annotated[str | None, Parameter(name="--type", help="Type of the replacement (default: the old one's)")] = None,
     subtype: Annotated[str | None, Parameter(help="Subtype of the replacement (default: the old one's)")] = None,
-    importance: Annotated[float, Parameter(help="0 to 1")] = 0.5,
+    importance: Annotated[float, Parameter(help="0 to 1; 0 means the default 0.5, as upstream")] = 0.5,
     metadata: Annotated[str | None, Parameter(help="A JSON object stored with the replacement")] = None,
     provenance_root: Annotated[bool, Parameter(help="Mark the replacement as an original source")] = False,
     origin_actor: OriginActor = None,
@@ -37,6 +37,7 @@ def supersede(
 ) -> None:
     """Replace a memory: the old one is marked superseded and linked from the new one."""
     from cerebro.api import UNSET
+    from cerebro.cli.commands.memory import insert_importance
 
     with open_brain() as brain:
         old_full = brain.resolve_id(old_id)  # before the write: the new id may share the prefix
@@ -45,7 +46,7 @@ def supersede(
             _content(content),
             type=type_,
             subtype=UNSET if subtype is None else subtype,
-            importance=importance,
+            importance=insert_importance(importance),
             metadata=metadata,
             provenance_root=provenance_root,
             origin=origin(origin_actor, origin_channel, origin_session, origin_host),

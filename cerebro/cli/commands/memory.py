@@ -14,6 +14,12 @@ from cerebro.values import json_time
 TypeOpt = Annotated[str, Parameter(name="--type", help="episode, concept, procedure or reflection")]
 
 
+def insert_importance(value: float) -> float:
+    """Upstream's CLI stores ``--importance 0`` as the default 0.5 (a memory at 0 would be evicted by the next
+    gc). Negative values stay an error. The library keeps exact values (ADR 0006)."""
+    return 0.5 if value == 0 else value
+
+
 def _content(text: str) -> str:
     return sys.stdin.read() if text == "-" else text
 
@@ -23,7 +29,7 @@ def add(
     *,
     type_: TypeOpt = "episode",
     subtype: Annotated[str | None, Parameter(help="Free-form subtype, e.g. decision or bug")] = None,
-    importance: Annotated[float, Parameter(help="0 to 1")] = 0.5,
+    importance: Annotated[float, Parameter(help="0 to 1; 0 means the default 0.5, as upstream")] = 0.5,
     metadata: Annotated[str | None, Parameter(help="A JSON object stored with the memory")] = None,
     provenance_root: Annotated[bool, Parameter(help="Mark as an original source (provenance root)")] = False,
     origin_actor: OriginActor = None,
@@ -37,7 +43,7 @@ def add(
             _content(content),
             type=type_,
             subtype=subtype,
-            importance=importance,
+            importance=insert_importance(importance),
             metadata=metadata,
             provenance_root=provenance_root,
             origin=origin(origin_actor, origin_channel, origin_session, origin_host),

@@ -14,8 +14,7 @@ from cerebro.logs import warn
 
 
 def recall(
-    query: Annotated[str | None, Parameter(help="What to recall (omit with --prime)")] = None,
-    *,
+    *words: Annotated[str, Parameter(help="What to recall (omit with --prime); unquoted words are joined with spaces")],
     limit: Annotated[int | None, Parameter(name=["--limit", "-l"], help="At most this many results (default 20; prime: config prime_limit)")] = None,
     prime: Annotated[bool, Parameter(help="Session-start context: important, surprising, diverse memories")] = False,
     threshold: Annotated[float | None, Parameter(name=["--threshold", "-T"], help="Minimum cosine for the vector lane (default: config recall_threshold)")] = None,
@@ -29,6 +28,7 @@ def recall(
     """Composite-scored recall: vector and keyword lanes, one graph hop, fused by rank."""
     from cerebro.cli import fast
 
+    query = " ".join(words) or None
     if not prime and (not query or not query.strip()):
         raise InvalidInput("give a query, or --prime for session-start context")
     if prime and query:
@@ -51,14 +51,19 @@ def recall(
 
 
 def search(
-    query: Annotated[str, Parameter(help="Text to match by meaning")],
-    *,
+    *words: Annotated[str, Parameter(help="Text to search for; unquoted words are joined with spaces")],
     limit: Annotated[int | None, Parameter(name=["--limit", "-l"], help="At most this many (default: config search_limit)")] = None,
-    threshold: Annotated[float | None, Parameter(name=["--threshold", "-T"], help="Minimum cosine (default: config search_threshold)")] = None,
+    threshold: Annotated[float | None, Parameter(name=["--threshold", "-T"], help="Minimum cosine for the vector lane (default: config search_threshold)")] = None,
+    as_of: Annotated[str | None, Parameter(help="Follow only edges valid at this instant")] = None,
 ) -> None:
-    """Vector similarity search alone (needs an embedding provider)."""
+    """Hybrid search as upstream runs it — recall's pipeline with the search defaults (needs an embedding provider)."""
+    query = " ".join(words)
+    if not query.strip():
+        raise InvalidInput("give a query")
     with open_brain() as brain:
-        result = brain.search(query, limit=limit, threshold=threshold)
+        result = brain.search(query, limit=limit, threshold=threshold, as_of=as_of)
+        for notice in result.notices:
+            warn(notice)
         brain.touch_accessed(result.ids)
     emit(result.to_dict(), lambda: _render(result.results, explain=False, empty="No relevant memories found."))
 
