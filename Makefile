@@ -5,12 +5,22 @@ PYTHON ?= python3
 UV := $(PYTHON) -m uv
 VENV := .venv
 CEREBRO := $(VENV)/bin/cerebro
+# The real Claude Code client the end-to-end tests drive, pinned by tests/e2e/node/package-lock.json and
+# installed project-locally (skipped without npm: those tests then skip, or fail under CI=true).
+E2E_NODE := tests/e2e/node
+E2E_STAMP := $(E2E_NODE)/node_modules/.installed-from-lock
 
 .PHONY: setup demo test lock check clean plugin
 
 setup:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check "uv>=0.5"
 	@$(UV) sync --locked --quiet --compile-bytecode
+
+# Reinstalled only when the lock (or package.json) is newer than the last install.
+$(E2E_STAMP): $(E2E_NODE)/package-lock.json $(E2E_NODE)/package.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix $(E2E_NODE) --no-audit --no-fund --loglevel=error && touch $@; \
+	fi
 
 demo: setup
 	@set -e; \
@@ -27,13 +37,13 @@ demo: setup
 	echo "\$$ cerebro list"; $(CEREBRO) list -p "$$project"; echo; \
 	echo "\$$ cerebro stats"; $(CEREBRO) stats -p "$$project"
 
-test: setup
+test: setup $(E2E_STAMP)
 	$(VENV)/bin/python -m pytest -n 2 -q
 
 lock:
 	$(UV) lock
 
-check: setup
+check: setup $(E2E_STAMP)
 	$(VENV)/bin/python -m pytest -q -m "not slow"
 
 clean:

@@ -141,20 +141,31 @@ def has_pending() -> bool:
 
 
 def spawn_worker() -> None:
-    """Start ``cerebro hook catch-up`` detached: its own session (the client's kill of the hook's process
-    group does not reach it), stdin from /dev/null and output to the log (so the client, which waits for
-    the hook's pipes to close, is not held up)."""
+    """Start ``cerebro hook catch-up`` fully detached: double-forked (an intermediate process starts it and
+    exits at once, so the worker is nobody's descendant — Claude Code sends SIGTERM to a cancelled hook's
+    process group and its live descendants), in its own session, stdin from /dev/null and output to the
+    log (the client waits for the hook's pipes to close)."""
     log = _open_log()
     try:
-        subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
-            [sys.executable, "-m", "cerebro", "hook", "catch-up"],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            close_fds=True,
-            start_new_session=True,
-            env={**os.environ, "CEREBRO_AFTERCARE_WORKER": "1"},
-        )
+        pid = os.fork()
+        if pid == 0:  # the intermediate: start the worker, leave
+            code = 0
+            try:
+                os.setsid()
+                subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
+                    [sys.executable, "-m", "cerebro", "hook", "catch-up"],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    close_fds=True,
+                    start_new_session=True,
+                    env={**os.environ, "CEREBRO_AFTERCARE_WORKER": "1"},
+                )
+            except BaseException:  # noqa: BLE001 - the job stays pending; the next session catches up
+                code = 1
+            finally:
+                os._exit(code)
+        os.waitpid(pid, 0)
     finally:
         os.close(log)
 
