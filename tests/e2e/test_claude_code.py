@@ -228,3 +228,27 @@ def test_the_agent_recalls_through_its_bash_tool(world: World) -> None:
     assert world.api.tool_results, f"the client never sent the tool's result back\n{run.describe()}"
     assert MEMORY in json.dumps(world.api.tool_results), world.api.tool_results
     assert run.result and run.result.get("result") == world.api.final_text, run.result
+
+
+# --------------------------------------------------------------------------- upstream's hooks, migrated
+
+
+def test_init_force_over_upstreams_hooks_primes_once_in_the_client(world: World) -> None:
+    """A user migrating from Go cerebro: upstream 3.3.2's hook set in settings.json, then `init --force`.
+    The client then runs one set: the memory is primed once, and no hook fails."""
+    golden = json.loads((REPO / "tests" / "integration" / "golden" / "upstream-hooks.json").read_text())
+    settings = world.project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps(golden["v3"], indent=2))
+    world.init("--force")
+    world.add(MEMORY)
+
+    run = world.claude("hello")
+
+    assert run.returncode == 0, run.describe()
+    conversation = world.api.conversation_requests()
+    assert conversation and conversation[0].text.count(MEMORY) == 1, run.describe()
+    assert all(e.get("exit_code") == 0 for e in run.hook_responses), run.hook_responses
+    wired = json.loads(settings.read_text())["hooks"]
+    commands = [h["command"] for groups in wired.values() for g in groups for h in g["hooks"]]
+    assert not any(".cerebro-compact.log" in c or "2>/dev/null; printf" in c for c in commands)
