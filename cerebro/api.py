@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from cerebro import clock, paths, values
 from cerebro.brain.embedding import EmbeddingMixin, _current_content, _default_warning
 from cerebro.brain.exports import ExportMixin, ImportMixin
+from cerebro.brain.inbox import InboxMixin
 from cerebro.brain.lifecycle import LifecycleMixin
 from cerebro.brain.promotion import PromotionMixin
 from cerebro.brain.reembed import ReembedMixin
@@ -23,6 +24,7 @@ from cerebro.brain.retrieval import RetrievalMixin
 from cerebro.brain.settings import SettingsMixin
 from cerebro.brain.validate import (  # noqa: F401 - parse_metadata and UNSET are part of the API
     UNSET,
+    _check_beads_id,
     _check_content,
     _check_importance,
     _check_status,
@@ -39,7 +41,7 @@ DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 10**9  # SQLite's LIMIT is a 64-bit integer; anything near that is a mistake
 
 
-class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, SettingsMixin, ExportMixin, ImportMixin, ReembedMixin):
+class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, SettingsMixin, ExportMixin, ImportMixin, ReembedMixin, InboxMixin):
     """A brain file: open with :meth:`open` / :meth:`for_project`, create with :meth:`init`.
 
     Use as a context manager (``with Brain.open(path) as brain: ...``) or call :meth:`close`.
@@ -53,6 +55,9 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         self.upgrade_backup = backup  # set when opening upgraded the brain
         self._settings: tuple[str, str, int] | None = None
         self.on_warning: Callable[[str], None] = _default_warning
+        # The project directory this brain belongs to (set by for_project; None for open): code anchors are
+        # resolved and checked against it (ADR 0018).
+        self.project: Path | None = None
 
     @property
     def _engine(self) -> Any:
@@ -104,9 +109,12 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
 
     @classmethod
     def for_project(cls, project_dir: str | os.PathLike[str] | None = None, *, create: bool = False) -> Brain:
-        """The brain of ``project_dir`` (default: ``$CLAUDE_PROJECT_DIR``, else the current directory)."""
+        """The brain of ``project_dir`` (default: ``$CLAUDE_PROJECT_DIR``, else the current directory);
+        it remembers the directory as :attr:`project`."""
         directory = paths.resolve_project_dir(project_dir)
-        return cls.open(paths.project_brain_path(directory), create=create)
+        brain = cls.open(paths.project_brain_path(directory), create=create)
+        brain.project = directory
+        return brain
 
     @classmethod
     def init(
@@ -247,12 +255,19 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         metadata: dict[str, Any] | str | None = None,
         provenance_root: bool = False,
         origin: values.Origin | None = None,
+        anchors: Sequence[str] | None = None,
+        anchor_ref: str | None = None,
+        beads_id: str | None = None,
     ) -> str:
-        """Store a memory; returns its new id. The keyword index is updated in the same transaction."""
+        """Store a memory; returns its new id. The keyword index is updated in the same transaction.
+
+        ``anchors``: files (``PATH[:START-END]``, relative to :attr:`project`) the memory is about; their
+        hashes (and the git commit, ``anchor_ref``) are recorded, and reads report whether the code changed
+        since (ADR 0018). ``beads_id``: a Beads issue id, stored as metadata ``beadsId``."""
         content = _check_content(content)
         _check_type(type)
         importance = _check_importance(importance)
-        meta_dict = parse_metadata(metadata)
+        meta_dict = self._metadata_with(parse_metadata(metadata), anchors, anchor_ref, beads_id)
         stamp = origin or values.Origin.from_environment("api")
         vector, error = self._try_embed(content)  # outside the transaction: no lock held while embedding
 
@@ -280,6 +295,17 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         self._warn_pending(node_id, error)
         return node_id
 
+    def _metadata_with(
+        self, meta_dict: dict[str, Any] | None, anchors: Any, anchor_ref: Any, beads_id: Any
+    ) -> dict[str, Any] | None:
+        """``metadata`` plus the Beads id and the anchors' records (files read, git asked: before any write)."""
+        from cerebro import anchors as anchoring
+
+        beads = _check_beads_id(beads_id)
+        if beads is not None:
+            meta_dict = {**(meta_dict or {}), "beadsId": beads}
+        return anchoring.attach(meta_dict, anchoring.resolve(self.project, anchors, anchor_ref))
+
     def add_many(
         self,
         items: list[dict[str, Any]],
@@ -294,7 +320,10 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         """
         prepared = []
         for item in items:
-            unknown = set(item) - {"content", "type", "subtype", "importance", "metadata", "provenance_root", "origin"}
+            unknown = set(item) - {
+                "content", "type", "subtype", "importance", "metadata", "provenance_root", "origin",
+                "anchors", "anchor_ref", "beads_id",
+            }
             if unknown:
                 raise InvalidInput(f"unknown memory fields: {', '.join(sorted(unknown))}")
             node_type = item.get("type", "episode")
@@ -305,7 +334,10 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
                     "type": node_type,
                     "subtype": item.get("subtype") or None,
                     "importance": _check_importance(item.get("importance", 0.5)),
-                    "metadata": parse_metadata(item.get("metadata")),
+                    "metadata": self._metadata_with(
+                        parse_metadata(item.get("metadata")), item.get("anchors"), item.get("anchor_ref"),
+                        item.get("beads_id"),
+                    ),
                     "provenance_root": bool(item.get("provenance_root", False)),
                     "origin": item.get("origin") or values.Origin.from_environment("api"),
                 }
@@ -544,14 +576,18 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         metadata: dict[str, Any] | str | None = None,
         provenance_root: bool = False,
         origin: values.Origin | None = None,
+        anchors: Sequence[str] | None = None,
+        anchor_ref: str | None = None,
+        beads_id: str | None = None,
     ) -> str:
         """Replace an active memory: the old one becomes ``superseded``, the new one (same type and subtype
-        unless given) gets a ``supersedes`` edge to it. One transaction. Returns the new id."""
+        unless given) gets a ``supersedes`` edge to it. One transaction. Returns the new id. ``anchors``,
+        ``anchor_ref`` and ``beads_id`` as for :meth:`add` (the replacement's own; none are inherited)."""
         content = _check_content(content)
         if type is not None:
             _check_type(type)
         importance = _check_importance(importance)
-        meta_dict = parse_metadata(metadata)
+        meta_dict = self._metadata_with(parse_metadata(metadata), anchors, anchor_ref, beads_id)
         stamp = origin or values.Origin.from_environment("api")
         vector, error = self._try_embed(content)
 

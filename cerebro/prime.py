@@ -1,8 +1,8 @@
 """``recall --prime``: what a session starts with (upstream ADR-007).
 
 Candidate pools per type — concepts, procedures and reflections by importance, episodes from the last
-7 days, anything changed in the last 48 hours — each scored ``0.6·importance + 0.4·surprise``, then an
-MMR pass (λ = 0.6) so the primed set is not ten paraphrases of one fact. Raw SQL: this runs on every
+7 days, anything changed in the last 48 hours — each scored ``0.6·importance + 0.4·surprise`` (times the
+code-anchor factor when an anchored file changed or is gone, ADR 0018), then an MMR pass (λ = 0.6) so the primed set is not ten paraphrases of one fact. Raw SQL: this runs on every
 session start.
 """
 
@@ -31,7 +31,9 @@ def budget(share: float, limit: int) -> int:
     return max(1, math.floor(share * limit + 0.5))
 
 
-def prime(conn: Any, limit: int, now: datetime | None = None) -> list[ScoredNode]:
+def prime(conn: Any, limit: int, now: datetime | None = None, anchors: Any = None) -> list[ScoredNode]:
+    """The primed memories, best first. ``anchors`` (a ``cerebro.anchors.Checker``) fills anchor statuses
+    and demotes memories whose anchored code changed."""
     now = now or clock.now()
     marks = {
         "week": clock.format_ts(now - timedelta(days=7)),
@@ -49,8 +51,11 @@ def prime(conn: Any, limit: int, now: datetime | None = None) -> list[ScoredNode
             candidates.setdefault(node.id, node)
     if not candidates:
         return []
+    if anchors is not None:
+        candidates = {node_id: anchors.annotate(node) for node_id, node in candidates.items()}
     scores = {
         node_id: scoring.prime_score(node.importance, scoring.surprise(node.updated_at, node.last_surfaced, now))
+        * scoring.anchor_factor(node.anchor_status)
         for node_id, node in candidates.items()
     }
     vectors = vec.vectors_for(conn, list(candidates)) if reads.table_exists(conn, "vec_nodes") else {}

@@ -9,7 +9,8 @@
    connected results and adding active neighbours.
 3. Keyword lane: FTS5 BM25 with every query token quoted.
 4. Reciprocal-rank fusion of the two lanes; the composite score is kept for display and explanation.
-5. The subtype filter, then the cut to ``limit``.
+5. The subtype filter; code anchors checked (a stale or missing one multiplies the score and the fused
+   value by ``scoring.anchor_factor``, ADR 0018) and the order re-sorted; then the cut to ``limit``.
 
 Works on a DB-API connection (no ORM): this is a hot path. Pure formulas live in ``cerebro.scoring``.
 """
@@ -57,6 +58,7 @@ class RecallOptions:
     now: datetime | None = None
     lanes: tuple[str, ...] = ("vector", "keyword")  # which lanes run (eval compares them alone)
     expand: bool = True
+    anchors: Any = field(default=None, compare=False)  # a cerebro.anchors.Checker: demote stale anchors (ADR 0018)
 
 
 @dataclass
@@ -309,8 +311,30 @@ def recall(
             weights=options.lane_weights,
         )
     ordered = [replace(by_id[node_id], fused=value) for node_id, value in fused]
-    ordered = [s for s in ordered if _subtype_matches(s.node, options.subtype)][:limit]
-    return RecallResult(query, ordered, mode, expansion, list(notices or []))
+    ordered = [s for s in ordered if _subtype_matches(s.node, options.subtype)]
+    if options.anchors is not None:
+        ordered = apply_anchors(ordered, options.anchors)
+    return RecallResult(query, ordered[:limit], mode, expansion, list(notices or []))
+
+
+def apply_anchors(results: list[ScoredNode], checker: Any) -> list[ScoredNode]:
+    """Fill each result's anchor status; multiply the score (and fused value) of a stale or missing one by
+    its anchor factor, then re-sort (stable: equals keep their order). Only anchored memories pay."""
+    out = []
+    demoted = False
+    for s in results:
+        node = checker.annotate(s.node)
+        factor = scoring.anchor_factor(node.anchor_status)
+        if factor == 1.0:
+            out.append(s if node is s.node else replace(s, node=node))
+            continue
+        demoted = True
+        parts = replace(s.parts, anchor=factor, score=s.parts.score * factor) if s.parts is not None else None
+        fused = s.fused * factor if s.fused is not None else None
+        out.append(replace(s, node=node, score=s.score * factor, fused=fused, parts=parts))
+    if demoted:
+        out.sort(key=lambda s: -s.rank_value)
+    return out
 
 
 def vector_search(conn: Any, query: str, query_vector: Sequence[float], options: RecallOptions) -> RecallResult:

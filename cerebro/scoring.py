@@ -30,6 +30,14 @@ INDEGREE_SATURATION = 10  # ln(1+in)/ln(1+10): ten citations give the full struc
 PRIME_LAMBDA = 0.6  # MMR: 60 % score, 40 % diversity
 SURPRISE_RATE_PER_HOUR = 0.01
 
+# Code anchors (ours, ADR 0018): a memory whose anchored code changed may be out of date, and one whose
+# file is gone more likely so. They are still shown (marked) — the agent decides — but rank below an
+# otherwise-equal memory whose code is as it was. Multipliers on the final score (recall: the composite and
+# the fused value; prime: the prime score), like the outcome factor: 0.8 moves a stale memory below a
+# verified twin without burying it under unrelated memories; a missing file is the stronger signal.
+ANCHOR_STALE_FACTOR = 0.8
+ANCHOR_MISSING_FACTOR = 0.6
+
 
 @dataclass(frozen=True)
 class ScoreParts:
@@ -41,6 +49,7 @@ class ScoreParts:
     structural: float
     outcome: float
     score: float
+    anchor: float = 1.0  # the code-anchor factor (1.0: verified, none, or unknown)
 
     def to_dict(self) -> dict[str, float]:
         return {k: round(v, 6) for k, v in self.__dict__.items()}
@@ -80,6 +89,15 @@ def outcome_factor(metadata: Any) -> float:
     except (TypeError, ValueError):
         return 1.0
     return max(OUTCOME_FLOOR, 1.0 + 0.10 * math.log1p(success) - 0.15 * math.log1p(failure))
+
+
+def anchor_factor(status: str | None) -> float:
+    """×0.8 for a stale anchor, ×0.6 for a missing one; 1.0 otherwise (verified, unknown, no anchors)."""
+    if status == "stale":
+        return ANCHOR_STALE_FACTOR
+    if status == "missing":
+        return ANCHOR_MISSING_FACTOR
+    return 1.0
 
 
 def indegree_structural(citations: int) -> float:

@@ -85,9 +85,11 @@ class Node:
     last_surfaced: datetime | None
     provenance_root: bool
     origin: Origin = field(default_factory=Origin)
-    # Computed at read time (never stored): see cerebro.provenance.
+    # Computed at read time (never stored): see cerebro.provenance and cerebro.anchors.
     provenance_status: str | None = None
     origin_status: str | None = None
+    anchor_status: str | None = None  # verified, stale, missing or unknown: the worst of its anchors
+    anchors: list[dict[str, Any]] | None = None  # each {"path", "lines", "commit", "status"[, "ref", "moved_to"]}
 
     @property
     def short_id(self) -> str:
@@ -95,7 +97,7 @@ class Node:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for computed in ("provenance_status", "origin_status"):
+        for computed in ("provenance_status", "origin_status", "anchor_status", "anchors"):
             if data[computed] is None:
                 data.pop(computed)
         origin = data.pop("origin")
@@ -306,3 +308,30 @@ class ForgetReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class InboxCandidate:
+    """A quarantined memory candidate (``inbox add``): no lane, prime, list, gc or export sees it until
+    ``inbox approve`` makes it a memory with the same id, origin and ``created_at``."""
+
+    id: str
+    type: str
+    subtype: str | None
+    content: str
+    metadata: dict[str, Any] | None
+    importance: float
+    created_at: datetime | None
+    origin: Origin = field(default_factory=Origin)
+
+    @property
+    def short_id(self) -> str:
+        return self.id[:8]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        origin = data.pop("origin")
+        data["created_at"] = json_time(data["created_at"])
+        for key, value in origin.items():
+            data[f"origin_{key}"] = value
+        return data

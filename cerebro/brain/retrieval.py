@@ -61,8 +61,14 @@ class RetrievalMixin:
             cached = self.__dict__["_mean"] = (conn, version, now, brain_mean(conn))
         return cached[3]
 
-    def _annotate(self, nodes: list[values.Node]) -> list[values.Node]:
-        """Fill the read-time statuses (provenance_status, origin_status) in one batch."""
+    def _anchor_checker(self) -> Any:
+        """Anchor statuses for one call, against the project this brain was opened for (None: unknown)."""
+        from cerebro.anchors import Checker
+
+        return Checker(getattr(self, "project", None))
+
+    def _annotate(self, nodes: list[values.Node], checker: Any = None) -> list[values.Node]:
+        """Fill the read-time statuses (provenance_status, origin_status, anchor_status) in one batch."""
         from dataclasses import replace
 
         from cerebro import provenance
@@ -72,7 +78,8 @@ class RetrievalMixin:
         with self._snapshot() as conn:
             prov = provenance.provenance_statuses(conn, nodes)
             orig = provenance.origin_statuses(conn, nodes)
-        return [replace(n, provenance_status=prov[n.id], origin_status=orig[n.id]) for n in nodes]
+        checker = checker or self._anchor_checker()
+        return [checker.annotate(replace(n, provenance_status=prov[n.id], origin_status=orig[n.id])) for n in nodes]
 
     def _annotate_scored(self, result: values.RecallResult) -> values.RecallResult:
         from dataclasses import replace
@@ -141,6 +148,7 @@ class RetrievalMixin:
                 lanes=lanes,
                 warm=self._warm(conn) if vector is not None else None,
                 mean=self._brain_mean,
+                anchors=self._anchor_checker(),
             )
             # None is meaningful here ("no subtype"), so it is set after the None-dropping merge above.
             options = _replace_options(options, subtype=RECALL_UNSET if subtype is UNSET else (subtype or ""))
@@ -201,7 +209,26 @@ class RetrievalMixin:
         with self._snapshot() as conn:
             if limit is None:
                 limit = config.effective("prime_limit", _stored_config(conn, "prime_limit"))
-            return run_prime(conn, _check_limit(limit), clock.now())
+            return run_prime(conn, _check_limit(limit), clock.now(), anchors=self._anchor_checker())
+
+    def anchored(self, *, stale_only: bool = False, limit: int = 50) -> list[values.Node]:
+        """Active memories with code anchors, each with its anchors' statuses: missing first, then stale,
+        then the rest, newest first within each. ``stale_only``: only stale or missing ones."""
+        from cerebro.anchors import STATUSES
+        from cerebro.store import reads
+
+        limit = _check_limit(limit)
+        with self._snapshot() as conn:
+            rows = conn.execute(
+                f"SELECT {reads.NODE_COLUMNS} FROM nodes WHERE status = 'active' "
+                "AND instr(CAST(metadata AS TEXT), '\"anchor') > 0 ORDER BY created_at DESC, id"
+            ).fetchall()
+        checker = self._anchor_checker()
+        found = [n for n in (checker.annotate(reads.node_from_row(r)) for r in rows) if n.anchor_status]
+        if stale_only:
+            found = [n for n in found if n.anchor_status in ("stale", "missing")]
+        found.sort(key=lambda n: -STATUSES.index(n.anchor_status) if n.anchor_status in STATUSES else -1)
+        return self._annotate(found[:limit], checker)
 
     # Best-effort bookkeeping the CLI does after a read (the library's reads never write).
 

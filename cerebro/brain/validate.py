@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from cerebro import clock
@@ -77,6 +78,26 @@ def parse_metadata(metadata: Any) -> dict[str, Any] | None:
         raise InvalidInput(f"metadata is not valid JSON: {exc}") from None
     return metadata
 
+
+
+BEADS_ID = re.compile(r"^[a-z][a-z0-9-]{0,31}-[0-9a-z]{3,32}$")  # upstream's pattern (cmd_add_beadsid)
+
+
+def _check_beads_id(beads_id: Any) -> str | None:
+    """A Beads issue id, trimmed; empty after trimming means none (upstream)."""
+    if beads_id is None:
+        return None
+    if not isinstance(beads_id, str):
+        raise InvalidInput("the beads id must be text")
+    beads_id = beads_id.strip()
+    if not beads_id:
+        return None
+    if not BEADS_ID.fullmatch(beads_id):
+        raise InvalidInput(
+            f"invalid beads id {quote(beads_id)}: expected a Beads issue id such as bd-a1b2 "
+            "(lowercase prefix, a dash, 3-32 letters or digits)"
+        )
+    return beads_id
 
 
 def _check_query(query: Any) -> str:

@@ -45,6 +45,8 @@ COMMANDS = {
     "promote": ("cerebro.cli.commands.lifecycle:promote", "Copy a memory to the global brain"),
     "outcome": ("cerebro.cli.commands.lifecycle:outcome", "Record whether acting on a memory worked"),
     "forget": ("cerebro.cli.commands.lifecycle:forget", "Find and remove memories about a subject"),
+    "anchors": ("cerebro.cli.commands.anchors:anchors", "List memories tied to code, and whether that code changed"),
+    "inbox": ("cerebro.cli.commands.inbox:app", "Quarantine uncertain memories: add, list, approve or discard candidates"),
     "export": ("cerebro.cli.commands.portability:export", "Export the brain (json, jsonl or sqlite)"),
     "backup": ("cerebro.cli.commands.portability:backup", "Write a consistent copy of the brain"),
     "import": ("cerebro.cli.commands.portability:import_", "Import a json or jsonl export (skip or replace)"),
@@ -58,6 +60,7 @@ COMMANDS = {
     "dashboard": ("cerebro.cli.commands.dashboard:dashboard", "Live terminal dashboard of session metrics"),
     "eval": ("cerebro.cli.commands.eval:app", "Measure recall quality (your queries, or LoCoMo)"),
     "config": ("cerebro.cli.commands.config:app", "View and change this brain's configuration"),
+    "doctor": ("cerebro.cli.commands.doctor:doctor", "Find every problem with this project's Claude Code setup, with fixes"),
 }
 
 HELP = """Local-first persistent memory for AI coding agents.
@@ -88,6 +91,13 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
             rest.extend(tokens[i:])
             break
         name, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+        if name == "--with-provenance" and eq:
+            # Upstream's spelling `--with-provenance=N` (N: the depth) is ours `--with-provenance --provenance-depth N`.
+            if not inline.isdigit():
+                raise UsageError(f"--with-provenance=N takes a whole number, got {quote(inline)}", command)
+            rest.extend(["--with-provenance", "--provenance-depth", inline])
+            i += 1
+            continue
         keeps_format = command in _OWN_FORMAT_COMMANDS and name in ("--format", "-f")
         if name in _VALUE_OPTIONS and not keeps_format:
             if eq:

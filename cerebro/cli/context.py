@@ -11,7 +11,10 @@ def brain_path():  # noqa: ANN201
 
 
 def open_brain():  # noqa: ANN201
-    """The current project's brain (``--project`` > ``$CLAUDE_PROJECT_DIR`` > cwd); it must exist."""
+    """The current project's brain (``--project`` > ``$CLAUDE_PROJECT_DIR`` > cwd); it must exist. It knows
+    its project directory (code anchors are resolved and checked against it)."""
     from cerebro.api import Brain
 
-    return Brain.open(brain_path())
+    brain = Brain.open(brain_path())
+    brain.project = paths.resolve_project_dir(state.project)
+    return brain

@@ -25,7 +25,9 @@ def one_line(text: str, limit: int = 160) -> str:
 
 
 def node_heading(node: Any) -> str:
-    return f"## {node.short_id} [{node.type}/{node.status}] (importance: {node.importance:.2f})"
+    from cerebro.anchors import marker
+
+    return f"## {node.short_id} [{node.type}/{node.status}] (importance: {node.importance:.2f}){marker(node)}"
 
 
 def render_nodes(nodes: list[Any], empty: str = "No memories found.") -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 
 def render_scored(results, *, explain: bool, empty: str, expansion: str | None = None, suffixes=None) -> str:  # noqa: ANN001
+    from cerebro.anchors import marker
+
     if not results:
         return empty
     blocks = []
@@ -11,15 +13,16 @@ def render_scored(results, *, explain: bool, empty: str, expansion: str | None =
         node = item.node
         sub = f"/{node.subtype}" if node.subtype else ""
         where = " (global)" if getattr(item, "store", None) == "global" else ""
-        head = f"## {node.short_id} [{node.type}{sub}]{where} score={item.score:.3f} sim={item.similarity:.3f} imp={node.importance:.2f}"
+        head = f"## {node.short_id} [{node.type}{sub}]{where} score={item.score:.3f} sim={item.similarity:.3f} imp={node.importance:.2f}{marker(node)}"
         block = f"{head}\n{node.content}"
         if explain and item.parts is not None:
             p = item.parts
             lanes = ", ".join(f"{lane} #{rank}" for lane, rank in item.lanes.items()) or "—"
             fused = f" fused={item.fused:.4f}" if item.fused is not None else ""
+            anchor = f" anchor×{p.anchor:.2f} ({node.anchor_status})" if p.anchor != 1.0 else ""
             block += (
                 f"\n> relevance={p.relevance:.3f} importance={p.importance:.3f} recency={p.recency:.3f} "
-                f"structural={p.structural:.3f} outcome×{p.outcome:.2f} → {p.score:.3f}; lanes: {lanes}{fused}"
+                f"structural={p.structural:.3f} outcome×{p.outcome:.2f}{anchor} → {p.score:.3f}; lanes: {lanes}{fused}"
             )
         if suffixes and node.id in suffixes:
             block += "\n" + suffixes[node.id]
@@ -28,6 +31,20 @@ def render_scored(results, *, explain: bool, empty: str, expansion: str | None =
     if explain and expansion is not None:
         text = f"_graph expansion: {expansion}_\n\n" + text
     return text
+
+
+def render_anchor(anchor) -> str:  # noqa: ANN001
+    """``src/a.py:3-9 stale (commit 1a2b3c4d, ref v1)`` — one anchor and its status, for a bullet."""
+    from cerebro.anchors import label
+
+    notes = []
+    if anchor.get("moved_to"):
+        notes.append(f"now at lines {anchor['moved_to'][0]}-{anchor['moved_to'][1]}")
+    if anchor.get("commit"):
+        notes.append(f"commit {anchor['commit'][:12]}")
+    if anchor.get("ref"):
+        notes.append(f"ref {anchor['ref']}")
+    return f"{label(anchor)} {anchor['status']}" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def provenance_depth(flag: bool, depth: int | None, *, default: int) -> int | None:

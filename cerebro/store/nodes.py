@@ -49,7 +49,13 @@ def to_value(row: NodeRow) -> values.Node:
 
 
 def resolve_id(session: Any, prefix: str) -> str:
-    """A full id or a unique prefix of ≥4 characters → the full id.
+    """A full id or a unique prefix of ≥4 characters → the full id of a node."""
+    return resolve_prefix(session, prefix, table="nodes", noun="node")
+
+
+def resolve_prefix(session: Any, prefix: str, *, table: str, noun: str) -> str:
+    """A full id or a unique prefix of ≥4 characters → the full id of a row of ``table`` (``nodes``, or
+    ``inbox_candidates``); ``noun`` names such a row in messages.
 
     Resolved with a range query, never ``LIKE``: ``_`` and ``%`` are not wildcards, and the characters
     allowed are those of a UUID, so hostile text is refused before it reaches SQL.
@@ -62,21 +68,21 @@ def resolve_id(session: Any, prefix: str) -> str:
     if len(candidate) < MIN_PREFIX:
         raise InvalidInput(f"ID prefix too short (minimum {MIN_PREFIX} characters): {quote(prefix)}")
     if len(candidate) >= FULL_ID_LENGTH:
-        if session.get(NodeRow, candidate) is None:
-            raise NotFound(f"no node found with id {quote(candidate)}")
+        if session.execute(text(f"SELECT 1 FROM {table} WHERE id = :id"), {"id": candidate}).first() is None:
+            raise NotFound(f"no {noun} found with id {quote(candidate)}")
         return candidate
     matches = session.execute(
-        text("SELECT id FROM nodes WHERE id >= :lo AND id < :hi ORDER BY id LIMIT 2"),
+        text(f"SELECT id FROM {table} WHERE id >= :lo AND id < :hi ORDER BY id LIMIT 2"),
         {"lo": candidate, "hi": candidate + _RANGE_TOP},
     ).all()
     if not matches:
-        raise NotFound(f"no node found with prefix {quote(prefix)}")
+        raise NotFound(f"no {noun} found with prefix {quote(prefix)}")
     if len(matches) > 1:
         count = session.execute(
-            text("SELECT COUNT(*) FROM nodes WHERE id >= :lo AND id < :hi"),
+            text(f"SELECT COUNT(*) FROM {table} WHERE id >= :lo AND id < :hi"),
             {"lo": candidate, "hi": candidate + _RANGE_TOP},
         ).scalar_one()
-        raise AmbiguousId(f"ambiguous prefix {quote(prefix)} matches {count} nodes; give more characters")
+        raise AmbiguousId(f"ambiguous prefix {quote(prefix)} matches {count} {noun}s; give more characters")
     return matches[0][0]
 
 
@@ -100,6 +106,7 @@ def insert(
     embedding_model: str,
     now: datetime,
     node_id: str | None = None,
+    created_at: datetime | None = None,
 ) -> NodeRow:
     row = NodeRow(
         id=node_id or new_id(),
@@ -113,7 +120,7 @@ def insert(
         times_reinforced=0,
         status="active",
         embedding_model=embedding_model,
-        created_at=now,
+        created_at=created_at or now,
         last_accessed=now,
         provenance_root=1 if provenance_root else 0,
         origin_actor=origin.actor,

@@ -191,7 +191,7 @@ def test_texts_mention_only_commands_and_flags_that_exist(name: str, cli) -> Non
     text = templates.claudemd_section() if name == "CLAUDE.md" else templates.skill_text(name)
     checked = 0
     for line in _code_spans(text):
-        for match in re.finditer(r"(?<![<\w-])cerebro ((?:relation |config |eval )?[a-z][a-z-]*)((?:[^|;&]*))", line):
+        for match in re.finditer(r"(?<![<\w-])cerebro ((?:relation |config |eval |inbox )?[a-z][a-z-]*)((?:[^|;&]*))", line):
             command, rest = match.group(1), match.group(2)
             top = command.split()[0]
             assert top in COMMANDS, f"{name}: cerebro {command} is not a command"

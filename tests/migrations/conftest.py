@@ -34,6 +34,7 @@ START_VERSION = {
     "v7": 7,
     "go_v4_rfc3339": 4,
     "go_v7_no_fts": 7,
+    "go_v7_odd_metadata": 7,
 }
 FIXTURES = tuple(START_VERSION)
 

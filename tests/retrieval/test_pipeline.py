@@ -571,6 +571,7 @@ def test_explain_json(cli, fake_brain_path):
             "structural",
             "outcome",
             "score",
+            "anchor",
         }
         assert explain["components"]["score"] == pytest.approx(item["score"], abs=1e-6)
         assert explain["fused"] is not None

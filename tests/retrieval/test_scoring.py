@@ -79,8 +79,15 @@ def test_score_parts_to_dict_rounds_and_names_every_component():
     parts = scoring.composite(
         similarity=1 / 3, importance=0.5, access_count=0, decay_rate=0.0, days_since_access=0, structural=0
     )
-    assert set(parts.to_dict()) == {"relevance", "importance", "recency", "structural", "outcome", "score"}
+    assert set(parts.to_dict()) == {"relevance", "importance", "recency", "structural", "outcome", "score", "anchor"}
     assert parts.to_dict()["relevance"] == 0.333333
+    assert parts.anchor == 1.0  # the code-anchor factor is applied after fusion (recall.apply_anchors)
+
+
+@pytest.mark.parametrize(("status", "factor"), [("stale", 0.8), ("missing", 0.6), ("verified", 1.0),
+                                                ("unknown", 1.0), (None, 1.0)])
+def test_anchor_factor(status, factor):
+    assert scoring.anchor_factor(status) == factor
 
 
 # ----------------------------------------------------------------------------- recency / decay

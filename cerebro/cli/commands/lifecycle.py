@@ -7,7 +7,7 @@ from typing import Annotated
 
 from cyclopts import Parameter
 
-from cerebro.cli.commands.memory import _content
+from cerebro.cli.commands.memory import AnchorOpt, AnchorRefOpt, BeadsIdOpt, _content
 from cerebro.cli.common import OriginActor, OriginChannel, OriginHost, OriginSession, open_brain, origin
 from cerebro.cli.output import emit
 
@@ -34,6 +34,9 @@ def supersede(
     origin_channel: OriginChannel = None,
     origin_session: OriginSession = None,
     origin_host: OriginHost = None,
+    anchor: AnchorOpt = None,
+    anchor_ref: AnchorRefOpt = None,
+    beads_id: BeadsIdOpt = None,
 ) -> None:
     """Replace a memory: the old one is marked superseded and linked from the new one."""
     from cerebro.api import UNSET
@@ -50,6 +53,9 @@ def supersede(
             metadata=metadata,
             provenance_root=provenance_root,
             origin=origin(origin_actor, origin_channel, origin_session, origin_host),
+            anchors=anchor,
+            anchor_ref=anchor_ref,
+            beads_id=beads_id,
         )
     emit({"id": new_id, "superseded": old_full}, new_id)
 

@@ -12,6 +12,19 @@ from cerebro.cli.output import emit, node_heading, render_nodes
 from cerebro.values import json_time
 
 TypeOpt = Annotated[str, Parameter(name="--type", help="episode, concept, procedure or reflection")]
+AnchorOpt = Annotated[
+    list[str] | None,
+    Parameter(
+        name="--anchor",
+        help="PATH[:START-END] of code this memory is about, relative to the project (repeatable); its hash "
+        "is recorded, and reads say when the code changed (verified, stale, missing)",
+    ),
+]
+AnchorRefOpt = Annotated[
+    str | None,
+    Parameter(help="The git ref or commit to record with the anchors (the current commit is recorded anyway)"),
+]
+BeadsIdOpt = Annotated[str | None, Parameter(help="A Beads issue id (e.g. bd-a1b2), stored as metadata beadsId")]
 
 
 def insert_importance(value: float) -> float:
@@ -36,6 +49,9 @@ def add(
     origin_channel: OriginChannel = None,
     origin_session: OriginSession = None,
     origin_host: OriginHost = None,
+    anchor: AnchorOpt = None,
+    anchor_ref: AnchorRefOpt = None,
+    beads_id: BeadsIdOpt = None,
 ) -> None:
     """Store a new memory and print its id."""
     with open_brain() as brain:
@@ -47,6 +63,9 @@ def add(
             metadata=metadata,
             provenance_root=provenance_root,
             origin=origin(origin_actor, origin_channel, origin_session, origin_host),
+            anchors=anchor,
+            anchor_ref=anchor_ref,
+            beads_id=beads_id,
         )
     emit({"id": node_id}, node_id)
 
@@ -81,6 +100,10 @@ def get(
             import json
 
             lines.append(f"- metadata: {json.dumps(node.metadata, ensure_ascii=False)}")
+        if node.anchors:
+            from cerebro.cli.render import render_anchor
+
+            lines += [f"- anchor: {render_anchor(a)}" for a in node.anchors]
         if detail.edges:
             lines += ["", "### Edges"]
             for edge in detail.edges:

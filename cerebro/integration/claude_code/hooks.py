@@ -110,12 +110,14 @@ def render_prime(primed: list[Any], total_active: int, budget_tokens: int, tail:
     how many more memories exist and how to recall them. Returns (text, memories shown).
 
     The budget is a cap: a memory that alone would overflow it is cut, with a pointer to the whole text."""
+    from cerebro.anchors import marker as anchor_marker
+
     blocks: list[str] = []
     used = 0
     for item in primed:
         node = item.node
         sub = f"/{node.subtype}" if node.subtype else ""
-        heading = f"## {node.short_id} [{node.type}{sub}] (importance: {node.importance:.2f})"
+        heading = f"## {node.short_id} [{node.type}{sub}] (importance: {node.importance:.2f}){anchor_marker(node)}"
         block = f"{heading}\n{node.content}"
         cost = len(block) // CHARS_PER_TOKEN + 1
         if used + cost > budget_tokens:

@@ -15,6 +15,8 @@ USAGE: dict[str, tuple[str, str, str]] = {
     "add": ("You learned something worth keeping", 'cerebro add --type concept --importance 0.8 "…"', "prints the new id"),
     "get": ("You need one memory in full, with its links", "cerebro get ID [--with-provenance]", "node, edges, statuses"),
     "update": ("A memory is slightly wrong or incomplete", 'cerebro update ID --content "…"', "re-indexed and re-embedded"),
+    "inbox": ("You are unsure it is true or worth keeping", 'cerebro inbox add --type concept "…"',
+              "quarantined (never recalled, listed or exported) until inbox approve ID, or inbox discard ID"),
     "list": ("You want to browse by type, status or subtype", "cerebro list --type concept", "newest first"),
     "recall": ("Before starting a task, or when stuck", 'cerebro recall "question" [--explain]', "best memories first; counts an access"),
     "search": ("You want meaning-only matches", 'cerebro search "…"', "vector lane alone; needs embeddings"),
@@ -27,6 +29,8 @@ USAGE: dict[str, tuple[str, str, str]] = {
     "mark-consolidated": ("Episodes are absorbed elsewhere", "cerebro mark-consolidated EP…", "status only"),
     "outcome": ("You acted on a memory and saw the result", "cerebro outcome ID --success|--failure", "feeds ranking"),
     "forget": ("Something must go (wrong, secret, obsolete)", 'cerebro forget --subject "…" --apply', "dry run unless --apply"),
+    "anchors": ("Memories about code may be out of date", "cerebro anchors --stale",
+                "anchored memories whose code changed or is gone: re-verify, then supersede or forget"),
     "promote": ("A lesson holds in every project", "cerebro promote ID", "copied to the global brain"),
     "gc": ("The brain is cluttered with stale episodes", "cerebro gc --dry-run", "archives decayed memories"),
     "stats": ("You want the brain's health", "cerebro stats", "counts, model, schema"),
@@ -49,10 +53,10 @@ USAGE: dict[str, tuple[str, str, str]] = {
 
 # The map's sections, in order (upstream's layout), and the commands each holds.
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Remember (write)", ("add", "update", "supersede", "edge", "relation")),
+    ("Remember (write)", ("add", "inbox", "update", "supersede", "edge", "relation")),
     ("Retrieve (read)", ("recall", "search", "get", "list")),
     ("Feedback (close the loop — do this after acting on a recall)", ("outcome", "reinforce")),
-    ("Distill & maintain", ("consolidate", "mark-consolidated", "forget", "gc", "embed", "eval", "stats")),
+    ("Distill & maintain", ("consolidate", "mark-consolidated", "forget", "anchors", "gc", "embed", "eval", "stats")),
     ("Share & lifecycle", ("promote", "export", "import", "backup", "reembed", "migrate")),
     ("Operator/infra (rarely agent-invoked)",
      ("init", "config", "hook", "stop-guard", "ingest", "dashboard", "doctor", "usage")),
