@@ -154,10 +154,6 @@ def gc_tail(project: Path) -> str:
 
 def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
     """What to print for ``hook prime`` (None: nothing)."""
-    from cerebro import config
-    from cerebro.api import Brain
-    from cerebro.errors import BrainNotFound
-
     sid = session_id(payload)
     if event == "sessionstart":
         try:
@@ -169,7 +165,11 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
         except OSError:
             pass
     if not claim(sid, "session_start"):
-        return None
+        return None  # already primed: every later prompt of the session pays only this check
+    from cerebro import config
+    from cerebro.api import Brain
+    from cerebro.errors import BrainNotFound
+
     delivered = False
     try:
         try:
