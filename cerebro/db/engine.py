@@ -18,7 +18,19 @@ from typing import Any
 
 from cerebro.errors import DriverUnavailable
 
-BUSY_TIMEOUT_MS = 5000  # how long one statement waits for another writer before SQLITE_BUSY
+
+def _busy_timeout_ms(default: int = 5000) -> int:
+    """How long one statement waits for another writer before SQLITE_BUSY: 5 s, or ``$CEREBRO_BUSY_TIMEOUT_MS``
+    (tests that hold a brain's lock past it set it low)."""
+    try:
+        value = int(os.environ.get("CEREBRO_BUSY_TIMEOUT_MS", ""))
+    except ValueError:
+        return default
+    return value if value >= 0 else default
+
+
+BUSY_TIMEOUT_MS = _busy_timeout_ms()
+
 WRITE_OPTION = "cerebro_write"
 FIX = "install the sqlean.py package (pip install sqlean.py), which bundles SQLite with FTS5 and extension loading"
 

@@ -70,11 +70,12 @@ def test_savepoint_rolls_back_alone(brain: Brain) -> None:
 
 
 def test_writes_use_begin_immediate(brain: Brain) -> None:
-    """A writer takes the write lock at BEGIN: a second writer cannot start while the first is open."""
+    """A writer takes the write lock when its transaction begins — before its first write — so two writers
+    never both read and then collide on the upgrade (a deferred BEGIN would let the probe below in)."""
     from cerebro.db.engine import connect_raw
 
     with unit_of_work(brain._engine, write=True) as session:
-        session.execute(text("INSERT INTO schema_meta (key, value) VALUES ('w1', '1')"))
+        session.execute(text("SELECT COUNT(*) FROM nodes")).scalar_one()  # begun, nothing written yet
         other = connect_raw(brain.path)
         try:
             other.execute("PRAGMA busy_timeout = 0")
@@ -84,6 +85,53 @@ def test_writes_use_begin_immediate(brain: Brain) -> None:
             assert other.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 0
         finally:
             other.close()
+
+
+def test_a_lock_error_retries_the_whole_unit_of_work() -> None:
+    """busy_timeout cannot help a lock upgrade SQLite refuses at once: the retry layer re-runs the work."""
+    import sqlite3
+
+    from cerebro import retry
+
+    calls = []
+
+    def work() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return "done"
+
+    assert retry.run_with_retry(work) == "done" and len(calls) == 3
+
+
+def test_a_lock_held_past_every_retry_is_exit_7_and_changes_nothing(brain_path: Path, tmp_path: Path) -> None:
+    """Another process holds the brain's write lock longer than cerebro waits: `add` gives up with exit 7 and
+    its one-line message — not an internal error — and the brain is as it was."""
+    import subprocess
+    import sys
+
+    from cerebro import paths
+    from cerebro.db.engine import connect_raw
+
+    project = tmp_path / "locked-project"
+    project.mkdir()
+    target = paths.project_brain_path(project)
+    Brain.init(target, embed_provider="none")
+    before = snapshot(target)
+    holder = connect_raw(target)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        env = {**os.environ, "CEREBRO_BUSY_TIMEOUT_MS": "20"}
+        ran = subprocess.run([sys.executable, "-m", "cerebro", "add", "blocked", "-p", str(project)],
+                             capture_output=True, text=True, env=env, timeout=120)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert ran.returncode == 7, ran
+    assert ran.stderr.strip() == (
+        "cerebro: error: the brain stayed locked by other writers; try again, or look for a stuck cerebro process"
+    )
+    assert snapshot(target) == before
 
 
 def test_brain_files_are_private(brain_path: Path, isolated_home: Path) -> None:

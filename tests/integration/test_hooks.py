@@ -348,3 +348,27 @@ def test_the_exit_0_rule_is_for_hooks_only(project: Path, isolated_home: Path) -
     ran = subprocess.run([*CEREBRO, "add", "hook", "-p"], capture_output=True, text=True, env=environment, timeout=60)
     assert ran.returncode == 2 and ran.stdout == ""
     assert ran.stderr.startswith("cerebro: error: option -p needs a value")
+
+
+def test_claims_older_than_seven_days_are_swept_and_newer_ones_kept(isolated_home: Path) -> None:
+    from cerebro.integration.claude_code import hooks
+
+    assert hooks.claim("old-session", "session_start") and hooks.claim("recent-session", "session_start")
+    old, recent = hooks._claim_path("old-session", "session_start"), hooks._claim_path("recent-session", "session_start")
+    eight_days, six_days = 8 * 24 * 3600, 6 * 24 * 3600
+    os.utime(old, (old.stat().st_mtime - eight_days,) * 2)
+    os.utime(recent, (recent.stat().st_mtime - six_days,) * 2)
+    assert hooks.claim("a-new-session", "session_start")  # every claim sweeps
+    assert not old.exists() and recent.exists()
+    assert hooks.claim("old-session", "session_start")  # swept: that session may prime again
+
+
+@pytest.mark.parametrize("odd", [123, ["s"], {"id": "s"}, "", "   ", None, True])
+def test_a_session_id_that_is_not_a_string_counts_as_absent(primed_project: Path, isolated_home: Path, odd) -> None:
+    """Not a non-empty string → the session is "default" (upstream): primes once, then stays silent."""
+    payload = json.dumps({"session_id": odd, "hook_event_name": "UserPromptSubmit", "prompt": "hi"})
+    first = _hook(isolated_home, primed_project, "prime", "--event", "userpromptsubmit", stdin=payload)
+    assert first.returncode == 0 and first.stdout.startswith("Cerebro online.") and first.stderr == ""
+    again = _hook(isolated_home, primed_project, "prime", "--event", "userpromptsubmit",
+                  stdin=json.dumps({"session_id": 0, "prompt": "hi"}))
+    assert (again.returncode, again.stdout) == (0, "")  # the same "default" session

@@ -119,6 +119,11 @@ def test_get_with_provenance_default_depth_is_5(run, chain):
     assert first["content"] == "walrus copper" and first["type"] == "episode" and first["status"] == "active"
 
 
+def test_the_libraries_default_depth_is_5_too(fake_brain, chain):
+    walked = fake_brain.walk_provenance(chain[0])
+    assert [(n.id, d) for n, d in walked] == [(chain[i], i) for i in range(0, 6)]
+
+
 def test_get_provenance_depth(run, chain):
     assert provenance_of(run("get", chain[0], "--provenance-depth", "2")) == [(chain[1], 1), (chain[2], 2)]
     assert provenance_of(run("get", chain[0], "--provenance-depth", "0")) == []

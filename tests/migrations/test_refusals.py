@@ -141,16 +141,18 @@ def _clean_env():
 DANGLING = "deadbeef-0000-4000-8000-000000000000"
 
 
-def _v4_with_dangling_edge(kit, path):
-    """The v4 fixture plus an edge whose source is not a node (written with foreign keys off, as a
-    crashed or hand-edited brain might be): PRAGMA foreign_key_check fails at the end of the upgrade."""
+def _v4_with_dangling_edge(kit, path, end: str = "source"):
+    """The v4 fixture plus an edge whose source (or target) is not a node (written with foreign keys off, as
+    a crashed or hand-edited brain might be): PRAGMA foreign_key_check fails at the end of the upgrade."""
     kit.load("v4", path)
     conn = kit.connect(path)
     conn.execute("PRAGMA foreign_keys = OFF")
+    real = "c0000002-0000-4000-8000-000000000002"
+    source, target = (DANGLING, real) if end == "source" else (real, DANGLING)
     conn.execute(
         "INSERT INTO edges (id, source_id, target_id, relation, weight, created_at) "
-        "VALUES (99, ?, 'c0000002-0000-4000-8000-000000000002', 'relates_to', 1.0, '2026-07-30 10:00:00')",
-        (DANGLING,),
+        "VALUES (99, ?, ?, 'relates_to', 1.0, '2026-07-30 10:00:00')",
+        (source, target),
     )
     conn.commit()
     conn.close()
@@ -213,9 +215,11 @@ def test_failed_upgrade_leaves_the_brain_unchanged(kit, tmp_path, isolated_home,
         assert brain.stats().revision == HEAD_REVISION
 
 
-def test_dangling_edges_from_go_are_removed_on_adoption(kit, tmp_path, isolated_home):
-    """Go deletes nodes with foreign keys off; adoption drops the edges left pointing at nothing."""
-    path = _v4_with_dangling_edge(kit, tmp_path / "brain.sqlite")
+@pytest.mark.parametrize("end", ["source", "target"])
+def test_dangling_edges_from_go_are_removed_on_adoption(kit, tmp_path, isolated_home, end):
+    """Go deletes nodes with foreign keys off; adoption drops the edges left pointing at nothing, from
+    either end."""
+    path = _v4_with_dangling_edge(kit, tmp_path / "brain.sqlite", end)
     before = kit.read_tables(path)
     with Brain.open(path) as brain:
         assert brain.stats().revision == HEAD_REVISION

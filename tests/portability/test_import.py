@@ -208,6 +208,9 @@ def test_sql_dump_runs_in_sqlite3_and_the_next_open_rebuilds_keywords(cli, tmp_p
     conn.close()
     for table, columns in (("nodes", NODE_COLUMNS), ("edges", EDGE_COLUMNS), ("nodes_archive", ARCHIVE_COLUMNS)):
         assert _rows(source, table, columns) == _rows(target, table, columns), table
+    # No vector travels in a dump, so no node may claim the source's model (it would pass as embedded).
+    assert {m for (m,) in _rows(source, "nodes", "embedding_model")} != {""}
+    assert {m for (m,) in _rows(target, "nodes", "embedding_model")} == {""}
     with Brain.open(target) as brain:
         stats = brain.stats()
         assert stats.pending_embeddings == stats.active_nodes == 1  # no vectors travel in a dump
@@ -226,3 +229,19 @@ def test_sqlite_export_round_trip(cli, tmp_path: Path) -> None:  # noqa: ANN001
         assert _rows(source, table, columns) == _rows(copy, table, columns), table
     with Brain.open(copy) as brain:
         assert brain.stats().pending_embeddings == 0  # the vectors came along
+
+
+def test_a_file_refused_after_parsing_writes_no_config_either(cli, fake_brain_path: Path, tmp_path: Path) -> None:
+    """Every part of an import is one transaction: a bundle whose config is valid but whose edge points at
+    nothing is refused whole — its config keys included."""
+    node = {"id": "c0000001-0000-4000-8000-000000000001", "type": "concept", "content": "a fact",
+            "created_at": "2026-08-01T10:00:00Z"}
+    edge = {"source_id": node["id"], "target_id": "d0000009-0000-4000-8000-000000000009", "relation": "supports"}
+    bundle = tmp_path / "bundle.json"
+    bundle.write_text(json.dumps({"version": 1, "meta": {"config.prime_limit": "3"}, "nodes": [node], "edges": [edge]}))
+    before = snapshot(fake_brain_path)
+    result = cli("import", str(bundle))
+    assert result.exit_code == 2 and "in neither the file nor the brain" in result.stderr
+    assert snapshot(fake_brain_path) == before
+    with Brain.open(fake_brain_path) as brain:
+        assert brain.config_get("prime_limit").source == "default"
