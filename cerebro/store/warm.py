@@ -37,20 +37,27 @@ class WarmVectors:
         count = conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
         if count < MIN_VECTORS:
             return False
-        self._load(conn)
-        return True
+        return self._load(conn)
 
-    def _load(self, conn: Any) -> None:
+    def _load(self, conn: Any) -> bool:
+        """Load every vector; False (nothing loaded) for an empty table."""
         import numpy as np
 
         version = conn.execute("PRAGMA data_version").fetchone()[0]
-        rows = conn.execute("SELECT node_id, embedding FROM vec_nodes").fetchall()
-        self._ids = [r[0] for r in rows]
+        stored = _shadow_rows(conn)
+        if stored is None:
+            rows = conn.execute("SELECT node_id, embedding FROM vec_nodes").fetchall()
+            if not rows:
+                return False
+            stored = [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        self._ids, matrix = stored
+        if not self._ids:
+            return False
         self._rows = {node_id: i for i, node_id in enumerate(self._ids)}
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         self._matrix = matrix / np.clip(norms, 1e-12, None)
         self._version = version
+        return True
 
     def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """[(node_id, cosine distance)], nearest first — the same answer as ``vec.knn``."""
@@ -69,3 +76,46 @@ class WarmVectors:
     def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         """Unit vectors of these nodes — ``vec.vectors_for`` without a point lookup each (~0.2 ms apiece)."""
         return {i: self._matrix[self._rows[i]].tolist() for i in ids if i in self._rows}
+
+
+def _shadow_rows(conn: Any) -> tuple[list[str], Any] | None:
+    """Every (node id, vector) read straight from sqlite-vec's own tables, in the virtual table's scan order:
+    a few chunk blobs instead of one row extraction per vector (~15 ms instead of ~220 ms at 10k here). The
+    layout is sqlite-vec 0.1's: ``vec_nodes_chunks`` (slots per chunk, a validity bitmap, int64 rowids),
+    ``vec_nodes_vector_chunks00`` (the chunk's float32 vectors), ``vec_nodes_metadatatext00`` (node ids longer
+    than the inline prefix). Anything else — another version, an id not found there, a count or a sampled
+    vector that differs from what the virtual table says — gives None: the caller reads through the table."""
+    import numpy as np
+
+    try:
+        info = dict(conn.execute("SELECT key, value FROM vec_nodes_info").fetchall())
+        if (info.get("CREATE_VERSION_MAJOR"), info.get("CREATE_VERSION_MINOR")) != (0, 1):
+            return None
+        names = dict(conn.execute("SELECT rowid, data FROM vec_nodes_metadatatext00").fetchall())
+        blobs = dict(conn.execute("SELECT rowid, vectors FROM vec_nodes_vector_chunks00").fetchall())
+        ids: list[str] = []
+        rowids: list[int] = []
+        parts = []
+        for chunk_id, size, validity, chunk_rowids in conn.execute(
+            "SELECT chunk_id, size, validity, rowids FROM vec_nodes_chunks ORDER BY chunk_id"
+        ).fetchall():
+            blob = blobs.get(chunk_id)
+            if blob is None or size <= 0 or len(validity) * 8 < size or len(chunk_rowids) != 8 * size or len(blob) % size:
+                return None
+            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size].astype(bool)
+            kept = [int(r) for r in np.frombuffer(chunk_rowids, dtype="<i8")[valid]]
+            rowids += kept
+            ids += [names.get(r) for r in kept]
+            parts.append(np.frombuffer(blob, dtype="<f4").reshape(size, -1)[valid])
+        if any(i is None for i in ids):
+            return None
+        if conn.execute("SELECT COUNT(*) FROM vec_nodes_rowids").fetchone()[0] != len(ids):
+            return None
+        matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype="<f4")
+        for index in sorted({0, len(ids) // 2, len(ids) - 1}) if ids else ():
+            row = conn.execute("SELECT node_id, embedding FROM vec_nodes WHERE rowid = ?", (rowids[index],)).fetchone()
+            if row is None or row[0] != ids[index] or np.frombuffer(row[1], dtype="<f4").tobytes() != matrix[index].tobytes():
+                return None
+        return ids, matrix
+    except Exception:  # noqa: BLE001 - a layout we do not know: read through the virtual table
+        return None

@@ -65,3 +65,22 @@ def test_warm_vectors_are_the_stored_unit_vectors(fake_brain, small_threshold) -
     for node_id, vector in stored.items():
         norm = sum(x * x for x in vector) ** 0.5
         assert got[node_id] == pytest.approx([x / norm for x in vector], abs=1e-6)
+
+
+def test_the_fast_read_of_sqlite_vec_tables_equals_the_virtual_table(fake_brain) -> None:  # noqa: ANN001
+    import numpy as np
+
+    ids = [fake_brain.add(f"vector number {i} about subject{i % 7}") for i in range(40)]
+    fake_brain.update(ids[3], content="re-embedded: an update replaces the vector in place")
+    fake_brain.forget("subject2", apply=True, hard=True)  # holes in the chunks' validity bitmaps
+    with fake_brain._snapshot() as conn:
+        fast = warm._shadow_rows(conn)
+        rows = conn.execute("SELECT node_id, embedding FROM vec_nodes").fetchall()
+        assert fast is not None and len(rows) == 34
+        assert fast[0] == [r[0] for r in rows]
+        assert np.array_equal(fast[1], np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1))
+        conn.execute("SAVEPOINT layout")
+        conn.execute("UPDATE vec_nodes_info SET value = 2 WHERE key = 'CREATE_VERSION_MINOR'")
+        assert warm._shadow_rows(conn) is None  # a layout this code does not know: the virtual table is read
+        conn.execute("ROLLBACK TO layout")
+        conn.execute("RELEASE layout")

@@ -21,6 +21,7 @@ FORBIDDEN = {
     "cerebro.recall": ("cerebro.cli", "cerebro.api", "cerebro.brain"),
     "cerebro.prime": ("cerebro.cli", "cerebro.api", "cerebro.brain"),
     "cerebro.scoring": ("cerebro.cli", "cerebro.api", "cerebro.brain", "cerebro.store", "cerebro.db"),
+    "cerebro.mcp": ("cerebro.cli", "cerebro.integration"),
     **{f"cerebro.{leaf}": ("cerebro.api", "cerebro.cli", "cerebro.store", "cerebro.db", "cerebro.models")
        for leaf in LEAVES},
 }

@@ -1,0 +1,35 @@
+"""``cerebro mcp``: serve this project's brain to any MCP client (stdio, or streamable HTTP) — ADR 0020."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from cyclopts import Parameter
+
+from cerebro.cli_state import state
+
+
+def mcp(
+    *,
+    global_: Annotated[
+        bool,
+        Parameter(name="--global", help="Also serve the global brain: recall searches it too unless told not to"),
+    ] = False,
+    http: Annotated[
+        str | None,
+        Parameter(
+            help="Serve streamable HTTP on HOST:PORT (e.g. 127.0.0.1:8765) instead of stdio; loopback only, and "
+            "every request needs the bearer token kept in CEREBRO_HOME/mcp-token"
+        ),
+    ] = None,
+    allow_remote: Annotated[
+        bool, Parameter(help="With --http: allow a host that is not loopback (the token is still required)")
+    ] = False,
+) -> None:
+    """Serve this project's memory over the Model Context Protocol (stdio by default).
+
+    The project is --project, else $CLAUDE_PROJECT_DIR, else the client's first root, else the current directory; it needs a brain (cerebro init). Tools: remember, recall, get, list, link, supersede, consolidate, forget, outcome, stats, inbox_add, inbox_list, inbox_approve, inbox_discard; the session prime is the prompt "prime" and the resource cerebro://prime. Writes made meanwhile by hooks, the CLI or other servers are seen by the next call.
+    """
+    from cerebro.mcp.server import run
+
+    run(project=state.project, include_global=global_, http=http, allow_remote=allow_remote)

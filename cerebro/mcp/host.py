@@ -1,0 +1,346 @@
+"""The brains a long-lived server keeps open, kept correct while other processes write (ADR 0020).
+
+A :class:`Slot` holds one open :class:`~cerebro.api.Brain` — its raw read connection, ORM engine, embedder,
+warm vector index and centering mean — across tool calls. Before each call :meth:`Slot.brain` checks, in
+this order and in microseconds:
+
+1. the brain file's identity (device, inode): a file replaced by another process (a restored backup, a
+   purge and re-init) is opened afresh, as a new process would;
+2. ``PRAGMA data_version`` on the long-lived read connection, which changes exactly when *another*
+   connection committed (a hook, the CLI, another server — or this server's own ORM writes). Unchanged:
+   nothing is re-read. Changed: when the schema changed (``PRAGMA schema_version``: a re-embed's table
+   swap, an upgrade) or the brain's revision is no longer this code's head (a newer cerebro wrote it, an
+   older one restored it), the brain is opened afresh — upgraded, or refused with one line when it is too
+   new; otherwise the cached embedding settings and centering mean are dropped — the embedder is kept
+   unless the brain's model changed, and the warm vector index re-checks the same counter itself.
+
+No timer is involved: a write committed before a call starts is seen by that call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cerebro.errors import BrainNotFound
+
+
+class MemoEmbedder:
+    """The brain's embedder, plus one vector held for the next ``embed([text])`` of the same text, so
+    ``remember`` embeds its content once for both the near-duplicate search and the write."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._held: tuple[str, list[float]] | None = None
+
+    def hold(self, text: str, vector: list[float]) -> None:
+        self._held = (text, vector)
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        held, self._held = self._held, None
+        if held is not None and len(texts) == 1 and texts[0] == held[0]:
+            return [held[1]]
+        return self.inner.embed(texts)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class BackgroundWarm:
+    """The warm vector index (:class:`cerebro.store.warm.WarmVectors`) for a server, rebuilt off the brain
+    thread: a server sees a commit after every ``remember``, and reloading every vector costs tens of ms at
+    10k memories (seconds at 100k), so the rebuild runs on a thread of its own, on its own connection, while
+    recall uses sqlite-vec's exact scan (the same answer, a few ms slower). A copy is used only at the
+    ``PRAGMA data_version`` (of the brain's read connection) its build started at: a commit during the build
+    makes it stale, and it is thrown away."""
+
+    def __init__(self, path: Path) -> None:
+        import threading
+
+        self._path = path
+        self._lock = threading.Lock()
+        self._copy: Any = None
+        self._version: int | None = None
+        self._building = False
+        self._built: tuple[int, Any] | None = None
+        self.builds = 0
+
+    def ready(self, conn: Any) -> bool:
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if self._copy is not None and self._version == version:
+            return True
+        with self._lock:
+            built, self._built = self._built, None
+        if built is not None and built[0] == version:
+            self._version, self._copy = built
+            return True
+        self._copy = None
+        self.start(version)
+        return False
+
+    def start(self, version: int) -> None:
+        import threading
+
+        with self._lock:
+            if self._building:
+                return  # one build at a time; a stale one is replaced at the next ready()
+            self._building = True
+        threading.Thread(target=self._build, args=(version,), name="cerebro-warm", daemon=True).start()
+
+    def _build(self, version: int) -> None:
+        from cerebro.db.engine import connect_raw
+        from cerebro.store.warm import WarmVectors
+
+        copy: Any = WarmVectors()
+        loaded = False
+        try:
+            conn = connect_raw(self._path, wal=False)
+            try:
+                conn.execute("BEGIN")
+                loaded = copy._load(conn)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+        except Exception:  # noqa: BLE001 - recall keeps using sqlite-vec
+            loaded = False
+        with self._lock:
+            self._building = False
+            self.builds += 1
+            self._built = (version, copy) if loaded else None
+
+    def knn(self, vector: Any, k: int) -> list[tuple[str, float]]:
+        return self._copy.knn(vector, k)
+
+    def vectors(self, ids: Any) -> dict[str, list[float]]:
+        return self._copy.vectors(ids)
+
+
+class Slot:
+    """One brain the server serves (the project's, or the global one)."""
+
+    def __init__(self, locate: Callable[[], Path], missing: Callable[[Path], str], project: Path | None = None) -> None:
+        self._locate = locate
+        self._missing = missing
+        self.project = project
+        self._brain: Any = None
+        self._identity: tuple[int, int] | None = None
+        self._version: int | None = None
+        self._schema: int | None = None
+        self.reopened = 0  # how many times the brain was opened afresh (tests and logs)
+
+    @property
+    def path(self) -> Path:
+        return self._locate()
+
+    @property
+    def is_open(self) -> bool:
+        return self._brain is not None
+
+    def brain(self) -> Any:
+        """The open brain, made current with what other processes committed (see the module docstring)."""
+        path = self._locate()
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            self.close()
+            raise BrainNotFound(self._missing(path)) from None
+        identity = (info.st_dev, info.st_ino)
+        if self._brain is None or identity != self._identity or info.st_size == 0:
+            return self._open(path, identity)
+        conn = self._connection()
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._version:
+            from cerebro.db.migrate import needs_upgrade
+
+            schema = conn.execute("PRAGMA schema_version").fetchone()[0]
+            try:
+                behind = needs_upgrade(conn, path)  # raises when a newer cerebro wrote it
+            except BaseException:
+                self.close()
+                raise
+            if behind or schema != self._schema:
+                return self._open(path, identity)
+            self._forget_cached(self._brain)
+            self._version = version
+        return self._brain
+
+    def _connection(self) -> Any:
+        return self._connection_of(self._brain)
+
+    def _open(self, path: Path, identity: tuple[int, int]) -> Any:
+        from cerebro.api import Brain
+
+        old = self._brain
+        self.close()
+        if path.stat().st_size == 0:
+            raise BrainNotFound(self._missing(path))
+        brain = Brain.open(path)
+        brain.project = self.project
+        try:
+            # A server keeps using its brain: the in-memory vector index pays off at any size.
+            brain.__dict__["_warm_vectors"] = BackgroundWarm(path)
+            settings = brain._embedding_settings()
+            if old is not None and old._embedder is not None and old._settings == settings:
+                brain._embedder = old._embedder  # the same model: keep it loaded
+            conn = self._connection_of(brain)
+            self._version = conn.execute("PRAGMA data_version").fetchone()[0]
+            self._schema = conn.execute("PRAGMA schema_version").fetchone()[0]
+        except BaseException:
+            brain.close()
+            raise
+        self._brain, self._identity = brain, identity
+        self.reopened += 1
+        return brain
+
+    @staticmethod
+    def _connection_of(brain: Any) -> Any:
+        from cerebro.db.engine import connect_raw
+
+        if brain._raw is None:
+            brain._raw = connect_raw(brain.path, wal=False)
+        return brain._raw
+
+    @staticmethod
+    def _forget_cached(brain: Any) -> None:
+        """Another connection committed: drop what was derived from the brain's contents."""
+        previous = brain._settings
+        brain._settings = None
+        brain.__dict__.pop("_mean", None)
+        if previous is not None and brain._embedding_settings() != previous:
+            brain._embedder = None  # another model now: built afresh on the next embed
+            brain.__dict__["_warm_vectors"] = BackgroundWarm(brain.path)
+
+    def embedder(self) -> MemoEmbedder | None:
+        """The brain's embedder wrapped for :meth:`MemoEmbedder.hold` (None without a provider)."""
+        brain = self._brain
+        if brain is None or brain._embedding_settings()[2] <= 0:
+            return None
+        current = brain.embedder
+        if not isinstance(current, MemoEmbedder):
+            current = brain._embedder = MemoEmbedder(current)
+        return current
+
+    def rewarm(self) -> None:
+        """After an answer: rebuild what the last writes invalidated — the centering mean here, the warm
+        vector index on its own thread — while the client reads the answer. Best effort."""
+        if self._brain is None:
+            return
+        try:
+            brain = self.brain()
+            if brain._embedding_settings()[2] <= 0:
+                return
+            with brain._snapshot() as conn:
+                brain._warm(conn)
+                brain._brain_mean(conn)
+        except Exception:  # noqa: BLE001 - the next call reports whatever is wrong
+            self.reset()
+
+    def warm_up(self) -> None:
+        """Open the brain and load what the first calls would pay for: the embedder and its model, the ORM
+        used by writes, the warm vector index. Best effort (a missing brain is reported by the calls)."""
+        try:
+            brain = self.brain()
+            brain.stats()  # imports and connects the ORM write path
+            if brain._embedding_settings()[2] > 0:
+                brain._embed(["warm-up"])
+        except Exception:  # noqa: BLE001
+            return
+        self.rewarm()
+
+    def reset(self) -> None:
+        """Forget the open brain after an unexpected failure: the next call opens it afresh (the local
+        model stays loaded: it is shared by every brain in the process)."""
+        self.close()
+
+    def close(self) -> None:
+        brain, self._brain = self._brain, None
+        self._identity = self._version = self._schema = None
+        if brain is not None:
+            try:
+                if brain._raw is not None and brain._raw.in_transaction:
+                    brain._raw.rollback()
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                brain.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+class Host:
+    """What one server serves: the project's brain (its directory known at start, or from the client's roots at
+    the first call) and, on request, the global brain — with the notices a call collects on the way."""
+
+    def __init__(self, project_dir: Path | None = None, *, include_global: bool = False) -> None:
+        from cerebro import paths
+
+        self.include_global = include_global
+        self.client_name: str | None = None
+        self.notices: list[str] = []
+        self.project_dir: Path | None = None
+        self._project: Slot | None = None
+        self._global = Slot(
+            paths.global_brain_path, lambda _path: "global store not initialized — run 'cerebro init --global' first"
+        )
+        if project_dir is not None:
+            self.set_project(project_dir)
+
+    def set_project(self, directory: Path) -> None:
+        from cerebro import paths
+
+        directory = Path(directory)
+        if self._project is not None:
+            self._project.close()
+        self.project_dir = directory
+        self._project = Slot(
+            lambda: paths.project_brain_path(directory),
+            lambda path: f"no brain for {directory} — run 'cerebro init' there first (looked for {path})",
+            project=directory,
+        )
+
+    @property
+    def project_slot(self) -> Slot:
+        if self._project is None:  # the server resolves the directory before the first call
+            raise RuntimeError("the project directory is not resolved yet")
+        return self._project
+
+    @property
+    def global_slot(self) -> Slot:
+        return self._global
+
+    def begin(self) -> None:
+        self.notices = []
+
+    def _collect(self, brain: Any) -> Any:
+        brain.on_warning = self.notices.append
+        return brain
+
+    def project(self) -> Any:
+        return self._collect(self.project_slot.brain())
+
+    def global_brain(self) -> Any:
+        return self._collect(self._global.brain())
+
+    def origin(self) -> Any:
+        """Who writes: ``$CEREBRO_ORIGIN_ACTOR``, else the MCP client's name; channel ``mcp``."""
+        from cerebro.values import Origin
+
+        actor = None if os.environ.get("CEREBRO_ORIGIN_ACTOR") else (self.client_name or None)
+        return Origin.from_environment("mcp", actor=actor)
+
+    def slots(self) -> list[Slot]:
+        return [s for s in (self._project, self._global) if s is not None]
+
+    def rewarm(self) -> None:
+        for slot in self.slots():
+            slot.rewarm()
+
+    def reset(self) -> None:
+        for slot in self.slots():
+            slot.reset()
+
+    def close(self) -> None:
+        for slot in self.slots():
+            slot.close()

@@ -1,0 +1,182 @@
+"""``cerebro mcp --http HOST:PORT``: streamable HTTP that no other local user can reach (ADR 0020).
+
+- **Loopback only** unless ``--allow-remote``: a host that is not a loopback address (``127.0.0.0/8``,
+  ``::1``, ``localhost``) is refused before anything binds. Requests must carry a loopback ``Host`` header
+  (the SDK's DNS-rebinding protection), so a web page cannot reach the server through a rebound name.
+- **A bearer token** on every request: ``Authorization: Bearer <token>``, compared in constant time; without
+  it, 401. Any local user can connect to a loopback port, so the port alone protects nothing. The token
+  (32 random bytes, URL-safe) lives in ``CEREBRO_HOME/mcp-token``: written aside with ``O_EXCL|O_NOFOLLOW``
+  and mode 0600, then hard-linked into place (it appears whole or not at all; two servers starting together
+  agree on one token), and reused by later starts. A token file that is a symlink, not ours, or readable by
+  others is refused with the fix.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import os
+import secrets
+import socket
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from cerebro import paths
+from cerebro.errors import InvalidInput, quote
+
+TOKEN_FILE = "mcp-token"
+ENDPOINT = "/mcp"
+
+
+def token_path() -> Path:
+    return paths.home() / TOKEN_FILE
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # another name: it may resolve anywhere
+
+
+def parse_address(text: str, *, allow_remote: bool = False) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6; port 0 picks a free one) → (host, port); a host that is not
+    loopback is refused unless ``allow_remote``."""
+    host, sep, port_text = text.strip().rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not sep or not host or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise InvalidInput(f"--http takes HOST:PORT, e.g. 127.0.0.1:8765, got {quote(text)}")
+    if not is_loopback(host) and not allow_remote:
+        raise InvalidInput(
+            f"--http {quote(host)} is not a loopback address: other machines could reach your memory. Use "
+            "127.0.0.1, or add --allow-remote if you mean it (the bearer token is still required)"
+        )
+    return host, int(port_text)
+
+
+def _read_token(path: Path) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InvalidInput(f"cannot read the MCP token file {path} ({exc.strerror}): delete it; the next start "
+                           "makes a new one") from None
+    with os.fdopen(fd, "r", encoding="utf-8") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+            raise InvalidInput(
+                f"the MCP token file {path} is not a private file of yours (mode {stat.S_IMODE(info.st_mode):o}): "
+                "delete it; the next start makes a new one"
+            )
+        token = handle.read().strip()
+    if len(token) < 32:
+        raise InvalidInput(f"the MCP token file {path} holds no usable token: delete it; the next start makes a new one")
+    return token
+
+
+def ensure_token(path: Path | None = None) -> str:
+    """The bearer token, made on first use (see the module docstring)."""
+    path = path or token_path()
+    paths.ensure_private_dir(path.parent)
+    if not os.path.lexists(path):
+        aside = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                os.fchmod(handle.fileno(), 0o600)
+                handle.write(secrets.token_urlsafe(32) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            try:
+                os.link(aside, path)
+            except FileExistsError:
+                pass  # another server made it meanwhile: use theirs
+        finally:
+            os.unlink(aside)
+    return _read_token(path)
+
+
+class BearerAuth:
+    """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401 and never reach MCP."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._token = token.encode("utf-8")
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not self._authorized(scope):
+            body = json.dumps({"error": f"unauthorized: send 'Authorization: Bearer <token>' (the token is in "
+                                        f"CEREBRO_HOME/{TOKEN_FILE})"}).encode()
+            await send({
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", b'Bearer realm="cerebro"'),
+                ],
+            })
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+    def _authorized(self, scope: dict[str, Any]) -> bool:
+        for name, value in scope.get("headers") or []:
+            if name.lower() == b"authorization":
+                scheme, _, given = value.partition(b" ")
+                return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token)
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidInput(f"cannot listen on {host}:{port} ({exc.strerror})") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(server: Any, host: str, port: int) -> None:
+    """Serve ``server`` (a :class:`cerebro.mcp.server.CerebroServer`) on ``host:port`` until interrupted."""
+    import asyncio
+
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    token = ensure_token()
+    security = None
+    if is_loopback(host):
+        named = f"[{host}]" if ":" in host else host
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[f"{named}:*", "127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=[f"http://{named}:*", "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    app = server.server.streamable_http_app(streamable_http_path=ENDPOINT, host=host, transport_security=security)
+    sock = _bind(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    print(
+        f"cerebro mcp: streamable HTTP on http://{shown}:{bound}{ENDPOINT} — clients send "
+        f"'Authorization: Bearer <token>'; the token is in {token_path()}",
+        file=sys.stderr,
+        flush=True,
+    )
+    config = uvicorn.Config(BearerAuth(app, token), log_level="warning", access_log=False, lifespan="on")
+    server.start()
+    try:
+        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+    finally:
+        sock.close()
+        server.close()

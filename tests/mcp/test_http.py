@@ -1,0 +1,122 @@
+"""``cerebro mcp --http``: loopback only unless asked, and no request without the bearer token it generates."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.mcp.helpers import cli, run, server_env
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}
+
+
+def start(home: Path, project: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    env = {**{k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}, **server_env(home)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.mcp.launch", "mcp", "--project", str(project), "--http", "127.0.0.1:0", *extra],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    for line in proc.stderr:  # the server says where it listens once the socket is bound
+        found = re.search(r"streamable HTTP on (http://127\.0\.0\.1:\d+/mcp)", line)
+        if found:
+            return proc, found.group(1)
+    proc.wait(timeout=30)
+    raise AssertionError(f"the HTTP server did not start (exit {proc.returncode})")
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def post(url: str, headers: dict[str, str]) -> tuple[int, str]:
+    request = urllib.request.Request(
+        url, data=json.dumps(INIT).encode(), method="POST",
+        headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_requests_need_the_generated_bearer_token(home: Path, fake_brain_path: Path, project: Path) -> None:
+    proc, url = start(home, project)
+    try:
+        token_file = home / "mcp-token"
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        token = token_file.read_text().strip()
+        assert len(token) >= 40
+        status, body = post(url, {})
+        assert status == 401 and "unauthorized" in body
+        assert post(url, {"Authorization": "Bearer not-the-token"})[0] == 401
+        assert post(url, {"Authorization": token})[0] == 401  # the scheme is required
+        assert post(url, {"Authorization": f"Bearer {token}"})[0] == 200
+        # a rebound name is refused even with the token (DNS-rebinding protection)
+        assert post(url, {"Authorization": f"Bearer {token}", "Host": "attacker.example:80"})[0] == 421
+
+        async def body() -> None:
+            from mcp import ClientSession
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+            async with client, streamable_http_client(url, http_client=client) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    assert len((await session.list_tools()).tools) == 14
+                    stored = await session.call_tool("remember", {"content": "Served over streamable HTTP"})
+                    assert not stored.is_error, stored
+                    found = await session.call_tool("recall", {"query": "streamable HTTP"})
+                    assert found.structured_content["results"][0]["id"] == stored.structured_content["id"]
+                    bad = await session.call_tool("get", {"id": "00000000"})
+                    assert bad.is_error and bad.content[0].text.startswith("cerebro: error: no node found")
+
+        run(body)
+    finally:
+        stop(proc)
+    proc, url = start(home, project)  # the token is kept across starts
+    try:
+        assert (home / "mcp-token").read_text().strip() == token
+        assert post(url, {"Authorization": f"Bearer {token}"})[0] == 200
+    finally:
+        stop(proc)
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0:0", "192.0.2.10:8765", "example.com:8765", "[::]:0"])
+def test_a_host_that_is_not_loopback_is_refused(home: Path, fake_brain_path: Path, project: Path, address: str) -> None:
+    done = cli(home, "mcp", "-p", str(project), "--http", address, check=False, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("cerebro: error: --http") and "not a loopback address" in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and not (home / "mcp-token").exists()
+
+
+def test_a_token_file_others_could_read_or_a_symlink_is_refused(home: Path, fake_brain_path: Path, project: Path, tmp_path: Path) -> None:
+    home.mkdir(exist_ok=True)
+    token_file = home / "mcp-token"
+    token_file.write_text("x" * 43 + "\n")
+    token_file.chmod(0o644)
+    done = cli(home, "mcp", "-p", str(project), "--http", "127.0.0.1:0", check=False, timeout=60)
+    assert done.returncode == 2 and "not a private file of yours" in done.stderr
+    token_file.unlink()
+    elsewhere = tmp_path / "planted"
+    elsewhere.write_text("y" * 43 + "\n")
+    elsewhere.chmod(0o600)
+    token_file.symlink_to(elsewhere)
+    done = cli(home, "mcp", "-p", str(project), "--http", "127.0.0.1:0", check=False, timeout=60)
+    assert done.returncode == 2 and "cannot read the MCP token file" in done.stderr
