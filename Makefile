@@ -5,12 +5,13 @@ PYTHON ?= python3
 UV := $(PYTHON) -m uv
 VENV := .venv
 CEREBRO := $(VENV)/bin/cerebro
-# The real Claude Code client the end-to-end tests drive, pinned by tests/e2e/node/package-lock.json and
-# installed project-locally (skipped without npm: those tests then skip, or fail under CI=true).
+# The real agent clients the end-to-end tests drive (Claude Code, Codex CLI), pinned by
+# tests/e2e/node/package-lock.json and installed project-locally (skipped without npm: those tests then
+# skip, or fail under CI=true).
 E2E_NODE := tests/e2e/node
 E2E_STAMP := $(E2E_NODE)/node_modules/.installed-from-lock
 
-.PHONY: setup demo test lock check clean plugin
+.PHONY: setup demo test lock check clean plugin bench-peers
 
 setup:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check "uv>=0.5"
@@ -52,3 +53,9 @@ clean:
 # Regenerate the Claude Code plugin and marketplace files from cerebro's templates (a test checks they match).
 plugin: setup
 	@$(VENV)/bin/python -m cerebro.integration.claude_code.plugin .
+
+# Peer MCP servers that bench/mcp_peers_bench.py measures cerebro against (today the MCP reference memory
+# server), pinned by bench/peers/package-lock.json into that scratch folder only: never part of the product,
+# never installed by setup or test.
+bench-peers:
+	npm ci --prefix bench/peers --no-audit --no-fund --loglevel=error

@@ -61,6 +61,7 @@ COMMANDS = {
     "eval": ("cerebro.cli.commands.eval:app", "Measure recall quality (your queries, or LoCoMo)"),
     "config": ("cerebro.cli.commands.config:app", "View and change this brain's configuration"),
     "doctor": ("cerebro.cli.commands.doctor:doctor", "Find every problem with this project's Claude Code setup, with fixes"),
+    "mcp": ("cerebro.cli.commands.mcp:mcp", "Serve this project's memory to any agent over MCP (stdio or HTTP)"),
 }
 
 HELP = """Local-first persistent memory for AI coding agents.

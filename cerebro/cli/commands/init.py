@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from cyclopts import Parameter
 
@@ -26,6 +26,26 @@ _CLAUDEMD_MESSAGES = {
     "removed": "Removed the Cerebro Memory System section from {file}",
     "failed": "Could not update {file} (see the warning)",
 }
+_MCP_MESSAGES = {
+    "created": "Created {file} (cerebro MCP server)",
+    "updated": "Updated {file} (added the cerebro MCP server)",
+    "replaced": "Updated {file} (replaced the 'cerebro' server with cerebro's)",
+    "skipped": "Skipped {file} (cerebro MCP server already present)",
+    "kept": "Kept {file} as it is: its own 'cerebro' server differs from cerebro's (--force replaces it)",
+    "plugin": "Skipped {file}: the {plugin} plugin carries the MCP server",
+    "removed": "Removed the cerebro MCP server from {file}",
+    "failed": "Could not update {file} (left as it was; see the warning)",
+}
+# What each agent needs before it uses the server it was given.
+_AGENT_NOTES = {
+    "claude-code": "Claude Code asks once to approve the project's .mcp.json server (or set "
+                   "enableAllProjectMcpServers / enabledMcpjsonServers in its settings)",
+    "codex": "Codex reads .codex/config.toml only in a project you trust: accept its trust prompt there "
+             "(or run `codex exec --trust` once)",
+    "gemini": "With folder trust on (security.folderTrust.enabled), Gemini CLI reads .gemini/settings.json only "
+              "once you trust the folder",
+}
+AgentName = Literal["claude-code", "codex", "gemini", "cursor"]
 
 
 def init(
@@ -51,31 +71,47 @@ def init(
                        "the brain stays unless --purge"),
     ] = False,
     purge: Annotated[bool, Parameter(help="With --remove: also delete the project's brain, after a backup")] = False,
+    agent: Annotated[
+        list[AgentName] | None,
+        Parameter(
+            name="--agent",
+            help="Wire this agent (repeatable): its MCP server configuration (.mcp.json, .codex/config.toml, "
+                 ".gemini/settings.json, .cursor/mcp.json) with the cerebro server, and its instructions section "
+                 "(CLAUDE.md, AGENTS.md, GEMINI.md); claude-code also gets the hooks and skills. With --remove: "
+                 "take out what it wrote",
+        ),
+    ] = None,
 ) -> None:
     """Create the brain for this project (or the global brain) and wire it into Claude Code. Safe to run again.
 
-    Writes cerebro's session hooks into .claude/settings.json (your own entries are kept), the skills remember, recall, consolidate, dream and develop into .claude/skills/, and a "## Cerebro Memory System" section into CLAUDE.md. Each hook does nothing for a teammate without cerebro installed. Where the cerebro plugin is enabled, the plugin carries the hooks and skills and init writes only the CLAUDE.md section.
+    Writes cerebro's session hooks into .claude/settings.json (your own entries are kept), the skills remember, recall, consolidate, dream and develop into .claude/skills/, and a "## Cerebro Memory System" section into CLAUDE.md. Each hook does nothing for a teammate without cerebro installed. Where the cerebro plugin is enabled, the plugin carries the hooks and skills and init writes only the CLAUDE.md section. With --agent (claude-code, codex, gemini, cursor; repeatable), init wires those agents instead: each one's MCP server configuration gets the cerebro server (`cerebro mcp`) and its instructions file the section.
     """  # noqa: E501 - one paragraph: the help renderer wraps it
     from cerebro.api import Brain
     from cerebro.cli_state import state
     from cerebro.errors import InvalidInput
+    from cerebro.integration import agents as mcp_agents
     from cerebro.integration.claude_code import scaffold as cc
 
     if purge and not remove:
         raise InvalidInput("--purge goes with --remove")
     if remove and (global_ or force or skip_integration or embed_provider or embed_model or embed_dims is not None):
-        raise InvalidInput("--remove takes only --local and --purge")
+        raise InvalidInput("--remove takes only --local, --purge and --agent")
+    chosen = mcp_agents.agents(agent) if agent else None
+    if chosen is not None and (global_ or skip_integration or local):
+        raise InvalidInput("--agent does not go with --global, --skip-integration or --local")
     project = paths.resolve_project_dir(state.project).absolute()
     if not project.is_dir():
         raise InvalidInput(f"project folder {project} does not exist")
     targets = cc.Targets(project, local=local)
     if remove:
-        _remove(targets, purge=purge)
+        _remove(targets, purge=purge, chosen=chosen)
         return
 
-    wire = not (global_ or skip_integration)
+    wire = not (global_ or skip_integration) and (chosen is None or any(a.name == "claude-code" for a in chosen))
     if wire:
         cc.check(targets)  # a settings file we cannot merge into: refuse before the brain is touched
+    if chosen:
+        mcp_agents.check(project, chosen)  # the same for the agents' configuration files
     target = paths.global_brain_path() if global_ else brain_path()
     result = Brain.init(
         target, embed_provider=embed_provider, embed_model=embed_model, embed_dims=embed_dims, force=force
@@ -93,6 +129,12 @@ def init(
         if not scaffolded.plugin:
             marketplace = _marketplace()
             data["integration"]["marketplace"] = str(marketplace) if marketplace else None
+    wired = mcp_agents.wire(project, chosen, force=force) if chosen else []
+    for report in wired:
+        for message in report.warnings:
+            warn(message)
+    if chosen:
+        data["agents"] = [report.to_dict() for report in wired]
 
     def md() -> str:
         what = "Global brain" if global_ else "Brain"
@@ -111,14 +153,50 @@ def init(
                 lines.append("Claude Code plugin (instead of these files; hooks run once per session either way):")
                 lines.append(f"  claude plugin marketplace add {marketplace}")
                 lines.append("  claude plugin install cerebro@cerebro     then: cerebro init --force (removes init's copies)")
+        if wired:
+            lines.append("")
+            lines.extend(_agent_lines(wired, force=force))
         lines.append("Tune it with: cerebro config list")
         return "\n".join(lines)
 
     emit(data, md)
-    if scaffolded is not None and scaffolded.failed:
+    if (scaffolded is not None and scaffolded.failed) or any(report.failed for report in wired):
         from cerebro.errors import IntegrationFailed
 
-        raise IntegrationFailed("the brain is ready but Claude Code was not fully wired (see the warnings above)")
+        what = "Claude Code was" if chosen is None else "the agents were"
+        raise IntegrationFailed(f"the brain is ready but {what} not fully wired (see the warnings above)")
+
+
+def _agent_lines(reports, *, force: bool = False, removing: bool = False) -> list[str]:
+    """One line per file each agent's step touched (a shared AGENTS.md once), then what the agent needs."""
+    from cerebro.integration import agents as mcp_agents
+
+    lines, seen = [], set()
+    for report in reports:
+        title = mcp_agents.AGENTS[report.agent].title
+        if removing and report.config == "skipped":
+            lines.append(f"{title}: Left {report.config_file} alone (no cerebro MCP server)")
+        else:
+            message = _MCP_MESSAGES[report.config].format(file=report.config_file, plugin=report.plugin)
+            lines.append(f"{title}: {message}")
+        if report.instructions is None or report.instructions_file in seen:
+            continue
+        seen.add(report.instructions_file)
+        file = report.instructions_file
+        if report.instructions == "shared":
+            lines.append(f"{title}: Kept the Cerebro section in {file} (another wired agent reads it)")
+        elif removing and report.instructions == "skipped":
+            lines.append(f"{title}: Left {file} alone (no Cerebro section)")
+        elif force and report.instructions == "skipped":
+            lines.append(f"{title}: Skipped {file} (Cerebro section already up to date)")
+        else:
+            lines.append(f"{title}: " + _CLAUDEMD_MESSAGES[report.instructions].format(file=file))
+    if not removing:
+        for report in reports:
+            note = _AGENT_NOTES.get(report.agent)
+            if note and report.config in ("created", "updated", "replaced"):
+                lines.append(f"Note: {note}")
+    return lines
 
 
 def _report_lines(report, *, force: bool) -> list[str]:  # noqa: ANN001
@@ -143,14 +221,37 @@ def _report_lines(report, *, force: bool) -> list[str]:  # noqa: ANN001
     return lines
 
 
-def _remove(targets, *, purge: bool) -> None:  # noqa: ANN001
+def _remove(targets, *, purge: bool, chosen=None) -> None:  # noqa: ANN001
+    """Without --agent: what plain init wrote (Claude Code's hooks, skills and CLAUDE.md section) and a
+    .mcp.json entry an earlier `--agent claude-code` wrote. With --agent: those agents' files only."""
     from cerebro.errors import IntegrationFailed
+    from cerebro.integration import agents as mcp_agents
     from cerebro.integration.claude_code import scaffold as cc
 
-    report = cc.remove(targets)
-    for message in report.warnings:
+    if chosen:
+        mcp_agents.check(targets.project, chosen)  # a file we cannot parse: refuse before anything is removed
+    claude = chosen is None or any(a.name == "claude-code" for a in chosen)
+    report = cc.remove(targets) if claude else None
+    if chosen is None:  # plain --remove touches .mcp.json only when it holds exactly cerebro's entry
+        claude_code = mcp_agents.AGENTS["claude-code"]
+        wired_here = not targets.local and mcp_agents.is_wired(targets.project, claude_code)
+        chosen_for_mcp = [claude_code] if wired_here else []
+    else:
+        chosen_for_mcp = chosen
+    unwired = mcp_agents.unwire(targets.project, chosen_for_mcp) if chosen_for_mcp else []
+    for message in (report.warnings if report else ()):
         warn(message)
-    data = {"removed": report.to_dict(), "project": str(targets.project), "brain": None, "backup": None}
+    for agent_report in unwired:
+        for message in agent_report.warnings:
+            warn(message)
+    data = {
+        "removed": report.to_dict() if report else None,
+        "project": str(targets.project),
+        "brain": None,
+        "backup": None,
+    }
+    if chosen is not None or unwired:
+        data["agents"] = [r.to_dict() for r in unwired]
     brain = paths.project_brain_path(targets.project)
     if purge and brain.exists():
         from cerebro.db.migrate import backup_file
@@ -161,27 +262,31 @@ def _remove(targets, *, purge: bool) -> None:  # noqa: ANN001
         data["brain"] = str(brain)
 
     def md() -> str:
-        lines = [
-            "Left .claude settings alone (no cerebro hooks)" if report.settings == "skipped"
-            else _SETTINGS_MESSAGES[report.settings].format(file=report.settings_file, plugin=report.plugin),
-        ]
-        if report.skills_removed:
-            lines.append(f"Removed {report.skills_removed} skill files from .claude/skills/")
-        lines.append(
-            f"Left {report.claudemd_file} alone (no Cerebro section)" if report.claudemd == "skipped"
-            else _CLAUDEMD_MESSAGES[report.claudemd].format(file=report.claudemd_file)
-        )
+        lines = []
+        if report is not None:
+            lines.append(
+                "Left .claude settings alone (no cerebro hooks)" if report.settings == "skipped"
+                else _SETTINGS_MESSAGES[report.settings].format(file=report.settings_file, plugin=report.plugin)
+            )
+            if report.skills_removed:
+                lines.append(f"Removed {report.skills_removed} skill files from .claude/skills/")
+            lines.append(
+                f"Left {report.claudemd_file} alone (no Cerebro section)" if report.claudemd == "skipped"
+                else _CLAUDEMD_MESSAGES[report.claudemd].format(file=report.claudemd_file)
+            )
+        lines.extend(_agent_lines(unwired, removing=True))
         if data["brain"]:
             lines.append(f"Deleted the brain {data['brain']} (backup: {data['backup']})")
         else:
             lines.append(f"Kept the brain {brain}" if brain.exists() else "No brain for this project")
-        if report.plugin:
+        if report is not None and report.plugin:
             lines.append(f"The {report.plugin} plugin is still enabled: claude plugin uninstall {report.plugin}")
         return "\n".join(lines)
 
     emit(data, md)
-    if report.failed:
-        raise IntegrationFailed("some of cerebro's Claude Code files could not be removed (see the warnings above)")
+    if (report is not None and report.failed) or any(r.failed for r in unwired):
+        what = "Claude Code" if chosen is None else "agent"
+        raise IntegrationFailed(f"some of cerebro's {what} files could not be removed (see the warnings above)")
 
 
 def _marketplace():  # noqa: ANN202

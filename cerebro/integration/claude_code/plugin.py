@@ -13,13 +13,15 @@ import sys
 from pathlib import Path
 
 from cerebro import __version__
+from cerebro.integration import agents
 from cerebro.integration.claude_code import templates
 
 PLUGIN_DIR = "claude-plugin/cerebro"
 DESCRIPTION = (
     "Local-first persistent memory for Claude Code: a per-project SQLite brain primed at session start, "
     "re-primed after compaction, garbage-collected at session end. Skills: /cerebro:remember, /cerebro:recall, "
-    "/cerebro:consolidate, /cerebro:dream, /cerebro:develop, /cerebro:rules. Needs the cerebro CLI on PATH "
+    "/cerebro:consolidate, /cerebro:dream, /cerebro:develop, /cerebro:rules; MCP server cerebro (cerebro mcp). "
+    "Needs the cerebro CLI on PATH "
     "(see the README) and a brain per project (cerebro init --skip-integration)."
 )
 
@@ -50,6 +52,9 @@ def render() -> dict[str, str]:
             # it report "Duplicate hooks file detected" (the plugin is then flagged hook-load-failed).
         }),
         f"{PLUGIN_DIR}/hooks/hooks.json": templates.dump_json(templates.hooks_config(plugin=True)),
+        # The cerebro MCP server, found by convention at the plugin root (as `init --agent claude-code` writes
+        # .mcp.json into a project); Claude Code starts it with CLAUDE_PROJECT_DIR set to the project.
+        f"{PLUGIN_DIR}/.mcp.json": agents.AGENTS["claude-code"].snippet(),
     }
     for name in templates.PLUGIN_SKILLS:
         files[f"{PLUGIN_DIR}/skills/{name}/SKILL.md"] = templates.skill_text(name)

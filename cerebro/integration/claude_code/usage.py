@@ -48,6 +48,8 @@ USAGE: dict[str, tuple[str, str, str]] = {
     "usage": ("You forgot which command fits", "cerebro usage", "this map"),
     "doctor": ("Memory seems not to work (no prime, no hooks, errors)", "cerebro doctor",
                "checks PATH, hooks, latency, brain, embedder, modes, metrics; a fix per problem; writes nothing"),
+    "mcp": ("An agent other than Claude Code (or an MCP client) needs this memory", "cerebro mcp",
+            "an MCP server on stdio: remember, recall, get, list and more as tools; the prime as a prompt"),
 }
 
 
@@ -59,7 +61,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Distill & maintain", ("consolidate", "mark-consolidated", "forget", "anchors", "gc", "embed", "eval", "stats")),
     ("Share & lifecycle", ("promote", "export", "import", "backup", "reembed", "migrate")),
     ("Operator/infra (rarely agent-invoked)",
-     ("init", "config", "hook", "stop-guard", "ingest", "dashboard", "doctor", "usage")),
+     ("init", "config", "hook", "stop-guard", "ingest", "dashboard", "doctor", "mcp", "usage")),
 )
 INTRO = (
     'Always pass `-p "$CLAUDE_PROJECT_DIR"`; add `--format json` for structured output; '
