@@ -206,6 +206,14 @@ class DashboardApp(App[None]):
             return None, None, _one_line(exc)
 
     def _apply(self, data: DashboardData | None, calls: list[ToolCall] | None, error: str | None) -> None:
+        from textual.css.query import NoMatches
+
+        try:
+            self._apply_now(data, calls, error)
+        except NoMatches:  # a refresh that finished while the app was quitting: its widgets are gone
+            pass
+
+    def _apply_now(self, data: DashboardData | None, calls: list[ToolCall] | None, error: str | None) -> None:
         self.refreshed_at = self.clock()
         self.error = error
         if data is not None:

@@ -268,6 +268,16 @@ async def test_the_timer_refreshes_on_its_own(project: Path, metrics_db: Path) -
     assert len(loads) >= 3  # the first load, then at least two timer ticks
 
 
+@pytest.mark.anyio
+async def test_a_refresh_that_lands_after_quitting_is_dropped(project: Path, metrics_db: Path) -> None:
+    """A timer tick's worker can finish while the app quits: its result finds no widgets, and is dropped."""
+    source = StoreSource(project, session_dir=project / "none", clock=fixed_clock)
+    app = DashboardApp(source, clock=fixed_clock, refresh_seconds=0)
+    async with app.run_test(size=SIZE):
+        loaded = app._load()
+    app._apply(*loaded)  # must not raise NoMatches
+
+
 class HeldIngest(StoreSource):
     """The real source, with an ingest that waits until the test lets it finish."""
 
