@@ -114,3 +114,21 @@ def test_migrate_realpath_merge_carries_odd_metadata(tmp_path: Path, cli, isolat
     with Brain.for_project(real) as brain:
         assert brain.get(TEXT).node.metadata == {metadata.RAW_KEY: "free text, not JSON"}
         assert brain.get(BLOB).node.metadata["promoted_from_node"] == "x1"
+
+
+def test_consolidate_promote_and_import_into_the_odd_brain(odd: Path, cli, tmp_path: Path) -> None:
+    """The writes that read a node's metadata first: consolidation, promotion (which merges metadata into the
+    global copy) and an import into this very brain."""
+    ok(cli("consolidate", "--into", TEXT[:8], EMPTY[:8]))
+    ok(cli("init", "--global", "--embed-provider", "none"))
+    ok(cli("promote", BLOB[:8]))
+    ok(cli("promote", TEXT[:8]))
+    with Brain.for_project(odd) as brain:
+        assert brain.get(BLOB).node.metadata["promoted_from_node"] == "x1"  # the BLOB's own keys kept
+        assert brain.get(BLOB).node.metadata["promoted_to_global"]
+        assert brain.get(TEXT).node.metadata[metadata.RAW_KEY] == "free text, not JSON"
+    out = tmp_path / "again.jsonl"
+    ok(cli("export", "--format", "jsonl", "-o", str(out)))
+    ok(cli("import", str(out), "--on-conflict", "replace"))
+    with Brain.for_project(odd) as brain:
+        assert brain.get(LIST).node.metadata == {metadata.RAW_KEY: "[1, 2, 3]"}
