@@ -1,0 +1,508 @@
+"""MCP server benchmark: `cerebro mcp` side by side with the MCP reference memory server, one client harness.
+
+    make bench-peers    # once: the reference server, pinned in bench/peers/package-lock.json
+    .venv/bin/python bench/mcp_peers_bench.py [--sizes 1000,10000] [--queries 100] [--timed-writes 1000]
+
+Both servers run over stdio under the official MCP Python client (``mcp.client.stdio`` + ``ClientSession``),
+in the same event loop, each against its own throwaway data: cerebro a fresh ``CEREBRO_HOME`` and a project
+made with ``cerebro init --skip-integration`` (the default ``local`` MiniLM provider), the reference server
+(npm ``@modelcontextprotocol/server-memory``) a fresh ``MEMORY_FILE_PATH``. Both get the same items —
+``bench/recall_bench.py``'s synthetic corpus — and the same queries.
+
+For each size N:
+- **Bulk load** of the first N - W items, not timed against each other: cerebro through ``Brain.add_many``
+  in a child process into the brain ``cerebro init`` made (a copy is kept in --out and copied in on later
+  runs: delete it after changing the corpus or the model), the reference server through its own batch path
+  (``create_entities`` with 1,000 entities a call). At 1k with the default W there is nothing to bulk-load.
+- **Timed writes**: the last W items one per call — cerebro ``remember`` {content, type, importance}, the
+  reference ``create_entities`` with one entity {name, entityType: the type, observations: [content]} — in
+  blocks of 50 calls back to back, the servers alternating block by block (who goes first alternates too).
+  writes/s = W / the blocks' summed wall time; per-call p50/p95 as the client sees it.
+- **Ping**: 50 ``ping`` round trips each, alternating: the transport's and SDK's floor, no tool run.
+- **Search**: Q queries (recall_bench's: 3–4 content words) after two warm-up queries each, in rounds: round
+  r sends query r to both servers, cerebro first in even rounds, the reference first in odd ones — cerebro
+  ``recall`` {query, limit: 10}, the reference ``search_nodes`` {query}. p50/p95 per server, the median of
+  the per-round ratios, and how many queries return anything (the reference search is a case-insensitive
+  substring match of the whole query). The same again for ticket ids (``HS-042``: a lookup both can answer),
+  and cerebro's queries once more back to back, with no reference call between them.
+- **MCP vs CLI**: the first C queries as a ``cerebro recall -l 10 "query"`` process each (after two warm-up
+  runs), then the same C through the open MCP session, back to back; wall p50 of each. The CLI's recalls
+  commit (access counts), so the server's first call after them reloads its caches: timed on its own.
+
+Prints a JSON line per size and a markdown table; the load average, the machine and the CPU that other
+processes used during each phase (``foreign_cpu_cores``: should be ~0 for numbers worth publishing) are logged.
+On a shared machine, ``--quiet-retries K`` waits for it to be idle before each size and measures a size again
+(up to K times) when other processes used more than 0.1 cores during one of its phases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, TextIO
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+from recall_bench import TYPES, percentile, query, sentence  # the shared synthetic corpus
+
+CEREBRO = str(Path(sys.executable).with_name("cerebro"))
+REFERENCE_PACKAGE = BENCH / "peers" / "node_modules" / "@modelcontextprotocol" / "server-memory"
+REFERENCE_ENTRY = REFERENCE_PACKAGE / "dist" / "index.js"
+WRITE_BLOCK = 50
+BULK_CHUNK = 1_000
+RECALL_LIMIT = 10
+FOREIGN_LIMIT = 0.1  # cores used by other processes during a phase, above which a size counts as disturbed
+
+
+def items_for(size: int) -> list[dict[str, Any]]:
+    """The corpus of ``recall_bench.build`` (same seed, same order): identical items for both servers."""
+    rng = random.Random(size)
+    return [
+        {"content": sentence(rng), "type": rng.choice(TYPES), "importance": round(rng.uniform(0.1, 0.9), 2)}
+        for _ in range(size)
+    ]
+
+
+def entity(index: int, item: dict[str, Any]) -> dict[str, Any]:
+    return {"name": f"m{index:06d}", "entityType": item["type"], "observations": [item["content"]]}
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')} load {load_average()}] {message}", file=sys.stderr, flush=True)
+
+
+def machine() -> dict[str, Any]:
+    def first(path: str, key: str) -> str:
+        try:
+            for line in Path(path).read_text().splitlines():
+                if line.startswith(key):
+                    return line.split(":", 1)[1].strip()
+        except OSError:
+            pass
+        return "?"
+
+    from importlib.metadata import version
+
+    node = subprocess.run(["node", "--version"], check=False, capture_output=True, text=True).stdout.strip()
+    reference = json.loads((REFERENCE_PACKAGE / "package.json").read_text())["version"]
+    return {
+        "cpu": first("/proc/cpuinfo", "model name"),
+        "cpu_count": os.cpu_count(),
+        "memory": first("/proc/meminfo", "MemTotal"),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "node": node,
+        "mcp_python_sdk": version("mcp"),
+        "cerebro": version("cerebro-memory"),
+        "server_memory": reference,
+        "load_average_start": load_average(),
+    }
+
+
+class ForeignCpu:
+    """CPU that processes outside this benchmark's own tree (itself, the servers, the CLI runs) used meanwhile,
+    in cores on average: /proc/stat's busy time less the tree's. Near 0 means the numbers are the servers'
+    alone; other work on the machine shows up here."""
+
+    def __init__(self) -> None:
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self.start = self._sample()
+
+    @staticmethod
+    def _busy() -> int:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return sum(fields) - fields[3] - fields[4]  # less idle and iowait
+
+    @staticmethod
+    def _tree() -> int:
+        """utime + stime (+ reaped children's) of this process and every live descendant."""
+        parents: dict[int, int] = {}
+        times: dict[int, int] = {}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(fields[1])
+            times[int(entry.name)] = sum(int(x) for x in fields[11:15])
+        mine, frontier = {os.getpid()}, [os.getpid()]
+        while frontier:
+            pid = frontier.pop()
+            children = [child for child, parent in parents.items() if parent == pid and child not in mine]
+            mine.update(children)
+            frontier += children
+        return sum(times.get(pid, 0) for pid in mine)
+
+    def _sample(self) -> tuple[float, int, int]:
+        return time.perf_counter(), self._busy(), self._tree()
+
+    def cores(self) -> float:
+        """Since the last call (or creation)."""
+        now = self._sample()
+        (t0, busy0, tree0), (t1, busy1, tree1) = self.start, now
+        self.start = now
+        return round(max(0, (busy1 - busy0) - (tree1 - tree0)) / self.tick / (t1 - t0), 2)
+
+
+def wait_until_idle(limit_s: float, window_s: float = 10.0, windows: int = 3) -> bool:
+    """Until the whole machine used < 0.1 cores for ``windows`` windows in a row (this process idles meanwhile);
+    False after ``limit_s``."""
+    deadline, quiet = time.monotonic() + limit_s, 0
+    while time.monotonic() < deadline:
+        before = ForeignCpu._busy()
+        time.sleep(window_s)
+        quiet = quiet + 1 if (ForeignCpu._busy() - before) / os.sysconf("SC_CLK_TCK") / window_s < 0.1 else 0
+        if quiet >= windows:
+            return True
+    return False
+
+
+def stats_ms(samples: list[float]) -> dict[str, float]:
+    return {"p50": round(statistics.median(samples), 1), "p95": round(percentile(samples, 0.95), 1)}
+
+
+# ------------------------------------------------------------------------------------------------- servers
+
+
+class Server:
+    """One MCP server over stdio, driven through the official client session."""
+
+    def __init__(self, name: str, session: Any) -> None:
+        self.name = name
+        self.session = session
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, Any]:
+        """(client-side wall ms, structured content) of one tool call."""
+        started = time.perf_counter()
+        result = await self.session.call_tool(tool, arguments, read_timeout_seconds=600)
+        elapsed = (time.perf_counter() - started) * 1000
+        if result.is_error:
+            text = result.content[0].text if result.content else result
+            raise RuntimeError(f"{self.name} {tool}: {text}")
+        return elapsed, result.structured_content or {}
+
+
+class Cerebro(Server):
+    async def write(self, index: int, item: dict[str, Any]) -> float:
+        return (await self.call("remember", item))[0]
+
+    async def search(self, text: str) -> tuple[float, int]:
+        elapsed, data = await self.call("recall", {"query": text, "limit": RECALL_LIMIT})
+        return elapsed, len(data.get("results", []))
+
+
+class Reference(Server):
+    async def write(self, index: int, item: dict[str, Any]) -> float:
+        return (await self.call("create_entities", {"entities": [entity(index, item)]}))[0]
+
+    async def search(self, text: str) -> tuple[float, int]:
+        elapsed, data = await self.call("search_nodes", {"query": text})
+        return elapsed, len(data.get("entities", []))
+
+
+async def open_server(stack: AsyncExitStack, kind: type[Server], name: str, command: str, args: list[str],
+                      env: dict[str, str], err: TextIO) -> Server:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=command, args=args, env=env)
+    read, write = await stack.enter_async_context(stdio_client(params, errlog=err))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return kind(name, session)
+
+
+# ------------------------------------------------------------------------------------------------- bulk load
+
+
+def bulk_load_cerebro(items_path: Path, project: Path, cache: Path) -> None:
+    """In a child process (``--bulk-load``): ``Brain.add_many`` of the items into the project's new brain, as
+    recall_bench builds brains, then a copy of it kept in ``cache``; when ``cache`` exists, it is copied in
+    instead (the same items: the corpus is deterministic)."""
+    import shutil
+
+    from cerebro import Brain, paths
+
+    target = paths.project_brain_path(project)
+    started = time.perf_counter()
+    if cache.is_file():
+        for extra in ("-wal", "-shm"):
+            target.with_name(target.name + extra).unlink(missing_ok=True)
+        shutil.copyfile(cache, target)
+        print(json.dumps({"cached": True}))
+        return
+    items = [json.loads(line) for line in items_path.read_text().splitlines()]
+    with Brain.open(target) as brain:
+        brain.add_many(items, batch_size=256)
+    seconds = time.perf_counter() - started
+    if not any(target.with_name(target.name + extra).exists() for extra in ("-wal", "-shm")):
+        shutil.copyfile(target, cache.with_suffix(".tmp"))
+        cache.with_suffix(".tmp").replace(cache)
+    print(json.dumps({"cached": False, "items": len(items), "seconds": round(seconds, 2)}))
+
+
+def prepare_cerebro(scratch: Path, items: list[dict[str, Any]], cache: Path) -> tuple[dict[str, str], Path, float | None]:
+    home, project = scratch / "cerebro-home", scratch / "project"
+    project.mkdir()
+    env = {**os.environ, "CEREBRO_HOME": str(home)}
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    subprocess.run([CEREBRO, "init", "--skip-integration", "-p", str(project)], env=env, check=True,
+                   capture_output=True)
+    rate = None
+    if items:
+        items_path = scratch / "bulk.jsonl"
+        items_path.write_text("".join(json.dumps(item) + "\n" for item in items))
+        done = subprocess.run(
+            [sys.executable, __file__, "--bulk-load", str(items_path), "--project", str(project), "--cache", str(cache)],
+            env=env, check=True, capture_output=True, text=True,
+        )
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        rate = None if report["cached"] else report["items"] / report["seconds"]
+    return {"CEREBRO_HOME": str(home)}, project, rate
+
+
+# ------------------------------------------------------------------------------------------------- phases
+
+
+async def timed_writes(servers: list[Server], first: int, items: list[dict[str, Any]]) -> dict[str, Any]:
+    latencies: dict[str, list[float]] = {s.name: [] for s in servers}
+    walls = dict.fromkeys(latencies, 0.0)
+    for block, start in enumerate(range(0, len(items), WRITE_BLOCK)):
+        chunk = items[start:start + WRITE_BLOCK]
+        for server in servers if block % 2 == 0 else servers[::-1]:
+            started = time.perf_counter()
+            for offset, item in enumerate(chunk):
+                latencies[server.name].append(await server.write(first + start + offset, item))
+            walls[server.name] += time.perf_counter() - started
+    return {
+        name: {"writes": len(items), "writes_per_s": round(len(items) / walls[name], 1), **stats_ms(latencies[name])}
+        for name in latencies
+    }
+
+
+async def rounds(servers: list[Server], queries: list[str]) -> dict[str, Any]:
+    """Query r to every server, the order alternating by round; per-server p50/p95, hits, the ratio."""
+    samples: dict[str, list[float]] = {s.name: [] for s in servers}
+    answered = dict.fromkeys(samples, 0)
+    for r, text in enumerate(queries):
+        for server in servers if r % 2 == 0 else servers[::-1]:
+            elapsed, hits = await server.search(text)
+            samples[server.name].append(elapsed)
+            answered[server.name] += hits > 0
+    a, b = servers[0].name, servers[1].name
+    ratios = [x / y for x, y in zip(samples[a], samples[b], strict=True)]
+    out: dict[str, Any] = {name: {**stats_ms(samples[name]), "answered": f"{answered[name]}/{len(queries)}"}
+                           for name in samples}
+    out[f"ratio_{a}_over_{b}_p50"] = round(statistics.median(ratios), 2)
+    out["raw_ms"] = {name: [round(x, 2) for x in values] for name, values in samples.items()}
+    return out
+
+
+async def pings(servers: list[Server], count: int) -> dict[str, Any]:
+    """The protocol's floor: ``ping`` round trips (no tool runs), alternating servers."""
+    samples: dict[str, list[float]] = {s.name: [] for s in servers}
+    for r in range(count):
+        for server in servers if r % 2 == 0 else servers[::-1]:
+            started = time.perf_counter()
+            await server.session.send_ping()
+            samples[server.name].append((time.perf_counter() - started) * 1000)
+    return {name: stats_ms(values) for name, values in samples.items()}
+
+
+def cli_recall(env: dict[str, str], project: Path, text: str) -> float:
+    started = time.perf_counter()
+    subprocess.run([CEREBRO, "recall", "-p", str(project), "-l", str(RECALL_LIMIT), text], env=env, check=True,
+                   capture_output=True)
+    return (time.perf_counter() - started) * 1000
+
+
+async def mcp_vs_cli(cerebro: Cerebro, env: dict[str, str], project: Path, queries: list[str]) -> dict[str, Any]:
+    """The same queries as ``cerebro recall`` processes, then through the open MCP session. In blocks, not
+    alternating: each CLI recall commits (access counts), so the server's next call reopens what it had
+    cached; that first call after the CLI block is reported on its own."""
+    full_env = {**os.environ, **env}
+    full_env.pop("CLAUDE_PROJECT_DIR", None)
+    for text in queries[:2]:  # warm-up runs (page cache, the optimised model graph)
+        cli_recall(full_env, project, text)
+    cli = [cli_recall(full_env, project, text) for text in queries]
+    first = (await cerebro.search("warm up after the CLI"))[0]
+    mcp = [(await cerebro.search(text))[0] for text in queries]
+    return {"queries": len(queries), "mcp_p50": round(statistics.median(mcp), 1),
+            "cli_p50": round(statistics.median(cli), 1), "mcp_first_after_cli": round(first, 1),
+            "raw_ms": {"mcp": [round(x, 2) for x in mcp], "cli": [round(x, 1) for x in cli]}}
+
+
+def bench_size(size: int, opts: argparse.Namespace, queries: list[str], tickets: list[str]) -> dict[str, Any]:
+    items = items_for(size)
+    timed = min(size, opts.timed_writes)
+    bulk, tail = items[: size - timed], items[size - timed:]
+    row: dict[str, Any] = {"memories": size, "bulk_loaded": len(bulk), "timed_writes": timed}
+    with tempfile.TemporaryDirectory(prefix="cerebro-mcp-bench-") as tmp:
+        scratch = Path(tmp)
+        cache = Path(opts.out).resolve() / f"mcp-peers-brain-{size}-bulk{len(bulk)}.sqlite"
+        how = "copied from " + str(cache) if cache.is_file() else "Brain.add_many in a child process, then cached"
+        log(f"{size}: cerebro init + bulk load of {len(bulk)} items ({how})")
+        cerebro_env, project, cerebro_bulk_rate = prepare_cerebro(scratch, bulk, cache)
+        if cerebro_bulk_rate is not None:
+            row["cerebro_bulk_add_many_per_s"] = round(cerebro_bulk_rate, 1)
+        with open(scratch / "cerebro-mcp.log", "w") as cerebro_log, open(scratch / "reference-mcp.log", "w") as ref_log:
+            import anyio
+
+            anyio.run(measure, row, opts, scratch, cerebro_env, project, bulk, tail, queries, tickets,
+                      (cerebro_log, ref_log))
+    return row
+
+
+async def measure(row: dict[str, Any], opts: argparse.Namespace, scratch: Path, cerebro_env: dict[str, str],
+                  project: Path, bulk: list[dict[str, Any]], tail: list[dict[str, Any]], queries: list[str],
+                  tickets: list[str], logs: tuple[TextIO, TextIO]) -> None:
+    size = row["memories"]
+    async with AsyncExitStack() as stack:
+        cerebro = await open_server(stack, Cerebro, "cerebro", CEREBRO, ["mcp", "--project", str(project)],
+                                    cerebro_env, logs[0])
+        reference = await open_server(
+            stack, Reference, "reference", "node", [str(REFERENCE_ENTRY)],
+            {"MEMORY_FILE_PATH": str(scratch / "memory.jsonl")}, logs[1],
+        )
+        servers: list[Server] = [cerebro, reference]
+        if bulk:
+            log(f"{size}: reference bulk load of {len(bulk)} items (create_entities, {BULK_CHUNK} a call)")
+            started = time.perf_counter()
+            for start in range(0, len(bulk), BULK_CHUNK):
+                chunk = [entity(start + i, item) for i, item in enumerate(bulk[start:start + BULK_CHUNK])]
+                await reference.call("create_entities", {"entities": chunk})
+            row["reference_bulk_create_entities_per_s"] = round(len(bulk) / (time.perf_counter() - started), 1)
+        for server in servers:  # the first call waits for cerebro's warm-up (model, index); not timed
+            await server.search("warm up")
+        row["ping"] = await pings(servers, 50)
+        log(f"{size}: {len(tail)} timed writes, one per call, blocks of {WRITE_BLOCK} alternating")
+        foreign = ForeignCpu()
+        row["writes"] = await timed_writes(servers, len(bulk), tail)
+        row["foreign_cpu_cores"] = {"writes": foreign.cores()}
+        for server in servers:
+            await server.search("warm up")
+            await server.search("warm up again")
+        log(f"{size}: {len(queries)} query rounds")
+        row["load_average"] = load_average()
+        foreign.cores()
+        row["search"] = await rounds(servers, queries)
+        log(f"{size}: {len(tickets)} ticket-id rounds")
+        row["ticket_search"] = await rounds(servers, tickets)
+        log(f"{size}: cerebro recall back to back")
+        back = [(await cerebro.search(text))[0] for text in queries]
+        row["cerebro_recall_back_to_back"] = {**stats_ms(back), "raw_ms": [round(x, 2) for x in back]}
+        row["foreign_cpu_cores"]["searches"] = foreign.cores()
+        log(f"{size}: cerebro MCP vs CLI, {opts.cli_queries} queries")
+        row["mcp_vs_cli"] = await mcp_vs_cli(cerebro, cerebro_env, project, queries[: opts.cli_queries])
+        row["foreign_cpu_cores"]["mcp_vs_cli"] = foreign.cores()
+        row["load_average_end"] = load_average()
+        if max(row["foreign_cpu_cores"].values()) > FOREIGN_LIMIT:
+            log(f"{size}: WARNING: other processes used CPU meanwhile ({row['foreign_cpu_cores']} cores): "
+                "these numbers are not the servers' alone")
+
+
+def without_raw(value: Any) -> Any:
+    """The row without its per-call samples (kept in mcp_peers.json)."""
+    if isinstance(value, dict):
+        return {k: without_raw(v) for k, v in value.items() if k != "raw_ms"}
+    return value
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        (
+            "| memories | server | search p50 / p95 | queries answered | ticket-id search p50 / p95 (answered) | "
+            "writes/s (one per call) | write p50 / p95 |"
+        ),
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        for name, label in (("cerebro", "cerebro `recall` (limit 10)"),
+                            ("reference", "reference `search_nodes` / `create_entities`")):
+            s, t, w = row["search"][name], row["ticket_search"][name], row["writes"][name]
+            lines.append(
+                f"| {row['memories']:,} | {label} | {s['p50']} / {s['p95']} ms | {s['answered']} | "
+                f"{t['p50']} / {t['p95']} ms ({t['answered']}) | {w['writes_per_s']} | {w['p50']} / {w['p95']} ms |"
+            )
+    header = (
+        "| memories | per-round ratio cerebro / reference, p50 (queries; ticket ids) | cerebro recall back to back "
+        "p50 / p95 | cerebro MCP recall p50 (the CLI's queries) | `cerebro recall` CLI process p50 | first MCP "
+        "recall after the CLI's | ping p50, cerebro / reference |"
+    )
+    lines += ["", header, "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        b, c = row["cerebro_recall_back_to_back"], row["mcp_vs_cli"]
+        lines.append(
+            f"| {row['memories']:,} | {row['search']['ratio_cerebro_over_reference_p50']}; "
+            f"{row['ticket_search']['ratio_cerebro_over_reference_p50']} | {b['p50']} / {b['p95']} ms | "
+            f"{c['mcp_p50']} ms | {c['cli_p50']} ms | {c['mcp_first_after_cli']} ms | "
+            f"{row['ping']['cerebro']['p50']} / {row['ping']['reference']['p50']} ms |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--ticket-queries", type=int, default=30)
+    parser.add_argument("--timed-writes", type=int, default=1000, help="items written one per call (the rest bulk-loaded)")
+    parser.add_argument("--cli-queries", type=int, default=20)
+    parser.add_argument("--quiet-retries", type=int, default=0,
+                        help="wait for an idle machine before each size, and measure a size again (up to this many "
+                        "times) when other processes used CPU meanwhile")
+    parser.add_argument("--quiet-wait", type=float, default=900, help="longest wait for an idle machine, seconds")
+    parser.add_argument("--out", default="bench/out", help="where mcp_peers.json and the bulk-loaded brains go")
+    parser.add_argument("--bulk-load", help=argparse.SUPPRESS)
+    parser.add_argument("--project", help=argparse.SUPPRESS)
+    parser.add_argument("--cache", help=argparse.SUPPRESS)
+    opts = parser.parse_args()
+    if opts.bulk_load:
+        bulk_load_cerebro(Path(opts.bulk_load), Path(opts.project), Path(opts.cache))
+        return
+    if not REFERENCE_ENTRY.is_file():
+        sys.exit("bench/mcp_peers_bench.py: the reference server is not installed: run `make bench-peers` first")
+
+    rng = random.Random(7)  # recall_bench's queries
+    queries = [query(rng) for _ in range(opts.queries)]
+    tickets = [f"HS-{rng.randint(1, 999):03d}" for _ in range(opts.ticket_queries)]
+    Path(opts.out).mkdir(parents=True, exist_ok=True)
+    info = machine()
+    log(f"machine: {json.dumps(info)}")
+    started = time.perf_counter()
+    rows = []
+    for size in (int(s) for s in opts.sizes.split(",")):
+        for attempt in range(opts.quiet_retries + 1):
+            if opts.quiet_retries and not wait_until_idle(opts.quiet_wait):
+                log(f"{size}: the machine never went idle for {opts.quiet_wait:.0f} s; measuring anyway")
+            row = bench_size(size, opts, queries, tickets)
+            row["attempt"] = attempt + 1
+            if max(row["foreign_cpu_cores"].values()) <= FOREIGN_LIMIT:
+                break
+        rows.append(row)
+        print(json.dumps(without_raw(row)), flush=True)
+    info["load_average_end"] = load_average()
+    info["total_seconds"] = round(time.perf_counter() - started)
+    out = Path(opts.out)
+    (out / "mcp_peers.json").write_text(json.dumps({"machine": info, "sizes": rows}, indent=2) + "\n")
+    print(json.dumps({"machine": info}))
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
