@@ -18,23 +18,19 @@ from .codex_client import CodexWorld, find_codex
 from .fake_api import FakeAnthropic
 from .fake_openai import FakeOpenAI
 
-_found: tuple[Path | None, str] | None = None
-_found_codex: tuple[Path | None, str] | None = None
+def _require(found: tuple[Path | None, str], client: str) -> Path:
+    """The client's path; without it a skip with the reason — or, under CI, a failure (CI must drive it)."""
+    path, reason = found
+    if path is None:
+        if truthy_env("CI"):
+            pytest.fail(f"CI: the end-to-end tests need the real {client}, and {reason}", pytrace=False)
+        pytest.skip(reason)  # a developer machine without node/npm: `make setup` installs the clients
+    return path
 
 
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
-    global _found
-    if _found is None:
-        _found = find_claude()
-    path, reason = _found
-    if path is None:
-        if truthy_env("CI"):
-            pytest.fail(
-                f"CI: the end-to-end tests need the real Claude Code CLI, and {reason}", pytrace=False
-            )
-        pytest.skip(reason)
-    return path
+    return _require(find_claude(), "Claude Code CLI")
 
 
 @pytest.fixture
@@ -53,15 +49,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, claude_bin: Path, fake_api: 
 
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
-    global _found_codex
-    if _found_codex is None:
-        _found_codex = find_codex()
-    path, reason = _found_codex
-    if path is None:
-        if truthy_env("CI"):
-            pytest.fail(f"CI: the end-to-end tests need the real Codex CLI, and {reason}", pytrace=False)
-        pytest.skip(reason)
-    return path
+    return _require(find_codex(), "Codex CLI")
 
 
 @pytest.fixture
