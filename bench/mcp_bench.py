@@ -21,9 +21,12 @@ Prints one JSON line per size, then a markdown table. The numbers depend on the 
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the cerebro CLI sets it for the server (cli/app.py)
+
 import argparse
 import json
-import os
 import platform
 import random
 import shutil

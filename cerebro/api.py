@@ -34,6 +34,7 @@ from cerebro.brain.validate import (  # noqa: F401 - parse_metadata and UNSET ar
 )
 from cerebro.errors import BrainNotFound, BrainUnreadable, InvalidInput, NotFound, quote
 from cerebro.values import NODE_TYPES
+from cerebro.store.vec import WRITTEN as VECTORS_WRITTEN
 
 T = TypeVar("T")
 
@@ -55,6 +56,8 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         self.upgrade_backup = backup  # set when opening upgraded the brain
         self._settings: tuple[str, str, int] | None = None
         self.on_warning: Callable[[str], None] = _default_warning
+        # Called after a commit that wrote or deleted vectors, with {node_id: vector or None} (see _session).
+        self.on_vectors_written: Callable[[dict[str, Any]], None] | None = None
         # The project directory this brain belongs to (set by for_project; None for open): code anchors are
         # resolved and checked against it (ADR 0018).
         self.project: Path | None = None
@@ -204,6 +207,10 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
 
         with unit_of_work(self._engine, write=write) as session:
             yield session
+        # Committed: tell an in-memory vector copy what changed (a server's warm index, ADR 0020).
+        written = session.info.get(VECTORS_WRITTEN) if self.on_vectors_written is not None else None
+        if written:
+            self.on_vectors_written(written)
 
     def _write(self, work: Callable[[Any], T]) -> T:
         """Run ``work(session)`` in one write transaction, retried whole on lock errors."""

@@ -106,12 +106,18 @@ def vector_lane(conn: Any, query_vector: Sequence[float], options: RecallOptions
     """
     overfetch = 2 if options.subtype is UNSET else SUBTYPE_OVERFETCH
     k = min(width * overfetch, vec.MAX_K)
+    nodes: dict[str, Node] = {}
     while True:
         nearest = options.warm.knn(query_vector, k) if options.warm is not None else vec.knn(conn, query_vector, k)
         hits = [(node_id, 1.0 - distance) for node_id, distance in nearest]
         above = [(node_id, sim) for node_id, sim in hits if sim >= options.threshold]
-        nodes = reads.nodes_by_id(conn, [node_id for node_id, _ in above], active_only=True)
+        # Rows are read nearest first, only as deep as needed: usually the first ``width`` suffice.
+        wanted = [node_id for node_id, _ in above if node_id not in nodes]
+        nodes.update(reads.nodes_by_id(conn, wanted[:width], active_only=True))
         usable = [(i, sim) for i, sim in above if i in nodes and _subtype_matches(nodes[i], options.subtype)]
+        if len(usable) < width and len(wanted) > width:
+            nodes.update(reads.nodes_by_id(conn, wanted[width:], active_only=True))
+            usable = [(i, sim) for i, sim in above if i in nodes and _subtype_matches(nodes[i], options.subtype)]
         exhausted = len(hits) < k or len(above) < len(hits)  # no more neighbours, or the rest are too far
         if len(usable) >= width or exhausted or k >= min(width * SUBTYPE_OVERFETCH * 4, vec.MAX_K):
             break
@@ -156,23 +162,49 @@ def center(vector: Sequence[float], mean: Sequence[float], weight: float) -> lis
     return _shift(vector, mean, -weight)
 
 
-def _attach_raw_similarity(seeds: list[_Candidate], query_vector: Sequence[float], vectors: dict[str, list[float]]) -> None:
-    from operator import mul
+class _SeedCosines:
+    """Dot products of the seeds' stored vectors with a query vector: one matrix product over the warm
+    index when there is one; else the vectors are read once (point lookups) and kept for the next query."""
 
+    def __init__(self, conn: Any, options: RecallOptions, ids: list[str]) -> None:
+        self._conn, self._options, self._ids = conn, options, ids
+        self._vectors: dict[str, list[float]] | None = None
+
+    def against(self, vector: Sequence[float]) -> dict[str, float]:
+        from operator import mul
+
+        if self._options.warm is not None:
+            return self._options.warm.dots(self._ids, vector)
+        if self._vectors is None:
+            self._vectors = vectors_of(self._conn, self._options, self._ids)
+        return {node_id: sum(map(mul, v, vector)) for node_id, v in self._vectors.items()}
+
+
+def _attach_raw_similarity(seeds: list[_Candidate], cosines: dict[str, float]) -> None:
     for candidate in seeds:
-        vector = vectors.get(candidate.node.id)
-        candidate.raw_similarity = sum(map(mul, vector, query_vector)) if vector is not None else candidate.similarity
-
-
-def _dot(a: Sequence[float] | None, b: Sequence[float]) -> float:
-    from operator import mul
-
-    return sum(map(mul, a, b)) if a is not None else -1.0
+        candidate.raw_similarity = cosines.get(candidate.node.id, candidate.similarity)
 
 
 def keyword_lane(conn: Any, query: str, width: int, subtype: Any = UNSET) -> list[tuple[str, float]]:
     """[(node_id, bm25)], best first (FTS5's bm25 is lower-is-better)."""
     return fts.search(conn, query, width, subtype=... if subtype is UNSET else subtype)
+
+
+def _limit(options: RecallOptions) -> int:
+    return options.limit if options.limit > 0 else 20
+
+
+def _width(options: RecallOptions) -> int:
+    """How deep each lane looks. Upstream's RRF fuses lanes cut at the limit; blending looks deeper, since a
+    lane's 30th candidate can still win when the other lane is confident about it."""
+    limit = _limit(options)
+    return max(limit, options.depth) if options.fusion == "blend" else limit
+
+
+def keyword_hits_for(conn: Any, query: str, options: RecallOptions) -> list[tuple[str, float]]:
+    """The keyword lane as :func:`recall` runs it with these options (empty when it is off)."""
+    use_keyword = options.bm25_enabled and "keyword" in options.lanes and bool(query.strip())
+    return keyword_lane(conn, query, options.keyword_width or _width(options), options.subtype) if use_keyword else []
 
 
 def expand(conn: Any, seeds: list[_Candidate], as_of: datetime | None, indegree: bool) -> list[_Candidate]:
@@ -216,21 +248,21 @@ def recall(
     *,
     mode: str,
     notices: list[str] | None = None,
+    keyword_hits: list[tuple[str, float]] | None = None,
 ) -> RecallResult:
     """Run the pipeline. ``query_vector`` is None when there is no vector lane (provider none, or the
-    embedder failed: ``mode`` says which)."""
+    embedder failed: ``mode`` says which). ``keyword_hits``: :func:`keyword_hits_for` with these options,
+    when the caller ran it already (while the query was being embedded)."""
     now = options.now
     if now is None:
         from cerebro import clock
 
         now = clock.now()
-    limit = options.limit if options.limit > 0 else 20
-    # Upstream's RRF fuses lanes cut at the limit; blending looks deeper, since a lane's 30th candidate
-    # can still win when the other lane is confident about it.
-    width = max(limit, options.depth) if options.fusion == "blend" else limit
+    limit = _limit(options)
+    width = _width(options)
     use_vector = query_vector is not None and "vector" in options.lanes
-    use_keyword = options.bm25_enabled and "keyword" in options.lanes and bool(query.strip())
-    keyword_hits = keyword_lane(conn, query, options.keyword_width or width, options.subtype) if use_keyword else []
+    if keyword_hits is None:
+        keyword_hits = keyword_hits_for(conn, query, options)
     keyword_ids = [node_id for node_id, _ in keyword_hits]
 
     expansion = "off"
@@ -244,7 +276,7 @@ def recall(
             mean = options.mean(conn) if options.mean is not None else brain_mean(conn)
             if mean is not None and len(mean) != len(search_vector):  # type: ignore[arg-type]
                 mean = None  # vectors of another model (a switch under way): rank uncentered
-        vectors = None
+        cosines = None
         if mean is None:
             seeds = vector_lane(conn, search_vector, options, width)  # type: ignore[arg-type]
         else:
@@ -252,14 +284,15 @@ def recall(
             # its meaning, a cosine to the uncentered query, so it is checked after the cut.
             centered = center(search_vector, mean, options.centering)  # type: ignore[arg-type]
             seeds = vector_lane(conn, centered, replace(options, threshold=-1.0), width)
-            vectors = vectors_of(conn, options, [c.node.id for c in seeds])
-            seeds = [c for c in seeds if _dot(vectors.get(c.node.id), search_vector) >= options.threshold]  # type: ignore[arg-type]
+            cosines = _SeedCosines(conn, options, [c.node.id for c in seeds])
+            to_search = cosines.against(search_vector)  # type: ignore[arg-type]
+            seeds = [c for c in seeds if to_search.get(c.node.id, -1.0) >= options.threshold]
         if (search_vector is not query_vector or mean is not None) and seeds:
             # Relevance uses the expanded query (that is the gain, ADR 0010); the gate and the reported
             # similarity keep the cosine to the query the user asked (upstream's meaning of both).
-            if vectors is None:
-                vectors = vectors_of(conn, options, [c.node.id for c in seeds])
-            _attach_raw_similarity(seeds, query_vector, vectors)  # type: ignore[arg-type]
+            if cosines is None:
+                cosines = _SeedCosines(conn, options, [c.node.id for c in seeds])
+            _attach_raw_similarity(seeds, cosines.against(query_vector))  # type: ignore[arg-type]
         for rank, c in enumerate(seeds, start=1):
             c.lanes["vector"] = rank
     elif mode == "keyword" and keyword_ids:
@@ -310,7 +343,11 @@ def recall(
             k=options.rrf_k,
             weights=options.lane_weights,
         )
-    ordered = [replace(by_id[node_id], fused=value) for node_id, value in fused]
+    # ScoredNode(...) rather than dataclasses.replace: ~100 of these a recall, and replace costs 10× more.
+    ordered = [
+        ScoredNode(s.node, s.score, s.similarity, s.parts, s.lanes, value, s.store)
+        for s, value in ((by_id[node_id], value) for node_id, value in fused)
+    ]
     ordered = [s for s in ordered if _subtype_matches(s.node, options.subtype)]
     if options.anchors is not None:
         ordered = apply_anchors(ordered, options.anchors)

@@ -22,6 +22,15 @@ def json_time(value: datetime | None) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
 
 
+def _copied(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (dicts, lists), as ``dataclasses.asdict`` would give."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_copied(item) for item in value)
+    return value
+
+
 @dataclass(frozen=True)
 class Origin:
     """Who wrote a memory, stamped at write time and never inferred."""
@@ -96,15 +105,26 @@ class Node:
         return self.id[:8]
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        # Spelled out rather than dataclasses.asdict: this runs for every result of every recall, and asdict's
+        # generic deep copy cost ~7 µs a node (a quarter of a server's recall at 10k memories).
+        data: dict[str, Any] = {
+            "id": self.id, "type": self.type, "subtype": self.subtype, "content": self.content,
+            "metadata": _copied(self.metadata), "importance": self.importance, "decay_rate": self.decay_rate,
+            "access_count": self.access_count, "times_reinforced": self.times_reinforced, "status": self.status,
+            "embedding_model": self.embedding_model, "created_at": json_time(self.created_at),
+            "last_accessed": json_time(self.last_accessed), "last_reinforced": json_time(self.last_reinforced),
+            "updated_at": json_time(self.updated_at), "last_surfaced": json_time(self.last_surfaced),
+            "provenance_root": self.provenance_root,
+        }
         for computed in ("provenance_status", "origin_status", "anchor_status", "anchors"):
-            if data[computed] is None:
-                data.pop(computed)
-        origin = data.pop("origin")
-        for key in ("created_at", "last_accessed", "last_reinforced", "updated_at", "last_surfaced"):
-            data[key] = json_time(data[key])
-        for key, value in origin.items():
-            data[f"origin_{key}"] = value
+            value = getattr(self, computed)
+            if value is not None:
+                data[computed] = _copied(value)
+        origin = self.origin
+        data.update(
+            origin_actor=origin.actor, origin_channel=origin.channel, origin_session=origin.session,
+            origin_host=origin.host,
+        )
         return data
 
 

@@ -123,19 +123,17 @@ class RetrievalMixin:
     ) -> values.RecallResult:
         """Hybrid recall: vector + keyword lanes, graph expansion, composite score, RRF (read-only)."""
         from cerebro.recall import UNSET as RECALL_UNSET
+        from cerebro.recall import keyword_hits_for
         from cerebro.recall import recall as run_recall
 
         query = _check_query(query)
         limit = _check_limit(limit)
         when = _parse_instant(as_of)
         provider, _, dims = self._embedding_settings()
+        # The query is embedded on another thread while this one reads the settings and runs the keyword
+        # lane, which needs no vector (ONNX Runtime, HTTP and SQLite all release the GIL).
+        embedding = _Background(self._embed, [query]) if dims > 0 else None
         vector, mode, notices = None, "keyword", []
-        if dims > 0:
-            try:
-                vector, mode = self._embed([query])[0], "hybrid"
-            except Exception as exc:  # noqa: BLE001 - recall degrades to the keyword lane
-                mode = "keyword-fallback"
-                notices.append(f"embedding unavailable ({' '.join(str(exc).split())}); keyword-only recall")
         with self._snapshot() as conn:
             threshold_value = threshold
             if threshold_value is None:
@@ -146,26 +144,41 @@ class RetrievalMixin:
                 threshold=_check_unit(threshold_value, "threshold"),
                 as_of=when,
                 lanes=lanes,
-                warm=self._warm(conn) if vector is not None else None,
                 mean=self._brain_mean,
                 anchors=self._anchor_checker(),
             )
             # None is meaningful here ("no subtype"), so it is set after the None-dropping merge above.
             options = _replace_options(options, subtype=RECALL_UNSET if subtype is UNSET else (subtype or ""))
+            rerank = _rerank_settings(conn)
+            if rerank is not None:
+                from cerebro import rerank as reranker
+
+                run_options = _replace_options(options, limit=max(limit, reranker.OVER_RETRIEVE))
+            else:
+                run_options = options
+            keyword_hits = keyword_hits_for(conn, query, run_options)
+            if embedding is not None:
+                try:
+                    vector, mode = embedding.result()[0], "hybrid"
+                except Exception as exc:  # noqa: BLE001 - recall degrades to the keyword lane
+                    mode = "keyword-fallback"
+                    notices.append(f"embedding unavailable ({' '.join(str(exc).split())}); keyword-only recall")
+            if vector is not None:
+                warm = self._warm(conn)
+                options = _replace_options(options, warm=warm)
+                run_options = _replace_options(run_options, warm=warm)
             if mode == "keyword-fallback" and not _fts_ready(conn):
                 raise _embedding_error(notices[0])
             # Upstream's keyword-only fallback has no expansion and no reranker.
-            rerank = None if mode == "keyword-fallback" else _rerank_settings(conn)
+            if mode == "keyword-fallback" and rerank is not None:
+                rerank, run_options, keyword_hits = None, options, None
             if rerank is None:
-                return self._annotate_scored(run_recall(conn, query, vector, options, mode=mode, notices=notices))
+                return self._annotate_scored(
+                    run_recall(conn, query, vector, options, mode=mode, notices=notices, keyword_hits=keyword_hits)
+                )
             from dataclasses import replace as _replace
 
-            from cerebro import rerank as reranker
-
-            wide = run_recall(
-                conn, query, vector, _replace(options, limit=max(limit, reranker.OVER_RETRIEVE)), mode=mode,
-                notices=notices,
-            )
+            wide = run_recall(conn, query, vector, run_options, mode=mode, notices=notices, keyword_hits=keyword_hits)
         command, fusion = rerank
         results = wide.results
         if not command:
@@ -285,6 +298,30 @@ def _stored_config(conn: Any, key: str) -> str | None:
     from cerebro.store import reads
 
     return reads.config_values(conn).get(key)
+
+
+class _Background:
+    """``work(*args)`` on a thread of its own; :meth:`result` waits for it and returns or raises as it did."""
+
+    def __init__(self, work: Callable[..., Any], *args: Any) -> None:
+        import threading
+
+        self._outcome: tuple[bool, Any] = (False, None)
+        self._thread = threading.Thread(target=self._run, args=(work, args), name="cerebro-embed", daemon=True)
+        self._thread.start()
+
+    def _run(self, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            self._outcome = (True, work(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to result()
+            self._outcome = (False, exc)
+
+    def result(self) -> Any:
+        self._thread.join()
+        ok, value = self._outcome
+        if not ok:
+            raise value
+        return value
 
 
 def _fts_ready(conn: Any) -> bool:

@@ -123,20 +123,29 @@ def connect_raw(path: str | os.PathLike[str], *, wal: bool = True) -> Any:
     return conn
 
 
-def create_engine(path: str | os.PathLike[str]) -> Any:
+def create_engine(path: str | os.PathLike[str], *, connection: Any = None) -> Any:
+    """The ORM engine for a brain. ``connection``: run every session on this one DB-API connection (from
+    :func:`connect_raw`) instead of a pool of new ones — a long-lived server's single brain thread does, so
+    that its own commits never change ``PRAGMA data_version`` on its read connection (ADR 0020)."""
     import sqlalchemy as sa
     from sqlalchemy import event
 
     from cerebro import metadata
 
     module = driver()
+    pooling: dict[str, Any] = {"connect_args": {"check_same_thread": False}}
+    if connection is not None:
+        from sqlalchemy.pool import StaticPool
+
+        # reset_on_return=None: returning the connection must not roll back a raw read snapshot open on it.
+        pooling = {"creator": lambda: connection, "poolclass": StaticPool, "pool_reset_on_return": None}
     engine = sa.create_engine(
         f"sqlite:///{Path(path)}",
         module=module,
-        connect_args={"check_same_thread": False},
         # JSON columns hold metadata; one that is not a JSON object (Go-made, BLOB, hand-edited) must read
         # as flagged raw text, never fail every query that touches its row.
         json_deserializer=metadata.load,
+        **pooling,
     )
 
     @event.listens_for(engine, "connect")

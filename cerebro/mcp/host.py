@@ -49,12 +49,19 @@ class MemoEmbedder:
 
 
 class BackgroundWarm:
-    """The warm vector index (:class:`cerebro.store.warm.WarmVectors`) for a server, rebuilt off the brain
-    thread: a server sees a commit after every ``remember``, and reloading every vector costs tens of ms at
-    10k memories (seconds at 100k), so the rebuild runs on a thread of its own, on its own connection, while
-    recall uses sqlite-vec's exact scan (the same answer, a few ms slower). A copy is used only at the
-    ``PRAGMA data_version`` (of the brain's read connection) its build started at: a commit during the build
-    makes it stale, and it is thrown away."""
+    """The warm vector index (:class:`cerebro.store.warm.WarmVectors`) for a server, kept current without
+    reloading after the server's own writes and rebuilt off the brain thread after other processes' commits.
+
+    - **Own writes** arrive through :meth:`apply` (the brain's ``on_vectors_written``, after each commit):
+      the server's ORM shares its read connection (:meth:`Slot._open`), so they leave ``PRAGMA
+      data_version`` alone, and the copy takes the new vectors in place — a ``remember`` costs no reload.
+    - **Other processes' commits** change ``data_version``: the copy is dropped and rebuilt on a thread of its
+      own, on its own connection (tens of ms at 10k memories, seconds at 100k), while recall uses sqlite-vec's
+      exact scan (the same answer, a few ms slower). A build is adopted only at the ``data_version`` it started
+      at — a foreign commit during the build makes it stale — and with the own writes committed since it
+      started applied on top (applying one it already loaded is harmless)."""
+
+    MAX_LOG = 5_000  # own writes remembered for a build under way; beyond, that build is thrown away
 
     def __init__(self, path: Path) -> None:
         import threading
@@ -64,7 +71,10 @@ class BackgroundWarm:
         self._copy: Any = None
         self._version: int | None = None
         self._building = False
-        self._built: tuple[int, Any] | None = None
+        self._built: tuple[int, int, Any] | None = None  # (data_version, write sequence at its start, copy)
+        self._sequence = 0  # own write batches so far
+        self._log: list[tuple[int, dict[str, Any]]] = []  # own writes not yet in a loaded copy
+        self._lost_before = 0  # builds started before this sequence missed writes the log dropped
         self.builds = 0
 
     def ready(self, conn: Any) -> bool:
@@ -73,12 +83,28 @@ class BackgroundWarm:
             return True
         with self._lock:
             built, self._built = self._built, None
-        if built is not None and built[0] == version:
-            self._version, self._copy = built
-            return True
+            if built is not None and built[0] == version and built[1] >= self._lost_before:
+                _, started, copy = built
+                for sequence, written in self._log:
+                    if sequence > started:
+                        copy.apply(written)
+                self._log = []
+                self._version, self._copy = version, copy
+                return True
         self._copy = None
         self.start(version)
         return False
+
+    def apply(self, written: dict[str, Any]) -> None:
+        """The server's own commit wrote or deleted these vectors."""
+        with self._lock:
+            self._sequence += 1
+            if self._copy is None or self._building:  # a build under way may not have read them
+                self._log.append((self._sequence, dict(written)))
+                if len(self._log) > self.MAX_LOG:
+                    self._log, self._lost_before = [], self._sequence + 1
+        if self._copy is not None:
+            self._copy.apply(written)
 
     def start(self, version: int) -> None:
         import threading
@@ -87,9 +113,10 @@ class BackgroundWarm:
             if self._building:
                 return  # one build at a time; a stale one is replaced at the next ready()
             self._building = True
-        threading.Thread(target=self._build, args=(version,), name="cerebro-warm", daemon=True).start()
+            started = self._sequence
+        threading.Thread(target=self._build, args=(version, started), name="cerebro-warm", daemon=True).start()
 
-    def _build(self, version: int) -> None:
+    def _build(self, version: int, started: int) -> None:
         from cerebro.db.engine import connect_raw
         from cerebro.store.warm import WarmVectors
 
@@ -108,13 +135,16 @@ class BackgroundWarm:
         with self._lock:
             self._building = False
             self.builds += 1
-            self._built = (version, copy) if loaded else None
+            self._built = (version, started, copy) if loaded else None
 
     def knn(self, vector: Any, k: int) -> list[tuple[str, float]]:
         return self._copy.knn(vector, k)
 
     def vectors(self, ids: Any) -> dict[str, list[float]]:
         return self._copy.vectors(ids)
+
+    def dots(self, ids: Any, vector: Any) -> dict[str, float]:
+        return self._copy.dots(ids, vector)
 
 
 class Slot:
@@ -179,8 +209,9 @@ class Slot:
         brain = Brain.open(path)
         brain.project = self.project
         try:
+            self._share_connection(brain)
             # A server keeps using its brain: the in-memory vector index pays off at any size.
-            brain.__dict__["_warm_vectors"] = BackgroundWarm(path)
+            self._install_warm(brain)
             settings = brain._embedding_settings()
             if old is not None and old._embedder is not None and old._settings == settings:
                 brain._embedder = old._embedder  # the same model: keep it loaded
@@ -193,6 +224,24 @@ class Slot:
         self._brain, self._identity = brain, identity
         self.reopened += 1
         return brain
+
+    @classmethod
+    def _share_connection(cls, brain: Any) -> None:
+        """Run the brain's ORM sessions on its raw read connection (one brain thread uses both), so that
+        ``PRAGMA data_version`` there changes only when another process commits: the server's own writes
+        reach the warm index through ``on_vectors_written`` instead of forcing a reload."""
+        from cerebro.db.engine import create_engine
+
+        conn = cls._connection_of(brain)
+        if brain._engine_obj is not None:  # opening upgraded the brain through a pooled engine
+            brain._engine_obj.dispose()
+        brain._engine_obj = create_engine(brain.path, connection=conn)
+
+    @staticmethod
+    def _install_warm(brain: Any) -> None:
+        warm = BackgroundWarm(brain.path)
+        brain.__dict__["_warm_vectors"] = warm
+        brain.on_vectors_written = warm.apply
 
     @staticmethod
     def _connection_of(brain: Any) -> Any:
@@ -210,7 +259,7 @@ class Slot:
         brain.__dict__.pop("_mean", None)
         if previous is not None and brain._embedding_settings() != previous:
             brain._embedder = None  # another model now: built afresh on the next embed
-            brain.__dict__["_warm_vectors"] = BackgroundWarm(brain.path)
+            Slot._install_warm(brain)
 
     def embedder(self) -> MemoEmbedder | None:
         """The brain's embedder wrapped for :meth:`MemoEmbedder.hold` (None without a provider)."""

@@ -65,9 +65,21 @@ def _node_rowid(session: Any, node_id: str) -> int | None:
     return session.execute(text("SELECT rowid FROM nodes WHERE id = :id"), {"id": node_id}).scalar()
 
 
+WRITTEN = "cerebro.vectors_written"  # session.info key: {node_id: vector, or None when deleted}
+
+
+def _note(session: Any, node_id: str, vector: Sequence[float] | None) -> None:
+    """Record a vector change in the session, for whoever keeps an in-memory copy of the vectors (a
+    server's warm index): it learns of its own process's writes from this, not from data_version."""
+    info = getattr(session, "info", None)
+    if info is not None:
+        info.setdefault(WRITTEN, {})[node_id] = None if vector is None else list(vector)
+
+
 def delete(session: Any, node_id: str) -> None:
     if not exists(session):
         return
+    _note(session, node_id, None)
     rowid = _node_rowid(session, node_id)
     at_rowid = session.execute(text("SELECT node_id FROM vec_nodes WHERE rowid = :r"), {"r": rowid}).first()
     if at_rowid is not None and at_rowid[0] == node_id:
@@ -80,6 +92,7 @@ def upsert(session: Any, node_id: str, vector: Sequence[float], *, fresh: bool =
     """Write a node's vector. ``fresh``: the node was created in this transaction, so it has none yet."""
     if not fresh:
         delete(session, node_id)
+    _note(session, node_id, vector)
     rowid = _node_rowid(session, node_id)
     taken = session.execute(text("SELECT 1 FROM vec_nodes WHERE rowid = :r"), {"r": rowid}).first()
     params = {"id": node_id, "v": to_blob(vector), "r": rowid}

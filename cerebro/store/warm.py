@@ -21,6 +21,11 @@ class WarmVectors:
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
         self._matrix: Any = None
+        # Changes applied since the load (apply): vectors added after it, rows whose vector is gone.
+        self._extra_ids: list[str] = []
+        self._extra_rows: dict[str, int] = {}
+        self._extra: Any = None  # (capacity × dims) float32, the first len(_extra_ids) rows in use
+        self._removed: set[int] = set()  # row numbers in _matrix
         self.uses = 0
 
     def _current(self, conn: Any) -> bool:
@@ -54,10 +59,57 @@ class WarmVectors:
         if not self._ids:
             return False
         self._rows = {node_id: i for i, node_id in enumerate(self._ids)}
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        self._matrix = matrix / np.clip(norms, 1e-12, None)
+        self._matrix = _unit_rows(matrix)
+        self._extra_ids, self._extra_rows, self._extra, self._removed = [], {}, None, set()
         self._version = version
         return True
+
+    def apply(self, written: dict[str, Sequence[float] | None]) -> None:
+        """Bring the loaded copy up to date with writes it did not load: {node_id: new vector, or None when
+        the vector was deleted}. Idempotent: applying a change twice, or one the load already saw, is
+        harmless. The caller knows these writes happened (its own commits); other processes' commits are
+        caught by data_version."""
+        import numpy as np
+
+        if self._matrix is None:
+            return
+        for node_id, vector in written.items():
+            row = self._rows.get(node_id)
+            if vector is None:
+                if row is not None:
+                    self._removed.add(row)
+                self._drop_extra(node_id)
+                continue
+            unit = _unit_rows(np.asarray([vector], dtype=np.float32))[0]
+            if unit.shape[0] != self._matrix.shape[1]:
+                continue  # another model's width: the next full load sorts it out
+            if row is not None:
+                self._matrix[row] = unit
+                self._removed.discard(row)
+                continue
+            extra = self._extra_rows.get(node_id)
+            if extra is None:
+                extra = len(self._extra_ids)
+                if self._extra is None or extra == len(self._extra):
+                    grown = np.zeros((max(16, 2 * extra), self._matrix.shape[1]), dtype=np.float32)
+                    if self._extra is not None:
+                        grown[:extra] = self._extra[:extra]
+                    self._extra = grown
+                self._extra_ids.append(node_id)
+                self._extra_rows[node_id] = extra
+            self._extra[extra] = unit
+
+    def _drop_extra(self, node_id: str) -> None:
+        extra = self._extra_rows.pop(node_id, None)
+        if extra is None:
+            return
+        last = len(self._extra_ids) - 1
+        if extra != last:  # move the last one into the hole
+            moved = self._extra_ids[last]
+            self._extra[extra] = self._extra[last]
+            self._extra_ids[extra] = moved
+            self._extra_rows[moved] = extra
+        self._extra_ids.pop()
 
     def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """[(node_id, cosine distance)], nearest first — the same answer as ``vec.knn``."""
@@ -66,16 +118,61 @@ class WarmVectors:
         query = np.asarray(vector, dtype=np.float32)
         query /= max(float(np.linalg.norm(query)), 1e-12)
         similarity = self._matrix @ query
-        k = min(k, len(self._ids))
+        if self._removed:
+            similarity[np.fromiter(self._removed, dtype=np.int64)] = -np.inf
+        if self._extra_ids:
+            similarity = np.concatenate([similarity, self._extra[: len(self._extra_ids)] @ query])
+        k = min(k, len(similarity) - len(self._removed))
         if k <= 0:
             return []
         top = np.argpartition(-similarity, k - 1)[:k]
         top = top[np.lexsort((top, -similarity[top]))]  # nearest first; ties in storage order
-        return [(self._ids[i], float(1.0 - similarity[i])) for i in top]
+        base = len(self._ids)
+        return [
+            (self._ids[i] if i < base else self._extra_ids[i - base], float(1.0 - similarity[i])) for i in top
+        ]
+
+    def dots(self, ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
+        """{node_id: unit vector · ``vector``} for the nodes that have a vector — ``vectors`` then a dot product
+        each, in one matrix product (the Python loop cost ~2 ms a recall at 10k memories)."""
+        import numpy as np
+
+        query = np.asarray(vector, dtype=np.float32)
+        found: list[str] = []
+        rows: list[Any] = []
+        for node_id in ids:
+            extra = self._extra_rows.get(node_id)
+            if extra is not None:
+                found.append(node_id)
+                rows.append(self._extra[extra])
+                continue
+            row = self._rows.get(node_id)
+            if row is not None and row not in self._removed:
+                found.append(node_id)
+                rows.append(self._matrix[row])
+        if not found:
+            return {}
+        return dict(zip(found, (np.stack(rows) @ query).tolist(), strict=True))
 
     def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         """Unit vectors of these nodes — ``vec.vectors_for`` without a point lookup each (~0.2 ms apiece)."""
-        return {i: self._matrix[self._rows[i]].tolist() for i in ids if i in self._rows}
+        found: dict[str, list[float]] = {}
+        for node_id in ids:
+            extra = self._extra_rows.get(node_id)
+            if extra is not None:
+                found[node_id] = self._extra[extra].tolist()
+                continue
+            row = self._rows.get(node_id)
+            if row is not None and row not in self._removed:
+                found[node_id] = self._matrix[row].tolist()
+        return found
+
+
+def _unit_rows(matrix: Any) -> Any:
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.clip(norms, 1e-12, None)).astype(np.float32, copy=False)
 
 
 def _shadow_rows(conn: Any) -> tuple[list[str], Any] | None:

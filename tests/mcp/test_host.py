@@ -145,3 +145,88 @@ def test_the_warm_index_is_rebuilt_off_thread_and_only_used_when_current(fake_br
         wait_for(lambda: warm.builds == 3)
         with brain._snapshot() as conn:
             assert not warm.ready(conn)  # built for an older version: thrown away, never used
+
+
+def test_own_writes_reach_the_warm_index_in_place_and_other_writers_still_drop_it(
+    fake_brain_path: Path, project: Path
+) -> None:
+    """The server's ORM shares its read connection: its own commits leave data_version alone and update the
+    warm index through on_vectors_written (no reload); another process's commit still makes it stale."""
+    import time
+
+    from cerebro.values import Origin
+
+    def wait_for(condition) -> None:
+        deadline = time.monotonic() + 60
+        while not condition():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+
+    host = Host(project)
+    try:
+        brain = host.project()
+        brain.add("an old memory about the parser")
+        slot = host.project_slot
+        slot.rewarm()  # starts the first build
+        warm = brain.__dict__["_warm_vectors"]
+        wait_for(lambda: warm.builds == 1)
+        with brain._snapshot() as conn:
+            assert warm.ready(conn)
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+        new = brain.add("fresh knowledge about websocket retries", origin=Origin(channel="mcp"))
+        with brain._snapshot() as conn:
+            assert conn.execute("PRAGMA data_version").fetchone()[0] == version  # own commit: unchanged
+            assert warm.ready(conn)  # still current, no rebuild
+            query = brain._embed(["fresh knowledge about websocket retries"])[0]
+            assert warm.knn(query, 1)[0][0] == new
+        assert host.project() is brain and warm.builds == 1
+        with Brain.open(fake_brain_path) as elsewhere:
+            elsewhere.add("written by another process")
+        with brain._snapshot() as conn:
+            assert not warm.ready(conn)  # another process committed: rebuilt off the brain thread
+    finally:
+        host.close()
+
+
+def test_own_writes_during_a_build_are_applied_when_it_is_adopted(
+    fake_brain_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    from cerebro.store import warm as warm_module
+
+    def wait_for(condition) -> None:
+        deadline = time.monotonic() + 60
+        while not condition():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+
+    loaded, go_on = threading.Event(), threading.Event()
+    load = warm_module.WarmVectors._load
+
+    def load_then_wait(self, conn):  # noqa: ANN001, ANN202 - the build has read the brain, then stalls
+        result = load(self, conn)
+        loaded.set()
+        assert go_on.wait(60)
+        return result
+
+    monkeypatch.setattr(warm_module.WarmVectors, "_load", load_then_wait)
+    host = Host(project)
+    try:
+        brain = host.project()
+        brain.add("an old memory about the parser")
+        warm = brain.__dict__["_warm_vectors"]
+        with brain._snapshot() as conn:
+            assert not warm.ready(conn)  # starts a build
+        assert loaded.wait(60)
+        new = brain.add("written while the index was being built")  # after the build read the brain
+        go_on.set()
+        wait_for(lambda: warm.builds == 1)
+        with brain._snapshot() as conn:
+            assert warm.ready(conn)
+            query = brain._embed(["written while the index was being built"])[0]
+            assert warm.knn(query, 1)[0][0] == new
+        assert warm._log == []
+    finally:
+        host.close()

@@ -84,3 +84,37 @@ def test_the_fast_read_of_sqlite_vec_tables_equals_the_virtual_table(fake_brain)
         assert warm._shadow_rows(conn) is None  # a layout this code does not know: the virtual table is read
         conn.execute("ROLLBACK TO layout")
         conn.execute("RELEASE layout")
+
+
+def test_changes_applied_in_place_give_the_answers_of_a_fresh_load(fake_brain, small_threshold) -> None:  # noqa: ANN001
+    """What a long-lived server relies on: its own writes, handed over by ``Brain.on_vectors_written``, bring
+    a loaded copy to exactly what loading it again would give — new vectors, changed ones, deleted ones."""
+    words = "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lumen".split()
+    ids = [fake_brain.add(f"{words[i % 12]} {words[(i * 5 + 1) % 12]} item{i}") for i in range(24)]
+    applied = warm.WarmVectors()
+    with fake_brain._snapshot() as conn:
+        assert applied._load(conn)
+    written: dict = {}
+    fake_brain.on_vectors_written = written.update
+    added = [fake_brain.add(f"{words[i % 12]} lumen added{i}") for i in range(3)]
+    fake_brain.update(ids[0], content="kelp harbor rewritten")  # a changed vector, same node
+    fake_brain.forget("item5", apply=True)  # a deleted vector (archived)
+    fake_brain.forget("added1", apply=True, hard=True)  # a vector added since the load, then deleted
+    assert set(written) >= {*added, ids[0], ids[5]} and written[ids[5]] is None and written[added[1]] is None
+    applied.apply(written)
+    fresh = warm.WarmVectors()
+    with fake_brain._snapshot() as conn:
+        assert fresh._load(conn)
+    everyone = [*ids, *added]
+    assert applied.vectors(everyone).keys() == fresh.vectors(everyone).keys()
+    for node_id, vector in fresh.vectors(everyone).items():
+        assert applied.vectors([node_id])[node_id] == pytest.approx(vector, abs=1e-6)
+    for text in ("kelp harbor", "lumen added", "amber basil", "item5"):
+        query = fake_brain._embed([text])[0]
+        got, expected = applied.knn(query, 40), fresh.knn(query, 40)
+        assert len(got) == len(expected) == len(everyone) - 2  # every vector, none of the deleted two
+        assert sorted(got, key=lambda hit: (round(hit[1], 5), hit[0])) == [
+            (i, pytest.approx(d, abs=1e-5)) for i, d in sorted(expected, key=lambda hit: (round(hit[1], 5), hit[0]))
+        ]
+        dots = applied.dots(everyone, query)
+        assert dots == pytest.approx(fresh.dots(everyone, query), abs=1e-5)
