@@ -34,6 +34,18 @@ def fake_providers() -> None:
     FakeEmbedder.broken = False
 
 
+PINNED_NOW = "2026-03-11T10:00:00Z"
+
+
+@pytest.fixture
+def pinned_clock():  # noqa: ANN201 - yields the pinned instant
+    """Pin cerebro's clock for a test that compares scores or times across calls: recency (and so every
+    score) moves with the wall clock between two recalls otherwise."""
+    clock.set_now(clock.parse(PINNED_NOW))
+    yield clock.now()
+    clock.set_now(None)
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "cerebro-home"

@@ -32,7 +32,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from cerebro import __version__
-from cerebro.mcp import tools
+from cerebro.mcp import framing, tools
 from cerebro.mcp.host import Host
 
 PRIME_URI = "cerebro://prime"
@@ -218,7 +218,10 @@ class CerebroServer:
             self._after_answer()
         if not ok:
             return error_result(outcome)
-        return types.CallToolResult(content=[types.TextContent(text=outcome.text)], structured_content=outcome.data)
+        return types.CallToolResult(
+            content=[types.TextContent(text=outcome.text)],
+            structured_content=framing.with_data_note(outcome.data, outcome.text),
+        )
 
     def _after_answer(self) -> None:
         """Queue the rebuild of what the call's writes invalidated behind it, on the brain thread."""

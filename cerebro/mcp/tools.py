@@ -101,7 +101,12 @@ ID_RESULT = {"type": "object", "required": ["id"], "properties": {"id": {"type":
 
 
 def _out(properties: dict[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
-    return {"type": "object", "required": list(required), "properties": {**properties, "notices": NOTICES}}
+    return {
+        "type": "object",
+        "required": list(required),
+        # note: framing.DATA_NOTE, present when the result holds memory content (see the server)
+        "properties": {"note": {"type": "string"}, **properties, "notices": NOTICES},
+    }
 
 
 # ----------------------------------------------------------------------------------------- helpers

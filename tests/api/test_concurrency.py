@@ -31,7 +31,13 @@ def _writer(path: str, home: str, barrier, results, index: int) -> None:  # noqa
 
 
 @pytest.mark.slow
-def test_eight_processes_add_200_each_without_error(brain_path: Path, isolated_home: Path) -> None:
+def test_eight_processes_add_200_each_without_error(project: Path, isolated_home: Path) -> None:
+    from cerebro import paths
+
+    # Provider none: the point is the locking, not the model (eight processes loading ONNX took minutes
+    # on a loaded 2-core machine); without embeddings each write is short, so the writers contend harder.
+    brain_path = paths.project_brain_path(project)
+    Brain.init(brain_path, embed_provider="none")
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(PROCESSES)
     results = ctx.Queue()
@@ -39,12 +45,18 @@ def test_eight_processes_add_200_each_without_error(brain_path: Path, isolated_h
         ctx.Process(target=_writer, args=(str(brain_path), str(isolated_home), barrier, results, i))
         for i in range(PROCESSES)
     ]
-    for worker in workers:
-        worker.start()
-    reports = [results.get(timeout=240) for _ in workers]
-    for worker in workers:
-        worker.join(timeout=60)
-        assert worker.exitcode == 0
+    try:
+        for worker in workers:
+            worker.start()
+        reports = [results.get(timeout=120) for _ in workers]
+        for worker in workers:
+            worker.join(timeout=60)
+            assert worker.exitcode == 0
+    finally:
+        for worker in workers:  # a failed run leaves no writer behind
+            if worker.is_alive():
+                worker.kill()
+                worker.join(timeout=10)
 
     errors = [e for report in reports for e in report[3]]
     assert errors == []

@@ -257,3 +257,12 @@ def test_digest_cache_of_the_wrong_shape_means_hash_again(model_copy, sha_calls,
     cache.write_text(content)
     local.verify_model(model_copy)
     assert len(sha_calls) == 1
+
+
+def test_vectors_match_the_recorded_reference(embedder):
+    """The whole pipeline (tokens, [CLS]/[SEP], padding in a batch, masked mean pooling, normalisation) gives
+    the vectors recorded in fixtures/embeddings: a regression there changes recall for every brain."""
+    reference = json.loads((Path(__file__).parents[2] / "fixtures/embeddings/minilm-int8-reference.json").read_text())
+    assert reference["model_sha256"] == MODEL_SHA256
+    for got, expected in zip(embedder.embed(reference["texts"]), reference["vectors"], strict=True):
+        assert cosine(got, expected) >= 0.9999

@@ -412,3 +412,11 @@ def test_any_sign_of_a_forced_continuation_never_blocks(flag: object) -> None:
 
 def test_plural_plans_stay_exempt() -> None:
     assert not stop_guard.evaluate("Two plans above, A and B. Shall I go with A?").blocks
+
+
+def test_only_the_messages_last_characters_are_judged() -> None:
+    """A pathological message (hundreds of KB) must not stall the hook: only the last MESSAGE_TAIL characters
+    are searched, so a phrase further back no longer counts."""
+    ask = "Shall I continue with the remaining files?"
+    assert stop_guard.evaluate(ask + _pad(stop_guard.MESSAGE_TAIL - len(ask) - 10)).category == PERM
+    assert not stop_guard.evaluate(ask + _pad(stop_guard.MESSAGE_TAIL)).blocks

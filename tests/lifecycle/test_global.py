@@ -69,7 +69,7 @@ def _scored(brain, query):  # noqa: ANN001, ANN202
     return {r.node.id: r for r in brain.recall(query)}
 
 
-def test_recall_global_weights_global_results(fake_brain_path, global_path) -> None:
+def test_recall_global_weights_global_results(fake_brain_path, global_path, pinned_clock) -> None:  # noqa: ANN001
     with Brain.open(fake_brain_path) as brain:
         local = brain.add("zebra stripes in the project")
     with Brain.open(global_path) as other:

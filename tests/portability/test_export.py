@@ -6,7 +6,6 @@ import json
 import multiprocessing as mp
 import os
 import sqlite3
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -95,13 +94,16 @@ def test_backup_defaults_to_the_backups_folder(cli, varied, isolated_home: Path,
     copy.close()
 
 
-def _writer(path: str, home: str, stop_at: float, index: int) -> None:
+def _writer(path: str, home: str, writing, stop, index: int) -> None:  # noqa: ANN001
     os.environ["CEREBRO_HOME"] = home
     with Brain.open(path) as brain:
         n = 0
-        while time.monotonic() < stop_at:
+        while not stop.is_set():
             brain.add(f"writer {index} memory {n}")
             n += 1
+            writing.release()  # one commit more
+
+
 
 
 @pytest.mark.slow
@@ -109,16 +111,26 @@ def test_sqlite_export_while_four_writers_commit(fake_brain_path: Path, isolated
     from tests.fakes import register_fakes  # noqa: F401 - the spawned writers register their own
 
     ctx = mp.get_context("fork")
-    stop_at = time.monotonic() + 4.0
-    writers = [ctx.Process(target=_writer, args=(str(fake_brain_path), str(isolated_home), stop_at, i)) for i in range(4)]
-    for w in writers:
-        w.start()
-    time.sleep(1.0)
-    with Brain.open(fake_brain_path) as brain:
-        marker = brain.add("committed just before the export")
-        target = brain.export_sqlite(tmp_path / "copy.sqlite")
-    for w in writers:
-        w.join(timeout=30)
+    writing, stop = ctx.Semaphore(0), ctx.Event()
+    writers = [
+        ctx.Process(target=_writer, args=(str(fake_brain_path), str(isolated_home), writing, stop, i)) for i in range(4)
+    ]
+    try:
+        for w in writers:
+            w.start()
+        for _ in range(20):  # the writers are committing: 20 commits landed before the export starts
+            assert writing.acquire(timeout=60)
+        with Brain.open(fake_brain_path) as brain:
+            marker = brain.add("committed just before the export")
+            target = brain.export_sqlite(tmp_path / "copy.sqlite")
+        for _ in range(4):  # ...and some land after it
+            assert writing.acquire(timeout=60)
+    finally:
+        stop.set()
+        for w in writers:
+            w.join(timeout=30)
+            if w.is_alive():
+                w.kill()
     copy = sqlite3.connect(target)
     try:
         assert copy.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

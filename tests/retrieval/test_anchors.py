@@ -391,8 +391,10 @@ def test_prime_demotes_and_marks_a_stale_memory(cli, repo, pinned):
     assert after[runner].score == pytest.approx(before[runner].score)
     assert after[leader].node.anchor_status == "stale"
     text, _ = render_prime(primed, 2, 2000)
-    assert f"## {leader[:8]} [concept] (importance: 0.80) [stale: src/a.py changed]" in text
-    assert f"## {runner[:8]} [concept] (importance: 0.75)\n" in text
+    openings = {line.split('id="')[1][:8]: line for line in text.splitlines() if line.startswith("<memory-")}
+    assert f'type="concept" importance="0.80"' in openings[leader[:8]]
+    assert openings[leader[:8]].endswith('anchor="stale: src/a.py changed">')
+    assert f'importance="0.75"' in openings[runner[:8]] and "anchor=" not in openings[runner[:8]]
     md = ok(cli("recall", "--prime")).stdout
     assert f"## {leader[:8]} [concept]" in md and "[stale: src/a.py changed]" in md
     data = ok(cli("recall", "--prime", "--format", "json")).json()

@@ -43,7 +43,7 @@ def test_warm_index_is_dropped_after_another_connection_writes(fake_brain, small
         assert len(index.knn(fake_brain._embed(["x"])[0], 10)) == 2
 
 
-def test_recall_is_the_same_with_the_warm_index(fake_brain, small_threshold) -> None:  # noqa: ANN001
+def test_recall_is_the_same_with_the_warm_index(fake_brain, small_threshold, pinned_clock) -> None:  # noqa: ANN001
     words = "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lumen".split()
     for i in range(30):
         fake_brain.add(f"{words[i % 12]} {words[(i * 7 + 2) % 12]} note{i}")

@@ -28,7 +28,7 @@ SWEEP_AFTER_SECONDS = 7 * 24 * 3600
 # A prime claimed this recently was delivered into the already compacted context by a parallel registration
 # of the same event (init's hooks and the plugin's fire together): re-arming it would prime twice.
 REARM_GRACE_SECONDS = 5.0
-CHARS_PER_TOKEN = 4  # a download-free estimate, close for English and code
+CHARS_PER_TOKEN = 4  # a download-free estimate, close for English and code (the same as cerebro.mcp.framing)
 NO_BRAIN_NOTICE = {
     "systemMessage": "Cerebro: no brain initialized. Run: cerebro init",
     "hookSpecificOutput": {
@@ -106,30 +106,16 @@ def export_session_env(sid: str, project: Path) -> None:
 
 
 def render_prime(primed: list[Any], total_active: int, budget_tokens: int, tail: str = "") -> tuple[str, int]:
-    """Markdown for the primed memories within the token budget, then ``tail`` (the gc notice), ending with
-    how many more memories exist and how to recall them. Returns (text, memories shown).
+    """The primed memories framed as quoted data (:mod:`cerebro.mcp.framing`, as the MCP server frames them:
+    a memory cannot pose as the user or the system) within the token budget, then ``tail`` (the gc notice),
+    ending with how many more memories exist and how to recall them. Returns (text, memories shown).
 
     The budget is a cap: a memory that alone would overflow it is cut, with a pointer to the whole text."""
-    from cerebro.anchors import marker as anchor_marker
+    from cerebro.mcp.framing import frame_memories
 
-    blocks: list[str] = []
-    used = 0
-    for item in primed:
-        node = item.node
-        sub = f"/{node.subtype}" if node.subtype else ""
-        heading = f"## {node.short_id} [{node.type}{sub}] (importance: {node.importance:.2f}){anchor_marker(node)}"
-        block = f"{heading}\n{node.content}"
-        cost = len(block) // CHARS_PER_TOKEN + 1
-        if used + cost > budget_tokens:
-            room = (budget_tokens - used) * CHARS_PER_TOKEN - len(heading) - 80
-            if blocks or room < 200:
-                break
-            block = f"{heading}\n{node.content[:room].rstrip()}… (cut to fit the prime budget: `cerebro get {node.short_id}`)"
-            cost = len(block) // CHARS_PER_TOKEN + 1
-        blocks.append(block)
-        used += cost
-    shown = len(blocks)
-    text = "\n\n".join(blocks) + tail
+    framed = frame_memories(primed, budget_tokens=budget_tokens, short_ids=True, get_hint="`cerebro get {id}`")
+    shown = framed.shown
+    text = framed.text + tail
     more = max(0, total_active - shown)
     if more:
         text += (
