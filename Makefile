@@ -11,7 +11,7 @@ CEREBRO := $(VENV)/bin/cerebro
 E2E_NODE := tests/e2e/node
 E2E_STAMP := $(E2E_NODE)/node_modules/.installed-from-lock
 
-.PHONY: setup demo test lock check clean plugin bench-peers
+.PHONY: setup demo test lock check clean plugin bench-peers mutate
 
 setup:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check "uv>=0.5"
@@ -38,8 +38,14 @@ demo: setup
 	echo "\$$ cerebro list"; $(CEREBRO) list -p "$$project"; echo; \
 	echo "\$$ cerebro stats"; $(CEREBRO) stats -p "$$project"
 
+# Random order (pytest-randomly): a new seed each run, printed first; SEED=N replays an order.
+ifndef SEED
+SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+endif
+
 test: setup $(E2E_STAMP)
-	$(VENV)/bin/python -m pytest -n 2 -q
+	@echo "test order seed: $(SEED) (make test SEED=$(SEED) replays it)"
+	$(VENV)/bin/python -m pytest -n 2 -q -p randomly --randomly-seed=$(SEED)
 
 lock:
 	$(UV) lock
@@ -59,3 +65,11 @@ plugin: setup
 # never installed by setup or test.
 bench-peers:
 	npm ci --prefix bench/peers --no-audit --no-fund --loglevel=error
+
+# Mutation testing of the modules in pyproject.toml's [tool.mutmut] (docs/testing.md). Slow (minutes per
+# module); not part of make test. Installs the mutate dependency group (make setup removes it again).
+mutate: setup
+	@$(UV) sync --locked --quiet --compile-bytecode --group mutate
+	rm -rf mutants
+	$(VENV)/bin/mutmut run --max-children 2
+	$(VENV)/bin/mutmut results

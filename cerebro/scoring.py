@@ -84,8 +84,8 @@ def outcome_factor(metadata: Any) -> float:
     if not isinstance(outcomes, dict):
         return 1.0
     try:
-        success = max(0.0, float(outcomes.get("success", 0) or 0))
-        failure = max(0.0, float(outcomes.get("failure", 0) or 0))
+        success = max(0.0, float(outcomes.get("success") or 0))
+        failure = max(0.0, float(outcomes.get("failure") or 0))
     except (TypeError, ValueError):
         return 1.0
     return max(OUTCOME_FLOOR, 1.0 + 0.10 * math.log1p(success) - 0.15 * math.log1p(failure))
@@ -190,9 +190,9 @@ def surprise(updated_at: datetime | None, last_surfaced: datetime | None, now: d
     """1.0 if changed since last surfaced; 0.5 if never updated nor surfaced; else 1 − e^(−0.01·hours)."""
     if updated_at is not None and (last_surfaced is None or updated_at > last_surfaced):
         return 1.0
-    if updated_at is None and last_surfaced is None:
+    if last_surfaced is None:  # so never updated either (the first branch took updated ones)
         return 0.5
-    hours = max(0.0, (now - last_surfaced).total_seconds() / 3600.0) if last_surfaced else 0.0
+    hours = max(0.0, (now - last_surfaced).total_seconds() / 3600.0)
     return 1.0 - math.exp(-SURPRISE_RATE_PER_HOUR * hours)
 
 

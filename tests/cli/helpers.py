@@ -5,23 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cerebro import Brain
-
-MISSING_ID = "00000000-0000-4000-8000-000000000000"  # a valid UUID no test ever creates
-
-
-def assert_one_line_error(result, exit_code: int | None = None, *fragments: str) -> str:
-    """A failed command: non-zero exit, empty stdout, exactly one stderr line ``cerebro: error: ...``."""
-    assert result.exit_code != 0, result
-    if exit_code is not None:
-        assert result.exit_code == exit_code, result
-    assert result.stdout == "", result
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("cerebro: error:"), result.stderr
-    assert "internal error" not in lines[0], result.stderr
-    for fragment in fragments:
-        assert fragment.lower() in lines[0].lower(), (fragment, result.stderr)
-    return lines[0]
+from tests.helpers import MISSING_ID, assert_one_line_error  # noqa: F401 - re-exported
 
 
 def ok(result):

@@ -138,12 +138,12 @@ def test_bad_input_one_line_error_and_unchanged_brain(
     argv = tuple(seeded[arg[1]] if arg in ("{A}", "{B}") else arg for arg in argv)
     before = brain_snapshot(brain_path)
     result = cli(*argv)
-    assert_one_line_error(result, code, *([fragment] if fragment else []))
+    assert_one_line_error(result, *([fragment] if fragment else []), exit_code=code)
     assert brain_snapshot(brain_path) == before
 
 
 def test_ambiguous_prefix_message_and_resolution(cli, seeded, brain_path):
-    line = assert_one_line_error(cli("get", "abcd"), 2)
+    line = assert_one_line_error(cli("get", "abcd"), exit_code=2)
     assert "ambiguous prefix" in line and "matches 2 nodes" in line
     # One more character disambiguates; the library agrees.
     assert ok(cli("get", "abcd1", "--format", "json")).json()["id"] == AMBIGUOUS[0]
@@ -165,7 +165,7 @@ def test_ambiguity_found_by_creating_nodes(cli, brain, brain_path, brain_snapsho
         pytest.fail("no shared prefix found")
     brain.close()
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("reinforce", node_id[:4]), 2, "ambiguous")
+    assert_one_line_error(cli("reinforce", node_id[:4]), "ambiguous", exit_code=2)
     assert brain_snapshot(brain_path) == before
 
 
@@ -183,7 +183,7 @@ def test_ambiguity_found_by_creating_nodes(cli, brain, brain_path, brain_snapsho
     ids=" ".join,
 )
 def test_no_brain_exit_4(cli, project, isolated_home, argv):
-    line = assert_one_line_error(cli(*argv), 4, "cerebro init")
+    line = assert_one_line_error(cli(*argv), "cerebro init", exit_code=4)
     assert str(paths.project_brain_path(project)) in line
     assert not paths.project_brain_path(project).exists()
     assert not (isolated_home / "projects").exists() or not any((isolated_home / "projects").iterdir())

@@ -108,7 +108,7 @@ def test_reset_all(cli, brain_path):
 
 def test_reset_needs_key_or_all(cli, brain_path, brain_snapshot):
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("config", "reset"), 2, "--all")
+    assert_one_line_error(cli("config", "reset"), "--all", exit_code=2)
     assert brain_snapshot(brain_path) == before
 
 
@@ -121,7 +121,7 @@ def test_reset_needs_key_or_all(cli, brain_path, brain_snapshot):
 )
 def test_unknown_key_exit_3(cli, brain_path, brain_snapshot, args):
     before = brain_snapshot(brain_path)
-    line = assert_one_line_error(cli("config", *args), 3, "unknown config key")
+    line = assert_one_line_error(cli("config", *args), "unknown config key", exit_code=3)
     assert "cerebro config list" in line
     assert brain_snapshot(brain_path) == before
 
@@ -139,6 +139,6 @@ def test_unknown_key_exit_3(cli, brain_path, brain_snapshot, args):
 def test_invalid_values_exit_2_unchanged(cli, brain_path, brain_snapshot, key, value):
     ok(cli("config", "set", "search_limit", "4"))  # an existing override must survive
     before = brain_snapshot(brain_path)
-    line = assert_one_line_error(cli("config", "set", key, value), 2)
+    line = assert_one_line_error(cli("config", "set", key, value), exit_code=2)
     assert f"invalid value for {key}" in line
     assert brain_snapshot(brain_path) == before

@@ -129,7 +129,7 @@ def test_bad_edge_options_rejected_unchanged(cli, pair, brain_path, brain_snapsh
     a, b = pair
     ok(cli("edge", a, b, "supports", "--weight", "0.5"))  # an existing edge must not be touched either
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("edge", a, b, "supports", *extra), 2)
+    assert_one_line_error(cli("edge", a, b, "supports", *extra), exit_code=2)
     assert brain_snapshot(brain_path) == before
 
 
@@ -137,8 +137,8 @@ def test_inverted_window_message(cli, pair):
     a, b = pair
     assert_one_line_error(
         cli("edge", a, b, "supports", "--valid-at", "2026-02-01", "--invalid-at", "2026-01-01"),
-        2,
         "invalid window",
+    exit_code=2,
     )
 
 
@@ -147,8 +147,8 @@ def test_both_ids_must_resolve(cli, pair, brain_path, brain_snapshot, which):
     a, b = pair
     before = brain_snapshot(brain_path)
     args = (MISSING_ID, b) if which == "source" else (a, MISSING_ID)
-    assert_one_line_error(cli("edge", *args, "supports"), 3, "no node found")
-    assert_one_line_error(cli("edge", *((a, "ffff") if which == "target" else ("ffff", b)), "supports"), 3)
+    assert_one_line_error(cli("edge", *args, "supports"), "no node found", exit_code=3)
+    assert_one_line_error(cli("edge", *((a, "ffff") if which == "target" else ("ffff", b)), "supports"), exit_code=3)
     assert brain_snapshot(brain_path) == before
 
 
@@ -156,7 +156,7 @@ def test_both_ids_must_resolve(cli, pair, brain_path, brain_snapshot, which):
 def test_empty_relation_rejected(cli, pair, brain_path, brain_snapshot, relation):
     a, b = pair
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("edge", a, b, relation), 2, "relation")
+    assert_one_line_error(cli("edge", a, b, relation), "relation", exit_code=2)
     assert brain_snapshot(brain_path) == before
 
 
@@ -216,13 +216,13 @@ def test_relation_add_json_shape(cli, brain_path):
 
 def test_relation_rm_unknown(cli, brain_path, brain_snapshot):
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("relation", "rm", "nope"), 3, "nope")
+    assert_one_line_error(cli("relation", "rm", "nope"), "nope", exit_code=3)
     assert brain_snapshot(brain_path) == before
 
 
 def test_relation_add_empty_name(cli, brain_path, brain_snapshot):
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("relation", "add", "  "), 2)
+    assert_one_line_error(cli("relation", "add", "  "), exit_code=2)
     assert brain_snapshot(brain_path) == before
 
 

@@ -67,7 +67,7 @@ def test_claude_project_dir_then_cwd(cli, brain_path, project, tmp_path, monkeyp
     # --project wins over the environment.
     other = tmp_path / "elsewhere"
     other.mkdir()
-    assert_one_line_error(cli("list", "-p", str(other)), 4)
+    assert_one_line_error(cli("list", "-p", str(other)), exit_code=4)
 
     monkeypatch.delenv("CLAUDE_PROJECT_DIR")
     monkeypatch.chdir(project)
@@ -80,14 +80,14 @@ def test_claude_project_dir_then_cwd(cli, brain_path, project, tmp_path, monkeyp
 )
 def test_bad_format_rejected(cli, brain_path, brain_snapshot, argv):
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli(*argv), 2, "--format")
+    assert_one_line_error(cli(*argv), "--format", exit_code=2)
     assert brain_snapshot(brain_path) == before
 
 
 @pytest.mark.parametrize("argv", [("add", "x", "--format"), ("add", "x", "-p")])
 def test_option_missing_value(cli, brain_path, brain_snapshot, argv):
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli(*argv, project_dir=None), 2, "needs a value")
+    assert_one_line_error(cli(*argv, project_dir=None), "needs a value", exit_code=2)
     assert brain_snapshot(brain_path) == before
 
 
@@ -129,5 +129,5 @@ def test_project_symlink_and_relative_path_reach_the_same_brain(
 
 @pytest.mark.parametrize("extra", [("-q",), ("--format", "json"), ("--quiet", "--format", "json")])
 def test_errors_stay_on_stderr_whatever_the_options(cli, brain_path, extra):
-    assert_one_line_error(cli("get", "abc", *extra), 2, "too short")
-    assert_one_line_error(cli(*extra, "config", "get", "nope"), 3)
+    assert_one_line_error(cli("get", "abc", *extra), "too short", exit_code=2)
+    assert_one_line_error(cli(*extra, "config", "get", "nope"), exit_code=3)

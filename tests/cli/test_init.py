@@ -122,13 +122,13 @@ def test_init_skip_integration_is_accepted(cli, project):
 
 def test_init_unknown_provider_fails_without_creating_anything(cli, project, isolated_home):
     result = cli("init", "--embed-provider", "bogus")
-    assert_one_line_error(result, 2, "bogus")
+    assert_one_line_error(result, "bogus", exit_code=2)
     assert not paths.project_brain_path(project).exists()
     assert not (isolated_home / "projects").exists() or not any((isolated_home / "projects").iterdir())
 
 
 def test_init_provider_none_refuses_dimensions(cli, project):
-    assert_one_line_error(cli("init", "--embed-dims", "8"), 2)
+    assert_one_line_error(cli("init", "--embed-dims", "8"), exit_code=2)
     assert not paths.project_brain_path(project).exists()
 
 

@@ -96,4 +96,4 @@ def test_list_empty(cli, brain_path):
     [("--limit", "0"), ("--limit", "-1"), ("--limit", "abc"), ("--type", "bogus"), ("--status", "bogus")],
 )
 def test_list_bad_filters(cli, brain_path, args):
-    assert_one_line_error(cli("list", *args), 2)
+    assert_one_line_error(cli("list", *args), exit_code=2)

@@ -40,13 +40,13 @@ def test_reinforce_non_active_is_not_found(cli, add, brain_path, brain_snapshot)
     old = add("old")
     ok(cli("supersede", old, "new"))
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("reinforce", old), 3, "not found or not active")
+    assert_one_line_error(cli("reinforce", old), "not found or not active", exit_code=3)
     assert brain_snapshot(brain_path) == before
 
 
 def test_reinforce_unknown_id(cli, brain_path, brain_snapshot):
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("reinforce", MISSING_ID), 3)
+    assert_one_line_error(cli("reinforce", MISSING_ID), exit_code=3)
     assert brain_snapshot(brain_path) == before
 
 
@@ -128,18 +128,18 @@ def test_supersede_twice_fails_unchanged(cli, add, brain_path, brain_snapshot):
     old = add("old")
     ok(cli("supersede", old, "new"))
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("supersede", old, "newer"), 3, "not found or not active")
+    assert_one_line_error(cli("supersede", old, "newer"), "not found or not active", exit_code=3)
     assert brain_snapshot(brain_path) == before
 
 
 def test_supersede_bad_input_unchanged(cli, add, brain_path, brain_snapshot):
     old = add("old")
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("supersede", old, "new", "--type", "bogus"), 2)
-    assert_one_line_error(cli("supersede", old, "new", "--importance", "2"), 2)
-    assert_one_line_error(cli("supersede", old, "new", "--metadata", "{bad"), 2)
-    assert_one_line_error(cli("supersede", old, " "), 2)
-    assert_one_line_error(cli("supersede", MISSING_ID, "new"), 3)
+    assert_one_line_error(cli("supersede", old, "new", "--type", "bogus"), exit_code=2)
+    assert_one_line_error(cli("supersede", old, "new", "--importance", "2"), exit_code=2)
+    assert_one_line_error(cli("supersede", old, "new", "--metadata", "{bad"), exit_code=2)
+    assert_one_line_error(cli("supersede", old, " "), exit_code=2)
+    assert_one_line_error(cli("supersede", MISSING_ID, "new"), exit_code=3)
     assert brain_snapshot(brain_path) == before
     with Brain.open(brain_path) as brain:
         assert brain.get(old).node.status == "active"

@@ -107,12 +107,12 @@ def test_several_fields_at_once(cli, add, brain_path):
 def test_nothing_to_update_is_rejected(cli, add, brain_path, brain_snapshot):
     node_id = add("x")
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("update", node_id), 2, "nothing to update")
+    assert_one_line_error(cli("update", node_id), "nothing to update", exit_code=2)
     assert brain_snapshot(brain_path) == before
 
 
 def test_empty_content_is_rejected(cli, add, brain_path, brain_snapshot):
     node_id = add("x")
     before = brain_snapshot(brain_path)
-    assert_one_line_error(cli("update", node_id, "--content", "  "), 2, "empty")
+    assert_one_line_error(cli("update", node_id, "--content", "  "), "empty", exit_code=2)
     assert brain_snapshot(brain_path) == before

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import snapshot
+from tests.helpers import MISSING_ID, assert_one_line_error  # noqa: F401 - re-exported to the lifecycle tests
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_DIR = REPO / "fixtures" / "brains"
@@ -33,7 +34,6 @@ T0 = datetime(2026, 3, 2, 9, 0, 0, tzinfo=UTC)
 UPGRADED_AT = datetime(2026, 9, 1, 12, 0, 0, tzinfo=UTC)
 UPGRADED_TEXT = "2026-09-01 12:00:00"
 
-MISSING_ID = "00000000-0000-4000-8000-000000000000"
 
 # Spec §3: λ per day by type.
 LAMBDA = {"episode": 0.15, "concept": 0.02, "procedure": 0.005, "reflection": 0.05}
@@ -275,20 +275,6 @@ def add(run):
         return run("add", content, *args)["id"]
 
     return _add
-
-
-def assert_one_line_error(result, *fragments: str, exit_code: int | None = None) -> str:
-    assert result.exit_code != 0, result
-    if exit_code is not None:
-        assert result.exit_code == exit_code, result
-    assert result.stdout == "", result
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("cerebro: error:"), result.stderr
-    assert "internal error" not in lines[0], result.stderr
-    for fragment in fragments:
-        assert fragment.lower() in lines[0].lower(), (fragment, result.stderr)
-    return lines[0]
 
 
 def jsonl(path: Path) -> list[dict[str, Any]]:

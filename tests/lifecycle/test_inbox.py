@@ -104,6 +104,7 @@ def test_add_quarantines_and_list_is_oldest_first(fake_brain, fake_brain_path, a
 )
 def test_add_validates_as_add_does(fake_brain, fake_brain_path, kwargs, fragment):
     before = full_snapshot(fake_brain_path)
+    kwargs = dict(kwargs)  # the parameter is shared by every run of this test
     content = kwargs.pop("content")
     with pytest.raises(InvalidInput, match=fragment):
         fake_brain.inbox_add(content, **kwargs)

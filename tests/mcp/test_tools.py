@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.helpers import MISSING_ID as MISSING
 from tests.mcp.helpers import cli, frame_parts, run, serve
 
-MISSING = "00000000-0000-4000-8000-000000000000"
 TOOLS = {
     "remember", "recall", "get", "list", "link", "supersede", "consolidate", "forget", "outcome", "stats",
     "inbox_add", "inbox_list", "inbox_approve", "inbox_discard",

@@ -218,7 +218,7 @@ def test_cli_no_session_files(cli, project: Path, claude_home: Path):
 
 def test_cli_bad_session_dir_is_one_line_and_writes_nothing(cli, project: Path, tmp_path: Path, claude_home: Path):
     result = cli("ingest", "--session-dir", str(tmp_path / "missing"))
-    assert_one_line_error(result, 2, "--session-dir", "not a directory")
+    assert_one_line_error(result, "--session-dir", "not a directory", exit_code=2)
     assert not metrics_path(project).exists()
 
 
@@ -229,7 +229,7 @@ def test_cli_too_new_metrics_database_is_refused(cli, project: Path, add_transcr
     conn.execute("UPDATE alembic_version SET version_num = 'm0100'")
     conn.commit()
     conn.close()
-    assert_one_line_error(cli("ingest", "--force"), 5, "newer cerebro", "m0100")
+    assert_one_line_error(cli("ingest", "--force"), "newer cerebro", "m0100", exit_code=5)
 
 
 @pytest.mark.parametrize("files", [6])

@@ -70,8 +70,8 @@ def test_stop_guard_fires_show(cli, fake_brain_path: Path, project: Path, add_tr
 
 
 def test_bad_last(cli, fake_brain_path: Path):
-    assert_one_line_error(cli("stats", "--metrics", "--last", "0"), 2, "--last")
+    assert_one_line_error(cli("stats", "--metrics", "--last", "0"), "--last", exit_code=2)
 
 
 def test_stats_metrics_needs_the_brain(cli, project: Path):
-    assert_one_line_error(cli("stats", "--metrics"), 4)
+    assert_one_line_error(cli("stats", "--metrics"), exit_code=4)

@@ -137,16 +137,16 @@ def test_bad_anchors_fail_before_any_write(cli, repo, fake_brain_path, anchor, f
     result = cli("add", "something", "--anchor", "README.md", "--anchor", anchor)
     if fragment is None:  # "x-2" is not a range: the whole text is a path, and there is no such file
         fragment = "no such file"
-    assert_one_line_error(result, 2, fragment)
+    assert_one_line_error(result, fragment, exit_code=2)
     assert snapshot(fake_brain_path) == before
 
 
 def test_anchor_ref_without_anchor_and_supersede_with_a_bad_anchor_write_nothing(cli, repo, fake_brain_path):
     old = add(cli, "a fact")
     before = snapshot(fake_brain_path)
-    assert_one_line_error(cli("add", "x", "--anchor-ref", "v1"), 2, "--anchor-ref needs")
-    assert_one_line_error(cli("supersede", old, "y", "--anchor", "gone.py"), 2, "no such file")
-    assert_one_line_error(cli("add", "x", "--anchor", "README.md", "--metadata", '{"anchors": []}'), 2, "anchors")
+    assert_one_line_error(cli("add", "x", "--anchor-ref", "v1"), "--anchor-ref needs", exit_code=2)
+    assert_one_line_error(cli("supersede", old, "y", "--anchor", "gone.py"), "no such file", exit_code=2)
+    assert_one_line_error(cli("add", "x", "--anchor", "README.md", "--metadata", '{"anchors": []}'), "anchors", exit_code=2)
     assert snapshot(fake_brain_path) == before
 
 
@@ -167,7 +167,7 @@ def test_beads_id_whitespace_only_is_absent(cli, repo):
 @pytest.mark.parametrize("bad", ["BD-a1b2", "bd-ab", "1bd-abc", "bd_abc", "bdabc", "bd-a1b2\nx", "b" * 40 + "-abc"])
 def test_invalid_beads_id_exits_2_and_writes_nothing(cli, repo, fake_brain_path, bad):
     before = snapshot(fake_brain_path)
-    assert_one_line_error(cli("add", "fix", "--beads-id", bad), 2, "beads id")
+    assert_one_line_error(cli("add", "fix", "--beads-id", bad), "beads id", exit_code=2)
     assert snapshot(fake_brain_path) == before
 
 
@@ -425,7 +425,7 @@ def test_anchors_command_lists_and_filters(cli, repo):
     git(repo, "checkout", "--", ".")
     assert ok(cli("anchors", "--stale", "--format", "json")).json() == {"memories": []}
     assert ok(cli("anchors", "--stale")).stdout.strip() == "No stale or missing anchors."
-    assert_one_line_error(cli("anchors", "--limit", "0"), 2)
+    assert_one_line_error(cli("anchors", "--limit", "0"), exit_code=2)
 
 
 def test_nothing_is_changed_at_read_time(cli, repo, fake_brain_path):

@@ -36,7 +36,7 @@ def test_fixture_similarities():
 
 
 @pytest.fixture(autouse=True)
-def pinned_clock():
+def clock_at_t0():  # every test of this module runs at T0
     clock.set_now(T0)
     yield
     clock.set_now(None)

@@ -16,7 +16,7 @@ T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
-def pinned_clock():
+def clock_at_t0():  # every test of this module runs at T0
     clock.set_now(T0)
     yield
     clock.set_now(None)

@@ -395,3 +395,42 @@ def test_cosine():
     assert scoring.cosine([1, 0], [0, 1]) == 0.0
     assert scoring.cosine([0, 0], [1, 0]) == 0.0
     assert scoring.cosine([1, 1], [1, 0]) == pytest.approx(1 / math.sqrt(2))
+
+
+# --------------------------------------------------------------- fusion and MMR, exactly (mutation survivors)
+
+
+def test_min_max_scales_to_the_unit_interval_and_equal_scores_to_one():
+    assert scoring.min_max({"x": 2.0, "y": 4.0, "z": 3.0}) == {"x": 0.0, "y": 1.0, "z": 0.5}
+    assert scoring.min_max({"x": -5.0, "y": 5.0}) == {"x": 0.0, "y": 1.0}
+    assert scoring.min_max({"x": 7.0, "y": 7.0}) == {"x": 1.0, "y": 1.0}
+    assert scoring.min_max({}) == {}
+
+
+def test_blend_is_the_weighted_sum_of_normalised_lanes_a_missing_lane_counting_zero():
+    fused = scoring.blend({"a": 3.0, "b": 1.0, "c": 2.0}, {"c": -1.0, "d": -3.0}, 0.5)
+    # primary → a 1, b 0, c 0.5; keyword → c 1, d 0; ties (b, d) keep primary order first
+    assert fused == [("c", 0.75), ("a", 0.5), ("b", 0.0), ("d", 0.0)]
+    weighted = dict(scoring.blend({"a": 3.0, "b": 1.0}, {"b": 9.0, "e": 1.0}, 0.25))
+    assert weighted == {"a": 0.75, "b": 0.25, "e": 0.0}
+
+
+def test_cosine_of_vectors_that_are_not_unit_length():
+    assert scoring.cosine([3.0, 4.0], [6.0, 8.0]) == pytest.approx(1.0)
+    assert scoring.cosine([1.0, 0.0], [2.0, 2.0]) == pytest.approx(1 / math.sqrt(2))
+    assert scoring.cosine([0.0, 0.0], [1.0, 0.0]) == 0.0
+
+
+def test_mmr_breaks_an_exact_tie_for_the_higher_score_and_normalises_vectors():
+    # After c, a (score 1.0, cosine 0.6 to c) and b (score 0.4, cosine 0 to c) tie exactly at λ = 0.5:
+    # 0.5·1.0 − 0.5·0.6 = 0.5·0.4 − 0 = 0.2. The higher score wins; no vector is unit length.
+    scores = {"c": 3.0, "b": 0.4, "a": 1.0}
+    vectors = {"c": [2.0, 0.0], "a": [3.0, 4.0], "b": [0.0, 5.0]}
+    assert scoring.mmr_select(["b", "a", "c"], scores, vectors, 2, lam=0.5) == ["c", "a"]
+    # a slightly lower: b wins — the penalty's weight is (1 − λ)
+    assert scoring.mmr_select(["b", "a", "c"], {**scores, "a": 0.999}, vectors, 2, lam=0.5) == ["c", "b"]
+
+
+def test_mmr_keeps_the_given_order_among_equal_scores():
+    assert scoring.mmr_select(["b", "a"], {"a": 0.5, "b": 0.5}, {}, 1) == ["b"]
+    assert scoring.mmr_select(["a", "b"], {"a": 0.5, "b": 0.5}, {}, 1) == ["a"]
