@@ -182,7 +182,7 @@ class _SeedCosines:
 
 def _attach_raw_similarity(seeds: list[_Candidate], cosines: dict[str, float]) -> None:
     for candidate in seeds:
-        candidate.raw_similarity = cosines.get(candidate.node.id, candidate.similarity)
+        candidate.raw_similarity = cosines.get(candidate.node.id)  # None (no vector): reported as similarity
 
 
 def keyword_lane(conn: Any, query: str, width: int, subtype: Any = UNSET) -> list[tuple[str, float]]:

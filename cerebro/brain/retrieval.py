@@ -16,7 +16,6 @@ from cerebro.brain.validate import (
     _parse_instant,
 )
 
-
 MEAN_TTL_SECONDS = 60.0
 
 

@@ -83,3 +83,78 @@ def test_framing_does_not_import_the_mcp_sdk() -> None:
     code = "import sys, cerebro.mcp.framing; print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_opening_tag_says_exactly_what_each_kind_of_item_is() -> None:
+    """The attributes a model reads: ids (short or full), type/subtype, status when not active, importance,
+    score (recall) or similarity (near duplicates), the global store, a stale or missing anchor."""
+    from cerebro.values import InboxCandidate, ScoredNode
+
+    full = "3f2a1b2c-0000-4000-8000-000000000001"
+
+    def opening(item, **options) -> str:  # noqa: ANN001
+        framed = framing.frame_memories([item], nonce="n0nce", **options)
+        return framed.text.splitlines()[1]
+
+    assert opening(node("x")) == f'<memory-n0nce id="{full}" type="concept" importance="0.80">'
+    assert opening(node("x"), short_ids=True) == '<memory-n0nce id="3f2a1b2c" type="concept" importance="0.80">'
+    assert opening(node("x", subtype="decision", status="superseded")) == (
+        f'<memory-n0nce id="{full}" type="concept/decision" status="superseded" importance="0.80">'
+    )
+    scored = ScoredNode(node("x"), 0.61234, 0.9, store="global")
+    assert opening(scored) == f'<memory-n0nce id="{full}" type="concept" importance="0.80" score="0.612" store="global">'
+    assert 'store=' not in opening(ScoredNode(node("x"), 0.5, 0.9, store="project"))
+    near = {"id": full, "type": "episode", "subtype": None, "status": "active", "importance": 0.5,
+            "content": "x", "similarity": 0.91234}
+    assert opening(near) == f'<memory-n0nce id="{full}" type="episode" importance="0.50" similarity="0.912">'
+    candidate = InboxCandidate(full, "concept", None, "x", None, 0.6, None)
+    assert opening(candidate) == f'<memory-n0nce id="{full}" type="concept" status="candidate" importance="0.60">'
+    stale = node("x", anchor_status="stale",
+                 anchors=[{"path": "src/a.py", "lines": None, "commit": "abc", "status": "stale"}])
+    assert opening(stale) == f'<memory-n0nce id="{full}" type="concept" importance="0.80" anchor="stale: src/a.py changed">'
+    assert opening(node("x", anchor_status="verified")) == f'<memory-n0nce id="{full}" type="concept" importance="0.80">'
+    bare = {"content": "only content"}
+    framed = framing.frame_memories([bare], nonce="n0nce")
+    assert framed.text.splitlines()[1:] == ['<memory-n0nce type="?">', "only content", "</memory-n0nce>"]
+
+
+def test_the_budget_boundary_is_exact() -> None:
+    """Tokens are estimated as len // 4 + 1 for the header and for each block; a block is shown while the total
+    stays within the budget (equal is within)."""
+    items = [node(f"memory {i} " + "word " * 30) for i in range(5)]
+    head = framing.header("n0nce")
+    costs = [len(framing.block(item, "n0nce")) // framing.CHARS_PER_TOKEN + 1 for item in items]
+    two = len(head) // framing.CHARS_PER_TOKEN + 1 + costs[0] + costs[1]
+    assert framing.frame_memories(items, budget_tokens=two, nonce="n0nce").shown == 2
+    assert framing.frame_memories(items, budget_tokens=two - 1, nonce="n0nce").shown == 1
+    assert framing.frame_memories(items, budget_tokens=two + costs[2] - 1, nonce="n0nce").shown == 2
+    assert framing.frame_memories(items, budget_tokens=two + costs[2], nonce="n0nce").shown == 3
+
+
+def test_a_cut_memory_ends_with_an_ellipsis_and_how_to_read_it_all() -> None:
+    text = "alpha " * 400
+    framed = framing.frame_memories([node(text)], budget_tokens=200, nonce="n0nce", get_hint="`cerebro get {id}`")
+    body = blocks(framed.text, "n0nce")[0]
+    assert body.endswith("… (cut to fit the budget: `cerebro get 3f2a1b2c` for all of it)")
+    kept = body.split("…")[0]
+    assert text.startswith(kept) and kept == kept.rstrip() and len(kept) >= framing.MIN_CUT_CHARS
+    assert len(framed.text) // framing.CHARS_PER_TOKEN + 1 <= 200
+    # Too little room for MIN_CUT_CHARS of it: nothing is shown rather than a stub.
+    head = len(framing.header("n0nce")) // framing.CHARS_PER_TOKEN + 1
+    assert framing.frame_memories([node(text)], budget_tokens=head + 60, nonce="n0nce").shown == 0
+    # A memory that fits exactly is not cut.
+    short = node("fits")
+    exact = head + len(framing.block(short, "n0nce")) // framing.CHARS_PER_TOKEN + 1
+    assert "cut to fit" not in framing.frame_memories([short], budget_tokens=exact, nonce="n0nce").text
+
+
+def test_attributes_are_escaped_and_capped() -> None:
+    assert framing.attribute('a "b" <c> & d') == "a &quot;b&quot; &lt;c&gt; &amp; d"
+    assert framing.attribute("x" * 500) == "x" * 200
+    assert framing.attribute("two\nlines\t here") == "two lines here"
+
+
+def test_the_nonce_is_eight_hex_characters_and_empty_frames_keep_theirs() -> None:
+    assert re.fullmatch(r"[0-9a-f]{8}", framing.new_nonce())
+    empty = framing.frame_memories([], nonce="n0nce")
+    assert (empty.text, empty.shown, empty.nonce) == ("", 0, "n0nce")

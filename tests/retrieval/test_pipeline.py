@@ -684,3 +684,36 @@ def test_relevance_feedback_steers_the_vector_lane_but_not_the_reported_similari
     # The moved query is closer to its own evidence — by a real margin (about +0.38 here), not a float's
     # rounding: a recall without feedback must fail this.
     assert with_feedback.parts.relevance >= raw + 0.1
+
+
+# ------------------------------------------------------------ small pieces, exactly (mutation survivors)
+
+
+def test_feedback_moves_the_query_toward_the_mean_of_several_hits():
+    from cerebro.recall import feedback
+
+    moved = feedback([1.0, 0.0], [[0.0, 1.0], [0.0, 1.0], [0.0, 1.0]], 0.5)  # mean (0, 1), not (0, 3)
+    assert moved == pytest.approx([1 / math.sqrt(1.25), 0.5 / math.sqrt(1.25)])
+    assert feedback([1.0, 0.0], [], 0.5) == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("strong_first", [True, False])
+def test_expansion_takes_the_strongest_of_several_edges(fake_brain, strong_first):
+    """A neighbour linked to two seeds, and two seeds linked twice: each gets its strongest edge's weight,
+    whichever edge is read last."""
+    from cerebro import recall as pipeline
+    from cerebro.store import reads
+
+    a, b, c = (fake_brain.add(f"seed {name}") for name in ("a", "b", "c"))
+    neighbour = fake_brain.add("the neighbour")
+    weights = [0.9, 0.3] if strong_first else [0.3, 0.9]
+    fake_brain.add_edge(a, neighbour, "supports", weight=weights[0])
+    fake_brain.add_edge(b, neighbour, "supports", weight=weights[1])
+    fake_brain.add_edge(a, c, "supports", weight=weights[0])
+    fake_brain.add_edge(c, a, "derived_from", weight=weights[1])
+    with fake_brain._snapshot() as conn:
+        nodes = reads.nodes_by_id(conn, [a, b, c])
+        seeds = [pipeline._Candidate(nodes[i], 0.5, 0.0) for i in (a, b, c)]
+        expanded = {c_.node.id: c_ for c_ in pipeline.expand(conn, seeds, None, False)}
+    assert expanded[neighbour].structural == pytest.approx(0.9)
+    assert expanded[a].structural == pytest.approx(0.9) and expanded[c].structural == pytest.approx(0.9)

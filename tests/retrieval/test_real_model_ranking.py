@@ -5,8 +5,6 @@ normalisation, special tokens dropped) moves these answers; the keyword lane can
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from cerebro import Brain, paths

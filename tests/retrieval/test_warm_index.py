@@ -118,3 +118,58 @@ def test_changes_applied_in_place_give_the_answers_of_a_fresh_load(fake_brain, s
         ]
         dots = applied.dots(everyone, query)
         assert dots == pytest.approx(fresh.dots(everyone, query), abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    "corruption",
+    [
+        "UPDATE vec_nodes_info SET value = 9 WHERE key = 'CREATE_VERSION_MAJOR'",
+        "UPDATE vec_nodes_chunks SET validity = substr(validity, 1, 1)",  # a bitmap too short for the chunk
+        "UPDATE vec_nodes_chunks SET rowids = substr(rowids, 1, 8)",  # fewer rowids than slots
+        "UPDATE vec_nodes_chunks SET size = 0",
+        "UPDATE vec_nodes_vector_chunks00 SET vectors = substr(vectors, 1, length(vectors) - 3)",
+        "DELETE FROM vec_nodes_vector_chunks00",
+        "DELETE FROM vec_nodes_metadatatext00",  # node ids not found
+        "DELETE FROM vec_nodes_rowids WHERE rowid = (SELECT max(rowid) FROM vec_nodes_rowids)",  # count differs
+        "DROP TABLE vec_nodes_info",
+    ],
+)
+def test_the_fast_read_refuses_a_layout_it_cannot_trust(fake_brain, corruption: str) -> None:  # noqa: ANN001
+    """Each check of the fast read guards a way the chunk tables could disagree with the virtual table: any of
+    them gives None (the caller then reads through the virtual table), never wrong vectors."""
+    for i in range(12):
+        fake_brain.add(f"vector number {i} with a long enough text to get an id stored outside the inline prefix")
+    with fake_brain._snapshot() as conn:
+        assert warm._shadow_rows(conn) is not None
+        conn.execute("SAVEPOINT corrupt")
+        try:
+            conn.execute(corruption)
+            assert warm._shadow_rows(conn) is None
+        finally:
+            conn.execute("ROLLBACK TO corrupt")
+            conn.execute("RELEASE corrupt")
+
+
+def test_the_fast_read_checks_sampled_vectors_against_the_virtual_table(fake_brain, monkeypatch) -> None:  # noqa: ANN001
+    import numpy as np
+
+    for i in range(12):
+        fake_brain.add(f"sampled vector {i}")
+    with fake_brain._snapshot() as conn:
+        real = conn.execute
+        fast = warm._shadow_rows(conn)
+        middle = len(fast[0]) // 2
+        for wrong in ("first", "middle", "last"):
+            index = {"first": 0, "middle": middle, "last": len(fast[0]) - 1}[wrong]
+
+            class Skewed:  # the virtual table disagrees with the chunk at one sampled row
+                def execute(self, sql, params=(), index=index):  # noqa: ANN001, ANN202
+                    cursor = real(sql, params)
+                    if sql.startswith("SELECT node_id, embedding FROM vec_nodes WHERE rowid"):
+                        row = cursor.fetchone()
+                        if row is not None and row[0] == fast[0][index]:
+                            row = (row[0], (np.frombuffer(row[1], dtype="<f4") + 1).astype("<f4").tobytes())
+                        return type("C", (), {"fetchone": lambda self_: row})()
+                    return cursor
+
+            assert warm._shadow_rows(Skewed()) is None, wrong
