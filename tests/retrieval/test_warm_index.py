@@ -173,3 +173,41 @@ def test_the_fast_read_checks_sampled_vectors_against_the_virtual_table(fake_bra
                     return cursor
 
             assert warm._shadow_rows(Skewed()) is None, wrong
+
+
+def test_changes_applied_one_commit_at_a_time_match_a_fresh_load(fake_brain, small_threshold) -> None:  # noqa: ANN001
+    """As the server applies them (after every commit): more new vectors than the side matrix first holds,
+    deletions of new ones (the last and one in the middle), a vector deleted then written again, a vector of
+    another width, k = 0 and 1, and a query that is not unit length."""
+    import numpy as np
+
+    ids = [fake_brain.add(f"base memory {i} about topic{i % 5}") for i in range(10)]
+    applied = warm.WarmVectors()
+    with fake_brain._snapshot() as conn:
+        assert applied._load(conn)
+    fake_brain.on_vectors_written = applied.apply
+    added = [fake_brain.add(f"added memory {i} about topic{i % 5}") for i in range(20)]  # > 16: the matrix grows
+    fake_brain.forget("added memory 19 ", apply=True, hard=True)  # the last new one
+    fake_brain.forget("added memory 7 ", apply=True, hard=True)  # one in the middle: the last moves into its slot
+    fake_brain.forget("base memory 3 ", apply=True, hard=True)  # one of the loaded ones
+    gone = {added[19], added[7], ids[3]}
+    vector = applied.vectors([ids[4]])[ids[4]]
+    applied.apply({ids[4]: None})
+    assert ids[4] not in applied.vectors([ids[4]])
+    applied.apply({"wrong-width": [1.0, 2.0], ids[4]: vector})  # a stray width is skipped, not the batch
+    fresh = warm.WarmVectors()
+    with fake_brain._snapshot() as conn:
+        assert fresh._load(conn)
+    everyone = [*ids, *added, "wrong-width"]
+    expected = fresh.vectors(everyone)
+    assert set(applied.vectors(everyone)) == set(expected) == set(ids + added) - gone
+    for node_id, v in expected.items():
+        assert applied.vectors([node_id])[node_id] == pytest.approx(v, abs=1e-6)
+    query = (3.0 * np.asarray(fake_brain._embed(["added memory about topic2"])[0])).tolist()  # not unit length
+    for k in (0, 1, 5, 40):
+        got, want = applied.knn(query, k), fresh.knn(query, k)
+        assert len(got) == len(want) == min(k, len(expected))
+        assert [d for _, d in got] == pytest.approx([d for _, d in want], abs=1e-5)
+        assert all(0.0 - 1e-5 <= d <= 2.0 + 1e-5 for _, d in got)  # cosine distances of a normalised query
+    assert applied.dots(everyone, query) == pytest.approx(fresh.dots(everyone, query), abs=1e-5)
+    assert applied.dots(["no-such-id"], query) == {}
