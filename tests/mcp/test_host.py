@@ -12,6 +12,17 @@ from cerebro.errors import BrainNotFound
 from cerebro.mcp.host import Host, MemoEmbedder
 
 
+def wait_for(condition) -> None:  # noqa: ANN001
+    """Poll a background build's counter: the thread signals nothing else. The deadline only turns a hang
+    into a failure."""
+    import time
+
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
 def other_writer(path: Path, sql: str, params: tuple = ()) -> None:
     import sqlean.dbapi2 as sqlean
 
@@ -111,16 +122,8 @@ def test_failures_become_one_line_and_unexpected_ones_drop_the_brain() -> None:
 
 
 def test_the_warm_index_is_rebuilt_off_thread_and_only_used_when_current(fake_brain_path: Path) -> None:
-    import time
-
     from cerebro.mcp.host import BackgroundWarm
     from cerebro.store import vec
-
-    def wait_for(condition) -> None:
-        deadline = time.monotonic() + 60
-        while not condition():
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
 
     with Brain.open(fake_brain_path) as brain, Brain.open(fake_brain_path) as elsewhere:
         first = brain.add("the warm index holds this vector")
@@ -152,15 +155,7 @@ def test_own_writes_reach_the_warm_index_in_place_and_other_writers_still_drop_i
 ) -> None:
     """The server's ORM shares its read connection: its own commits leave data_version alone and update the
     warm index through on_vectors_written (no reload); another process's commit still makes it stale."""
-    import time
-
     from cerebro.values import Origin
-
-    def wait_for(condition) -> None:
-        deadline = time.monotonic() + 60
-        while not condition():
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
 
     host = Host(project)
     try:
@@ -192,15 +187,8 @@ def test_own_writes_during_a_build_are_applied_when_it_is_adopted(
     fake_brain_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import threading
-    import time
 
     from cerebro.store import warm as warm_module
-
-    def wait_for(condition) -> None:
-        deadline = time.monotonic() + 60
-        while not condition():
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
 
     loaded, go_on = threading.Event(), threading.Event()
     load = warm_module.WarmVectors._load
