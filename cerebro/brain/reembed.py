@@ -123,7 +123,9 @@ class ReembedMixin:
         moved = self._write(switch)
         self._settings = None
         self._embedder = None
-        self.__dict__.pop("_warm", None)
+        # Vectors of another model: the warm index and the centering mean (cached up to a minute) are stale.
+        self.__dict__.pop("_warm_vectors", None)
+        self.__dict__.pop("_mean", None)
         return {
             "provider": new_provider, "model": new_model, "dimensions": new_dims,
             "embedded_now": done_now, "embedded_total": moved, "active": total,

@@ -14,6 +14,7 @@ import pytest
 from cerebro import Brain
 from cerebro.brain import reembed as reembed_module
 from cerebro.embed import registry
+from cerebro.embed.base import EmbeddingError
 from cerebro.embed.ollama import OllamaEmbedder
 
 
@@ -66,7 +67,7 @@ def test_reembed_interrupted_resumed_and_back(brain_path, ollama, monkeypatch: p
         ids = [brain.add(f"memory {i}: kettle {i} descaling note") for i in range(7)]
         brain.supersede(ids[0], "memory 0 replaced: kettle zero")
     ollama.fail_after = 4  # two batches land, then the "server" dies mid-run
-    with Brain.open(brain_path) as brain, pytest.raises(Exception):
+    with Brain.open(brain_path) as brain, pytest.raises(EmbeddingError, match="ollama API returned 500"):
         brain.reembed(provider="ollama")
     with Brain.open(brain_path) as brain:
         stats = brain.stats()
@@ -99,7 +100,23 @@ def test_a_different_switch_while_one_is_half_done_is_refused(brain_path, ollama
         for i in range(3):
             brain.add(f"note {i}")
     ollama.fail_after = 1
-    with Brain.open(brain_path) as brain, pytest.raises(Exception):
+    with Brain.open(brain_path) as brain, pytest.raises(EmbeddingError, match="ollama API returned 500"):
         brain.reembed(provider="ollama")
     with Brain.open(brain_path) as brain, pytest.raises(InvalidInput, match="half done"):
         brain.reembed(provider="voyage")
+
+
+def test_the_same_brain_object_recalls_on_the_new_model_right_after_the_switch(brain_path, ollama, pinned_clock) -> None:  # noqa: ANN001
+    """What one process cached from the old vectors (the centering mean, the warm index) goes with them: the
+    Brain that switched ranks exactly as a freshly opened one (a stale 384-d mean would rank uncentered)."""
+    from cerebro.recall import CENTERING_MIN
+
+    with Brain.open(brain_path) as brain:
+        for i in range(CENTERING_MIN + 5):
+            brain.add(f"memory {i}: kettle {i} descaling note, batch {i % 7}")
+        assert brain.recall("kettle descaling").results  # caches the brain's 384-dimension mean
+        brain.reembed(provider="ollama")
+        same = [(r.node.id, r.score) for r in brain.recall("kettle descaling batch 3", limit=10).results]
+    with Brain.open(brain_path) as fresh:
+        expected = [(r.node.id, r.score) for r in fresh.recall("kettle descaling batch 3", limit=10).results]
+    assert len(same) == 10 and same == expected

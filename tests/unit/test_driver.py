@@ -40,3 +40,53 @@ def test_the_chosen_driver_loads_vec_and_has_fts5() -> None:
     assert conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
     conn.close()
+
+
+class _Recorder:
+    """A DB-API module over the real driver that records what the probe did with its connection."""
+
+    def __init__(self, *, fts5: bool = True) -> None:
+        self.fts5, self.closed, self.connected = fts5, 0, 0
+
+    def connect(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        real = engine.driver().connect(*args, **kwargs)
+        module = self
+        module.connected += 1
+
+        class Conn:
+            def enable_load_extension(self, on: bool) -> None:
+                real.enable_load_extension(on)
+
+            def execute(self, sql: str, *a):  # noqa: ANN002, ANN201
+                if not module.fts5 and "fts5" in sql:
+                    raise RuntimeError("no such module: fts5")
+                return real.execute(sql, *a)
+
+            def close(self) -> None:
+                module.closed += 1
+                real.close()
+
+        return Conn()
+
+
+def test_the_first_candidate_that_can_load_extensions_and_has_fts5_wins() -> None:
+    no_extensions = types.SimpleNamespace(connect=_NoExtensions().connect)
+    no_fts5, usable, later = _Recorder(fts5=False), _Recorder(), _Recorder()
+    assert engine.pick_driver([no_extensions, no_fts5, usable, later]) is usable  # type: ignore[list-item]
+    assert later.connected == 0  # not probed once one was found
+    assert (no_fts5.connected, no_fts5.closed) == (1, 1)  # every probe closes its connection
+    assert (usable.connected, usable.closed) == (1, 1)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (None, 5000), ("250", 250), ("0", 0), ("-1", 5000), ("soon", 5000), ("", 5000), ("2.5", 5000),
+])
+def test_busy_timeout_comes_from_the_environment_when_it_is_a_whole_number(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, expected: int
+) -> None:
+    if value is None:
+        monkeypatch.delenv("CEREBRO_BUSY_TIMEOUT_MS", raising=False)
+    else:
+        monkeypatch.setenv("CEREBRO_BUSY_TIMEOUT_MS", value)
+    assert engine._busy_timeout_ms() == expected
+    assert engine._busy_timeout_ms(default=7) == (7 if expected == 5000 else expected)
