@@ -21,3 +21,34 @@ def assert_one_line_error(result, *fragments: str, exit_code: int | None = None)
     for fragment in fragments:
         assert fragment.lower() in lines[0].lower(), (fragment, result.stderr)
     return lines[0]
+
+
+def run_in_process(argv: list[str], *, stdin: str = "", env: dict[str, str] | None = None):  # noqa: ANN201
+    """Run ``cerebro ARGV`` in this process as a hook runner would run it in its own: ``env`` is the whole
+    environment for the call, stdin is fed, stdout and stderr are captured. Returns a CompletedProcess.
+
+    In-process so that mutation testing (which only sees this process) reaches the code; tests whose point is
+    a real process (parallel runs, shell commands, start-up) start one instead."""
+    import contextlib
+    import io
+    import os
+    import subprocess
+    import sys
+
+    from cerebro.cli.app import run
+
+    saved = dict(os.environ)
+    out, err = io.StringIO(), io.StringIO()
+    old_stdin = sys.stdin
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
+    sys.stdin = io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = run(argv)
+    finally:
+        sys.stdin = old_stdin
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(["cerebro", *argv], code, out.getvalue(), err.getvalue())

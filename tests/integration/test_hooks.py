@@ -13,35 +13,16 @@ import pytest
 from cerebro import Brain, paths
 from cerebro.integration.claude_code import aftercare
 from tests.conftest import wait_for_aftercare
+from tests.helpers import run_in_process
 
 CEREBRO = [sys.executable, "-m", "cerebro"]
 
 
 def _hook(home: Path, project: Path, *args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``cerebro hook ARGS -p PROJECT`` in this process, as Claude Code would run it in its own: stdin fed,
-    stdout and stderr captured, the environment set for the call (in-process, so mutation testing sees it;
-    the tests that need a real process — parallel registrations, the shell commands init wires — start one)."""
-    import contextlib
-    import io
-
-    from cerebro.cli.app import run
-
+    """``cerebro hook ARGS -p PROJECT`` as Claude Code runs it (in this process: tests/helpers.run_in_process)."""
     environment = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_SESSION_ID", "CLAUDE_ENV_FILE")}
     environment.update(CEREBRO_HOME=str(home), **(env or {}))
-    saved = dict(os.environ)
-    out, err = io.StringIO(), io.StringIO()
-    os.environ.clear()
-    os.environ.update(environment)
-    old_stdin = sys.stdin
-    sys.stdin = io.StringIO(stdin)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = run(["hook", *args, "-p", str(project)])
-    finally:
-        sys.stdin = old_stdin
-        os.environ.clear()
-        os.environ.update(saved)
-    return subprocess.CompletedProcess(["cerebro", "hook", *args], code, out.getvalue(), err.getvalue())
+    return run_in_process(["hook", *args, "-p", str(project)], stdin=stdin, env=environment)
 
 
 def _payload(session: str, event: str = "SessionStart", **extra: object) -> str:

@@ -1,8 +1,8 @@
 """``cerebro stop-guard``: the opt-in Claude Code Stop hook (spec claude-code-integration.md §4).
 
 Part 1 is a decision table over ``stop_guard.evaluate`` (pure), written from the spec's regexes and from
-the way a coding agent really ends a turn. Parts 2-4 run the real command in a subprocess, fed the JSON
-Claude Code sends on a Stop event, and check the output contract, the metrics record and that the brain
+the way a coding agent really ends a turn. Parts 2-4 run the command (in-process, and in a subprocess where
+the process is the point), fed the JSON Claude Code sends on a Stop event, and check the output contract, the metrics record and that the brain
 is never written.
 """
 
@@ -20,6 +20,7 @@ from cerebro import Brain, paths
 from cerebro.integration.claude_code import stop_guard
 from cerebro.metrics.store import MetricsStore, metrics_path
 from tests.conftest import env_without_home_leaks
+from tests.helpers import run_in_process
 
 CEREBRO = [sys.executable, "-m", "cerebro"]
 
@@ -221,11 +222,10 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def _guard(home: Path, project: Path | None, stdin: str, **env: str) -> dict:
-    """Run the command; assert the hook contract (exit 0, exactly one JSON line) and return that JSON."""
-    args = [*CEREBRO, "stop-guard"] + (["-p", str(project)] if project is not None else [])
-    done = subprocess.run(
-        args, check=False, input=stdin, capture_output=True, text=True, env=_env(home, **env), timeout=120
-    )
+    """Run the command (in this process: tests/helpers.run_in_process); assert the hook contract (exit 0,
+    exactly one JSON line) and return that JSON."""
+    args = ["stop-guard"] + (["-p", str(project)] if project is not None else [])
+    done = run_in_process(args, stdin=stdin, env=_env(home, **env))
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("\n") and done.stdout.count("\n") == 1, repr(done.stdout)
     return json.loads(done.stdout)

@@ -122,8 +122,8 @@ def test_the_budget_boundary_is_exact() -> None:
     """Tokens are estimated as len // 4 + 1 for the header and for each block; a block is shown while the total
     stays within the budget (equal is within)."""
     items = [node(f"memory {i} " + "word " * 30) for i in range(5)]
-    head = framing.header("n0nce")
-    costs = [len(framing.block(item, "n0nce")) // framing.CHARS_PER_TOKEN + 1 for item in items]
+    head = framing.header("n0nce", framing.PROJECT_SOURCE)
+    costs = [len(framing.block(item, "n0nce", short_ids=False)) // framing.CHARS_PER_TOKEN + 1 for item in items]
     two = len(head) // framing.CHARS_PER_TOKEN + 1 + costs[0] + costs[1]
     assert framing.frame_memories(items, budget_tokens=two, nonce="n0nce").shown == 2
     assert framing.frame_memories(items, budget_tokens=two - 1, nonce="n0nce").shown == 1
@@ -140,11 +140,11 @@ def test_a_cut_memory_ends_with_an_ellipsis_and_how_to_read_it_all() -> None:
     assert text.startswith(kept) and kept == kept.rstrip() and len(kept) >= framing.MIN_CUT_CHARS
     assert len(framed.text) // framing.CHARS_PER_TOKEN + 1 <= 200
     # Too little room for MIN_CUT_CHARS of it: nothing is shown rather than a stub.
-    head = len(framing.header("n0nce")) // framing.CHARS_PER_TOKEN + 1
+    head = len(framing.header("n0nce", framing.PROJECT_SOURCE)) // framing.CHARS_PER_TOKEN + 1
     assert framing.frame_memories([node(text)], budget_tokens=head + 60, nonce="n0nce").shown == 0
     # A memory that fits exactly is not cut.
     short = node("fits")
-    exact = head + len(framing.block(short, "n0nce")) // framing.CHARS_PER_TOKEN + 1
+    exact = head + len(framing.block(short, "n0nce", short_ids=False)) // framing.CHARS_PER_TOKEN + 1
     assert "cut to fit" not in framing.frame_memories([short], budget_tokens=exact, nonce="n0nce").text
 
 

@@ -1,0 +1,219 @@
+"""The store layer's small contracts, on a real brain: schema_meta's key/value functions, the relation
+registry, the inbox table's rows, the pending-vector count and the lock-error test the retry layer uses."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from cerebro import Brain, values
+from cerebro.errors import NotFound
+from cerebro.retry import is_lock_error
+from cerebro.store import inbox, meta, relations, vec
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def brain(tmp_path: Path):  # noqa: ANN201
+    path = tmp_path / "brain.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as opened:
+        yield opened
+
+
+# ------------------------------------------------------------------ schema_meta
+
+
+def test_meta_delete_says_whether_a_key_was_there(brain: Brain) -> None:
+    brain._write(lambda s: meta.put(s, "probe.key", "v"))
+    assert brain._write(lambda s: meta.delete(s, "probe.key")) is True
+    assert brain._write(lambda s: meta.delete(s, "probe.key")) is False
+    assert brain._read(lambda s: meta.get(s, "probe.key", "gone")) == "gone"
+
+
+def test_meta_prefix_reads_and_deletes_take_every_key_under_the_prefix_and_no_other(brain: Brain) -> None:
+    keys = {"job.a": "1", "job.zz": "2", "job.\u00e9t\u00e9": "3", "job._%": "4", "job.": "5"}
+    outside = {"jobs": "6", "job": "7", "joa.z": "8", "jo_.x": "9"}
+    brain._write(lambda s: [meta.put(s, k, v) for k, v in {**keys, **outside}.items()])
+    assert brain._read(lambda s: meta.get_many(s, "job.")) == keys
+    assert brain._read(lambda s: meta.get_many(s, "jo_.")) == {"jo_.x": "9"}  # '_' is no wildcard
+    assert brain._write(lambda s: meta.delete_prefix(s, "job.")) == len(keys)
+    assert brain._read(lambda s: meta.get_many(s, "jo")) == outside
+
+
+def test_meta_increment_counts_from_one_and_resets_what_is_not_a_number(brain: Brain) -> None:
+    brain._write(lambda s: meta.increment(s, "count.new"))
+    brain._write(lambda s: meta.increment(s, "count.new"))
+    brain._write(lambda s: meta.put(s, "count.odd", "12abc"))
+    brain._write(lambda s: meta.increment(s, "count.odd"))
+    brain._write(lambda s: meta.put(s, "count.big", "41"))
+    brain._write(lambda s: meta.increment(s, "count.big"))
+    assert brain._read(lambda s: meta.get_many(s, "count.")) == {"count.new": "2", "count.odd": "1", "count.big": "42"}
+
+
+# ------------------------------------------------------------------ relation registry
+
+
+def test_relations_add_list_and_remove(brain: Brain) -> None:
+    row, created = brain._write(lambda s: relations.add(s, "blocks", "causal", NOW))
+    assert created is True
+    assert relations.to_value(row) == values.RelationInfo("blocks", "causal", NOW)
+    again, created = brain._write(lambda s: relations.add(s, "blocks", None, NOW))
+    assert created is False and again.traversal_class == "causal"  # None keeps the class
+    brain._write(lambda s: relations.add(s, "blocks", "structural", NOW))
+    names = brain._read(lambda s: [(r.name, r.traversal_class) for r in relations.list_all(s)])
+    assert names == sorted(names) and ("blocks", "structural") in names
+    assert brain._read(lambda s: relations.is_registered(s, "blocks")) is True
+    assert brain._read(lambda s: relations.is_registered(s, "no-such-relation")) is False
+    assert brain._write(lambda s: relations.remove(s, "blocks")) is True
+    assert brain._write(lambda s: relations.remove(s, "blocks")) is False
+    assert brain._read(lambda s: relations.is_registered(s, "blocks")) is False
+
+
+def test_an_unreadable_registry_counts_every_relation_as_registered(brain: Brain) -> None:
+    """Advisory only: when the registry cannot be read (a brain from before it existed), nothing warns."""
+
+    class Broken:
+        def get(self, *_args: object) -> None:
+            raise RuntimeError("no such table: relations")
+
+    assert relations.is_registered(Broken(), "anything") is True
+
+
+# ------------------------------------------------------------------ inbox rows
+
+
+def test_inbox_rows_read_back_with_their_defaults(brain: Brain) -> None:
+    origin = values.Origin("agent", "cli", "s-1", "host")
+    candidate_id = brain._write(lambda s: inbox.insert(
+        s, content="c", type="concept", subtype="decision", importance=0.25, metadata_={"k": 1}, origin=origin,
+        now=NOW))
+    got = brain._read(lambda s: inbox.get(s, candidate_id))
+    assert got == values.InboxCandidate(candidate_id, "concept", "decision", "c", {"k": 1}, 0.25, NOW, origin)
+    brain._write(lambda s: s.execute(inbox.text(
+        "UPDATE inbox_candidates SET importance = NULL, created_at = '' WHERE id = :id"), {"id": candidate_id}))
+    bare = brain._read(lambda s: inbox.get(s, candidate_id))
+    assert (bare.importance, bare.created_at) == (0.5, None)
+
+
+def test_inbox_get_of_a_missing_id_names_it(brain: Brain) -> None:
+    with pytest.raises(NotFound, match=r'^no inbox candidate found with id "nope"$'):
+        brain._read(lambda s: inbox.get(s, "nope"))
+
+
+def test_inbox_list_is_oldest_first_and_limited(brain: Brain) -> None:
+    ids = [
+        brain._write(lambda s, i=i: inbox.insert(
+            s, content=f"c{i}", type="episode", subtype=None, importance=0.5, metadata_=None,
+            origin=values.Origin(), now=NOW.replace(hour=10 - i)))
+        for i in range(3)
+    ]
+    assert [c.id for c in brain._read(lambda s: inbox.list_all(s, None))] == ids[::-1]
+    assert [c.id for c in brain._read(lambda s: inbox.list_all(s, 2))] == ids[::-1][:2]
+
+
+# ------------------------------------------------------------------ pending vectors
+
+
+def test_pending_vectors_are_the_active_nodes_without_one(tmp_path: Path) -> None:
+    path = tmp_path / "fake.sqlite"
+    Brain.init(path, embed_provider="fake")
+    with Brain.open(path) as brain:
+        assert brain._read(vec.count_missing_active) == 0
+        embedded = brain.add("has a vector")
+        brain._write(lambda s: vec.delete(s, embedded))
+        assert brain._read(vec.count_missing_active) == 1
+        assert brain._read(lambda s: vec.missing_active_ids(s, 5)) == [embedded]
+    with Brain.open(path) as brain:
+        brain._write(lambda s: s.execute(meta.text("DROP TABLE vec_nodes")))
+        assert brain._read(vec.count_missing_active) == 0  # no vector table: nothing is pending
+        assert brain._read(lambda s: vec.missing_active_ids(s, 5)) == []
+
+
+# ------------------------------------------------------------------ lock errors
+
+
+class _Wrapped(Exception):
+    """What SQLAlchemy raises: its own message, the driver's error as ``orig``."""
+
+    def __init__(self, orig: BaseException) -> None:
+        super().__init__("(OperationalError) statement failed")
+        self.orig = orig
+
+
+@pytest.mark.parametrize("message", ["database is locked", "Database is BUSY", "database table is locked: nodes"])
+def test_lock_errors_are_recognised_directly_and_through_a_wrapper(message: str) -> None:
+    assert is_lock_error(Exception(message))
+    assert is_lock_error(_Wrapped(Exception(message)))
+
+
+@pytest.mark.parametrize("message", ["database is corrupt", "no such table: nodes", "table is locked"])
+def test_other_errors_are_not_lock_errors(message: str) -> None:
+    assert not is_lock_error(Exception(message))
+    assert not is_lock_error(_Wrapped(Exception(message)))
+
+
+# ------------------------------------------------------------------ edges
+
+
+def test_an_edge_reads_back_with_everything_it_was_given(brain: Brain, pinned_clock: datetime) -> None:
+    a, b = brain.add("source memory"), brain.add("target memory")
+    result = brain.add_edge(a, b, "supports", metadata={"why": "measured"},
+                            valid_at="2026-01-01T00:00:00Z", invalid_at="2026-06-01T00:00:00Z")
+    assert result.created is True
+    edge = result.edge
+    assert edge.id > 0 and (edge.source_id, edge.target_id, edge.relation) == (a, b, "supports")
+    assert edge.weight == 1.0  # no weight given: 1, stored (exports and upstream read the column)
+    assert brain._read(lambda s: s.execute(meta.text("SELECT weight FROM edges WHERE id = :i"), {"i": edge.id}).scalar()) == 1.0
+    assert edge.metadata == {"why": "measured"}
+    assert edge.created_at == pinned_clock
+    assert (edge.valid_at, edge.invalid_at) == (datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC))
+    assert brain.get(a).edges == [edge]  # the same edge, read back from the store
+
+
+def test_re_adding_an_edge_keeps_its_id_and_weight_and_another_relation_is_another_edge(brain: Brain) -> None:
+    a, b = brain.add("source memory"), brain.add("target memory")
+    first = brain.add_edge(a, b, "supports", weight=2.5, valid_at="2026-01-01T00:00:00Z").edge
+    again = brain.add_edge(a, b, "supports")
+    assert again.created is False and again.edge.id == first.id
+    assert again.edge.weight == 2.5  # kept: no weight given
+    assert again.edge.valid_at is None  # an omitted bound becomes open (upstream)
+    other = brain.add_edge(a, b, "contradicts")
+    assert other.created is True and other.edge.id != first.id
+    assert sorted(e.relation for e in brain.get(a).edges) == ["contradicts", "supports"]
+
+
+def test_an_edge_row_without_weight_or_id_reads_as_weight_1_and_id_0() -> None:
+    from cerebro.models import Edge as EdgeRow
+    from cerebro.store import edges
+
+    value = edges.to_value(EdgeRow(source_id="a", target_id="b", relation="r", weight=None))
+    assert (value.id, value.weight) == (0, 1.0)
+
+
+# ------------------------------------------------------------------ vectors
+
+
+def test_deleting_a_vector_stored_at_another_nodes_rowid_deletes_only_that_vector(tmp_path: Path) -> None:
+    """Vectors are kept at their node's rowid, but a brain from elsewhere (upstream, an import) may hold them
+    at other rowids: a delete must never take the vector that happens to sit at the node's rowid."""
+    path = tmp_path / "fake.sqlite"
+    Brain.init(path, embed_provider="fake")
+    with Brain.open(path) as brain:
+        a, b = brain.add("alpha kettle"), brain.add("beta descaling")
+
+        def swap(session) -> None:  # noqa: ANN001
+            rows = {r[0]: (r[1], r[2]) for r in session.execute(meta.text(
+                "SELECT v.node_id, n.rowid, v.embedding FROM vec_nodes v JOIN nodes n ON n.id = v.node_id")).all()}
+            session.execute(meta.text("DELETE FROM vec_nodes"))
+            for node_id, other in ((a, b), (b, a)):  # each vector at the other node's rowid
+                session.execute(meta.text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (:r, :id, :v)"),
+                                {"r": rows[other][0], "id": node_id, "v": rows[node_id][1]})
+
+        brain._write(swap)
+        brain._write(lambda s: vec.delete(s, a))
+        left = brain._read(lambda s: [r[0] for r in s.execute(meta.text("SELECT node_id FROM vec_nodes")).all()])
+        assert left == [b]
