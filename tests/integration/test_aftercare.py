@@ -1,0 +1,242 @@
+"""End-of-session work in this process (ADR 0017): the job files SessionEnd leaves, the worker that does them
+(``catch_up``), its lock, its log and what ``doctor`` reads. The detached worker runs exactly ``catch_up``;
+tests/integration/test_hooks.py drives it through real processes."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from cerebro import Brain, paths
+from cerebro.integration.claude_code import aftercare
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"
+
+
+def _backdate(path: Path, seconds: float) -> None:
+    stamp = path.stat().st_mtime - seconds
+    os.utime(path, (stamp, stamp))
+
+
+def _job_body(project: Path, session: str) -> dict:
+    return json.loads((aftercare.pending_dir() / aftercare._job_name(project, session)).read_text())
+
+
+def test_a_job_file_records_the_session_whole_and_private(project: Path, tmp_path: Path) -> None:
+    before = time.time()
+    assert aftercare.enqueue(project, "s-1", tmp_path) is True
+    body = _job_body(project, "s-1")
+    assert body["project"] == str(project.absolute()) and body["transcript_dir"] == str(tmp_path)
+    assert body["attempts"] == 0 and before <= body["created_at"] <= time.time()
+    files = list(aftercare.pending_dir().iterdir())
+    assert len(files) == 1 and files[0].stat().st_mode & 0o777 == 0o600  # no temporary file left behind
+    assert "s-1" not in files[0].name  # the session id never names a file
+    assert aftercare.enqueue(project, "s-1", None) is False  # once per session
+    assert aftercare.enqueue(project, "s-2", None) is True
+    assert _job_body(project, "s-2")["transcript_dir"] is None
+
+
+def test_the_job_name_depends_on_project_and_session() -> None:
+    names = {aftercare._job_name(Path(p), s) for p in ("/a", "/b") for s in ("s", "t")}
+    assert len(names) == 4 and all(n.endswith(".json") and len(n.split(".")[1]) == 32 for n in names)
+
+
+def test_pending_jobs_are_oldest_first_and_skip_what_is_not_a_job(project: Path) -> None:
+    assert aftercare.pending_jobs() == [] and aftercare.has_pending() is False  # nothing created by reading
+    assert not (paths.home() / "aftercare").exists()
+    for session, age in (("new", 10), ("old", 300), ("middle", 100)):
+        aftercare.enqueue(project, session, None)
+        path = aftercare.pending_dir() / aftercare._job_name(project, session)
+        body = json.loads(path.read_text())
+        body["created_at"] -= age
+        path.write_text(json.dumps(body))
+    pending = aftercare.pending_dir()
+    (pending / "garbled.json").write_text("{not json")
+    (pending / "no-project.json").write_text(json.dumps({"created_at": 1.0}))
+    (pending / ".hidden.json").write_text(json.dumps({"project": "/x", "created_at": 0.0}))
+    (pending / "notes.txt").write_text(json.dumps({"project": "/x", "created_at": 0.0}))
+    jobs = aftercare.pending_jobs()
+    assert [j.path.name for j in jobs] == [aftercare._job_name(project, s) for s in ("old", "middle", "new")]
+    assert all(j.project == project.absolute() and j.attempts == 0 and j.transcript_dir is None for j in jobs)
+    assert 299 < jobs[0].age_seconds < 400
+
+
+def test_a_job_without_a_creation_time_is_as_old_as_its_file(project: Path) -> None:
+    path = aftercare.pending_dir() / "legacy.json"
+    path.write_text(json.dumps({"project": str(project), "transcript_dir": "", "attempts": "2"}))
+    _backdate(path, 1000)
+    (job,) = aftercare.pending_jobs()
+    assert job.created_at == pytest.approx(path.stat().st_mtime)
+    assert (job.transcript_dir, job.attempts) == (None, 2)
+
+
+def test_has_pending_ignores_hidden_and_foreign_files(project: Path) -> None:
+    pending = aftercare.pending_dir()
+    (pending / ".x.json.123.tmp").write_text("{}")
+    (pending / ".y.json").write_text("{}")
+    (pending / "readme.txt").write_text("")
+    assert aftercare.has_pending() is False
+    aftercare.enqueue(project, "s", None)
+    assert aftercare.has_pending() is True
+
+
+def _brain_with_a_fleeting_memory(project: Path) -> Path:
+    path = paths.project_brain_path(project)
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        brain.add("a fleeting thought", importance=0.0)
+        brain.add("a lasting decision", importance=1.0)
+        brain.config_set("gc_threshold", "0.6")
+    return path
+
+
+def test_catch_up_collects_garbage_logs_the_evictions_and_ingests_the_transcripts(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cerebro import clock
+    from cerebro.metrics.store import MetricsStore, metrics_path
+
+    monkeypatch.setenv("CEREBRO_NOW", "2030-01-01T00:00:00Z")
+    clock.set_now(None)
+    path = _brain_with_a_fleeting_memory(project)
+    transcripts = tmp_path / "transcripts"
+    transcripts.mkdir()
+    shutil.copy(FIXTURES / "cerebro__simple_session.jsonl", transcripts / "test-session-1.jsonl")
+    assert aftercare.enqueue(project, "s", transcripts)
+    assert aftercare.catch_up() == 1
+    assert aftercare.pending_jobs() == [] and aftercare.has_pending() is False
+    assert [p.name for p in aftercare.done_dir().iterdir()] == [aftercare._job_name(project, "s")]
+    with Brain.open(path) as brain:
+        assert [n.content for n in brain.list()] == ["a lasting decision"]
+    (line,) = aftercare.gc_log_path(project).read_text().splitlines()
+    logged = json.loads(line)
+    assert logged["at"] == "2030-01-01T00:00:00Z" and logged["archived"] == 1
+    with MetricsStore.open(metrics_path(project)) as store:
+        assert [t.turn_number for t in store.recent_turns()] == [1, 2, 3]
+    assert not aftercare.log_path().exists()  # nothing failed: nothing logged
+    assert aftercare.enqueue(project, "s", None) is False  # done: a late duplicate is not redone
+
+
+def test_a_gc_that_archives_nothing_writes_no_log_line(project: Path) -> None:
+    Brain.init(paths.project_brain_path(project), embed_provider="none")
+    aftercare.enqueue(project, "quiet", None)
+    assert aftercare.catch_up() == 1
+    assert not aftercare.gc_log_path(project).exists()
+
+
+def test_a_project_without_a_brain_is_done_without_error(project: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # no transcripts either
+    aftercare.enqueue(project, "nothing", None)
+    assert aftercare.catch_up() == 1
+    assert not aftercare.log_path().exists()
+    assert not paths.project_brain_path(project).exists()  # gc never creates a brain
+
+
+def test_a_failing_step_does_not_stop_the_other_and_is_retried_then_given_up(project: Path, tmp_path: Path) -> None:
+    brain_file = paths.project_brain_path(project)
+    brain_file.parent.mkdir(parents=True)
+    brain_file.write_bytes(b"this is not a database" * 100)
+    transcripts = tmp_path / "transcripts"
+    transcripts.mkdir()
+    shutil.copy(FIXTURES / "cerebro__simple_session.jsonl", transcripts / "test-session-1.jsonl")
+    aftercare.enqueue(project, "doomed", transcripts)
+    assert aftercare.catch_up() == 0
+    (job,) = aftercare.pending_jobs()
+    assert job.attempts == 1
+    assert oct(job.path.stat().st_mode & 0o777) == oct(0o600)  # rewritten privately
+    assert [p.name for p in aftercare.pending_dir().iterdir()] == [job.path.name]  # no temporary file left
+    log = aftercare.log_path().read_text().splitlines()
+    assert len(log) == 1 and f"{job.path.name}: gc:" in log[0]  # ingest ran and succeeded
+    from cerebro.metrics.store import MetricsStore, metrics_path
+
+    with MetricsStore.open(metrics_path(project)) as store:
+        assert len(store.recent_turns()) == 3
+    assert aftercare.catch_up() == 0
+    assert aftercare.catch_up() == 1  # the third failure: given up, moved to done
+    assert aftercare.pending_jobs() == []
+    assert aftercare.log_path().read_text().splitlines()[-1].endswith(
+        f"{job.path.name}: given up after {aftercare.MAX_ATTEMPTS} attempts")
+
+
+def test_a_worker_finding_the_lock_taken_leaves_the_work_to_its_holder(project: Path) -> None:
+    Brain.init(paths.project_brain_path(project), embed_provider="none")
+    aftercare.enqueue(project, "s", None)
+    assert aftercare.worker_running() is False  # no lock file yet
+    fd = os.open(aftercare._lock_path(), os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert aftercare.worker_running() is True
+        assert aftercare.status()["worker_running"] is True
+        assert aftercare.catch_up() == 0
+        assert len(aftercare.pending_jobs()) == 1
+    finally:
+        os.close(fd)
+    assert aftercare.worker_running() is False
+    assert aftercare.catch_up() == 1
+
+
+def test_done_jobs_are_kept_seven_days(project: Path) -> None:
+    Brain.init(paths.project_brain_path(project), embed_provider="none")
+    for session in ("old", "recent"):
+        aftercare.enqueue(project, session, None)
+    assert aftercare.catch_up() == 2
+    done = aftercare.done_dir()
+    _backdate(done / aftercare._job_name(project, "old"), aftercare.KEEP_DONE_SECONDS + 60)
+    _backdate(done / aftercare._job_name(project, "recent"), aftercare.KEEP_DONE_SECONDS - 60)
+    aftercare.enqueue(project, "trigger", None)
+    assert aftercare.catch_up() == 1  # every worker sweeps
+    assert sorted(p.name for p in done.iterdir()) == sorted(
+        aftercare._job_name(project, s) for s in ("recent", "trigger"))
+    assert aftercare.enqueue(project, "old", None) is True  # forgotten after a week
+
+
+def test_status_counts_overdue_jobs_only_when_no_worker_runs(project: Path) -> None:
+    assert aftercare.status() == {"pending": 0, "overdue": 0, "worker_running": False, "oldest_age_seconds": None}
+    for session, age in (("fresh", 5), ("stuck", aftercare.OVERDUE_SECONDS + 30)):
+        aftercare.enqueue(project, session, None)
+        path = aftercare.pending_dir() / aftercare._job_name(project, session)
+        body = json.loads(path.read_text())
+        body["created_at"] -= age
+        path.write_text(json.dumps(body))
+    report = aftercare.status()
+    assert (report["pending"], report["overdue"], report["worker_running"]) == (2, 1, False)
+    assert aftercare.OVERDUE_SECONDS + 30 <= report["oldest_age_seconds"] < aftercare.OVERDUE_SECONDS + 90
+    assert report["oldest_age_seconds"] == round(report["oldest_age_seconds"], 1)
+    fd = os.open(aftercare._lock_path(), os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert aftercare.status()["overdue"] == 0  # a worker is on it
+    finally:
+        os.close(fd)
+
+
+def test_private_appends_create_a_private_file_in_a_private_folder(isolated_home: Path) -> None:
+    target = isolated_home / "logs" / "x.log"
+    aftercare.append_private(target, "one\n")
+    aftercare.append_private(target, "two\n")
+    assert target.read_text() == "one\ntwo\n"
+    assert target.stat().st_mode & 0o777 == 0o600 and target.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_job_enqueued_while_the_worker_runs_is_done_by_that_worker(project: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another session ends while the worker is busy: its hook sees the lock taken and starts nobody, so the
+    worker must look again before it leaves."""
+    Brain.init(paths.project_brain_path(project), embed_provider="none")
+    real_ingest = aftercare._ingest_metrics
+
+    def ingest_while_another_session_ends(job: aftercare.Job) -> str | None:
+        aftercare.enqueue(project, "ended-meanwhile", None)
+        return real_ingest(job)
+
+    monkeypatch.setattr(aftercare, "_ingest_metrics", ingest_while_another_session_ends)
+    aftercare.enqueue(project, "first", None)
+    assert aftercare.catch_up() == 2
+    assert aftercare.pending_jobs() == []
