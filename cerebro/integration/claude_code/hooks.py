@@ -169,15 +169,15 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
             primed = brain.prime()
             if not primed:
                 return None  # an empty brain stays silent
-            brain.touch_surfaced([p.node.id for p in primed])
             from cerebro.store import reads
 
             with brain._snapshot() as conn:  # raw SQL: a hook must not pay for the ORM's import
                 total = conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
                 budget = config.effective("prime_token_budget", reads.config_values(conn).get("prime_token_budget"))
-        text, shown = render_prime(primed, total, budget, gc_tail(project))
-        if not shown:
-            return None  # nothing fitted: deliver nothing, stay retryable
+            text, shown = render_prime(primed, total, budget, gc_tail(project))
+            if not shown:
+                return None  # nothing fitted: deliver nothing, stay retryable
+            brain.touch_surfaced([p.node.id for p in primed[:shown]])  # what the budget left out was not surfaced
         banner = f"Cerebro online. {shown} memor{'y' if shown == 1 else 'ies'} loaded."
         body = f"{banner}\n\n{text}"
         delivered = True
