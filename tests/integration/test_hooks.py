@@ -472,3 +472,47 @@ def test_a_claim_records_only_a_hash_of_the_session(isolated_home: Path) -> None
     assert not hooks.claim("secret-session", "session_start")
     hooks.release("secret-session", "session_start")
     assert hooks.claim("secret-session", "session_start")
+
+
+def test_without_a_session_id_the_environments_session_is_used(primed_project: Path, isolated_home: Path) -> None:
+    no_id = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "hi"})
+    env = {"CLAUDE_SESSION_ID": "from-env"}
+    assert _hook(isolated_home, primed_project, "prime", stdin=no_id, env=env).stdout.startswith("Cerebro online.")
+    assert _hook(isolated_home, primed_project, "prime", stdin=no_id, env=env).stdout == ""  # that session: primed
+    other = _hook(isolated_home, primed_project, "prime", stdin=no_id, env={"CLAUDE_SESSION_ID": "another"})
+    assert other.stdout.startswith("Cerebro online.")
+    assert _hook(isolated_home, primed_project, "prime", stdin=no_id).stdout.startswith("Cerebro online.")  # "default"
+
+
+def test_the_event_may_be_given_as_one_word(primed_project: Path, isolated_home: Path) -> None:
+    out = _hook(isolated_home, primed_project, "prime", "--event=sessionstart", stdin=_payload("eq"))
+    assert json.loads(out.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    bad = _hook(isolated_home, primed_project, "prime", "--event=stop", stdin=_payload("eq2"))
+    assert (bad.returncode, bad.stdout) == (0, "") and bad.stderr.startswith("cerebro: hook: unexpected arguments")
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "folder.jsonl/", "missing.jsonl"])
+def test_only_an_existing_jsonl_transcript_names_the_transcript_folder(tmp_path: Path, name: str) -> None:
+    from cerebro.integration.claude_code import hooks
+
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "folder.jsonl").mkdir()
+    assert hooks._transcript_dir({"transcript_path": str(tmp_path / name)}) is None
+    (tmp_path / "s.jsonl").write_text("{}")
+    assert hooks._transcript_dir({"transcript_path": str(tmp_path / "s.jsonl")}) == tmp_path
+    assert hooks._transcript_dir({"transcript_path": 5}) is None
+
+
+def test_session_start_starts_no_second_worker_while_one_runs(primed_project: Path, isolated_home: Path) -> None:
+    import fcntl
+
+    assert aftercare.enqueue(primed_project, "left-over", None)
+    fd = os.open(aftercare._lock_path(), os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a worker is running
+        started = _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("busy"))
+        assert started.stdout
+        assert not aftercare.log_path().exists()  # nothing was spawned (a spawn opens the worker's log)
+    finally:
+        os.close(fd)
+    assert len(aftercare.pending_jobs()) == 1
