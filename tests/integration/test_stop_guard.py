@@ -302,6 +302,21 @@ def test_disabled_guard_does_not_read_stdin(project: Path, isolated_home: Path, 
         proc.wait()
 
 
+def test_the_answer_is_one_compact_json_line(enabled_project: Path, isolated_home: Path) -> None:
+    for message, category in ((BLOCKING, PERM), ("That should be sufficient.", PREM)):
+        done = run_in_process(["stop-guard", "-p", str(enabled_project)], stdin=_payload(message),
+                              env=_env(isolated_home))
+        assert done.stdout == json.dumps(_block(category), ensure_ascii=False, separators=(",", ":")) + "\n"
+    assert not REASONS[PREM].isascii()  # UTF-8 as is, not \u escapes
+
+
+def test_extra_arguments_allow_the_stop_with_one_line_on_stderr(enabled_project: Path, isolated_home: Path) -> None:
+    done = run_in_process(["stop-guard", "extra", "-p", str(enabled_project)], stdin=_payload(BLOCKING),
+                          env=_env(isolated_home))
+    assert (done.returncode, done.stdout) == (0, "{}\n")
+    assert done.stderr == "cerebro: stop-guard: unexpected arguments ['extra']\n"
+
+
 def test_enabled_blocks_a_blocking_message_and_allows_a_fine_one(enabled_project: Path, isolated_home: Path) -> None:
     assert _guard(isolated_home, enabled_project, _payload(BLOCKING)) == _block(PERM)
     assert _guard(isolated_home, enabled_project, _payload("That should be sufficient.")) == _block(PREM)

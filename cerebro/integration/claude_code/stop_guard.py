@@ -133,7 +133,7 @@ def stop_fields(payload: dict[str, Any]) -> tuple[str, bool, str]:
     session = payload.get("session_id")
     return (
         message if isinstance(message, str) else "",
-        payload.get("stop_hook_active") in (True, 1, "true"),  # any sign of a forced continuation: never loop
+        payload.get("stop_hook_active") in (True, "true"),  # any sign of a forced continuation (1 == True): never loop
         session if isinstance(session, str) and session else "",
     )
 
@@ -180,8 +180,7 @@ def run(argv: list[str]) -> int:
             if decision.blocks:
                 _record(project, session, decision)
     except Exception as exc:  # noqa: BLE001 - a hook never breaks a session
-        print(f"cerebro: stop-guard: {' '.join(str(exc).split())}", file=sys.stderr)
-        decision = ALLOW
+        print(f"cerebro: stop-guard: {' '.join(str(exc).split())}", file=sys.stderr)  # decision: still ALLOW
     sys.stdout.write(decision.to_json() + "\n")
     return 0
 
