@@ -32,7 +32,7 @@ def _to_value(row: Any) -> values.InboxCandidate:
         content=row[3],
         metadata=metadata.load(row[4]),
         importance=float(importance) if importance is not None else 0.5,
-        created_at=clock.parse_optional(row[6]) if row[6] not in (None, "") else None,
+        created_at=clock.parse_optional(row[6]),
         origin=values.Origin(row[7], row[8], row[9], row[10]),
     )
 

@@ -90,3 +90,32 @@ def test_busy_timeout_comes_from_the_environment_when_it_is_a_whole_number(
         monkeypatch.setenv("CEREBRO_BUSY_TIMEOUT_MS", value)
     assert engine._busy_timeout_ms() == expected
     assert engine._busy_timeout_ms(default=7) == (7 if expected == 5000 else expected)
+
+
+class _LoadingRefused(_Recorder):
+    """Connections that have the method but refuse to turn extension loading on (a locked-down build)."""
+
+    def connect(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        conn = super().connect(*args, **kwargs)
+        allowed = conn.enable_load_extension
+
+        def enable_load_extension(on: bool) -> None:
+            if on:
+                raise RuntimeError("not authorized")
+            allowed(on)
+
+        conn.enable_load_extension = enable_load_extension
+        return conn
+
+
+def test_a_driver_that_refuses_to_load_extensions_is_passed_over() -> None:
+    refused, usable = _LoadingRefused(), _Recorder()
+    assert engine.pick_driver([refused, usable]) is usable  # type: ignore[list-item]
+    assert refused.closed == 1
+
+
+def test_probing_drivers_leaves_no_file_behind(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """The probe opens an in-memory database: nothing appears in the current folder (a project)."""
+    monkeypatch.chdir(tmp_path)
+    assert engine.pick_driver([_Recorder()]) is not None
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,139 @@
+"""Summarise a mutmut run (``make mutate``) per module, the way docs/testing.md records it.
+
+    python bench/mutation_report.py [MUTANTS_DIR] [--survivors]
+
+Reads mutmut's result files (``mutants/**/*.py.meta``) and its rewritten sources, so it needs no mutmut
+import. A survivor counts as *equivalent* (no test can kill it: the program behaves the same) when it is
+
+- a change of letter case inside an SQL statement that leaves its quoted literals alone (SQL keywords and
+  identifiers are case-insensitive), or
+- listed in :data:`EQUIVALENT` with the reason.
+
+Score = killed / (mutants − equivalent − not run); a timeout counts as killed (the mutant hung the tests).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import re
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+# (function as mutmut names it without the module, text only the mutant has) → why no test can tell.
+EQUIVALENT: dict[tuple[str, str], str] = {
+    ("x_indegree_structural", "citations < 0"): "0 citations: log1p(0) = 0 either way",
+    ("x_should_skip_expansion", "spread >= 0"): "a spread of 0 cannot have max − min < 0",
+    ("x_upsert", "weight=1.0 if (weight is None) and False else weight"):
+        "the Edge model's default is 1.0: a None weight is stored as 1.0 too",
+    ("x_delete", "rowid = None"): "the fallback deletes the same row by node id (only slower)",
+    ("x_delete", "_node_rowid(session, None)"): "the fallback deletes the same row by node id (only slower)",
+    ("x_delete", "at_rowid = None"): "the fallback deletes the same row by node id (only slower)",
+    ("x__busy_timeout_ms", "'CEREBRO_BUSY_TIMEOUT_MS', 'XXXX'"): "int('XXXX') fails as int('') does: the default",
+}
+
+_SQL = re.compile(
+    r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|PRAGMA|ALTER|WITH|BEGIN|COMMIT|FROM|WHERE|LIMIT|ORDER BY)\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"'[^']*'")
+STATUS = {0: "survived", 1: "killed", 33: "no tests", 34: "skipped", 35: "suspicious", 36: "timeout",
+          -24: "timeout", 24: "timeout", 152: "timeout", 37: "type error", -11: "segfault", -9: "killed by OS"}
+
+
+def _functions(source: str) -> dict[str, ast.AST]:
+    tree = ast.parse(source)
+    return {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def _strings(node: ast.AST) -> list[str]:
+    return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _sql_case_only(original: ast.AST, mutant: ast.AST) -> bool:
+    """True when the two functions differ only in the letter case of SQL text outside quoted literals."""
+    if ast.dump(_blank_strings(original)) != ast.dump(_blank_strings(mutant)):
+        return False
+    changed = [(a, b) for a, b in zip(_strings(original), _strings(mutant), strict=True) if a != b]
+    return bool(changed) and all(
+        a.lower() == b.lower() and _SQL.search(a) and _QUOTED.findall(a) == _QUOTED.findall(b) for a, b in changed
+    )
+
+
+def _blank_strings(node: ast.AST) -> ast.AST:
+    copy = ast.parse(ast.unparse(node))
+    for n in ast.walk(copy):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            n.value = ""
+    for n in ast.walk(copy):
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+            n.name = ""
+            break
+    return copy
+
+
+def _diff(original: ast.AST, mutant: ast.AST) -> list[str]:
+    a, b = ast.unparse(original).splitlines()[1:], ast.unparse(mutant).splitlines()[1:]
+    return [line for line in difflib.unified_diff(a, b, lineterm="", n=0) if line[:1] in "+-" and line[:3] not in
+            ("+++", "---")]
+
+
+def report(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str, list[str], str]]]]:
+    counts: dict[str, Counter] = defaultdict(Counter)
+    survivors: dict[str, list[tuple[str, list[str], str]]] = defaultdict(list)
+    for meta_file in sorted(mutants.rglob("*.py.meta")):
+        source_file = meta_file.with_suffix("")
+        module = ".".join(source_file.relative_to(mutants).with_suffix("").parts)
+        results = json.loads(meta_file.read_text())["exit_code_by_key"]
+        functions = _functions(source_file.read_text())
+        for key, code in sorted(results.items()):
+            name = key[len(module) + 1:]
+            base = name.rsplit("__mutmut_", 1)[0]
+            status = "not run" if code is None else STATUS.get(code, f"exit {code}")
+            if status == "survived":
+                original, mutant = functions[f"{base}__mutmut_orig"], functions[name]
+                diff = _diff(original, mutant)
+                reason = next((why for (fn, text), why in EQUIVALENT.items()
+                               if fn == base.split("ǁ")[-1] and any(text in line for line in diff if line[0] == "+")),
+                              None)
+                if reason is None and _sql_case_only(original, mutant):
+                    reason = "letter case inside SQL (keywords and identifiers are case-insensitive)"
+                if reason is not None:
+                    status = "equivalent"
+                survivors[module].append((name, diff, reason or ""))
+            counts[module][status] += 1
+    return counts, survivors
+
+
+def main(argv: list[str]) -> int:
+    args = [a for a in argv if not a.startswith("--")]
+    mutants = Path(args[0] if args else "mutants")
+    counts, survivors = report(mutants)
+    total: Counter = Counter()
+    print("| module | mutants | killed | survived | equivalent | no tests | not run | killed of non-equivalent |")
+    print("|---|---|---|---|---|---|---|---|")
+    for module, c in sorted(counts.items()):
+        total.update(c)
+        print(_row(module, c))
+    print(_row("**all**", total))
+    if "--survivors" in argv:
+        for module, items in sorted(survivors.items()):
+            for name, diff, reason in items:
+                print(f"\n{name}" + (f"  [equivalent: {reason}]" if reason else ""))
+                for line in diff:
+                    print("    " + line)
+    return 0
+
+
+def _row(module: str, c: Counter) -> str:
+    killed = c["killed"] + c["timeout"]
+    scored = sum(c.values()) - c["equivalent"] - c["not run"]
+    score = f"{100 * killed / scored:.1f} %" if scored else "—"
+    return (f"| `{module}` | {sum(c.values())} | {killed} | {c['survived']} | {c['equivalent']} | {c['no tests']} | "
+            f"{c['not run']} | {score} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
