@@ -267,27 +267,3 @@ def test_vectors_match_the_recorded_reference(embedder):
     for got, expected in zip(embedder.embed(reference["texts"]), reference["vectors"], strict=True):
         assert cosine(got, expected) >= 0.9999
 
-
-def _embed_in_a_forked_child(texts: list[str], expected: list[list[float]]) -> int | None:
-    """Fork, embed in the child, compare with ``expected``; the child's exit code (None: it hung)."""
-    import multiprocessing
-
-    def child() -> None:
-        vectors = LocalEmbedder().embed(texts)
-        os._exit(0 if np.allclose(vectors, expected, atol=1e-6) else 1)
-
-    process = multiprocessing.get_context("fork").Process(target=child)
-    process.start()
-    process.join(120)  # a deadlocked child never exits: the deadline turns the hang into a failure
-    if process.exitcode is None:
-        process.kill()
-        process.join()
-    return process.exitcode
-
-
-def test_a_forked_child_embeds_with_a_session_of_its_own(embedder):
-    """A process that forks after loading the model (multiprocessing, a test runner, a server's workers): the
-    child inherits the ONNX session but not its thread pool, and running it would wait forever there."""
-    texts = [f"forked child text {i}: " + "words " * 40 for i in range(8)]
-    expected = embedder.embed(texts)  # the parent has the model loaded
-    assert _embed_in_a_forked_child(texts, expected) == 0
