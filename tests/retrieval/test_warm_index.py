@@ -209,5 +209,46 @@ def test_changes_applied_one_commit_at_a_time_match_a_fresh_load(fake_brain, sma
         assert len(got) == len(want) == min(k, len(expected))
         assert [d for _, d in got] == pytest.approx([d for _, d in want], abs=1e-5)
         assert all(0.0 - 1e-5 <= d <= 2.0 + 1e-5 for _, d in got)  # cosine distances of a normalised query
+    assert sorted(i for i, _ in applied.knn(query, 40)) == sorted(expected)  # every id, moved ones included
     assert applied.dots(everyone, query) == pytest.approx(fresh.dots(everyone, query), abs=1e-5)
     assert applied.dots(["no-such-id"], query) == {}
+
+
+def test_without_the_fast_read_the_virtual_table_gives_the_same_index(fake_brain, monkeypatch) -> None:  # noqa: ANN001
+    """A layout the fast read does not know (another sqlite-vec): the vectors are read through vec_nodes."""
+    ids = [fake_brain.add(f"note {i} about topic{i % 4}") for i in range(15)]
+    fast, slow = warm.WarmVectors(), warm.WarmVectors()
+    with fake_brain._snapshot() as conn:
+        assert fast._load(conn)
+        monkeypatch.setattr(warm, "_shadow_rows", lambda conn: None)
+        assert slow._load(conn)
+        order = [r[0] for r in conn.execute("SELECT node_id FROM vec_nodes").fetchall()]
+    assert slow._ids == order and sorted(order) == sorted(ids)
+    query = fake_brain._embed(["note about topic2"])[0]
+    assert slow.vectors(ids) == fast.vectors(ids)  # the same float32 values, read two ways
+    assert slow.knn(query, 5) == fast.knn(query, 5)
+
+
+@pytest.mark.parametrize("fast_read", [True, False])
+def test_an_empty_vector_table_loads_nothing(fake_brain, monkeypatch, fast_read: bool) -> None:  # noqa: ANN001
+    if not fast_read:
+        monkeypatch.setattr(warm, "_shadow_rows", lambda conn: None)
+    index = warm.WarmVectors()
+    with fake_brain._snapshot() as conn:
+        assert index._load(conn) is False
+        assert index.ready(conn) is False and index.ready(conn) is False
+
+
+def test_a_loaded_index_is_reused_until_something_commits(fake_brain, small_threshold) -> None:  # noqa: ANN001
+    fake_brain.add("first")
+    index = warm.WarmVectors()
+    with fake_brain._snapshot() as conn:
+        assert index._load(conn)
+    loaded = index._matrix
+    with fake_brain._snapshot() as conn:
+        assert index.ready(conn) is True
+    assert index._matrix is loaded  # not read again
+    fake_brain.add("second")
+    with fake_brain._snapshot() as conn:
+        assert index.ready(conn) is True
+    assert index._matrix is not loaded and index._matrix.shape[0] == 2
