@@ -32,6 +32,25 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x_delete", "_node_rowid(session, None)"): "the fallback deletes the same row by node id (only slower)",
     ("x_delete", "at_rowid = None"): "the fallback deletes the same row by node id (only slower)",
     ("x__busy_timeout_ms", "'CEREBRO_BUSY_TIMEOUT_MS', 'XXXX'"): "int('XXXX') fails as int('') does: the default",
+    # The warm index (store/warm.py): float32 and the side matrix's growth are about memory and speed, not answers.
+    ("x__unit_rows", ".astype(None, copy=False)"): "the quotient of float32 arrays is float32 already",
+    ("x__unit_rows", "copy=None"): "astype's copy flag changes memory use only",
+    ("x__unit_rows", "copy=True"): "astype's copy flag changes memory use only",
+    ("x__unit_rows", ".astype(np.float32)"): "astype's copy flag changes memory use only",
+    ("apply", "dtype=None"): "float64 rows are cast into the float32 matrix on assignment",
+    ("apply", "np.asarray([vector]))"): "float64 rows are cast into the float32 matrix on assignment",
+    ("apply", "self._matrix.shape[1]))"): "float64 rows are cast into the float32 matrix on assignment",
+    ("apply", "max(17, 2 * extra)"): "the side matrix's initial capacity: growth policy only",
+    ("apply", "max(16, 3 * extra)"): "the side matrix's growth factor: growth policy only",
+    ("apply", "extra != len(self._extra)"): "growing on every add instead of when full: the same rows, more copying",
+    ("dots", "strict=None"): "found and rows are built together: equal lengths by construction",
+    ("dots", "strict=False"): "found and rows are built together: equal lengths by construction",
+    ("dots", ".tolist()))"): "found and rows are built together: equal lengths by construction",
+    ("dots", "np.asarray(vector, dtype=None)"): "a float64 query gives the same dot products to 1e-7",
+    ("dots", "np.asarray(vector)"): "a float64 query gives the same dot products to 1e-7",
+    ("knn", "np.asarray(vector, dtype=None)"): "a float64 query gives the same similarities to 1e-7",
+    ("knn", "np.asarray(vector)"): "a float64 query gives the same similarities to 1e-7",
+    ("knn", "if k < 0:"): "k is never negative here; for k = 0 the slice [:0] is empty either way",
 }
 
 _SQL = re.compile(

@@ -196,14 +196,13 @@ def _shadow_rows(conn: Any) -> tuple[list[str], Any] | None:
         for chunk_id, size, validity, chunk_rowids in conn.execute(
             "SELECT chunk_id, size, validity, rowids FROM vec_nodes_chunks ORDER BY chunk_id"
         ).fetchall():
-            blob = blobs.get(chunk_id)
-            if blob is None or size <= 0 or len(validity) * 8 < size or len(chunk_rowids) != 8 * size or len(blob) % size:
-                return None
+            # A chunk that does not add up (no vector blob, a size that does not divide it, a bitmap or rowid
+            # list of another length) makes numpy raise below: the except turns that into None.
             valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size].astype(bool)
             kept = [int(r) for r in np.frombuffer(chunk_rowids, dtype="<i8")[valid]]
             rowids += kept
             ids += [names.get(r) for r in kept]
-            parts.append(np.frombuffer(blob, dtype="<f4").reshape(size, -1)[valid])
+            parts.append(np.frombuffer(blobs[chunk_id], dtype="<f4").reshape(size, -1)[valid])
         if any(i is None for i in ids):
             return None
         if conn.execute("SELECT COUNT(*) FROM vec_nodes_rowids").fetchone()[0] != len(ids):

@@ -203,7 +203,11 @@ def test_changes_applied_one_commit_at_a_time_match_a_fresh_load(fake_brain, sma
     assert set(applied.vectors(everyone)) == set(expected) == set(ids + added) - gone
     for node_id, v in expected.items():
         assert applied.vectors([node_id])[node_id] == pytest.approx(v, abs=1e-6)
-    query = (3.0 * np.asarray(fake_brain._embed(["added memory about topic2"])[0])).tolist()  # not unit length
+    base_query = np.asarray(fake_brain._embed(["added memory about topic2"])[0])
+    query = (3.0 * base_query).tolist()  # not unit length
+    short_query = (0.2 * base_query).tolist()
+    distances = lambda hits: [d for _, d in hits]  # noqa: E731
+    assert distances(applied.knn(short_query, 40)) == pytest.approx(distances(fresh.knn(short_query, 40)), abs=1e-5)
     for k in (0, 1, 5, 40):
         got, want = applied.knn(query, k), fresh.knn(query, k)
         assert len(got) == len(want) == min(k, len(expected))
@@ -252,3 +256,60 @@ def test_a_loaded_index_is_reused_until_something_commits(fake_brain, small_thre
     with fake_brain._snapshot() as conn:
         assert index.ready(conn) is True
     assert index._matrix is not loaded and index._matrix.shape[0] == 2
+
+
+def test_applied_vectors_are_normalised_and_a_rewritten_new_vector_replaces_itself(fake_brain) -> None:  # noqa: ANN001
+    import numpy as np
+
+    fake_brain.add("the one loaded memory")
+    index = warm.WarmVectors()
+    with fake_brain._snapshot() as conn:
+        assert index._load(conn)
+    dims = index._matrix.shape[1]
+    short, zero = np.zeros(dims), np.zeros(dims)
+    short[0] = 0.1  # not unit length: stored as the unit vector
+    index.apply({"short": short.tolist(), "zero": zero.tolist()})
+    got = index.vectors(["short", "zero"])
+    assert got["short"][0] == pytest.approx(1.0) and sum(abs(x) for x in got["short"]) == pytest.approx(1.0)
+    assert got["zero"] == [0.0] * dims  # no NaN from dividing by a zero norm
+    rewritten = np.zeros(dims)
+    rewritten[1] = 2.0
+    index.apply({"short": rewritten.tolist()})  # the same new id written again: replaced, not added twice
+    ids = [i for i, _ in index.knn(rewritten.tolist(), 10)]
+    assert sorted(ids) == sorted({*ids}) and ids.count("short") == 1
+    assert index.vectors(["short"])["short"][1] == pytest.approx(1.0)
+
+
+def _index_of(vectors) -> warm.WarmVectors:  # noqa: ANN001
+    """A loaded index over these rows (ids "n0", "n1", …), without a brain: for the ranking arithmetic."""
+    index = warm.WarmVectors()
+    index._ids = [f"n{i}" for i in range(len(vectors))]
+    index._rows = {node_id: i for i, node_id in enumerate(index._ids)}
+    index._matrix = warm._unit_rows(vectors)
+    return index
+
+
+def test_knn_is_the_exact_nearest_first_ranking() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(300, 24)).astype(np.float32)
+    index = _index_of(vectors)
+    query = rng.normal(size=24).astype(np.float32)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    exact = np.argsort(-(unit @ (query / np.linalg.norm(query))), kind="stable")
+    for k in (1, 2, 10, 37):
+        assert [i for i, _ in index.knn(query.tolist(), k)] == [f"n{i}" for i in exact[:k]]
+    cosines = unit @ (query / np.linalg.norm(query))
+    for scale in (0.05, 1.0, 40.0):  # the query's length does not matter: cosine distances
+        hits = index.knn((scale * query).tolist(), 5)
+        assert [d for _, d in hits] == pytest.approx([1.0 - cosines[i] for i in exact[:5]], abs=1e-5)
+
+
+def test_knn_over_an_index_whose_rows_are_all_removed_is_empty() -> None:
+    import numpy as np
+
+    index = _index_of(np.eye(3, dtype=np.float32))
+    index.apply({"n0": None, "n1": None, "n2": None})
+    assert index.knn([1.0, 0.0, 0.0], 5) == []
+    assert index.dots(["n0", "n1"], [1.0, 0.0, 0.0]) == {} and index.vectors(["n2"]) == {}
