@@ -58,8 +58,10 @@ _SQL = re.compile(
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r"'[^']*'")
-STATUS = {0: "survived", 1: "killed", 33: "no tests", 34: "skipped", 35: "suspicious", 36: "timeout",
-          -24: "timeout", 24: "timeout", 152: "timeout", 37: "type error", -11: "segfault", -9: "killed by OS"}
+# mutmut's exit codes (mutmut/stats.py: status_by_exit_code); anything else it calls "suspicious".
+STATUS = {0: "survived", 1: "killed", 3: "killed", 5: "no tests", 33: "no tests", 34: "skipped", 35: "suspicious",
+          36: "timeout", 37: "type error", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout",
+          -11: "segfault", -9: "segfault"}
 
 
 def _functions(source: str) -> dict[str, ast.AST]:
@@ -110,7 +112,7 @@ def report(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str,
         for key, code in sorted(results.items()):
             name = key[len(module) + 1:]
             base = name.rsplit("__mutmut_", 1)[0]
-            status = "not run" if code is None else STATUS.get(code, f"exit {code}")
+            status = "not run" if code is None else STATUS.get(code, "suspicious")
             if status == "survived":
                 original, mutant = functions[f"{base}__mutmut_orig"], functions[name]
                 diff = _diff(original, mutant)
@@ -131,8 +133,9 @@ def main(argv: list[str]) -> int:
     mutants = Path(args[0] if args else "mutants")
     counts, survivors = report(mutants)
     total: Counter = Counter()
-    print("| module | mutants | killed | survived | equivalent | no tests | not run | killed of non-equivalent |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| module | mutants | killed | of them by timeout | survived | equivalent | no tests | not run | "
+          "killed of non-equivalent |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for module, c in sorted(counts.items()):
         total.update(c)
         print(_row(module, c))
@@ -150,8 +153,9 @@ def _row(module: str, c: Counter) -> str:
     killed = c["killed"] + c["timeout"]
     scored = sum(c.values()) - c["equivalent"] - c["not run"]
     score = f"{100 * killed / scored:.1f} %" if scored else "—"
-    return (f"| `{module}` | {sum(c.values())} | {killed} | {c['survived']} | {c['equivalent']} | {c['no tests']} | "
-            f"{c['not run']} | {score} |")
+    name = module if module.startswith("*") else f"`{module}`"
+    return (f"| {name} | {sum(c.values())} | {killed} | {c['timeout']} | {c['survived']} | {c['equivalent']} | "
+            f"{c['no tests']} | {c['not run']} | {score} |")
 
 
 if __name__ == "__main__":
