@@ -32,6 +32,9 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x_delete", "_node_rowid(session, None)"): "the fallback deletes the same row by node id (only slower)",
     ("x_delete", "at_rowid = None"): "the fallback deletes the same row by node id (only slower)",
     ("x__busy_timeout_ms", "'CEREBRO_BUSY_TIMEOUT_MS', 'XXXX'"): "int('XXXX') fails as int('') does: the default",
+    ("x_edges_touching", "chunks(list(ids))"): "any chunk size under SQLite's variable limit reads the same edges",
+    ("x_edges_touching", "chunks(list(ids), 401)"): "any chunk size under SQLite's variable limit reads the same edges",
+    ("x_mean_vector", "max(2, minimum)"): "the one caller asks for at least CENTERING_MIN (50) vectors",
     # The warm index (store/warm.py): float32 and the side matrix's growth are about memory and speed, not answers.
     ("x__unit_rows", ".astype(None, copy=False)"): "the quotient of float32 arrays is float32 already",
     ("x__unit_rows", "copy=None"): "astype's copy flag changes memory use only",
@@ -53,9 +56,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("knn", "if k < 0:"): "k is never negative here; for k = 0 the slice [:0] is empty either way",
 }
 
+# SQL text: a statement, or a fragment appended to one (" AND …", " LIMIT …"), written in upper case — the
+# code's messages start in lower case, so a message is never taken for SQL.
 _SQL = re.compile(
-    r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|PRAGMA|ALTER|WITH|BEGIN|COMMIT|FROM|WHERE|LIMIT|ORDER BY)\b",
-    re.IGNORECASE,
+    r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|PRAGMA|ALTER|WITH|BEGIN|COMMIT|AND|OR|WHERE|FROM|JOIN|LIMIT"
+    r"|ORDER BY|GROUP BY)\b"
 )
 _QUOTED = re.compile(r"'[^']*'")
 # mutmut's exit codes (mutmut/stats.py: status_by_exit_code); anything else it calls "suspicious".

@@ -217,3 +217,16 @@ def test_deleting_a_vector_stored_at_another_nodes_rowid_deletes_only_that_vecto
         brain._write(lambda s: vec.delete(s, a))
         left = brain._read(lambda s: [r[0] for r in s.execute(meta.text("SELECT node_id FROM vec_nodes")).all()])
         assert left == [b]
+
+
+def test_an_edge_without_a_weight_counts_as_weight_1_in_the_graph(brain: Brain) -> None:
+    """Upstream's schema lets weight be NULL (a Go brain, a hand edit): expansion reads it as 1."""
+    from cerebro.store import graph
+
+    a, b, c = brain.add("a"), brain.add("b"), brain.add("c")
+    brain.add_edge(a, b, "supports", weight=0.5)
+    brain.add_edge(a, c, "supports", weight=2.0)
+    brain._write(lambda s: s.execute(meta.text("UPDATE edges SET weight = NULL WHERE target_id = :t"), {"t": c}))
+    with brain._snapshot() as conn:
+        touching = sorted(graph.edges_touching(conn, [a]))
+    assert touching == sorted([(a, b, "supports", 0.5), (a, c, "supports", 1.0)])
