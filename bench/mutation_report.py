@@ -34,6 +34,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x__busy_timeout_ms", "'CEREBRO_BUSY_TIMEOUT_MS', 'XXXX'"): "int('XXXX') fails as int('') does: the default",
     ("x_edges_touching", "chunks(list(ids))"): "any chunk size under SQLite's variable limit reads the same edges",
     ("x_edges_touching", "chunks(list(ids), 401)"): "any chunk size under SQLite's variable limit reads the same edges",
+    ("x_knn", "if k < 0:"): "k = 0 asks sqlite-vec for nothing: no rows either way",
     ("x_mean_vector", "max(2, minimum)"): "the one caller asks for at least CENTERING_MIN (50) vectors",
     # The warm index (store/warm.py): float32 and the side matrix's growth are about memory and speed, not answers.
     ("x__unit_rows", ".astype(None, copy=False)"): "the quotient of float32 arrays is float32 already",

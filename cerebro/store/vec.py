@@ -176,7 +176,7 @@ def vectors_for(conn: Any, ids: Sequence[str]) -> dict[str, list[float]]:
         ).fetchall():
             found[node_id] = from_blob(blob)
     missing = [i for i in ids if i not in found]
-    if missing and len(found) < len(ids):
+    if missing:
         for part in chunks(missing):
             marks = ",".join("?" * len(part))
             for node_id, blob in conn.execute(

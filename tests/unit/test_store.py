@@ -230,3 +230,38 @@ def test_an_edge_without_a_weight_counts_as_weight_1_in_the_graph(brain: Brain) 
     with brain._snapshot() as conn:
         touching = sorted(graph.edges_touching(conn, [a]))
     assert touching == sorted([(a, b, "supports", 0.5), (a, c, "supports", 1.0)])
+
+
+def test_vectors_are_found_where_they_are_stored_even_at_another_nodes_rowid(tmp_path: Path) -> None:
+    path = tmp_path / "fake.sqlite"
+    Brain.init(path, embed_provider="fake")
+    with Brain.open(path) as brain:
+        a, b, c = brain.add("alpha kettle"), brain.add("beta descaling"), brain.add("gamma boiler")
+        with brain._snapshot() as conn:
+            before = vec.vectors_for(conn, [a, b, c])
+        assert set(before) == {a, b, c} and all(len(v) == len(before[a]) for v in before.values())
+
+        def move_a(session) -> None:  # noqa: ANN001 - a's vector to a rowid no node has
+            blob = session.execute(meta.text("SELECT embedding FROM vec_nodes WHERE node_id = :id"), {"id": a}).scalar()
+            session.execute(meta.text("DELETE FROM vec_nodes WHERE node_id = :id"), {"id": a})
+            session.execute(meta.text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (999, :id, :v)"),
+                            {"id": a, "v": blob})
+
+        brain._write(move_a)
+        with brain._snapshot() as conn:
+            assert vec.vectors_for(conn, [a, b, c, "no-such-id"]) == before
+            assert vec.vectors_for(conn, [a]) == {a: before[a]}
+            assert vec.vectors_for(conn, []) == {}
+
+
+def test_knn_returns_k_nearest_and_nothing_for_k_0(tmp_path: Path) -> None:
+    path = tmp_path / "fake.sqlite"
+    Brain.init(path, embed_provider="fake")
+    with Brain.open(path) as brain:
+        ids = [brain.add(f"note {word}") for word in ("kettle", "boiler", "descaling")]
+        query = brain._embed(["note kettle"])[0]
+        with brain._snapshot() as conn:
+            assert vec.knn(conn, query, 0) == [] and vec.knn(conn, query, -3) == []
+            (nearest,) = vec.knn(conn, query, 1)
+            assert nearest[0] == ids[0] and nearest[1] == pytest.approx(0.0, abs=1e-6)
+            assert [i for i, _ in vec.knn(conn, query, 10)][0] == ids[0] and len(vec.knn(conn, query, 10)) == 3
