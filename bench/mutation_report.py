@@ -22,7 +22,8 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-# (function as mutmut names it without the module, text only the mutant has) → why no test can tell.
+# (function as mutmut names it without the module — "" for any —, text only the mutant has) → why no test
+# can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("x_indegree_structural", "citations < 0"): "0 citations: log1p(0) = 0 either way",
     ("x_should_skip_expansion", "spread >= 0"): "a spread of 0 cannot have max − min < 0",
@@ -35,6 +36,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x_edges_touching", "chunks(list(ids))"): "any chunk size under SQLite's variable limit reads the same edges",
     ("x_edges_touching", "chunks(list(ids), 401)"): "any chunk size under SQLite's variable limit reads the same edges",
     ("x_knn", "if k < 0:"): "k = 0 asks sqlite-vec for nothing: no rows either way",
+    ("x__rewrite_attempts", "encoding=None"): "job files are json.dumps output: ASCII, the same in any encoding",
+    ("x__rewrite_attempts", ".read_text())"): "job files are json.dumps output: ASCII, the same in any encoding",
+    ("x__rewrite_attempts", "json.dumps(data))"): "job files are json.dumps output: ASCII, the same in any encoding",
+    ("", "encoding='UTF-8'"): "Python's codec names are case-insensitive",
+    ("x_post_compact", "age > REARM_GRACE_SECONDS"): "a claim exactly 5.000… s old: wall-clock floats never meet it",
     ("x_mean_vector", "max(2, minimum)"): "the one caller asks for at least CENTERING_MIN (50) vectors",
     # The warm index (store/warm.py): float32 and the side matrix's growth are about memory and speed, not answers.
     ("x__unit_rows", ".astype(None, copy=False)"): "the quotient of float32 arrays is float32 already",
@@ -123,7 +129,7 @@ def report(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str,
                 original, mutant = functions[f"{base}__mutmut_orig"], functions[name]
                 diff = _diff(original, mutant)
                 reason = next((why for (fn, text), why in EQUIVALENT.items()
-                               if fn == base.split("ǁ")[-1] and any(text in line for line in diff if line[0] == "+")),
+                               if fn in ("", base.split("ǁ")[-1]) and any(text in line for line in diff if line[0] == "+")),
                               None)
                 if reason is None and _sql_case_only(original, mutant):
                     reason = "letter case inside SQL (keywords and identifiers are case-insensitive)"

@@ -4,6 +4,7 @@ tests/integration/test_hooks.py drives it through real processes."""
 
 from __future__ import annotations
 
+import calendar
 import fcntl
 import json
 import os
@@ -147,13 +148,28 @@ def test_a_failing_step_does_not_stop_the_other_and_is_retried_then_given_up(pro
     transcripts.mkdir()
     shutil.copy(FIXTURES / "cerebro__simple_session.jsonl", transcripts / "test-session-1.jsonl")
     aftercare.enqueue(project, "doomed", transcripts)
-    assert aftercare.catch_up() == 0
+    zone = os.environ.get("TZ")
+    os.environ["TZ"] = "Asia/Kolkata"  # a local time 5.5 h off UTC: the log must still say UTC
+    time.tzset()
+    try:
+        assert aftercare.catch_up() == 0
+    finally:
+        if zone is None:
+            os.environ.pop("TZ")
+        else:
+            os.environ["TZ"] = zone
+        time.tzset()
     (job,) = aftercare.pending_jobs()
     assert job.attempts == 1
     assert oct(job.path.stat().st_mode & 0o777) == oct(0o600)  # rewritten privately
     assert [p.name for p in aftercare.pending_dir().iterdir()] == [job.path.name]  # no temporary file left
     log = aftercare.log_path().read_text().splitlines()
     assert len(log) == 1 and f"{job.path.name}: gc:" in log[0]  # ingest ran and succeeded
+    import re
+
+    stamp, _ = log[0].split(" ", 1)  # each line starts with its UTC time
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamp)
+    assert abs(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")) - time.time()) < 3600
     from cerebro.metrics.store import MetricsStore, metrics_path
 
     with MetricsStore.open(metrics_path(project)) as store:
@@ -240,3 +256,37 @@ def test_a_job_enqueued_while_the_worker_runs_is_done_by_that_worker(project: Pa
     aftercare.enqueue(project, "first", None)
     assert aftercare.catch_up() == 2
     assert aftercare.pending_jobs() == []
+
+
+def test_status_reports_the_oldest_age_to_a_tenth_and_overdue_strictly_past_the_limit(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(aftercare.time, "time", lambda: 10_000.0)
+    for session, age in (("at-limit", aftercare.OVERDUE_SECONDS), ("old", 150.456)):
+        aftercare.enqueue(project, session, None)
+        path = aftercare.pending_dir() / aftercare._job_name(project, session)
+        path.write_text(json.dumps({**json.loads(path.read_text()), "created_at": 10_000.0 - age}))
+    report = aftercare.status()
+    assert report["oldest_age_seconds"] == 150.5
+    assert report["overdue"] == 1  # 150.456 s is overdue; exactly the limit is not yet
+
+
+def test_private_files_never_follow_a_planted_symlink(isolated_home: Path, tmp_path: Path) -> None:
+    """Someone else's link at a log's or the lock's path must not redirect cerebro's writes."""
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("untouched\n")
+    link = isolated_home / "logs" / "planted.log"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target)
+    with pytest.raises(OSError):
+        aftercare.append_private(link, "secret\n")
+    lock = aftercare._lock_path()
+    lock.symlink_to(target)
+    with pytest.raises(OSError):
+        aftercare.catch_up()
+    assert target.read_text() == "untouched\n"
+
+
+def test_the_worker_lock_file_is_private(project: Path) -> None:
+    aftercare.catch_up()
+    assert aftercare._lock_path().stat().st_mode & 0o777 == 0o600

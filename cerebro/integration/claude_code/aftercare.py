@@ -227,16 +227,16 @@ def catch_up() -> int:
 
 def run_job(job: Job) -> int:
     """gc, then ingest; each step's failure is logged and never stops the other. Done → 1."""
-    failures = []
+    failed = False
     for step in (_collect_garbage, _ingest_metrics):
         error = step(job)
         if error:
-            failures.append(error)
+            failed = True
             _log(f"{job.path.name}: {error}")
-    if failures and job.attempts + 1 < MAX_ATTEMPTS:
+    if failed and job.attempts + 1 < MAX_ATTEMPTS:
         _rewrite_attempts(job, job.attempts + 1)
         return 0
-    if failures:
+    if failed:
         _log(f"{job.path.name}: given up after {MAX_ATTEMPTS} attempts")
     try:
         os.replace(job.path, done_dir() / job.path.name)

@@ -194,18 +194,15 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
 
 
 def post_compact(payload: dict[str, Any]) -> None:
-    """Re-arm prime: the compacted context lost what was primed."""
+    """Re-arm prime: the compacted context lost what was primed — unless the prime is seconds old (a parallel
+    registration of this event already primed the compacted context)."""
     sid = session_id(payload)
-    primed = _claim_path(sid, "session_start")
     try:
-        stale = time.time() - primed.stat().st_mtime >= REARM_GRACE_SECONDS
+        age = time.time() - _claim_path(sid, "session_start").stat().st_mtime
     except OSError:
-        stale = False  # not primed (or already re-armed): nothing to release
-    if stale:
+        return  # not primed (or already re-armed): nothing to release
+    if age >= REARM_GRACE_SECONDS:
         release(sid, "session_start")
-    fd = os.open(_claim_path(sid, "post_compact"), os.O_CREAT | os.O_WRONLY | os.O_TRUNC, paths.FILE_MODE)
-    with os.fdopen(fd, "w") as marker:
-        marker.write(json.dumps({"at": time.time()}))
 
 
 def session_end(project: Path, payload: dict[str, Any]) -> None:
