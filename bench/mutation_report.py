@@ -40,6 +40,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x__rewrite_attempts", ".read_text())"): "job files are json.dumps output: ASCII, the same in any encoding",
     ("x__rewrite_attempts", "json.dumps(data))"): "job files are json.dumps output: ASCII, the same in any encoding",
     ("", "encoding='UTF-8'"): "Python's codec names are case-insensitive",
+    ("", "ensure_ascii=None"): "None is as false as False",
+    ("x__sweep_done", "st_mtime <= cutoff"): "a file exactly 7 days old to the float: wall-clock times never meet it",
+    ("x__sweep_done", "entry.stat(follow_symlinks=None)"): "is_file(follow_symlinks=False) let only regular files through",
+    ("x__sweep_done", "entry.stat(follow_symlinks=True)"): "is_file(follow_symlinks=False) let only regular files through",
+    ("x__sweep_done", "unlink(missing_ok="): "a file listed a moment ago: missing only when another worker swept it",
     ("x_post_compact", "age > REARM_GRACE_SECONDS"): "a claim exactly 5.000… s old: wall-clock floats never meet it",
     ("x_mean_vector", "max(2, minimum)"): "the one caller asks for at least CENTERING_MIN (50) vectors",
     # The warm index (store/warm.py): float32 and the side matrix's growth are about memory and speed, not answers.

@@ -91,7 +91,7 @@ def _brain_with_a_fleeting_memory(project: Path) -> Path:
     path = paths.project_brain_path(project)
     Brain.init(path, embed_provider="none")
     with Brain.open(path) as brain:
-        brain.add("a fleeting thought", importance=0.0)
+        brain.add("a fleeting thought about the café ☕", importance=0.0)
         brain.add("a lasting decision", importance=1.0)
         brain.config_set("gc_threshold", "0.6")
     return path
@@ -116,6 +116,7 @@ def test_catch_up_collects_garbage_logs_the_evictions_and_ingests_the_transcript
     with Brain.open(path) as brain:
         assert [n.content for n in brain.list()] == ["a lasting decision"]
     (line,) = aftercare.gc_log_path(project).read_text().splitlines()
+    assert "café ☕" in line  # the evicted text as written, for the next prime to show
     logged = json.loads(line)
     assert logged["at"] == "2030-01-01T00:00:00Z" and logged["archived"] == 1
     with MetricsStore.open(metrics_path(project)) as store:
@@ -290,3 +291,31 @@ def test_private_files_never_follow_a_planted_symlink(isolated_home: Path, tmp_p
 def test_the_worker_lock_file_is_private(project: Path) -> None:
     aftercare.catch_up()
     assert aftercare._lock_path().stat().st_mode & 0o777 == 0o600
+
+
+def test_a_step_that_fails_logs_its_error_on_one_line(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cerebro.metrics import ingest
+
+    Brain.init(paths.project_brain_path(project), embed_provider="none")
+
+    def ingest_fails(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("metrics database\n   is   locked")
+
+    monkeypatch.setattr(ingest, "ingest_project", ingest_fails)
+    aftercare.enqueue(project, "s", None)
+    assert aftercare.catch_up() == 0
+    (line,) = aftercare.log_path().read_text().splitlines()
+    assert line.endswith(f"{aftercare._job_name(project, 's')}: metrics ingest: metrics database is locked")
+
+
+def test_the_sweep_removes_only_old_regular_files(project: Path, tmp_path: Path) -> None:
+    done = aftercare.done_dir()
+    outside = tmp_path / "not-ours.json"
+    outside.write_text("{}")
+    link = done / "link.json"
+    link.symlink_to(outside)
+    old = aftercare.KEEP_DONE_SECONDS + 60
+    os.utime(link, (time.time() - old,) * 2, follow_symlinks=False)
+    _backdate(outside, old)
+    aftercare.catch_up()
+    assert link.is_symlink() and outside.exists()  # not a job file: left alone

@@ -516,3 +516,45 @@ def test_session_start_starts_no_second_worker_while_one_runs(primed_project: Pa
     finally:
         os.close(fd)
     assert len(aftercare.pending_jobs()) == 1
+
+
+def test_releasing_a_claim_that_is_not_there_is_fine(isolated_home: Path) -> None:
+    from cerebro.integration.claude_code import hooks
+
+    hooks.release("never-claimed", "session_start")
+    assert hooks.claim("never-claimed", "session_start")
+
+
+def test_catch_up_in_the_foreground_says_what_it_did(project: Path, isolated_home: Path) -> None:
+    Brain.init(paths.project_brain_path(project), embed_provider="none")
+    for session in ("one", "two"):
+        aftercare.enqueue(project, session, None)
+    env = {**os.environ, "CEREBRO_HOME": str(isolated_home)}
+    env.pop("CEREBRO_AFTERCARE_WORKER", None)
+    done = run_in_process(["hook", "catch-up"], env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "End-of-session work done for 2 sessions\n", "")
+    aftercare.enqueue(project, "three", None)
+    assert run_in_process(["hook", "catch-up"], env=env).stdout == "End-of-session work done for 1 session\n"
+    worker = run_in_process(["hook", "catch-up"], env={**env, "CEREBRO_AFTERCARE_WORKER": "1"})
+    assert (worker.returncode, worker.stdout) == (0, "")  # the detached worker writes only its log
+    extra = run_in_process(["hook", "catch-up", "now"], env=env)
+    assert (extra.returncode, extra.stdout) == (0, "")
+    assert extra.stderr == "cerebro: hook: unexpected arguments ['now']\n"
+
+
+def test_catch_up_names_what_is_still_pending(project: Path, isolated_home: Path) -> None:
+    import fcntl
+
+    aftercare.enqueue(project, "waiting", None)
+    env = {**os.environ, "CEREBRO_HOME": str(isolated_home)}
+    env.pop("CEREBRO_AFTERCARE_WORKER", None)
+    fd = os.open(aftercare._lock_path(), os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another worker holds the lock
+        done = run_in_process(["hook", "catch-up"], env=env)
+    finally:
+        os.close(fd)
+    assert done.stdout == (
+        "End-of-session work done for 0 sessions; 1 still pending (another worker is running, or a step failed: "
+        f"see {aftercare.log_path()})\n"
+    )

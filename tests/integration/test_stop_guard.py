@@ -435,3 +435,26 @@ def test_only_the_messages_last_characters_are_judged() -> None:
     ask = "Shall I continue with the remaining files?"
     assert stop_guard.evaluate(ask + _pad(stop_guard.MESSAGE_TAIL - len(ask) - 10)).category == PERM
     assert not stop_guard.evaluate(ask + _pad(stop_guard.MESSAGE_TAIL)).blocks
+
+
+@pytest.mark.parametrize(("payload", "expected"), [
+    ({"last_assistant_message": 123, "session_id": 5}, ("", False, "")),
+    ({"last_assistant_message": None, "session_id": ""}, ("", False, "")),
+    ({"last_assistant_message": "done", "session_id": "s", "stop_hook_active": "true"}, ("done", True, "s")),
+    ({}, ("", False, "")),
+])
+def test_stop_fields_of_the_wrong_type_read_as_empty(payload: dict, expected: tuple) -> None:
+    assert stop_guard.stop_fields(payload) == expected
+
+
+def test_a_decision_that_cannot_be_recorded_still_blocks_and_says_why(enabled_project: Path, isolated_home: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from cerebro.metrics import store
+
+    def unwritable(*_args: object) -> None:
+        raise OSError("disk\nfull")
+
+    monkeypatch.setattr(store, "record_stop_guard_decision", unwritable)
+    done = run_in_process(["stop-guard", "-p", str(enabled_project)], stdin=_payload(BLOCKING), env=_env(isolated_home))
+    assert json.loads(done.stdout) == _block(PERM)
+    assert done.stderr == "cerebro: stop-guard: could not record the decision: disk full\n"
