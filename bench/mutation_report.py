@@ -45,6 +45,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x__sweep_done", "entry.stat(follow_symlinks=None)"): "is_file(follow_symlinks=False) let only regular files through",
     ("x__sweep_done", "entry.stat(follow_symlinks=True)"): "is_file(follow_symlinks=False) let only regular files through",
     ("x__sweep_done", "unlink(missing_ok="): "a file listed a moment ago: missing only when another worker swept it",
+    ("x_prime", "delivered = None"): "None is as false as False",
+    ("x_prime", "claim(sid, None)"): "any name other than session_start's claims the notice once per session",
+    ("x_prime", "claim(sid, 'XXno_brain_noticeXX')"): "any name other than session_start's claims the notice once",
+    ("x_prime", "claim(sid, 'NO_BRAIN_NOTICE')"): "any name other than session_start's claims the notice once",
+    ("x_prime", "json.dumps(NO_BRAIN_NOTICE"): "the notice is ASCII: escaping changes nothing",
     ("x_post_compact", "age > REARM_GRACE_SECONDS"): "a claim exactly 5.000… s old: wall-clock floats never meet it",
     ("x_mean_vector", "max(2, minimum)"): "the one caller asks for at least CENTERING_MIN (50) vectors",
     # The warm index (store/warm.py): float32 and the side matrix's growth are about memory and speed, not answers.

@@ -558,3 +558,27 @@ def test_catch_up_names_what_is_still_pending(project: Path, isolated_home: Path
         "End-of-session work done for 0 sessions; 1 still pending (another worker is running, or a step failed: "
         f"see {aftercare.log_path()})\n"
     )
+
+
+def test_one_memory_left_out_is_named_in_the_singular(project: Path) -> None:
+    from cerebro.integration.claude_code.hooks import render_prime
+
+    path = paths.project_brain_path(project)
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        brain.add("first fact", type="concept", importance=0.9)
+        brain.add("second fact", type="concept", importance=0.8)
+        primed = brain.prime()
+    text, shown = render_prime(primed[:1], 2, 2000)
+    assert shown == 1
+    assert text.endswith("\n\n_1 more memory in this brain — `cerebro recall \"<topic>\"` finds them._")
+    text, _ = render_prime(primed[:1], 3, 2000)
+    assert text.endswith("\n\n_2 more memories in this brain — `cerebro recall \"<topic>\"` finds them._")
+
+
+def test_the_gc_tail_is_empty_without_a_log_line(project: Path) -> None:
+    from cerebro.integration.claude_code.hooks import gc_tail
+
+    assert gc_tail(project) == ""  # no log
+    aftercare.append_private(aftercare.gc_log_path(project), "\n   \n")
+    assert gc_tail(project) == ""  # only blank lines
