@@ -582,3 +582,13 @@ def test_the_gc_tail_is_empty_without_a_log_line(project: Path) -> None:
     assert gc_tail(project) == ""  # no log
     aftercare.append_private(aftercare.gc_log_path(project), "\n   \n")
     assert gc_tail(project) == ""  # only blank lines
+
+
+def test_the_session_start_json_carries_text_as_written(project: Path, isolated_home: Path) -> None:
+    path = paths.project_brain_path(project)
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        brain.add("the team meets at the café ☕ on Mondays", type="concept", importance=0.9)
+    out = _hook(isolated_home, project, "prime", "--event", "sessionstart", stdin=_payload("utf8")).stdout
+    assert "café ☕" in out  # UTF-8 as is, not \\u escapes
+    assert "café ☕" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
