@@ -27,7 +27,7 @@ from pathlib import Path
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("x_indegree_structural", "citations < 0"): "0 citations: log1p(0) = 0 either way",
     ("x_should_skip_expansion", "spread >= 0"): "a spread of 0 cannot have max − min < 0",
-    ("x_upsert", "weight=1.0 if (weight is None) and False else weight"):
+    ("x_upsert", "weight=1.0 if weight is None and False else weight"):
         "the Edge model's default is 1.0: a None weight is stored as 1.0 too",
     ("x_delete", "rowid = None"): "the fallback deletes the same row by node id (only slower)",
     ("x_delete", "_node_rowid(session, None)"): "the fallback deletes the same row by node id (only slower)",

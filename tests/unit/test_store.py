@@ -264,4 +264,5 @@ def test_knn_returns_k_nearest_and_nothing_for_k_0(tmp_path: Path) -> None:
             assert vec.knn(conn, query, 0) == [] and vec.knn(conn, query, -3) == []
             (nearest,) = vec.knn(conn, query, 1)
             assert nearest[0] == ids[0] and nearest[1] == pytest.approx(0.0, abs=1e-6)
-            assert [i for i, _ in vec.knn(conn, query, 10)][0] == ids[0] and len(vec.knn(conn, query, 10)) == 3
+            hits = vec.knn(conn, query, 10)
+            assert hits[0][0] == ids[0] and len(hits) == 3
