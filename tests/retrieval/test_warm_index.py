@@ -313,3 +313,15 @@ def test_knn_over_an_index_whose_rows_are_all_removed_is_empty() -> None:
     index.apply({"n0": None, "n1": None, "n2": None})
     assert index.knn([1.0, 0.0, 0.0], 5) == []
     assert index.dots(["n0", "n1"], [1.0, 0.0, 0.0]) == {} and index.vectors(["n2"]) == {}
+
+
+def test_a_dropped_index_ignores_changes_until_it_is_loaded_again(fake_brain) -> None:  # noqa: ANN001
+    fake_brain.add("first")
+    index = warm.WarmVectors()
+    with fake_brain._snapshot() as conn:
+        assert index._load(conn)
+    fake_brain.add("second")  # another connection commits: the copy is stale
+    with fake_brain._snapshot() as conn:
+        assert index.ready(conn) is False  # dropped, and too small to rebuild
+    index.apply({"third": [1.0] * len(fake_brain._embed(["x"])[0])})  # a write after the drop: nothing to update
+    assert index._matrix is None and index.vectors(["third"]) == {}
