@@ -325,3 +325,9 @@ def test_a_dropped_index_ignores_changes_until_it_is_loaded_again(fake_brain) ->
         assert index.ready(conn) is False  # dropped, and too small to rebuild
     index.apply({"third": [1.0] * len(fake_brain._embed(["x"])[0])})  # a write after the drop: nothing to update
     assert index._matrix is None and index.vectors(["third"]) == {}
+
+
+def test_an_index_never_loaded_answers_nothing_and_ignores_changes() -> None:
+    index = warm.WarmVectors()
+    index.apply({"a": [1.0, 0.0]})
+    assert index.vectors(["a"]) == {} and index.dots(["a"], [1.0, 0.0]) == {}
