@@ -70,6 +70,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("_load", "stored = None"): "the virtual-table read gives the same vectors (only slower)",
     ("_load", "stored = _shadow_rows(None)"): "the fast read fails and the virtual-table read gives the same vectors",
     ("_load", ".reshape(len(rows), -2)"): "numpy takes any negative size as 'the rest'",
+    ("x__shadow_rows", ".reshape(size, -2)"): "numpy takes any negative size as 'the rest'",
     ("knn", "dtype=np.int64)] = None"): "NaN, like -inf, sorts after every real similarity: removed rows never rank",
     ("dots", "strict=None"): "found and rows are built together: equal lengths by construction",
     ("dots", "strict=False"): "found and rows are built together: equal lengths by construction",

@@ -331,3 +331,27 @@ def test_an_index_never_loaded_answers_nothing_and_ignores_changes() -> None:
     index = warm.WarmVectors()
     index.apply({"a": [1.0, 0.0]})
     assert index.vectors(["a"]) == {} and index.dots(["a"], [1.0, 0.0]) == {}
+
+
+def test_the_fast_read_spans_every_chunk_of_a_big_brain(fake_brain) -> None:  # noqa: ANN001
+    """sqlite-vec keeps 1,024 vectors a chunk: a brain past that has several, and the fast read (the point of
+    which is big brains) must read them all rather than give up."""
+    import numpy as np
+
+    dims = len(fake_brain._embed(["x"])[0])
+    rng = np.random.default_rng(3)
+    with fake_brain._snapshot() as conn:
+        conn.execute("SAVEPOINT many")
+        try:
+            for i in range(1_100):
+                vector = rng.normal(size=dims).astype("<f4")
+                conn.execute("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (?, ?, ?)",
+                             (10_000 + i, f"n{i:04d}-0000-4000-8000-000000000000", vector.tobytes()))
+            assert conn.execute("SELECT COUNT(*) FROM vec_nodes_chunks").fetchone()[0] >= 2
+            fast = warm._shadow_rows(conn)
+            rows = conn.execute("SELECT node_id, embedding FROM vec_nodes").fetchall()
+            assert fast is not None and fast[0] == [r[0] for r in rows]
+            assert np.array_equal(fast[1], np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1))
+        finally:
+            conn.execute("ROLLBACK TO many")
+            conn.execute("RELEASE many")
