@@ -207,8 +207,8 @@ def _shadow_rows(conn: Any) -> tuple[list[str], Any] | None:
             return None
         if conn.execute("SELECT COUNT(*) FROM vec_nodes_rowids").fetchone()[0] != len(ids):
             return None
-        matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype="<f4")
-        for index in sorted({0, len(ids) // 2, len(ids) - 1}) if ids else ():
+        matrix = np.concatenate(parts)  # no chunk at all (an empty brain) raises: the virtual table is read
+        for index in sorted({0, len(ids) // 2, len(ids) - 1}):
             row = conn.execute("SELECT node_id, embedding FROM vec_nodes WHERE rowid = ?", (rowids[index],)).fetchone()
             if row is None or row[0] != ids[index] or np.frombuffer(row[1], dtype="<f4").tobytes() != matrix[index].tobytes():
                 return None
