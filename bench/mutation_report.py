@@ -41,6 +41,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x__rewrite_attempts", "json.dumps(data))"): "job files are json.dumps output: ASCII, the same in any encoding",
     ("", "encoding='UTF-8'"): "Python's codec names are case-insensitive",
     ("", "ensure_ascii=None"): "None is as false as False",
+    ("", "follow_symlinks=None"): "None is as false as False",
+    ("x_run_job", "failed = None"): "None is as false as False",
     ("x__sweep_done", "st_mtime <= cutoff"): "a file exactly 7 days old to the float: wall-clock times never meet it",
     ("x__sweep_done", "entry.stat(follow_symlinks=None)"): "is_file(follow_symlinks=False) let only regular files through",
     ("x__sweep_done", "entry.stat(follow_symlinks=True)"): "is_file(follow_symlinks=False) let only regular files through",

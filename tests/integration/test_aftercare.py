@@ -165,7 +165,9 @@ def test_a_failing_step_does_not_stop_the_other_and_is_retried_then_given_up(pro
     assert oct(job.path.stat().st_mode & 0o777) == oct(0o600)  # rewritten privately
     assert [p.name for p in aftercare.pending_dir().iterdir()] == [job.path.name]  # no temporary file left
     log = aftercare.log_path().read_text().splitlines()
-    assert len(log) == 1 and f"{job.path.name}: gc:" in log[0]  # ingest ran and succeeded
+    assert len(log) == 1 and log[0].endswith(  # one line; ingest ran and succeeded
+        f"{job.path.name}: gc: {brain_file} is not a readable brain (file is not a database); restore a copy from "
+        f"{paths.home() / 'backups'}")
     import re
 
     stamp, _ = log[0].split(" ", 1)  # each line starts with its UTC time
@@ -319,3 +321,17 @@ def test_the_sweep_removes_only_old_regular_files(project: Path, tmp_path: Path)
     _backdate(outside, old)
     aftercare.catch_up()
     assert link.is_symlink() and outside.exists()  # not a job file: left alone
+
+
+def test_a_job_another_worker_finished_meanwhile_is_not_counted(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    Brain.init(paths.project_brain_path(project), embed_provider="none")
+    real_ingest = aftercare._ingest_metrics
+
+    def finished_elsewhere(job: aftercare.Job) -> str | None:
+        os.replace(job.path, aftercare.done_dir() / job.path.name)  # `hook catch-up` run by hand, say
+        return real_ingest(job)
+
+    monkeypatch.setattr(aftercare, "_ingest_metrics", finished_elsewhere)
+    aftercare.enqueue(project, "s", None)
+    assert aftercare.catch_up() == 0
+    assert aftercare.pending_jobs() == []
