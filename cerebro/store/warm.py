@@ -55,9 +55,7 @@ class WarmVectors:
             if not rows:
                 return False
             stored = [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
-        self._ids, matrix = stored
-        if not self._ids:
-            return False
+        self._ids, matrix = stored  # never empty: the fast read gives None for a brain without vectors
         self._rows = {node_id: i for i, node_id in enumerate(self._ids)}
         self._matrix = _unit_rows(matrix)
         self._extra_ids, self._extra_rows, self._extra, self._removed = [], {}, None, set()

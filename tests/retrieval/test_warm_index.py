@@ -233,8 +233,13 @@ def test_without_the_fast_read_the_virtual_table_gives_the_same_index(fake_brain
     assert slow.knn(query, 5) == fast.knn(query, 5)
 
 
+@pytest.mark.parametrize("emptied", [False, True], ids=["never-filled", "all-deleted"])
 @pytest.mark.parametrize("fast_read", [True, False])
-def test_an_empty_vector_table_loads_nothing(fake_brain, monkeypatch, fast_read: bool) -> None:  # noqa: ANN001
+def test_an_empty_vector_table_loads_nothing(fake_brain, monkeypatch, fast_read: bool, emptied: bool) -> None:  # noqa: ANN001
+    if emptied:  # chunks left behind with every slot free
+        for i in range(3):
+            fake_brain.add(f"short-lived {i}")
+        fake_brain.forget("short-lived", apply=True, hard=True)
     if not fast_read:
         monkeypatch.setattr(warm, "_shadow_rows", lambda conn: None)
     index = warm.WarmVectors()
