@@ -208,7 +208,7 @@ def _shadow_rows(conn: Any) -> tuple[list[str], Any] | None:
         matrix = np.concatenate(parts)  # no chunk at all (an empty brain) raises: the virtual table is read
         for index in sorted({0, len(ids) // 2, len(ids) - 1}):
             row = conn.execute("SELECT node_id, embedding FROM vec_nodes WHERE rowid = ?", (rowids[index],)).fetchone()
-            if row is None or row[0] != ids[index] or np.frombuffer(row[1], dtype="<f4").tobytes() != matrix[index].tobytes():
+            if row is None or row[0] != ids[index] or bytes(row[1]) != matrix[index].tobytes():
                 return None
         return ids, matrix
     except Exception:  # noqa: BLE001 - a layout we do not know: read through the virtual table

@@ -468,6 +468,9 @@ def test_a_claim_records_only_a_hash_of_the_session(isolated_home: Path) -> None
     assert hooks.claim("secret-session", "session_start")
     body = json.loads(hooks._claim_path("secret-session", "session_start").read_text())
     assert body["session_id_sha256"] == hashlib.sha256(b"secret-session").hexdigest()
+    import time
+
+    assert abs(body["at"] - time.time()) < 3600  # when it was claimed, for whoever reads the folder
     assert "secret-session" not in json.dumps(body)
     assert not hooks.claim("secret-session", "session_start")
     hooks.release("secret-session", "session_start")
