@@ -25,6 +25,16 @@ def _hook(home: Path, project: Path, *args: str, stdin: str = "", env: dict | No
     return run_in_process(["hook", *args, "-p", str(project)], stdin=stdin, env=environment)
 
 
+def _hook_process(home: Path, project: Path, *args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess[str]:
+    """``cerebro hook ARGS`` in a real process: for what only a process shows (its pipes closing, its exit)."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_SESSION_ID", "CLAUDE_ENV_FILE")}
+    environment.update(CEREBRO_HOME=str(home), **(env or {}))
+    return subprocess.run(
+        [*CEREBRO, "hook", *args, "-p", str(project)], input=stdin, capture_output=True, text=True, env=environment,
+        timeout=120,
+    )
+
+
 def _payload(session: str, event: str = "SessionStart", **extra: object) -> str:
     return json.dumps({
         "session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "hook_event_name": event,
@@ -199,7 +209,8 @@ def _hold_write_lock(project: Path):
 
 def test_session_end_returns_before_its_work_and_the_worker_does_it(project: Path, isolated_home: Path) -> None:
     """The hook only enqueues: it returns (pipes closed, exit 0) while the brain is locked against the gc it
-    asked for, which the detached worker then does once the lock is gone."""
+    asked for, which the detached worker then does once the lock is gone. A real process: a worker that kept
+    the hook's stdout or stderr would keep this call waiting (Claude Code cancels the hook then)."""
     path = paths.project_brain_path(project)
     Brain.init(path, embed_provider="none")
     with Brain.open(path) as brain:
@@ -207,8 +218,8 @@ def test_session_end_returns_before_its_work_and_the_worker_does_it(project: Pat
         brain.config_set("gc_threshold", "0.6")
     lock = _hold_write_lock(project)
     try:
-        ended = _hook(isolated_home, project, "session-end", stdin=_payload("async", "SessionEnd"),
-                      env={"CEREBRO_NOW": "2030-01-01T00:00:00Z"})
+        ended = _hook_process(isolated_home, project, "session-end", stdin=_payload("async", "SessionEnd"),
+                              env={"CEREBRO_NOW": "2030-01-01T00:00:00Z"})
         assert (ended.returncode, ended.stdout, ended.stderr) == (0, "", "")
         assert len(aftercare.pending_jobs()) == 1  # gc cannot have run: we hold the lock it needs
     finally:
