@@ -52,3 +52,23 @@ def run_in_process(argv: list[str], *, stdin: str = "", env: dict[str, str] | No
         os.environ.clear()
         os.environ.update(saved)
     return subprocess.CompletedProcess(["cerebro", *argv], code, out.getvalue(), err.getvalue())
+
+
+def worker_running_elsewhere():  # noqa: ANN201 - a context manager
+    """Hold the end-of-session worker's lock (CEREBRO_HOME of this test) as a running worker would."""
+    import contextlib
+    import fcntl
+    import os
+
+    from cerebro.integration.claude_code import aftercare
+
+    @contextlib.contextmanager
+    def held():  # noqa: ANN202
+        fd = os.open(aftercare._lock_path(), os.O_CREAT | os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    return held()

@@ -5,7 +5,6 @@ tests/integration/test_hooks.py drives it through real processes."""
 from __future__ import annotations
 
 import calendar
-import fcntl
 import json
 import os
 import shutil
@@ -16,6 +15,7 @@ import pytest
 
 from cerebro import Brain, paths
 from cerebro.integration.claude_code import aftercare
+from tests.helpers import worker_running_elsewhere
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"
 
@@ -23,6 +23,15 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"
 def _backdate(path: Path, seconds: float) -> None:
     stamp = path.stat().st_mtime - seconds
     os.utime(path, (stamp, stamp))
+
+
+def _enqueue_aged(project: Path, session: str, age: float, *, now: float | None = None) -> None:
+    """A pending job created ``age`` seconds before ``now`` (default: the wall clock)."""
+    aftercare.enqueue(project, session, None)
+    path = aftercare.pending_dir() / aftercare._job_name(project, session)
+    body = json.loads(path.read_text())
+    body["created_at"] = (time.time() if now is None else now) - age
+    path.write_text(json.dumps(body))
 
 
 def _job_body(project: Path, session: str) -> dict:
@@ -52,11 +61,7 @@ def test_pending_jobs_are_oldest_first_and_skip_what_is_not_a_job(project: Path)
     assert aftercare.pending_jobs() == [] and aftercare.has_pending() is False  # nothing created by reading
     assert not (paths.home() / "aftercare").exists()
     for session, age in (("new", 10), ("old", 300), ("middle", 100)):
-        aftercare.enqueue(project, session, None)
-        path = aftercare.pending_dir() / aftercare._job_name(project, session)
-        body = json.loads(path.read_text())
-        body["created_at"] -= age
-        path.write_text(json.dumps(body))
+        _enqueue_aged(project, session, age)
     pending = aftercare.pending_dir()
     (pending / "garbled.json").write_text("{not json")
     (pending / "no-project.json").write_text(json.dumps({"created_at": 1.0}))
@@ -188,15 +193,11 @@ def test_a_worker_finding_the_lock_taken_leaves_the_work_to_its_holder(project: 
     Brain.init(paths.project_brain_path(project), embed_provider="none")
     aftercare.enqueue(project, "s", None)
     assert aftercare.worker_running() is False  # no lock file yet
-    fd = os.open(aftercare._lock_path(), os.O_CREAT | os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with worker_running_elsewhere():
         assert aftercare.worker_running() is True
         assert aftercare.status()["worker_running"] is True
         assert aftercare.catch_up() == 0
         assert len(aftercare.pending_jobs()) == 1
-    finally:
-        os.close(fd)
     assert aftercare.worker_running() is False
     assert aftercare.catch_up() == 1
 
@@ -219,21 +220,13 @@ def test_done_jobs_are_kept_seven_days(project: Path) -> None:
 def test_status_counts_overdue_jobs_only_when_no_worker_runs(project: Path) -> None:
     assert aftercare.status() == {"pending": 0, "overdue": 0, "worker_running": False, "oldest_age_seconds": None}
     for session, age in (("fresh", 5), ("stuck", aftercare.OVERDUE_SECONDS + 30)):
-        aftercare.enqueue(project, session, None)
-        path = aftercare.pending_dir() / aftercare._job_name(project, session)
-        body = json.loads(path.read_text())
-        body["created_at"] -= age
-        path.write_text(json.dumps(body))
+        _enqueue_aged(project, session, age)
     report = aftercare.status()
     assert (report["pending"], report["overdue"], report["worker_running"]) == (2, 1, False)
     assert aftercare.OVERDUE_SECONDS + 30 <= report["oldest_age_seconds"] < aftercare.OVERDUE_SECONDS + 90
     assert report["oldest_age_seconds"] == round(report["oldest_age_seconds"], 1)
-    fd = os.open(aftercare._lock_path(), os.O_CREAT | os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with worker_running_elsewhere():
         assert aftercare.status()["overdue"] == 0  # a worker is on it
-    finally:
-        os.close(fd)
 
 
 def test_private_appends_create_a_private_file_in_a_private_folder(isolated_home: Path) -> None:
@@ -266,9 +259,7 @@ def test_status_reports_the_oldest_age_to_a_tenth_and_overdue_strictly_past_the_
 ) -> None:
     monkeypatch.setattr(aftercare.time, "time", lambda: 10_000.0)
     for session, age in (("at-limit", aftercare.OVERDUE_SECONDS), ("old", 150.456)):
-        aftercare.enqueue(project, session, None)
-        path = aftercare.pending_dir() / aftercare._job_name(project, session)
-        path.write_text(json.dumps({**json.loads(path.read_text()), "created_at": 10_000.0 - age}))
+        _enqueue_aged(project, session, age, now=10_000.0)
     report = aftercare.status()
     assert report["oldest_age_seconds"] == 150.5
     assert report["overdue"] == 1  # 150.456 s is overdue; exactly the limit is not yet

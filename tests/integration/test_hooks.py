@@ -13,25 +13,28 @@ import pytest
 from cerebro import Brain, paths
 from cerebro.integration.claude_code import aftercare
 from tests.conftest import wait_for_aftercare
-from tests.helpers import run_in_process
+from tests.helpers import run_in_process, worker_running_elsewhere
 
 CEREBRO = [sys.executable, "-m", "cerebro"]
 
 
-def _hook(home: Path, project: Path, *args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess[str]:
-    """``cerebro hook ARGS -p PROJECT`` as Claude Code runs it (in this process: tests/helpers.run_in_process)."""
+def _hook_env(home: Path, env: dict | None) -> dict[str, str]:
+    """The environment Claude Code gives a hook: this test's CEREBRO_HOME, no session of the test runner's own."""
     environment = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_SESSION_ID", "CLAUDE_ENV_FILE")}
     environment.update(CEREBRO_HOME=str(home), **(env or {}))
-    return run_in_process(["hook", *args, "-p", str(project)], stdin=stdin, env=environment)
+    return environment
+
+
+def _hook(home: Path, project: Path, *args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess[str]:
+    """``cerebro hook ARGS -p PROJECT`` as Claude Code runs it (in this process: tests/helpers.run_in_process)."""
+    return run_in_process(["hook", *args, "-p", str(project)], stdin=stdin, env=_hook_env(home, env))
 
 
 def _hook_process(home: Path, project: Path, *args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess[str]:
     """``cerebro hook ARGS`` in a real process: for what only a process shows (its pipes closing, its exit)."""
-    environment = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_SESSION_ID", "CLAUDE_ENV_FILE")}
-    environment.update(CEREBRO_HOME=str(home), **(env or {}))
     return subprocess.run(
-        [*CEREBRO, "hook", *args, "-p", str(project)], input=stdin, capture_output=True, text=True, env=environment,
-        timeout=120,
+        [*CEREBRO, "hook", *args, "-p", str(project)], input=stdin, capture_output=True, text=True,
+        env=_hook_env(home, env), timeout=120,
     )
 
 
@@ -518,17 +521,11 @@ def test_only_an_existing_jsonl_transcript_names_the_transcript_folder(tmp_path:
 
 
 def test_session_start_starts_no_second_worker_while_one_runs(primed_project: Path, isolated_home: Path) -> None:
-    import fcntl
-
     assert aftercare.enqueue(primed_project, "left-over", None)
-    fd = os.open(aftercare._lock_path(), os.O_CREAT | os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a worker is running
+    with worker_running_elsewhere():
         started = _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("busy"))
         assert started.stdout
         assert not aftercare.log_path().exists()  # nothing was spawned (a spawn opens the worker's log)
-    finally:
-        os.close(fd)
     assert len(aftercare.pending_jobs()) == 1
 
 
@@ -557,17 +554,11 @@ def test_catch_up_in_the_foreground_says_what_it_did(project: Path, isolated_hom
 
 
 def test_catch_up_names_what_is_still_pending(project: Path, isolated_home: Path) -> None:
-    import fcntl
-
     aftercare.enqueue(project, "waiting", None)
     env = {**os.environ, "CEREBRO_HOME": str(isolated_home)}
     env.pop("CEREBRO_AFTERCARE_WORKER", None)
-    fd = os.open(aftercare._lock_path(), os.O_CREAT | os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another worker holds the lock
+    with worker_running_elsewhere():
         done = run_in_process(["hook", "catch-up"], env=env)
-    finally:
-        os.close(fd)
     assert done.stdout == (
         "End-of-session work done for 0 sessions; 1 still pending (another worker is running, or a step failed: "
         f"see {aftercare.log_path()})\n"
