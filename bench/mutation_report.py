@@ -86,6 +86,25 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("knn", "np.asarray(vector, dtype=None)"): "a float64 query gives the same similarities to 1e-7",
     ("knn", "np.asarray(vector)"): "a float64 query gives the same similarities to 1e-7",
     ("knn", "if k < 0:"): "k is never negative here; for k = 0 the slice [:0] is empty either way",
+    # Export (portability.py): table and column names handed to the SQL-building helper.
+    ("", "'NODES'"): "table names are case-insensitive in SQL",
+    ("", "'EDGES'"): "table names are case-insensitive in SQL",
+    ("", "'NODES_ARCHIVE'"): "table names are case-insensitive in SQL",
+    ("", "'SOURCE_ID, TARGET_ID, RELATION'"): "column names are case-insensitive in SQL",
+    ("x_jsonl_lines", "'ID')"): "column names are case-insensitive in SQL",
+    ("x_sql_statements", "'ID')"): "column names are case-insensitive in SQL",
+    ("x__literal", "return 'null'"): "SQL keywords are case-insensitive",
+    ("x_sql_statements", "strict=None"): "_rows selects exactly these columns: equal lengths by construction",
+    ("x_sql_statements", "strict=False"): "_rows selects exactly these columns: equal lengths by construction",
+    ("x_sql_statements", "zip(columns, row)"): "_rows selects exactly these columns: equal lengths by construction",
+    ("", "'CREATED_AT, ID'"): "column names are case-insensitive in SQL",
+    ("x_bundle", "'ID')"): "column names are case-insensitive in SQL",
+    ("record_outcome", "outcomes.get(key, None) or 0"): "a missing count is None either way, and `or 0` follows",
+    ("record_outcome", "outcomes.get(key) or 0"): "a missing count is None either way, and `or 0` follows",
+    ("forget", "if apply and False else self._read"):
+        "a deferred transaction that writes takes the lock at its first write (a refused upgrade is retried whole)",
+    ("x_adopt_for_alembic_cli", "version > 1"):
+        "a v1 brain replayed from base ends the same: v1's revision creates only what is missing",
 }
 
 # SQL text: a statement, or a fragment appended to one (" AND …", " LIMIT …"), written in upper case — the

@@ -133,10 +133,9 @@ NEEDS_FTS_REBUILD = "needs_fts_rebuild"  # set by a sql dump; the next open rebu
 
 
 def _literal(value: Any) -> str:
+    # Values come from SQLite rows: None, int, float or text (booleans are stored as 0/1 integers).
     if value is None:
         return "NULL"
-    if isinstance(value, bool):
-        return "1" if value else "0"
     if isinstance(value, int | float):
         return repr(value)
     return "'" + str(value).replace("'", "''") + "'"

@@ -25,9 +25,7 @@ from typing import Any
 
 from cerebro import scoring
 from cerebro.store import fts, graph, reads, vec
-from cerebro.values import Node, RecallResult, ScoredNode
-
-UNSET: Any = object()
+from cerebro.values import UNSET, Node, RecallResult, ScoredNode
 
 
 @dataclass(frozen=True)
@@ -373,14 +371,3 @@ def apply_anchors(results: list[ScoredNode], checker: Any) -> list[ScoredNode]:
         out.sort(key=lambda s: -s.rank_value)
     return out
 
-
-def vector_search(conn: Any, query: str, query_vector: Sequence[float], options: RecallOptions) -> RecallResult:
-    """``search``: the vector lane alone, by similarity, no expansion and no keyword lane."""
-    from cerebro import clock
-
-    now = options.now or clock.now()
-    lane = vector_lane(conn, query_vector, options, options.limit if options.limit > 0 else 10)
-    for rank, c in enumerate(lane, start=1):
-        c.lanes["vector"] = rank
-    results = [s for s in (_score(c, now) for c in lane) if _subtype_matches(s.node, options.subtype)]
-    return RecallResult(query, results, "vector", "off")

@@ -18,6 +18,18 @@ DECAY_RATES = {"episode": 0.15, "concept": 0.02, "procedure": 0.005, "reflection
 DEFAULT_DECAY_RATE = 0.1  # upstream's rate for a type it does not know
 
 
+class _Unset:
+    """The type of :data:`UNSET`: one instance, shown as ``UNSET`` (in signatures and reprs)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+# "Argument not given" where None means something (clear a subtype; "no subtype"). One sentinel for the
+# whole library: the Brain's signatures and the recall pipeline's options use the same object.
+UNSET: Any = _Unset()
+
+
 def json_time(value: datetime | None) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
 

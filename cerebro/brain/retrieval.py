@@ -121,7 +121,6 @@ class RetrievalMixin:
         lanes: tuple[str, ...] | None = None,
     ) -> values.RecallResult:
         """Hybrid recall: vector + keyword lanes, graph expansion, composite score, RRF (read-only)."""
-        from cerebro.recall import UNSET as RECALL_UNSET
         from cerebro.recall import keyword_hits_for
         from cerebro.recall import recall as run_recall
 
@@ -147,7 +146,7 @@ class RetrievalMixin:
                 anchors=self._anchor_checker(),
             )
             # None is meaningful here ("no subtype"), so it is set after the None-dropping merge above.
-            options = _replace_options(options, subtype=RECALL_UNSET if subtype is UNSET else (subtype or ""))
+            options = _replace_options(options, subtype=subtype if subtype is UNSET else (subtype or ""))
             rerank = _rerank_settings(conn)
             if rerank is not None:
                 from cerebro import rerank as reranker

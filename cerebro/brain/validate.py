@@ -9,9 +9,7 @@ from typing import Any
 
 from cerebro import clock
 from cerebro.errors import InvalidInput, quote
-from cerebro.values import NODE_STATUSES, NODE_TYPES
-
-UNSET: Any = object()  # "argument not given" where None is a meaningful value (e.g. clear a subtype)
+from cerebro.values import NODE_STATUSES, NODE_TYPES, UNSET  # noqa: F401 - UNSET is re-exported
 
 
 def _check_type(node_type: str) -> str:

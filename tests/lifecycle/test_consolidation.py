@@ -258,3 +258,26 @@ def test_legacy_statuses_on_an_upgraded_brain(upgraded, run_any, cli, at):
     assert derived_edges(path)[("f0000004-0000-4000-8000-000000000004", "e0000005-0000-4000-8000-000000000005")] == next(
         r for r in before["edges"] if r[1] == "f0000004-0000-4000-8000-000000000004" and r[3] == "derived_from"
     )
+
+
+def test_suggestions_see_every_active_episode_and_list_twenty_by_default(fake_brain):
+    fake_brain.add_many([{"content": f"bulk episode {i}", "subtype": "bulk"} for i in range(120)])
+    (group,) = fake_brain.consolidation_suggestions()
+    assert group["count"] == 120 and len(group["episodes"]) == 20
+    (group,) = fake_brain.consolidation_suggestions(limit=1000)
+    assert len(group["episodes"]) == 120
+
+
+def test_an_undated_group_sorts_after_a_dated_one_of_the_same_size(fake_brain, fake_brain_path, at):
+    # A hand-edited brain may hold a created_at that is not a time: it must not break the suggestions.
+    import sqlite3
+
+    at(0)
+    undated = fake_brain.add("undated episode", subtype="odd")
+    dated = fake_brain.add("dated episode", subtype="fine")
+    conn = sqlite3.connect(fake_brain_path)
+    conn.execute("UPDATE nodes SET created_at = 'someday' WHERE id = ?", (undated,))
+    conn.commit()
+    conn.close()
+    groups = fake_brain.consolidation_suggestions()
+    assert [(g["subtype"], [e.id for e in g["episodes"]]) for g in groups] == [("fine", [dated]), ("odd", [undated])]

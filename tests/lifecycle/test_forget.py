@@ -59,7 +59,7 @@ def ids(notes, *keys) -> set[str]:
 def test_dry_run_is_the_default_and_changes_nothing(run, notes):
     before = full_snapshot(notes["path"])
     report = run("forget", "--subject", "DEPLOY")
-    assert report["applied"] is False and report["hard"] is False
+    assert report["subject"] == "DEPLOY" and report["applied"] is False and report["hard"] is False
     assert matched(report) == ids(notes, *DEPLOY)
     statuses = {m["id"]: m["status"] for m in report["matched"]}
     assert statuses[notes["h"]] == "superseded" and statuses[notes["i"]] == "consolidated"
@@ -143,14 +143,16 @@ def test_hard_deletes_without_archive_rows(run, notes):
 
 def test_hard_without_apply_is_refused(cli, notes):
     before = full_snapshot(notes["path"])
-    assert_one_line_error(cli("forget", "--subject", "deploy", "--hard"), "--apply", exit_code=2)
+    line = assert_one_line_error(cli("forget", "--subject", "deploy", "--hard"), exit_code=2)
+    assert line == "cerebro: error: --hard only makes sense with --apply"
     assert full_snapshot(notes["path"]) == before
 
 
 @pytest.mark.parametrize("subject", ["", "   "])
 def test_empty_subject_is_refused(cli, notes, subject):
     before = full_snapshot(notes["path"])
-    assert_one_line_error(cli("forget", "--subject", subject, "--apply"), exit_code=2)
+    line = assert_one_line_error(cli("forget", "--subject", subject, "--apply"), exit_code=2)
+    assert line == "cerebro: error: forget needs a non-empty --subject"
     assert full_snapshot(notes["path"]) == before
 
 
@@ -201,3 +203,20 @@ def test_rows_with_the_legacy_archived_status_are_not_matched(upgraded, run_any)
     assert matched(report) == {"c0000006-0000-4000-8000-000000000006", "c0000007-0000-4000-8000-000000000007"}
     assert {"c0000006-0000-4000-8000-000000000006", "c0000007-0000-4000-8000-000000000007"} <= set(archive_rows(path))
     assert not {"c0000006-0000-4000-8000-000000000006", "c0000007-0000-4000-8000-000000000007"} & node_ids(path)
+
+
+def test_dry_runs_answer_while_another_agent_holds_the_write_lock(notes, monkeypatch):
+    """A dry run only reads: it must not queue behind (or fail on) a writer, as forget --apply would."""
+    from cerebro import Brain
+    from cerebro.db.engine import connect_raw
+
+    monkeypatch.setenv("CEREBRO_BUSY_TIMEOUT_MS", "20")
+    holder = connect_raw(notes["path"])
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with Brain.open(notes["path"]) as brain:
+            assert {m["id"] for m in brain.forget("deploy").matched} == ids(notes, *DEPLOY)
+            assert brain.gc(threshold=0.5, dry_run=True).dry_run
+    finally:
+        holder.rollback()
+        holder.close()

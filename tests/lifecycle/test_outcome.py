@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -34,6 +35,15 @@ def test_existing_outcome_keys_are_kept(run, add, at):
     returned = run("outcome", node, "--failure")
     assert returned["metadata"]["outcomes"] == {"success": 4, "note": "from import", "failure": 1}
     assert metadata(run, node)["outcomes"] == {"success": 4, "note": "from import", "failure": 1}
+
+
+@pytest.mark.parametrize("stored", ["many", [3], None], ids=["text", "list", "null"])
+def test_a_count_that_is_not_a_number_restarts_at_one(run, add, at, stored):
+    # A hand-edited or imported brain may hold anything there: counting goes on instead of failing.
+    at(0)
+    node = add("count me", "--metadata", '{"outcomes": {"success": %s, "failure": 2}}' % json.dumps(stored))
+    run("outcome", node, "--success")
+    assert metadata(run, node)["outcomes"] == {"success": 1, "failure": 2}
 
 
 def test_memory_without_metadata(run, add, at):

@@ -41,6 +41,7 @@ def test_json_bundle_is_upstreams_shape_with_every_status(cli, varied) -> None: 
     data = json.loads(result.stdout)
     assert set(data) == {"version", "exported_at", "meta", "nodes", "edges"}
     assert data["version"] == "1" and data["meta"]["config.prime_limit"] == "7"
+    assert data["exported_at"] == "2026-04-01T09:30:00Z"  # the (pinned) time of the export
     statuses = {n["id"]: n["status"] for n in data["nodes"]}
     assert statuses[varied["old"]] == "superseded" and statuses[varied["ep1"]] == "consolidated"
     concept = next(n for n in data["nodes"] if n["id"] == varied["concept"])
@@ -54,6 +55,7 @@ def test_json_bundle_is_upstreams_shape_with_every_status(cli, varied) -> None: 
     assert (windowed["weight"], windowed["valid_at"], windowed["invalid_at"]) == (
         0.4, "2026-01-01T00:00:00Z", "2026-12-31T00:00:00Z")
     assert {e["relation"] for e in data["edges"]} == {"supports", "supersedes", "derived_from"}
+    assert all("metadata" not in e for e in data["edges"])  # none has any: omitempty, as upstream
 
 
 def test_jsonl_is_sorted_and_byte_stable(cli, varied, tmp_path: Path) -> None:  # noqa: ANN001
@@ -67,6 +69,9 @@ def test_jsonl_is_sorted_and_byte_stable(cli, varied, tmp_path: Path) -> None:  
     node_ids = [r["id"] for r in records if r["kind"] == "node"]
     assert node_ids == sorted(node_ids)
     assert all("id" not in r for r in records if r["kind"] == "edge")
+    for line in first.splitlines():  # compact, keys sorted, UTF-8 as it is: lines diff cleanly in git
+        assert line == json.dumps(json.loads(line), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert '"metadata":{"k":[1,"é"]}' in first
     out = tmp_path / "brain.jsonl"
     assert cli("export", "--format", "jsonl", "-o", str(out)).exit_code == 0
     assert out.read_text() == first
@@ -137,3 +142,20 @@ def test_sqlite_export_while_four_writers_commit(fake_brain_path: Path, isolated
         assert copy.execute("SELECT COUNT(*) FROM nodes WHERE id = ?", (marker,)).fetchone()[0] == 1
     finally:
         copy.close()
+
+
+def test_sql_dump_opens_with_its_header_and_quotes_text_safely(fake_brain_path: Path, tmp_path: Path) -> None:
+    hostile = "it's the team's call'); DROP TABLE nodes; --"
+    with Brain.open(fake_brain_path) as brain:
+        node = brain.add(hostile, metadata={"who": "O'Brien"}, importance=0.25)
+        lines = brain.export("sql")
+    assert lines[:2] == ["-- cerebro export (sql): run against a brain made by `cerebro init`", "BEGIN;"]
+    assert lines[-1] == "COMMIT;"
+    target = tmp_path / "target.db"
+    Brain.init(target, embed_provider="fake")
+    conn = sqlite3.connect(target)
+    conn.executescript("\n".join(lines))
+    conn.close()
+    with Brain.open(target) as brain:
+        copied = brain.get(node).node
+    assert (copied.content, copied.metadata, copied.importance) == (hostile, {"who": "O'Brien"}, 0.25)

@@ -1,0 +1,46 @@
+"""The Python API's surface: every public ``Brain`` member's signature, as users call it, pinned in
+``brain_api.txt``. A change here is a change for every caller: edit the file on purpose, with a CHANGELOG line."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+from cerebro import Brain
+
+API_FILE = Path(__file__).with_name("brain_api.txt")
+# Made by open/init/for_project, not by callers: its parameters are the library's own business.
+CONSTRUCTION = "__init__"
+ATTRIBUTES = {"path": False, "project": True, "upgrade_backup": False, "on_warning": True, "on_vectors_written": True}
+
+
+def public_api() -> list[str]:
+    lines = []
+    for name in sorted(dir(Brain)):
+        if name.startswith("_") and name not in ("__enter__", "__exit__"):
+            continue
+        member = inspect.getattr_static(Brain, name)
+        if isinstance(member, property):
+            lines.append(f"{name}: property{' (settable)' if member.fset else ''}")
+        elif isinstance(member, classmethod):
+            lines.append(f"{name}: classmethod{inspect.signature(member.__func__)}")
+        else:
+            lines.append(f"{name}{inspect.signature(member)}")
+    return lines
+
+
+def test_every_public_method_keeps_its_signature() -> None:
+    expected = [line for line in API_FILE.read_text().splitlines() if line and not line.startswith("#")]
+    assert public_api() == expected
+
+
+def test_the_public_attributes_are_there_and_the_settable_ones_take_a_value(tmp_path: Path) -> None:
+    Brain.init(tmp_path / "b.db", embed_provider="none")
+    with Brain.open(tmp_path / "b.db") as brain:
+        assert brain.path == tmp_path / "b.db"
+        assert brain.project is None and brain.upgrade_backup is None and brain.on_vectors_written is None
+        for name, settable in ATTRIBUTES.items():
+            if settable:
+                value = object()
+                setattr(brain, name, value)
+                assert getattr(brain, name) is value

@@ -1,0 +1,117 @@
+"""``alembic -x brain=PATH …`` from a checkout, run in this process through ``alembic.config.main`` (the
+console script's entry point). The sweeps in test_chain.py and test_upgrade_fixtures.py run the same
+command lines in subprocesses; here the checkout's own way in — creating a missing brain, adopting a Go
+brain at its version, refusing a newer one, ``alembic check`` — is exercised where the test sees it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from cerebro import clock, paths
+from cerebro.db.migrate import HEAD_REVISION, UPSTREAM_SCHEMA_VERSION
+
+
+@pytest.fixture
+def alembic(kit: SimpleNamespace, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
+    """Run one ``alembic -c alembic.ini -x brain=PATH <args>`` command line in-process, clock pinned."""
+    from alembic.config import main
+
+    monkeypatch.chdir(kit.REPO)
+    monkeypatch.delenv("ALEMBIC_CONFIG", raising=False)
+    # The checkout's env.py configures logging from alembic.ini, as the console script should: put the
+    # test process's logging back afterwards.
+    root = logging.getLogger()
+    saved = (root.level, root.handlers[:])
+    named = {name: (logger.level, logger.handlers[:], logger.propagate, logger.disabled)
+             for name, logger in logging.Logger.manager.loggerDict.items() if isinstance(logger, logging.Logger)}
+    clock.set_now(kit.PINNED)
+
+    def run(*args: str, brain: Path | str) -> None:
+        main(argv=["-c", os.fspath(kit.REPO / "alembic.ini"), "-x", f"brain={brain}", *args], prog="alembic")
+
+    yield run
+    clock.set_now(None)
+    root.setLevel(saved[0])
+    root.handlers[:] = saved[1]
+    for name, (level, handlers, propagate, disabled) in named.items():
+        logger = logging.getLogger(name)
+        logger.setLevel(level)
+        logger.handlers[:] = handlers
+        logger.propagate, logger.disabled = propagate, disabled
+
+
+def _version(path: Path) -> tuple[str | None, str | None]:
+    conn = sqlite3.connect(path)
+    try:
+        revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        schema = conn.execute("SELECT value FROM schema_meta WHERE key = 'schema_version'").fetchone()
+    finally:
+        conn.close()
+    return (revision[0] if revision else None), (schema[0] if schema else None)
+
+
+def test_a_missing_brain_is_created_private_under_a_tilde_path_and_brought_to_head(
+    alembic: Callable[..., None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", os.fspath(tmp_path))
+    alembic("upgrade", "head", brain="~/fresh.sqlite")
+    brain = tmp_path / "fresh.sqlite"
+    assert stat.S_IMODE(brain.stat().st_mode) == 0o600  # memories may hold secrets
+    assert _version(brain) == (HEAD_REVISION, str(UPSTREAM_SCHEMA_VERSION))
+
+
+@pytest.mark.parametrize("fixture", ["v1", "v3", "v7"])
+def test_a_go_brain_is_stamped_at_its_version_then_upgraded_keeping_every_row(
+    alembic: Callable[..., None], kit: SimpleNamespace, tmp_path: Path, fixture: str
+) -> None:
+    brain = kit.load(fixture, tmp_path / f"{fixture}.sqlite")
+    before = kit.read_tables(brain)
+    alembic("upgrade", "head", brain=brain)
+    kit.assert_upgraded(brain, before, kit.PINNED_TEXT)
+
+
+def test_a_brain_from_a_newer_cerebro_is_refused_naming_the_fix_and_left_alone(
+    alembic: Callable[..., None], kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    brain = kit.load("v7", tmp_path / "newer.sqlite")
+    conn = sqlite3.connect(brain)
+    conn.execute("UPDATE schema_meta SET value = ? WHERE key = 'schema_version'", (str(UPSTREAM_SCHEMA_VERSION + 1),))
+    conn.commit()
+    conn.close()
+    before = kit.read_tables(brain)
+    with pytest.raises(SystemExit) as refused:
+        alembic("upgrade", "head", brain=brain)
+    assert str(refused.value) == (
+        f"brain {brain} was written by a newer cerebro (schema_version {UPSTREAM_SCHEMA_VERSION + 1}) than this "
+        f"one; upgrade cerebro (pip install -U cerebro-memory) or restore a backup from {paths.backups_dir()}"
+    )
+    assert kit.read_tables(brain) == before  # not stamped, not touched (opening it set WAL, as every open does)
+
+
+def test_downgrading_to_v1_drops_every_later_column(
+    alembic: Callable[..., None], kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    brain = tmp_path / "b.sqlite"
+    alembic("upgrade", "head", brain=brain)
+    alembic("downgrade", "v1", brain=brain)
+    assert kit.columns(brain, "nodes") == set(kit.NODE_COLUMNS_V1)
+    assert kit.columns(brain, "edges") == set(kit.EDGE_COLUMNS_V1)
+
+
+def test_alembic_check_finds_the_models_and_the_migrated_schema_in_step(
+    alembic: Callable[..., None], tmp_path: Path
+) -> None:
+    # Raises CommandError on drift: a DATETIME column compared by its Python type, or the FTS5/vec0
+    # lanes' tables taken for entities the models lack, would both show up as operations.
+    brain = tmp_path / "b.sqlite"
+    alembic("upgrade", "head", brain=brain)
+    alembic("check", brain=brain)

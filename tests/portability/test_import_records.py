@@ -1,0 +1,131 @@
+"""What ``importing.read`` makes of each record, and the exact message for each refusal: the message is
+what a user fixing a hand-edited or truncated file has to go on, so it names the record and the field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cerebro import importing
+from cerebro.errors import InvalidInput
+
+ARCHIVED = {
+    "kind": "archive", "id": "abcd1234-0000", "type": "concept", "subtype": "decision", "content": "Use WAL",
+    "metadata": {"note": "größer"}, "importance": 0.7, "status": "active", "archive_reason": "decayed",
+    "original_created_at": "2026-01-02T03:04:05Z", "archived_at": "2026-02-03T04:05:06+01:00",
+}
+
+
+def _jsonl(tmp_path: Path, *records: dict[str, Any]) -> Path:
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _bundle(tmp_path: Path, bundle: dict[str, Any]) -> Path:
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    return path
+
+
+def test_an_archive_record_is_read_field_for_field_with_times_normalised(tmp_path: Path) -> None:
+    # Two lines, so that the file is read as jsonl (a single object line is a bundle).
+    meta = {"kind": "meta", "key": "config.prime_limit", "value": "7"}
+    parsed = importing.read(_jsonl(tmp_path, meta, ARCHIVED))
+    assert parsed.archive == [{
+        "id": "abcd1234-0000", "type": "concept", "subtype": "decision", "content": "Use WAL",
+        "metadata": '{"note": "größer"}', "importance": 0.7, "status": "active", "archive_reason": "decayed",
+        "original_created_at": "2026-01-02 03:04:05", "archived_at": "2026-02-03 03:05:06",
+    }]
+    assert parsed.config == {"config.prime_limit": "7"}
+
+
+def test_an_archive_record_with_only_what_is_required_gets_the_defaults(tmp_path: Path) -> None:
+    bare = {"kind": "archive", "id": "abcd1234", "type": "episode", "content": "x"}
+    parsed = importing.read(_jsonl(tmp_path, bare, bare | {"id": "abcd5678"}))
+    assert parsed.archive[0] == {
+        "id": "abcd1234", "type": "episode", "subtype": None, "content": "x", "metadata": None, "importance": 0.5,
+        "status": None, "archive_reason": None, "original_created_at": None, "archived_at": None,
+    }
+
+
+ARCHIVE_REFUSALS = {
+    "unknown reason": ({"archive_reason": "bored"}, 'unknown archive_reason "bored"'),
+    "reason not text": ({"archive_reason": 3}, "archive_reason must be text"),
+    "metadata a list": ({"metadata": [1]}, "metadata must be an object"),
+    "no type": ({"type": None}, "missing type"),
+    "no content": ({"content": None}, "missing content"),
+    "subtype not text": ({"subtype": 5}, "subtype must be text"),
+    "status not text": ({"status": 5}, "status must be text"),
+    "bad id": ({"id": "zz"}, 'id "zz" is not a node id'),
+    "importance too high": ({"importance": 2}, "importance 2 is out of range"),
+    "bad original time": ({"original_created_at": "soon"}, 'original_created_at "soon" is not a timestamp'),
+    "bad archive time": ({"archived_at": "later"}, 'archived_at "later" is not a timestamp'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ARCHIVE_REFUSALS))
+def test_a_bad_archive_record_is_refused_naming_its_line_and_field(tmp_path: Path, case: str) -> None:
+    change, message = ARCHIVE_REFUSALS[case]
+    good = {"kind": "meta", "key": "config.prime_limit", "value": "7"}
+    path = _jsonl(tmp_path, good, ARCHIVED | change)
+    with pytest.raises(InvalidInput) as refused:
+        importing.read(path)
+    assert str(refused.value) == f"{path}:2: {message}"
+
+
+NODE = {"id": "abcd1234", "type": "episode", "content": "x"}
+EDGE = {"source_id": "abcd1234", "target_id": "abcd1234", "relation": "supports"}
+
+BUNDLE_REFUSALS = {
+    "node type": ({"nodes": [NODE | {"type": "memo"}]}, 'node 1: unknown type "memo"'),
+    "node status": ({"nodes": [NODE | {"status": "gone"}]}, 'node 1: unknown status "gone"'),
+    "node blank content": ({"nodes": [NODE | {"content": " "}]}, "node 1: content is empty"),
+    "node metadata text": ({"nodes": [NODE | {"metadata": "{nope"}]}, "node 1: metadata is not JSON"),
+    "node metadata list": ({"nodes": [NODE | {"metadata": [1]}]}, "node 1: metadata must be an object"),
+    "node count": ({"nodes": [NODE | {"times_reinforced": 1.5}]}, "node 1: times_reinforced must be a whole number ≥ 0"),
+    "node decay": ({"nodes": [NODE | {"decay_rate": -1}]}, "node 1: decay_rate -1 is out of range"),
+    "node importance": ({"nodes": [NODE | {"importance": True}]}, "node 1: importance must be a finite number"),
+    "node not object": ({"nodes": [NODE, 3]}, "node 2: a node must be an object"),
+    "edge not object": ({"nodes": [NODE], "edges": [[]]}, "edge 1: an edge must be an object"),
+    "edge relation": ({"nodes": [NODE], "edges": [EDGE | {"relation": " "}]}, "edge 1: relation is empty"),
+    "edge metadata": ({"nodes": [NODE], "edges": [EDGE | {"metadata": 4}]}, "edge 1: metadata must be an object"),
+    "edge weight": ({"nodes": [NODE], "edges": [EDGE | {"weight": -0.5}]}, "edge 1: weight -0.5 is out of range"),
+    "edge window": (
+        {"nodes": [NODE], "edges": [EDGE | {"valid_at": "2026-02-01", "invalid_at": "2026-01-01"}]},
+        "edge 1: valid_at is after invalid_at",
+    ),
+    "edge no relation": ({"nodes": [NODE], "edges": [{k: v for k, v in EDGE.items() if k != "relation"}]},
+                         "edge 1: missing relation"),
+    "edge valid time": ({"nodes": [NODE], "edges": [EDGE | {"valid_at": "soon"}]}, 'edge 1: valid_at "soon" is not a timestamp'),
+    "edge invalid time": ({"nodes": [NODE], "edges": [EDGE | {"invalid_at": "never"}]},
+                          'edge 1: invalid_at "never" is not a timestamp'),
+    "edge source": ({"nodes": [NODE], "edges": [EDGE | {"source_id": "x"}]}, 'edge 1: source_id "x" is not a node id'),
+    "edges not a list": ({"nodes": [NODE], "edges": {"a": 1}}, "edges must be a list"),
+    "meta not an object": ({"meta": ["config.x"], "nodes": []}, "meta must be an object"),
+    "meta value": ({"meta": {"config.prime_limit": 3}, "nodes": []}, 'meta "config.prime_limit": meta keys and values must be text'),
+    "version": ({"version": 2, "nodes": []}, 'export version "2" is not supported'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BUNDLE_REFUSALS))
+def test_a_bad_bundle_is_refused_naming_the_record(tmp_path: Path, case: str) -> None:
+    bundle, message = BUNDLE_REFUSALS[case]
+    path = _bundle(tmp_path, bundle)
+    with pytest.raises(InvalidInput) as refused:
+        importing.read(path)
+    assert str(refused.value) == f"{path}: {message}"
+
+
+def test_an_edge_keeps_its_metadata_weight_and_a_zero_length_window(tmp_path: Path) -> None:
+    edge = EDGE | {"weight": 0.25, "metadata": {"why": "größer"}, "created_at": "2026-01-01T00:00:00Z",
+                   "valid_at": "2026-03-01T00:00:00Z", "invalid_at": "2026-03-01T00:00:00Z"}
+    parsed = importing.read(_bundle(tmp_path, {"nodes": [NODE], "edges": [edge]}))
+    assert parsed.edges == [{
+        "source_id": "abcd1234", "target_id": "abcd1234", "relation": "supports", "weight": 0.25,
+        "metadata": '{"why": "größer"}', "created_at": "2026-01-01 00:00:00", "valid_at": "2026-03-01 00:00:00",
+        "invalid_at": "2026-03-01 00:00:00",
+    }]
