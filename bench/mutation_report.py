@@ -103,6 +103,9 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("record_outcome", "outcomes.get(key) or 0"): "a missing count is None either way, and `or 0` follows",
     ("forget", "if apply and False else self._read"):
         "a deferred transaction that writes takes the lock at its first write (a refused upgrade is retried whole)",
+    ("x__record", "strict=None"): "_rows selects exactly these columns: equal lengths by construction",
+    ("x__record", "strict=False"): "_rows selects exactly these columns: equal lengths by construction",
+    ("x__record", "zip(columns, row)"): "_rows selects exactly these columns: equal lengths by construction",
     ("x_adopt_for_alembic_cli", "version > 1"):
         "a v1 brain replayed from base ends the same: v1's revision creates only what is missing",
 }

@@ -139,7 +139,7 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
 
         keep_settings = embed_provider is None and embed_model is None and embed_dims is None
         embed_provider = embed_provider or DEFAULT_PROVIDER
-        from cerebro.db.migrate import backup_file
+        from cerebro.db import backup as backups
         from cerebro.embed.registry import resolve_settings
 
         provider, model, dims = resolve_settings(embed_provider, embed_model, embed_dims)
@@ -150,7 +150,7 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
             from cerebro.db.engine import driver
 
             try:
-                backup = str(backup_file(brain_path, "pre-init"))
+                backup = str(backups.backup(brain_path, "pre-init"))
             except driver().DatabaseError as exc:
                 raise BrainUnreadable(
                     f"{brain_path} is not a readable brain ({exc}); move it aside before re-initialising"

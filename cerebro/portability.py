@@ -10,11 +10,9 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
-from cerebro import clock, metadata, paths
+from cerebro import clock, metadata
 
 EXPORT_VERSION = "1"  # upstream's ExportVersion, unchanged through schema v7
 _NODE_COLUMNS = (
@@ -90,43 +88,6 @@ def jsonl_lines(conn: Any) -> list[str]:
     ]
     lines += [line("archive", _record(r, _ARCHIVE_COLUMNS)) for r in _rows(conn, "nodes_archive", _ARCHIVE_COLUMNS, "id")]
     return lines
-
-
-def copy_sqlite(source: Path, target: Path) -> Path:
-    """A consistent single-file copy (SQLite's backup API, safe while others write), mode 0600."""
-    from cerebro.db.engine import copy_database
-
-    target = Path(target)
-    if target.exists():
-        from cerebro.errors import InvalidInput
-
-        raise InvalidInput(f"{target} already exists: choose another path (nothing was overwritten)")
-    if target.parent and not target.parent.exists():
-        paths.ensure_private_dir(target.parent)
-    _create_private(target)
-    try:
-        copy_database(source, target)
-    except BaseException:
-        target.unlink(missing_ok=True)
-        raise
-    os.chmod(target, paths.FILE_MODE)
-    return target
-
-
-def _create_private(target: Path) -> None:
-    fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, paths.FILE_MODE)
-    os.close(fd)
-
-
-def backup_path(brain: Path) -> Path:
-    stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
-    target = paths.backups_dir() / f"{brain.stem}-{stamp}.sqlite"
-    counter = 1
-    while target.exists():
-        target = paths.backups_dir() / f"{brain.stem}-{stamp}-{counter}.sqlite"
-        counter += 1
-    paths.ensure_private_dir(paths.backups_dir())
-    return target
 
 
 NEEDS_FTS_REBUILD = "needs_fts_rebuild"  # set by a sql dump; the next open rebuilds the keyword lane

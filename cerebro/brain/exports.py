@@ -48,15 +48,15 @@ class ExportMixin:
 
     def export_sqlite(self, target: str | Path) -> Path:
         """A consistent copy of the brain file at ``target`` (must not exist), mode 0600."""
-        from cerebro import portability
+        from cerebro.db import backup
 
-        return portability.copy_sqlite(self.path, Path(target))
+        return backup.copy(self.path, Path(target))
 
     def backup(self, target: str | Path | None = None) -> Path:
         """A timestamped copy under ``CEREBRO_HOME/backups`` (or at ``target``)."""
-        from cerebro import portability
+        from cerebro.db import backup
 
-        return portability.copy_sqlite(self.path, Path(target) if target else portability.backup_path(self.path))
+        return backup.copy(self.path, Path(target)) if target else backup.backup(self.path)
 
 
 from cerebro.portability import _NODE_COLUMNS as _NODE_FIELDS  # noqa: E402 - one list of node columns

@@ -264,27 +264,6 @@ def too_new_message(path: Path, what: str) -> str:
     )
 
 
-def backup_file(path: Path, label: str) -> Path:
-    """A consistent copy via SQLite's backup API into ``backups/`` (0600). Returns the copy's path."""
-    from cerebro.db.engine import copy_database
-
-    paths.ensure_private_dir(paths.backups_dir())
-    stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
-    target = paths.backups_dir() / f"{path.stem}-{label}-{stamp}.sqlite"
-    counter = 1
-    while target.exists():
-        target = paths.backups_dir() / f"{path.stem}-{label}-{stamp}-{counter}.sqlite"
-        counter += 1
-    paths.create_private_file(target)
-    try:
-        copy_database(path, target)
-    except BaseException:
-        target.unlink(missing_ok=True)  # never leave an empty "backup" where a user would look for one
-        raise
-    os.chmod(target, paths.FILE_MODE)
-    return target
-
-
 def fingerprint(path: Path) -> str:
     """A cheap summary of a brain's content (page count, meta, row counts and extremes), to recognise a
     backup of the same state without hashing the whole file."""
@@ -385,7 +364,9 @@ def ensure_current(engine: Any, path: Path) -> str | None:
         label = f"pre-{revision or f'v{version}'}-upgrade"
         backup = reusable_backup(path, label)
         if backup is None:
-            backup = backup_file(path, label)
+            from cerebro.db.backup import backup as take_backup
+
+            backup = take_backup(path, label)
             try:
                 marker = backup.with_suffix(".fingerprint")
                 marker.write_text(fingerprint(backup))

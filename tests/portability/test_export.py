@@ -159,3 +159,16 @@ def test_sql_dump_opens_with_its_header_and_quotes_text_safely(fake_brain_path: 
     with Brain.open(target) as brain:
         copied = brain.get(node).node
     assert (copied.content, copied.metadata, copied.importance) == (hostile, {"who": "O'Brien"}, 0.25)
+
+
+def test_odd_stored_times_export_as_null_or_as_they_are(fake_brain_path: Path) -> None:
+    # A Go brain may hold '' for "never", and a hand-edited one text that is no time at all.
+    with Brain.open(fake_brain_path) as brain:
+        node = brain.add("odd times")
+    conn = sqlite3.connect(fake_brain_path)
+    conn.execute("UPDATE nodes SET last_accessed = '', updated_at = 'someday' WHERE id = ?", (node,))
+    conn.commit()
+    conn.close()
+    with Brain.open(fake_brain_path) as brain:
+        (exported,) = brain.export("json")["nodes"]
+    assert (exported["last_accessed"], exported["updated_at"]) == (None, "someday")

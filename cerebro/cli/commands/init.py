@@ -254,9 +254,9 @@ def _remove(targets, *, purge: bool, chosen=None) -> None:  # noqa: ANN001
         data["agents"] = [r.to_dict() for r in unwired]
     brain = paths.project_brain_path(targets.project)
     if purge and brain.exists():
-        from cerebro.db.migrate import backup_file
+        from cerebro.db import backup
 
-        data["backup"] = str(backup_file(brain, "pre-purge"))
+        data["backup"] = str(backup.backup(brain, "pre-purge"))
         for suffix in ("", "-wal", "-shm"):
             brain.with_name(brain.name + suffix).unlink(missing_ok=True)
         data["brain"] = str(brain)

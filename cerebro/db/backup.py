@@ -1,0 +1,54 @@
+"""Consistent copies of a brain file: backups (before an upgrade, an ``init --force``, a purge, or asked for)
+and ``export --format sqlite``. One copy routine, one naming rule.
+
+A copy is taken with SQLite's backup API, so it is consistent while other processes write; it is private
+(0600) from the moment it exists, and a failed copy leaves no file where a user would look for a backup.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from cerebro import clock, paths
+from cerebro.errors import InvalidInput
+
+
+def backup_path(brain: Path, label: str | None = None) -> Path:
+    """A free name in the backups folder: ``<stem>[-<label>]-<UTC time>.sqlite``, then ``…-1``, ``…-2``
+    when two backups fall within one second."""
+    paths.ensure_private_dir(paths.backups_dir())
+    prefix = f"{brain.stem}-{label}" if label else brain.stem
+    stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
+    target = paths.backups_dir() / f"{prefix}-{stamp}.sqlite"
+    counter = 1
+    while target.exists():
+        target = paths.backups_dir() / f"{prefix}-{stamp}-{counter}.sqlite"
+        counter += 1
+    return target
+
+
+def copy(source: Path, target: Path) -> Path:
+    """Copy the brain at ``source`` to ``target``, which must not exist (nothing is ever overwritten)."""
+    from cerebro.db.engine import copy_database
+
+    target = Path(target)
+    if not target.parent.exists():
+        paths.ensure_private_dir(target.parent)
+    try:
+        fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, paths.FILE_MODE)
+    except FileExistsError:
+        raise InvalidInput(f"{target} already exists: choose another path (nothing was overwritten)") from None
+    os.close(fd)
+    try:
+        copy_database(source, target)
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    os.chmod(target, paths.FILE_MODE)
+    return target
+
+
+def backup(brain: Path, label: str | None = None) -> Path:
+    """A backup of ``brain`` in the backups folder (see :func:`backup_path`); returns its path."""
+    return copy(brain, backup_path(brain, label))

@@ -1,0 +1,63 @@
+"""Backups and sqlite exports (cerebro.db.backup): where they go, what they are called, and that nothing is
+ever overwritten."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from cerebro import Brain
+from cerebro.db import backup
+from cerebro.errors import InvalidInput
+
+
+@pytest.fixture
+def brain_file(tmp_path: Path) -> Path:
+    path = tmp_path / "proj.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        brain.add("worth keeping")
+    return path
+
+
+def test_backups_are_named_by_brain_label_and_utc_second_then_numbered(
+    brain_file: Path, isolated_home: Path, pinned_clock
+) -> None:
+    folder = isolated_home / "backups"
+    made = [backup.backup(brain_file) for _ in range(3)] + [backup.backup(brain_file, "pre-init")]
+    assert made == [
+        folder / "proj-20260311T100000Z.sqlite",
+        folder / "proj-20260311T100000Z-1.sqlite",
+        folder / "proj-20260311T100000Z-2.sqlite",
+        folder / "proj-pre-init-20260311T100000Z.sqlite",
+    ]
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for copy in made:
+        assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+        conn = sqlite3.connect(copy)
+        assert conn.execute("SELECT content FROM nodes").fetchall() == [("worth keeping",)]
+        conn.close()
+
+
+def test_a_copy_never_overwrites_and_makes_its_folder_private(brain_file: Path, tmp_path: Path) -> None:
+    taken = tmp_path / "taken.sqlite"
+    taken.write_text("keep me")
+    with pytest.raises(InvalidInput) as refused:
+        backup.copy(brain_file, taken)
+    assert str(refused.value) == f"{taken} already exists: choose another path (nothing was overwritten)"
+    assert taken.read_text() == "keep me"
+    nested = tmp_path / "new" / "deeper" / "copy.sqlite"
+    backup.copy(brain_file, nested)
+    assert stat.S_IMODE(nested.parent.stat().st_mode) == 0o700
+
+
+def test_a_failed_copy_leaves_no_file(brain_file: Path, tmp_path: Path) -> None:
+    target = tmp_path / "copy.sqlite"
+    from cerebro.db.engine import driver
+
+    with pytest.raises(driver().OperationalError, match="unable to open database file"):
+        backup.copy(tmp_path / "missing" / "none.sqlite", target)
+    assert not target.exists()
