@@ -56,9 +56,8 @@ def _record(row: Any, columns: tuple[str, ...], *, omit_empty: tuple[str, ...] =
 
 
 def _rows(conn: Any, table: str, columns: tuple[str, ...], order: str) -> list[Any]:
-    present = {r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
-    select = ", ".join(c if c in present else "NULL" for c in columns)
-    return conn.execute(f"SELECT {select} FROM {table} ORDER BY {order}").fetchall()
+    # A brain is at head once open (Brain.open upgrades it), so every column is there.
+    return conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}").fetchall()
 
 
 def bundle(conn: Any) -> dict[str, Any]:

@@ -23,26 +23,23 @@ def clamp_depth(depth: int) -> int:
     return max(0, min(MAX_DEPTH, int(depth)))
 
 
-def walk(
-    conn: Any, start: str, *, relation: str = DERIVED_FROM, max_depth: int = GET_DEFAULT_DEPTH, outgoing: bool = True
-) -> list[tuple[str, int]]:
-    """[(node_id, depth)] in breadth-first order, the start at depth 0; each node once, at its minimum depth."""
-    depth_limit = clamp_depth(max_depth)
-    seen = {start: 0}
+def walk(conn: Any, start: str, *, max_depth: int = GET_DEFAULT_DEPTH) -> list[tuple[str, int]]:
+    """[(node_id, depth)] in breadth-first order over outgoing ``derived_from`` edges, the start at depth 0;
+    each node once, at its minimum depth."""
+    seen = {start}
     order = [(start, 0)]
     frontier = [start]
-    near, far = ("source_id", "target_id") if outgoing else ("target_id", "source_id")
-    for depth in range(1, depth_limit + 1):
+    for depth in range(1, clamp_depth(max_depth) + 1):
         found: list[str] = []
         for part in chunks(frontier):
             marks = ",".join("?" * len(part))
             rows = conn.execute(
-                f"SELECT {near}, {far} FROM edges WHERE relation = ? AND {near} IN ({marks}) ORDER BY id",
-                (relation, *part),
+                f"SELECT target_id FROM edges WHERE relation = ? AND source_id IN ({marks}) ORDER BY id",
+                (DERIVED_FROM, *part),
             ).fetchall()
-            for _, neighbour in rows:
+            for (neighbour,) in rows:
                 if neighbour not in seen:
-                    seen[neighbour] = depth
+                    seen.add(neighbour)
                     order.append((neighbour, depth))
                     found.append(neighbour)
         if not found:

@@ -129,3 +129,33 @@ def test_an_edge_keeps_its_metadata_weight_and_a_zero_length_window(tmp_path: Pa
         "metadata": '{"why": "größer"}', "created_at": "2026-01-01 00:00:00", "valid_at": "2026-03-01 00:00:00",
         "invalid_at": "2026-03-01 00:00:00",
     }]
+
+
+def test_a_node_listed_twice_or_an_edge_to_nowhere_is_refused_before_any_write(tmp_path: Path) -> None:
+    from cerebro import Brain
+
+    brain_file = tmp_path / "b.db"
+    Brain.init(brain_file, embed_provider="none")
+    twice = _bundle(tmp_path, {"nodes": [NODE, NODE | {"content": "y"}]})
+    dangling = tmp_path / "dangling.json"
+    dangling.write_text(json.dumps({"nodes": [NODE], "edges": [EDGE, EDGE | {"target_id": "abcd5678-9999"}]}))
+    with Brain.open(brain_file) as brain:
+        with pytest.raises(InvalidInput) as refused:
+            brain.import_file(twice)
+        assert str(refused.value) == "the file lists a node id twice"
+        with pytest.raises(InvalidInput) as refused:
+            brain.import_file(dangling)
+        assert str(refused.value) == "edge 2 points at abcd5678, which is in neither the file nor the brain"
+        assert brain.stats().total_nodes == 0
+
+
+def test_export_defaults_to_the_json_bundle_and_names_the_formats_it_knows(tmp_path: Path) -> None:
+    from cerebro import Brain
+
+    brain_file = tmp_path / "b.db"
+    Brain.init(brain_file, embed_provider="none")
+    with Brain.open(brain_file) as brain:
+        assert brain.export()["version"] == "1"
+        with pytest.raises(InvalidInput) as refused:
+            brain.export("yaml")
+    assert str(refused.value) == "unknown export format 'yaml': use json, jsonl, sql or sqlite"
