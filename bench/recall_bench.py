@@ -90,18 +90,18 @@ def percentile(samples: list[float], q: float) -> float:
 
 def bench_in_process(path: Path, queries: list[str]) -> dict[str, float]:
     from cerebro import Brain
+    from cerebro.brain.retrieval import recall_options
     from cerebro.recall import recall as run_recall
 
     with Brain.open(path) as brain:
         brain.recall("warm up the model")
         brain.recall("warm up the index")  # a long-lived process: the second recall builds the warm index
-        vectors = brain._embed(queries)
+        h = brain.handle
+        vectors = h.embed(queries)
         excluded, included = [], []
         for query, vector in zip(queries, vectors, strict=True):
-            with brain._snapshot() as conn:
-                options = brain._recall_options(
-                    conn, limit=20, threshold=0.3, warm=brain._warm(conn), mean=brain._brain_mean
-                )
+            with h.snapshot() as conn:
+                options = recall_options(conn, limit=20, threshold=0.3, warm=h.warm(conn), mean=h.brain_mean)
                 started = time.perf_counter()
                 run_recall(conn, query, vector, options, mode="hybrid")
                 excluded.append((time.perf_counter() - started) * 1000)

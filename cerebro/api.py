@@ -1,4 +1,7 @@
-"""``Brain``: the one public entry point. It owns transaction boundaries; the CLI is a thin layer over it.
+"""``Brain``: the one public entry point, and only a face. Each method is one call into the module that owns
+the concept — ``cerebro.brain.memories``, ``retrieval``, ``lifecycle``, ``promotion``, ``settings``,
+``exports``, ``embedding``, ``reembed``, ``inbox`` — over the brain's :class:`~cerebro.brain.handle.Handle`
+(the connections, transactions and caches). The docstrings are those modules' own.
 
 Reads never write (no access touches, no counters): they run in plain ``BEGIN`` transactions. Every write
 is one ``BEGIN IMMEDIATE`` transaction, retried as a whole when another writer holds the lock.
@@ -6,120 +9,70 @@ is one ``BEGIN IMMEDIATE`` transaction, retried as a whole when another writer h
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cerebro import clock, paths, values
-from cerebro.brain.embedding import EmbeddingMixin, _current_content, _default_warning
-from cerebro.brain.exports import ExportMixin, ImportMixin
-from cerebro.brain.inbox import InboxMixin
-from cerebro.brain.lifecycle import LifecycleMixin
-from cerebro.brain.promotion import PromotionMixin
-from cerebro.brain.reembed import ReembedMixin
-from cerebro.brain.retrieval import RetrievalMixin
-from cerebro.brain.settings import SettingsMixin
-from cerebro.brain.validate import (  # noqa: F401 - parse_metadata and UNSET are part of the API
-    UNSET,
-    _check_beads_id,
-    _check_content,
-    _check_importance,
-    _check_status,
-    _check_type,
-    _text,
-    parse_metadata,
+from cerebro import values
+from cerebro.brain import (
+    embedding,
+    exports,
+    inbox,
+    lifecycle,
+    memories,
+    opening,
+    promotion,
+    reembed,
+    retrieval,
+    settings,
 )
-from cerebro.errors import BrainNotFound, BrainUnreadable, InvalidInput, NotFound, quote
-from cerebro.values import NODE_TYPES
-from cerebro.store.vec import WRITTEN as VECTORS_WRITTEN
+from cerebro.brain.handle import Handle
+from cerebro.brain.validate import UNSET, parse_metadata  # noqa: F401 - part of the API
+from cerebro.provenance import GET_DEFAULT_DEPTH
 
-T = TypeVar("T")
-
-DEFAULT_LIST_LIMIT = 50
-MAX_LIST_LIMIT = 10**9  # SQLite's LIMIT is a 64-bit integer; anything near that is a mistake
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, SettingsMixin, ExportMixin, ImportMixin, ReembedMixin, InboxMixin):
+def _doc(implementation: Callable[..., Any]) -> Callable[[F], F]:
+    """Give a delegating method its implementation's docstring: one text, where the code is."""
+
+    def decorate(method: F) -> F:
+        method.__doc__ = implementation.__doc__
+        return method
+
+    return decorate
+
+
+class Brain:
     """A brain file: open with :meth:`open` / :meth:`for_project`, create with :meth:`init`.
 
     Use as a context manager (``with Brain.open(path) as brain: ...``) or call :meth:`close`.
     """
 
-    def __init__(self, path: Path, engine: Any = None, *, backup: str | None = None) -> None:
-        self.path = path
-        self._engine_obj = engine  # created on first ORM use: reads on the hot path never import SQLAlchemy
-        self._raw: Any = None
-        self._embedder: Any = None
-        self.upgrade_backup = backup  # set when opening upgraded the brain
-        self._settings: tuple[str, str, int] | None = None
-        self.on_warning: Callable[[str], None] = _default_warning
-        # Called after a commit that wrote or deleted vectors, with {node_id: vector or None} (see _session).
-        self.on_vectors_written: Callable[[dict[str, Any]], None] | None = None
-        # The project directory this brain belongs to (set by for_project; None for open): code anchors are
-        # resolved and checked against it (ADR 0018).
-        self.project: Path | None = None
-
-    @property
-    def _engine(self) -> Any:
-        if self._engine_obj is None:
-            from cerebro.db.engine import create_engine
-
-            self._engine_obj = create_engine(self.path)
-        return self._engine_obj
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
 
     # ------------------------------------------------------------------ opening
 
     @classmethod
+    @_doc(opening.open_handle)
     def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> Brain:
-        """Open the brain at ``path``, upgrading it first if it is behind. ``create`` makes a new one."""
-        from cerebro.db.engine import connect_raw, create_engine, driver
-        from cerebro.db.migrate import ensure_current, needs_upgrade
-
-        brain_path = Path(path).expanduser()
-        if not brain_path.exists() or (not create and brain_path.stat().st_size == 0):
-            # An empty file is what an interrupted init leaves: not a brain until init runs again.
-            if not create:
-                raise BrainNotFound(f"no brain at {brain_path} — run 'cerebro init' first")
-            paths.create_private_file(brain_path)
-        paths.tighten_private_file(brain_path)
-        # A cheap check on a raw connection: a brain at head never imports Alembic.
-        try:
-            raw = connect_raw(brain_path, wal=False)
-            try:
-                behind = needs_upgrade(raw, brain_path)
-            finally:
-                raw.close()
-        except driver().DatabaseError as exc:
-            raise BrainUnreadable(
-                f"{brain_path} is not a readable brain ({exc}); restore a copy from {paths.backups_dir()}"
-            ) from None
-        if not behind:
-            brain = cls(brain_path)
-            brain._rebuild_keyword_lane_if_asked()
-            return brain
-        engine = create_engine(brain_path)
-        try:
-            backup = ensure_current(engine, brain_path)
-        except BaseException:
-            engine.dispose()
-            raise
-        brain = cls(brain_path, engine, backup=backup)
-        brain._rebuild_keyword_lane_if_asked()
-        return brain
+        return cls(opening.open_handle(path, create=create))
 
     @classmethod
     def for_project(cls, project_dir: str | os.PathLike[str] | None = None, *, create: bool = False) -> Brain:
         """The brain of ``project_dir`` (default: ``$CLAUDE_PROJECT_DIR``, else the current directory);
         it remembers the directory as :attr:`project`."""
+        from cerebro import paths
+
         directory = paths.resolve_project_dir(project_dir)
         brain = cls.open(paths.project_brain_path(directory), create=create)
         brain.project = directory
         return brain
 
     @classmethod
+    @_doc(opening.init)
     def init(
         cls,
         path: str | os.PathLike[str],
@@ -129,66 +82,12 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         embed_dims: int | None = None,
         force: bool = False,
     ) -> values.InitResult:
-        """Create a brain at ``path`` (idempotent). ``force`` backs it up, then re-writes its embedding settings
-        (the given ones; with none given, the stored ones stay).
-
-        The default provider is ``local`` (MiniLM on onnxruntime: offline, no server). A brain that already
-        holds vectors keeps its model: switching would mix vector spaces (re-embedding is a later command).
-        """
-        from cerebro.embed.registry import DEFAULT_PROVIDER
-
-        keep_settings = embed_provider is None and embed_model is None and embed_dims is None
-        embed_provider = embed_provider or DEFAULT_PROVIDER
-        from cerebro.db import backup as backups
-        from cerebro.embed.registry import resolve_settings
-
-        provider, model, dims = resolve_settings(embed_provider, embed_model, embed_dims)
-        brain_path = Path(path).expanduser()
-        existed = brain_path.exists() and brain_path.stat().st_size > 0
-        backup = None
-        if existed and force:
-            from cerebro.db.engine import driver
-
-            try:
-                backup = str(backups.backup(brain_path, "pre-init"))
-            except driver().DatabaseError as exc:
-                raise BrainUnreadable(
-                    f"{brain_path} is not a readable brain ({exc}); move it aside before re-initialising"
-                ) from None
-        with cls.open(brain_path, create=True) as brain:
-            stored = brain._read_embedding_settings()
-            if existed and not force:
-                return values.InitResult(str(brain_path), False, *stored, backup=brain.upgrade_backup)
-            if existed and keep_settings and stored[0]:
-                provider, model, dims = stored  # --force with no embedding flags refreshes, never switches
-
-            def write(session: Any) -> None:
-                from cerebro.store import meta, vec
-
-                current_dims = vec.table_dimensions(session)
-                if current_dims is not None and (stored[1], stored[2]) != (model, dims):
-                    held = session.execute(_text("SELECT COUNT(*) FROM vec_nodes")).scalar_one()
-                    if held:
-                        raise InvalidInput(
-                            f"this brain holds {held} vectors from {stored[1] or stored[0]} ({stored[2]} dims); "
-                            f"switching to {model or provider} would mix vector spaces — keep "
-                            f"--embed-provider {stored[0]}"
-                        )
-                    session.execute(_text("DROP TABLE vec_nodes"))
-                meta.put(session, "embedding_provider", provider)
-                meta.put(session, "embedding_model", model)
-                meta.put(session, "embedding_dimensions", str(dims))
-                vec.ensure_table(session, dims)
-
-            brain._write(write)
-        return values.InitResult(str(brain_path), not existed, provider, model, dims, backup=backup)
+        return opening.init(
+            path, embed_provider=embed_provider, embed_model=embed_model, embed_dims=embed_dims, force=force
+        )
 
     def close(self) -> None:
-        if self._engine_obj is not None:
-            self._engine_obj.dispose()
-        if self._raw is not None:
-            self._raw.close()
-            self._raw = None
+        self._handle.close()
 
     def __enter__(self) -> Brain:
         return self
@@ -199,59 +98,62 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
     def __repr__(self) -> str:
         return f"Brain({str(self.path)!r})"
 
-    # ------------------------------------------------------------------ transactions
+    # ------------------------------------------------------------------ attributes
 
-    @contextmanager
-    def _session(self, *, write: bool) -> Iterator[Any]:
-        from cerebro.db.session import unit_of_work
+    @property
+    def handle(self) -> Handle:
+        """The open file's connections and caches: for hosts that keep a brain open (the MCP server), not
+        needed for ordinary use."""
+        return self._handle
 
-        with unit_of_work(self._engine, write=write) as session:
-            yield session
-        # Committed: tell an in-memory vector copy what changed (a server's warm index, ADR 0020).
-        written = session.info.get(VECTORS_WRITTEN) if self.on_vectors_written is not None else None
-        if written:
-            self.on_vectors_written(written)
+    @property
+    def path(self) -> Path:
+        return self._handle.path
 
-    def _write(self, work: Callable[[Any], T]) -> T:
-        """Run ``work(session)`` in one write transaction, retried whole on lock errors."""
-        from cerebro.retry import run_with_retry
+    @property
+    def upgrade_backup(self) -> str | None:
+        """The backup taken when opening upgraded the brain (None when it was current)."""
+        return self._handle.upgrade_backup
 
-        def attempt() -> T:
-            with self._session(write=True) as session:
-                return work(session)
+    @property
+    def project(self) -> Path | None:
+        """The project directory this brain belongs to: code anchors are resolved against it."""
+        return self._handle.project
 
-        return run_with_retry(attempt)
+    @project.setter
+    def project(self, directory: Path | None) -> None:
+        self._handle.project = directory
 
-    def _read(self, work: Callable[[Any], T]) -> T:
-        with self._session(write=False) as session:
-            return work(session)
+    @property
+    def on_warning(self) -> Callable[[str], None]:
+        """Called with each warning (an embedding that failed, a source not marked); default: stderr."""
+        return self._handle.on_warning
 
-    def _embedding_settings(self) -> tuple[str, str, int]:
-        """(provider, model, dimensions) as stored at init; read once per open Brain."""
-        if self._settings is None:
-            self._settings = self._read_embedding_settings()
-        return self._settings
+    @on_warning.setter
+    def on_warning(self, callback: Callable[[str], None]) -> None:
+        self._handle.on_warning = callback
 
-    def _read_embedding_settings(self) -> tuple[str, str, int]:
-        from cerebro.store import reads
+    @property
+    def on_vectors_written(self) -> Callable[[dict[str, Any]], None] | None:
+        """Called after a commit that wrote or deleted vectors, with {node_id: vector or None}."""
+        return self._handle.on_vectors_written
 
-        with self._snapshot() as conn:
-            provider = reads.meta(conn, "embedding_provider", "none") or "none"
-            model = reads.meta(conn, "embedding_model", "") or ""
-            try:
-                dims = int(reads.meta(conn, "embedding_dimensions", "0") or 0)
-            except ValueError:
-                dims = 0
-        return provider, model, dims
+    @on_vectors_written.setter
+    def on_vectors_written(self, callback: Callable[[dict[str, Any]], None] | None) -> None:
+        self._handle.on_vectors_written = callback
+
+    @property
+    def embedder(self) -> Any:
+        """The brain's embedder, built from the settings stored at init (never another model)."""
+        return self._handle.embedder
 
     # ------------------------------------------------------------------ memories
 
+    @_doc(memories.resolve_id)
     def resolve_id(self, prefix: str) -> str:
-        """A full id or a unique prefix of ≥4 characters → the full id."""
-        from cerebro.store import nodes
+        return memories.resolve_id(self._handle, prefix)
 
-        return self._read(lambda s: nodes.resolve_id(s, prefix))
-
+    @_doc(memories.add)
     def add(
         self,
         content: str,
@@ -266,53 +168,12 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         anchor_ref: str | None = None,
         beads_id: str | None = None,
     ) -> str:
-        """Store a memory; returns its new id. The keyword index is updated in the same transaction.
+        return memories.add(
+            self._handle, content, type=type, subtype=subtype, importance=importance, metadata=metadata,
+            provenance_root=provenance_root, origin=origin, anchors=anchors, anchor_ref=anchor_ref, beads_id=beads_id,
+        )
 
-        ``anchors``: files (``PATH[:START-END]``, relative to :attr:`project`) the memory is about; their
-        hashes (and the git commit, ``anchor_ref``) are recorded, and reads report whether the code changed
-        since (ADR 0018). ``beads_id``: a Beads issue id, stored as metadata ``beadsId``."""
-        content = _check_content(content)
-        _check_type(type)
-        importance = _check_importance(importance)
-        meta_dict = self._metadata_with(parse_metadata(metadata), anchors, anchor_ref, beads_id)
-        stamp = origin or values.Origin.from_environment("api")
-        vector, error = self._try_embed(content)  # outside the transaction: no lock held while embedding
-
-        def write(session: Any) -> str:
-            from cerebro.store import fts, nodes
-
-            row = nodes.insert(
-                session,
-                content=content,
-                type=type,
-                subtype=subtype or None,
-                importance=importance,
-                metadata=meta_dict,
-                provenance_root=provenance_root,
-                origin=stamp,
-                embedding_model="",
-                now=clock.now(),
-            )
-            if fts.available(session):
-                fts.index(session, row.id, row.content, row.subtype)
-            self._store_vector(session, row, vector, error, fresh=True)
-            return row.id
-
-        node_id = self._write(write)
-        self._warn_pending(node_id, error)
-        return node_id
-
-    def _metadata_with(
-        self, meta_dict: dict[str, Any] | None, anchors: Any, anchor_ref: Any, beads_id: Any
-    ) -> dict[str, Any] | None:
-        """``metadata`` plus the Beads id and the anchors' records (files read, git asked: before any write)."""
-        from cerebro import anchors as anchoring
-
-        beads = _check_beads_id(beads_id)
-        if beads is not None:
-            meta_dict = {**(meta_dict or {}), "beadsId": beads}
-        return anchoring.attach(meta_dict, anchoring.resolve(self.project, anchors, anchor_ref))
-
+    @_doc(memories.add_many)
     def add_many(
         self,
         items: list[dict[str, Any]],
@@ -320,94 +181,13 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         batch_size: int = 128,
         progress: Callable[[int, int], None] | None = None,
     ) -> list[str]:
-        """Store many memories: each item takes :meth:`add`'s keyword arguments plus ``content``.
+        return memories.add_many(self._handle, items, batch_size=batch_size, progress=progress)
 
-        Everything is validated before anything is written; batches are embedded together, then every
-        memory is written in one transaction (the same write path as :meth:`add`). Returns the new ids.
-        """
-        prepared = []
-        for item in items:
-            unknown = set(item) - {
-                "content", "type", "subtype", "importance", "metadata", "provenance_root", "origin",
-                "anchors", "anchor_ref", "beads_id",
-            }
-            if unknown:
-                raise InvalidInput(f"unknown memory fields: {', '.join(sorted(unknown))}")
-            node_type = item.get("type", "episode")
-            _check_type(node_type)
-            prepared.append(
-                {
-                    "content": _check_content(item.get("content")),
-                    "type": node_type,
-                    "subtype": item.get("subtype") or None,
-                    "importance": _check_importance(item.get("importance", 0.5)),
-                    "metadata": self._metadata_with(
-                        parse_metadata(item.get("metadata")), item.get("anchors"), item.get("anchor_ref"),
-                        item.get("beads_id"),
-                    ),
-                    "provenance_root": bool(item.get("provenance_root", False)),
-                    "origin": item.get("origin") or values.Origin.from_environment("api"),
-                }
-            )
-        # Embed first (batch by batch, outside any lock), then write everything in one transaction:
-        # either every memory lands or none does.
-        dims = self._embedding_settings()[2]
-        vectors: list[Any] = [None] * len(prepared)
-        errors: list[str | None] = [None] * len(prepared)
-        for start in range(0, len(prepared), batch_size):
-            batch = prepared[start : start + batch_size]
-            if dims > 0:
-                try:
-                    vectors[start : start + len(batch)] = self._embed([b["content"] for b in batch])
-                except Exception as exc:  # noqa: BLE001 - memories are kept, vectors come later
-                    reason = " ".join(str(exc).split()) or exc.__class__.__name__
-                    errors[start : start + len(batch)] = [reason] * len(batch)
-            if progress:
-                progress(min(start + len(batch), len(prepared)), len(prepared))
-
-        def write(session: Any) -> list[str]:
-            from cerebro.store import fts, nodes
-
-            has_fts = fts.available(session)
-            now = clock.now()
-            written = []
-            for spec, vector, error in zip(prepared, vectors, errors, strict=True):
-                row = nodes.insert(session, embedding_model="", now=now, **spec)
-                if has_fts:
-                    fts.index(session, row.id, row.content, row.subtype)
-                self._store_vector(session, row, vector, error, fresh=True)
-                written.append(row.id)
-            return written
-
-        ids = self._write(write)
-        failed = sum(1 for e in errors if e is not None)
-        if failed:
-            first = next(e for e in errors if e is not None)
-            self.on_warning(
-                f"embedding failed for {failed} memories: {first} (stored; run `cerebro embed --pending`)"
-            )
-        return ids
-
+    @_doc(memories.get)
     def get(self, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
-        """A memory and every edge touching it (only edges valid at ``as_of`` when given)."""
-        from cerebro.store import edges, nodes
+        return memories.get(self._handle, node_id, as_of=as_of)
 
-        try:
-            when = clock.parse(as_of) if as_of not in (None, "") else None
-        except ValueError as exc:
-            raise InvalidInput(str(exc)) from None
-
-        def read(session: Any) -> values.NodeDetail:
-            full = nodes.resolve_id(session, node_id)
-            row = nodes.get_row(session, full)
-            return values.NodeDetail(
-                nodes.to_value(row), [edges.to_value(e) for e in edges.for_node(session, full, when)]
-            )
-
-        detail = self._read(read)
-        (node,) = self._annotate([detail.node])
-        return values.NodeDetail(node, detail.edges)
-
+    @_doc(memories.update)
     def update(
         self,
         node_id: str,
@@ -417,88 +197,22 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         subtype: str | None = UNSET,
         metadata: dict[str, Any] | str | None = None,
     ) -> values.Node:
-        """Change a memory in place. ``subtype=None`` or ``""`` clears it; ``metadata`` is merged key by key
-        (a key set to null is removed). Content or subtype changes stamp ``updated_at``."""
-        if content is not None:
-            content = _check_content(content)
-        if importance is not None:
-            importance = _check_importance(importance)
-        patch = parse_metadata(metadata)
-        if content is None and importance is None and subtype is UNSET and patch is None:
-            raise InvalidInput("nothing to update: give content, importance, subtype or metadata")
-        vector, error = None, None
-        if content is not None and self._embedding_settings()[2] > 0:
-            current = self._read(lambda s: _current_content(s, node_id))
-            if current != content:
-                vector, error = self._try_embed(content)
+        return memories.update(
+            self._handle, node_id, content=content, importance=importance, subtype=subtype, metadata=metadata
+        )
 
-        def write(session: Any) -> tuple[values.Node, bool]:
-            from cerebro.store import fts, nodes
-
-            row = nodes.get_row(session, nodes.resolve_id(session, node_id))
-            text_changed = content_changed = False
-            if content is not None and content != row.content:
-                row.content = content
-                text_changed = content_changed = True
-            if subtype is not UNSET and (subtype or None) != row.subtype:
-                row.subtype = subtype or None
-                text_changed = True
-            if importance is not None:
-                row.importance = importance
-            if patch is not None:
-                merged = dict(row.metadata_ or {})
-                for key, value in patch.items():
-                    if value is None:
-                        merged.pop(key, None)
-                    else:
-                        merged[key] = value
-                row.metadata_ = merged or None
-            if text_changed:
-                row.updated_at = clock.now()
-                if row.status == "active" and fts.available(session):
-                    fts.reindex(session, row.id, row.content, row.subtype)
-            if content_changed:  # unchanged content is never re-embedded
-                self._store_vector(session, row, vector, error)
-            session.add(row)
-            session.flush()
-            return nodes.to_value(row), content_changed
-
-        node, re_embedded = self._write(write)
-        if re_embedded:
-            self._warn_pending(node.id, error)
-        return node
-
+    @_doc(memories.list_memories)
     def list(
         self,
         *,
         type: str | None = None,
         status: str | None = None,
         subtype: str | None = UNSET,
-        limit: int = DEFAULT_LIST_LIMIT,
+        limit: int = memories.DEFAULT_LIST_LIMIT,
     ) -> list[values.Node]:
-        """Memories, newest first. ``subtype=""`` lists those with no subtype."""
-        from cerebro.store import nodes
+        return memories.list_memories(self._handle, type=type, status=status, subtype=subtype, limit=limit)
 
-        if type is not None:
-            _check_type(type)
-        if status is not None:
-            _check_status(status)
-        if not isinstance(limit, int) or isinstance(limit, bool) or not 0 < limit <= MAX_LIST_LIMIT:
-            raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, got {quote(limit)}")
-        return self._annotate(self._read(
-            lambda s: [
-                nodes.to_value(r)
-                for r in nodes.list_rows(
-                    s,
-                    type=type,
-                    status=status,
-                    subtype=None if subtype is UNSET else subtype,
-                    subtype_given=subtype is not UNSET,
-                    limit=limit,
-                )
-            ]
-        ))
-
+    @_doc(memories.add_edge)
     def add_edge(
         self,
         source: str,
@@ -510,68 +224,16 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         invalid_at: Any = None,
         metadata: dict[str, Any] | str | None = None,
     ) -> values.EdgeResult:
-        """Link two memories. Re-adding an edge re-asserts its validity window (an omitted bound becomes
-        open) and updates its weight when one is given. Relations outside the registry are allowed."""
-        relation = (relation or "").strip()
-        if not relation:
-            raise InvalidInput("relation must not be empty")
-        if weight is not None:
-            try:
-                weight = float(weight)
-            except (TypeError, ValueError):
-                raise InvalidInput(f"weight must be a number, got {quote(weight)}") from None
-            if not math.isfinite(weight) or weight <= 0:
-                raise InvalidInput(f"weight must be a finite number above 0, got {quote(weight)}")
-        try:
-            start = clock.parse(valid_at) if valid_at not in (None, "") else None
-            end = clock.parse(invalid_at) if invalid_at not in (None, "") else None
-        except ValueError as exc:
-            raise InvalidInput(str(exc)) from None
-        if start is not None and end is not None and start > end:
-            raise InvalidInput("invalid window: valid_at is after invalid_at")
-        meta_dict = parse_metadata(metadata)
+        return memories.add_edge(
+            self._handle, source, target, relation, weight=weight, valid_at=valid_at, invalid_at=invalid_at,
+            metadata=metadata,
+        )
 
-        def write(session: Any) -> values.EdgeResult:
-            from cerebro.store import edges, nodes, relations
-
-            src = nodes.resolve_id(session, source)
-            dst = nodes.resolve_id(session, target)
-            row, created = edges.upsert(
-                session,
-                source_id=src,
-                target_id=dst,
-                relation=relation,
-                weight=weight,
-                valid_at=start,
-                invalid_at=end,
-                metadata=meta_dict,
-                now=clock.now(),
-            )
-            return values.EdgeResult(edges.to_value(row), created, relations.is_registered(session, relation))
-
-        return self._write(write)
-
+    @_doc(memories.reinforce)
     def reinforce(self, node_id: str) -> values.Node:
-        """Count a use: access and reinforcement counters up, both timestamps now. Active memories only."""
+        return memories.reinforce(self._handle, node_id)
 
-        def write(session: Any) -> values.Node:
-            from cerebro.store import nodes
-
-            full = nodes.resolve_id(session, node_id)
-            row = nodes.get_row(session, full)
-            if row.status != "active":
-                raise NotFound(f"node {full} not found or not active")
-            now = clock.now()
-            row.access_count = (row.access_count or 0) + 1
-            row.times_reinforced = (row.times_reinforced or 0) + 1
-            row.last_accessed = now
-            row.last_reinforced = now
-            session.add(row)
-            session.flush()
-            return nodes.to_value(row)
-
-        return self._write(write)
-
+    @_doc(memories.supersede)
     def supersede(
         self,
         old_id: str,
@@ -587,81 +249,208 @@ class Brain(EmbeddingMixin, RetrievalMixin, LifecycleMixin, PromotionMixin, Sett
         anchor_ref: str | None = None,
         beads_id: str | None = None,
     ) -> str:
-        """Replace an active memory: the old one becomes ``superseded``, the new one (same type and subtype
-        unless given) gets a ``supersedes`` edge to it. One transaction. Returns the new id. ``anchors``,
-        ``anchor_ref`` and ``beads_id`` as for :meth:`add` (the replacement's own; none are inherited)."""
-        content = _check_content(content)
-        if type is not None:
-            _check_type(type)
-        importance = _check_importance(importance)
-        meta_dict = self._metadata_with(parse_metadata(metadata), anchors, anchor_ref, beads_id)
-        stamp = origin or values.Origin.from_environment("api")
-        vector, error = self._try_embed(content)
+        return memories.supersede(
+            self._handle, old_id, content, type=type, subtype=subtype, importance=importance, metadata=metadata,
+            provenance_root=provenance_root, origin=origin, anchors=anchors, anchor_ref=anchor_ref, beads_id=beads_id,
+        )
 
-        def write(session: Any) -> str:
-            from cerebro.store import edges, fts, nodes
-
-            full = nodes.resolve_id(session, old_id)
-            old = nodes.get_row(session, full)
-            if old.status != "active":
-                raise NotFound(f"node {full} not found or not active")
-            now = clock.now()
-            old.status = "superseded"
-            session.add(old)
-            new = nodes.insert(
-                session,
-                content=content,
-                type=type or old.type,
-                subtype=old.subtype if subtype is UNSET else (subtype or None),
-                importance=importance,
-                metadata=meta_dict,
-                provenance_root=provenance_root,
-                origin=stamp,
-                embedding_model="",
-                now=now,
-            )
-            self._store_vector(session, new, vector, error, fresh=True)
-            edges.upsert(
-                session, source_id=new.id, target_id=full, relation="supersedes", weight=None,
-                valid_at=None, invalid_at=None, metadata=None, now=now,
-            )
-            if fts.available(session):
-                fts.unindex(session, full)
-                fts.index(session, new.id, new.content, new.subtype)
-            return new.id
-
-        new_id = self._write(write)
-        self._warn_pending(new_id, error)
-        return new_id
-
+    @_doc(memories.stats)
     def stats(self) -> values.Stats:
-        from cerebro.store import edges, meta, nodes, vec
+        return memories.stats(self._handle)
 
-        def read(session: Any) -> values.Stats:
-            by_status, by_type = nodes.counts(session)
-            revision = session.execute(_text("SELECT version_num FROM alembic_version")).scalar()
-            try:
-                dims = int(meta.get(session, "embedding_dimensions", "0") or 0)
-            except ValueError:
-                dims = 0
-            return values.Stats(
-                total_nodes=sum(by_status.values()),
-                active_nodes=by_status.get("active", 0),
-                consolidated_nodes=by_status.get("consolidated", 0),
-                superseded_nodes=by_status.get("superseded", 0),
-                archived_nodes=by_status.get("archived", 0),
-                nodes_by_type={t: by_type.get(t, 0) for t in NODE_TYPES},
-                total_edges=edges.count(session),
-                pending_embeddings=vec.count_missing_active(session) if dims > 0 else 0,
-                embedded_nodes=session.execute(
-                    _text("SELECT COUNT(*) FROM nodes WHERE embedding_model = :m AND embedding_model != ''"),
-                    {"m": meta.get(session, "embedding_model", "") or ""},
-                ).scalar_one(),
-                embedding_provider=meta.get(session, "embedding_provider", "none") or "none",
-                embedding_model=meta.get(session, "embedding_model", "") or "",
-                embedding_dimensions=dims,
-                schema_version=int(meta.get(session, "schema_version", "0") or 0),
-                revision=revision,
-            )
+    @_doc(memories.active_count)
+    def active_count(self) -> int:
+        return memories.active_count(self._handle)
 
-        return self._read(read)
+    # ------------------------------------------------------------------ embedding
+
+    @_doc(embedding.embed_pending)
+    def embed_pending(
+        self, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None
+    ) -> values.EmbedReport:
+        return embedding.embed_pending(self._handle, batch_size=batch_size, progress=progress)
+
+    @_doc(reembed.reembed)
+    def reembed(
+        self,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        dims: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        return reembed.reembed(self._handle, provider=provider, model=model, dims=dims, progress=progress)
+
+    # ------------------------------------------------------------------ retrieval
+
+    @_doc(retrieval.recall)
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        threshold: float | None = None,
+        subtype: str | None = UNSET,
+        as_of: Any = None,
+        lanes: tuple[str, ...] | None = None,
+    ) -> values.RecallResult:
+        return retrieval.recall(
+            self._handle, query, limit=limit, threshold=threshold, subtype=subtype, as_of=as_of, lanes=lanes
+        )
+
+    @_doc(retrieval.search)
+    def search(
+        self, query: str, *, limit: int | None = None, threshold: float | None = None, as_of: Any = None
+    ) -> values.RecallResult:
+        return retrieval.search(self._handle, query, limit=limit, threshold=threshold, as_of=as_of)
+
+    @_doc(retrieval.prime)
+    def prime(self, *, limit: int | None = None) -> list[values.ScoredNode]:
+        return retrieval.prime(self._handle, limit=limit)
+
+    @_doc(retrieval.anchored)
+    def anchored(self, *, stale_only: bool = False, limit: int = 50) -> list[values.Node]:
+        return retrieval.anchored(self._handle, stale_only=stale_only, limit=limit)
+
+    @_doc(retrieval.touch_accessed)
+    def touch_accessed(self, ids: list[str]) -> bool:
+        return retrieval.touch_accessed(self._handle, ids)
+
+    @_doc(retrieval.touch_surfaced)
+    def touch_surfaced(self, ids: list[str]) -> bool:
+        return retrieval.touch_surfaced(self._handle, ids)
+
+    @_doc(retrieval.count_expansion_skip)
+    def count_expansion_skip(self) -> bool:
+        return retrieval.count_expansion_skip(self._handle)
+
+    # ------------------------------------------------------------------ lifecycle and provenance
+
+    @_doc(lifecycle.gc)
+    def gc(self, *, threshold: float | None = None, dry_run: bool = False) -> values.GcReport:
+        return lifecycle.gc(self._handle, threshold=threshold, dry_run=dry_run)
+
+    @_doc(lifecycle.mark_consolidated)
+    def mark_consolidated(self, ids: Sequence[str]) -> values.ConsolidateReport:
+        return lifecycle.mark_consolidated(self._handle, ids)
+
+    @_doc(lifecycle.consolidate)
+    def consolidate(self, into: str, sources: Sequence[str]) -> values.ConsolidateReport:
+        return lifecycle.consolidate(self._handle, into, sources)
+
+    @_doc(lifecycle.consolidation_suggestions)
+    def consolidation_suggestions(self, *, limit: int = 20) -> list[dict[str, Any]]:
+        return lifecycle.consolidation_suggestions(self._handle, limit=limit)
+
+    @_doc(lifecycle.record_outcome)
+    def record_outcome(self, node_id: str, *, success: bool) -> values.Node:
+        return lifecycle.record_outcome(self._handle, node_id, success=success)
+
+    @_doc(lifecycle.forget)
+    def forget(
+        self, subject: str, *, subtype: str | None = None, apply: bool = False, hard: bool = False
+    ) -> values.ForgetReport:
+        return lifecycle.forget(self._handle, subject, subtype=subtype, apply=apply, hard=hard)
+
+    @_doc(lifecycle.walk_provenance)
+    def walk_provenance(self, node_id: str, *, depth: int = GET_DEFAULT_DEPTH) -> list[tuple[values.Node, int]]:
+        return lifecycle.walk_provenance(self._handle, node_id, depth=depth)
+
+    @_doc(lifecycle.provenance_status)
+    def provenance_status(self, ids: Sequence[str]) -> dict[str, str]:
+        return lifecycle.provenance_status(self._handle, ids)
+
+    # ------------------------------------------------------------------ the global brain
+
+    @_doc(promotion.promote)
+    def promote(self, node_id: str, *, content: str | None = None) -> str:
+        return promotion.promote(self._handle, node_id, content=content)
+
+    @_doc(promotion.recall_with_global)
+    def recall_with_global(self, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:
+        return promotion.recall_with_global(self._handle, query, limit=limit, **options)
+
+    # ------------------------------------------------------------------ settings
+
+    @_doc(settings.config_get)
+    def config_get(self, key: str) -> values.ConfigEntry:
+        return settings.config_get(self._handle, key)
+
+    @_doc(settings.config_value)
+    def config_value(self, key: str) -> Any:
+        return settings.config_value(self._handle, key)
+
+    @_doc(settings.config_list)
+    def config_list(self) -> list[values.ConfigEntry]:
+        return settings.config_list(self._handle)
+
+    @_doc(settings.config_set)
+    def config_set(self, key: str, value: str) -> values.ConfigChange:
+        return settings.config_set(self._handle, key, value)
+
+    @_doc(settings.config_reset)
+    def config_reset(self, key: str | None = None, *, all: bool = False) -> list[str]:
+        return settings.config_reset(self._handle, key, all=all)
+
+    @_doc(settings.relations)
+    def relations(self) -> list[values.RelationInfo]:
+        return settings.relations(self._handle)
+
+    @_doc(settings.add_relation)
+    def add_relation(self, name: str, *, traversal_class: str | None = None) -> tuple[values.RelationInfo, bool]:
+        return settings.add_relation(self._handle, name, traversal_class=traversal_class)
+
+    @_doc(settings.remove_relation)
+    def remove_relation(self, name: str) -> None:
+        settings.remove_relation(self._handle, name)
+
+    # ------------------------------------------------------------------ export, import, backup
+
+    @_doc(exports.export)
+    def export(self, format: str = "json") -> Any:
+        return exports.export(self._handle, format)
+
+    @_doc(exports.export_sqlite)
+    def export_sqlite(self, target: str | Path) -> Path:
+        return exports.export_sqlite(self._handle, target)
+
+    @_doc(exports.backup)
+    def backup(self, target: str | Path | None = None) -> Path:
+        return exports.backup(self._handle, target)
+
+    @_doc(exports.import_file)
+    def import_file(self, path: str | Path, *, on_conflict: str = "skip", progress: Any = None) -> dict[str, Any]:
+        return exports.import_file(self._handle, path, on_conflict=on_conflict, progress=progress)
+
+    # ------------------------------------------------------------------ the inbox
+
+    @_doc(inbox.inbox_add)
+    def inbox_add(
+        self,
+        content: str,
+        *,
+        type: str = "episode",
+        subtype: str | None = None,
+        importance: float = 0.5,
+        metadata: dict[str, Any] | str | None = None,
+        origin: values.Origin | None = None,
+    ) -> str:
+        return inbox.inbox_add(
+            self._handle, content, type=type, subtype=subtype, importance=importance, metadata=metadata, origin=origin
+        )
+
+    @_doc(inbox.inbox_list)
+    def inbox_list(self, *, limit: int | None = None) -> list[values.InboxCandidate]:
+        return inbox.inbox_list(self._handle, limit=limit)
+
+    @_doc(inbox.inbox_get)
+    def inbox_get(self, candidate_id: str) -> values.InboxCandidate:
+        return inbox.inbox_get(self._handle, candidate_id)
+
+    @_doc(inbox.inbox_approve)
+    def inbox_approve(self, candidate_id: str) -> str:
+        return inbox.inbox_approve(self._handle, candidate_id)
+
+    @_doc(inbox.inbox_discard)
+    def inbox_discard(self, candidate_id: str) -> values.InboxCandidate:
+        return inbox.inbox_discard(self._handle, candidate_id)

@@ -73,7 +73,7 @@ def _number(record: dict[str, Any], key: str, where: str, default: float, low: f
 
 
 def _count(record: dict[str, Any], key: str, where: str) -> int:
-    value = record.get(key, 0) or 0
+    value = record.get(key) or 0  # absent or null: 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise _fail(where, f"{key} must be a whole number ≥ 0")
     return value

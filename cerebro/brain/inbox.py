@@ -2,7 +2,7 @@
 
 A candidate lives only in ``inbox_candidates``: no keyword row, no vector, so recall, search, prime, list,
 gc, consolidate, forget and every export leave it alone. ``inbox_approve`` turns it into a memory with
-the candidate's id, origin and ``created_at`` — indexed, and embedded the way :meth:`Brain.add` embeds
+the candidate's id, origin and ``created_at`` — indexed, and embedded the way ``Brain.add`` embeds
 (before the write, outside the lock; a failed embed leaves the memory pending) — and removes the
 candidate, in one transaction. ``inbox_discard`` deletes it.
 """
@@ -12,119 +12,123 @@ from __future__ import annotations
 from typing import Any
 
 from cerebro import clock, values
+from cerebro.brain import embedding
+from cerebro.brain.handle import Handle
 from cerebro.brain.validate import (
     _check_content,
     _check_importance,
     _check_limit,
     _check_type,
-    _text,
     parse_metadata,
 )
 from cerebro.errors import InvalidInput, quote
 
 
-class InboxMixin:
-    def inbox_add(
-        self,
-        content: str,
-        *,
-        type: str = "episode",
-        subtype: str | None = None,
-        importance: float = 0.5,
-        metadata: dict[str, Any] | str | None = None,
-        origin: values.Origin | None = None,
-    ) -> str:
-        """Quarantine a candidate memory (checked as :meth:`Brain.add` checks it); returns its id.
-        Nothing is indexed or embedded."""
-        content = _check_content(content)
-        _check_type(type)
-        importance = _check_importance(importance)
-        meta_dict = parse_metadata(metadata)
-        stamp = origin or values.Origin.from_environment("api")
+def inbox_add(
+    h: Handle,
+    content: str,
+    *,
+    type: str = "episode",
+    subtype: str | None = None,
+    importance: float = 0.5,
+    metadata: dict[str, Any] | str | None = None,
+    origin: values.Origin | None = None,
+) -> str:
+    """Quarantine a candidate memory (checked as :meth:`Brain.add` checks it); returns its id.
+    Nothing is indexed or embedded."""
+    content = _check_content(content)
+    _check_type(type)
+    importance = _check_importance(importance)
+    meta_dict = parse_metadata(metadata)
+    stamp = origin or values.Origin.from_environment("api")
 
-        def write(session: Any) -> str:
-            from cerebro.store import inbox
-
-            return inbox.insert(
-                session,
-                content=content,
-                type=type,
-                subtype=subtype or None,
-                importance=importance,
-                metadata_=meta_dict,
-                origin=stamp,
-                now=clock.now(),
-            )
-
-        return self._write(write)
-
-    def inbox_list(self, *, limit: int | None = None) -> list[values.InboxCandidate]:
-        """The candidates, oldest first (every one unless ``limit``)."""
+    def write(session: Any) -> str:
         from cerebro.store import inbox
 
-        if limit is not None:
-            limit = _check_limit(limit)
-        return self._read(lambda s: inbox.list_all(s, limit))
+        return inbox.insert(
+            session,
+            content=content,
+            type=type,
+            subtype=subtype or None,
+            importance=importance,
+            metadata_=meta_dict,
+            origin=stamp,
+            now=clock.now(),
+        )
 
-    def inbox_get(self, candidate_id: str) -> values.InboxCandidate:
-        """One candidate, by full id or a unique prefix of ≥4 characters."""
-        from cerebro.store import inbox
+    return h.write(write)
 
-        return self._read(lambda s: inbox.get(s, inbox.resolve_id(s, candidate_id)))
 
-    def inbox_approve(self, candidate_id: str) -> str:
-        """Promote a candidate to a memory keeping its id, type, subtype, content, metadata, importance,
-        ``created_at`` and origin; index and embed it (pending when the embedder fails); delete the
-        candidate. One transaction. Returns the memory's id (the candidate's)."""
-        candidate = self.inbox_get(candidate_id)
-        if not 0.0 <= candidate.importance <= 1.0:
+def inbox_list(h: Handle, *, limit: int | None = None) -> list[values.InboxCandidate]:
+    """The candidates, oldest first (every one unless ``limit``)."""
+    from cerebro.store import inbox
+
+    if limit is not None:
+        limit = _check_limit(limit)
+    return h.read(lambda s: inbox.list_all(s, limit))
+
+
+def inbox_get(h: Handle, candidate_id: str) -> values.InboxCandidate:
+    """One candidate, by full id or a unique prefix of ≥4 characters."""
+    from cerebro.store import inbox
+
+    return h.read(lambda s: inbox.get(s, inbox.resolve_id(s, candidate_id)))
+
+
+def inbox_approve(h: Handle, candidate_id: str) -> str:
+    """Promote a candidate to a memory keeping its id, type, subtype, content, metadata, importance,
+    ``created_at`` and origin; index and embed it (pending when the embedder fails); delete the
+    candidate. One transaction. Returns the memory's id (the candidate's)."""
+    candidate = inbox_get(h, candidate_id)
+    if not 0.0 <= candidate.importance <= 1.0:
+        raise InvalidInput(
+            f"inbox candidate {candidate.short_id} has importance {candidate.importance:g}, outside "
+            "[0, 1]: discard it and add it again"
+        )
+    vector, error = h.try_embed(candidate.content)  # outside the transaction, as add does
+
+    def write(session: Any) -> str:
+        from cerebro.store import fts, inbox, nodes
+
+        current = inbox.get(session, inbox.resolve_id(session, candidate.id))  # discarded meanwhile: NotFound
+        if nodes.exists(session, current.id):
             raise InvalidInput(
-                f"inbox candidate {candidate.short_id} has importance {candidate.importance:g}, outside "
-                "[0, 1]: discard it and add it again"
+                f"a memory with id {quote(current.id)} already exists: discard the candidate instead"
             )
-        vector, error = self._try_embed(candidate.content)  # outside the transaction, as add does
+        now = clock.now()
+        row = nodes.insert(
+            session,
+            content=current.content,
+            type=current.type,
+            subtype=current.subtype or None,
+            importance=current.importance,
+            metadata=current.metadata,
+            provenance_root=False,
+            origin=current.origin,
+            embedding_model="",
+            now=now,
+            node_id=current.id,
+            created_at=current.created_at or now,
+        )
+        if fts.available(session):
+            fts.index(session, row.id, row.content, row.subtype)
+        embedding.store_vector(h, session, row, vector, error, fresh=True)
+        inbox.delete(session, current.id)
+        return row.id
 
-        def write(session: Any) -> str:
-            from cerebro.store import fts, inbox, nodes
+    node_id = h.write(write)
+    embedding.warn_pending(h, node_id, error)
+    return node_id
 
-            current = inbox.get(session, inbox.resolve_id(session, candidate.id))  # discarded meanwhile: NotFound
-            if session.execute(_text("SELECT 1 FROM nodes WHERE id = :id"), {"id": current.id}).first():
-                raise InvalidInput(
-                    f"a memory with id {quote(current.id)} already exists: discard the candidate instead"
-                )
-            now = clock.now()
-            row = nodes.insert(
-                session,
-                content=current.content,
-                type=current.type,
-                subtype=current.subtype or None,
-                importance=current.importance,
-                metadata=current.metadata,
-                provenance_root=False,
-                origin=current.origin,
-                embedding_model="",
-                now=now,
-                node_id=current.id,
-                created_at=current.created_at or now,
-            )
-            if fts.available(session):
-                fts.index(session, row.id, row.content, row.subtype)
-            self._store_vector(session, row, vector, error, fresh=True)
-            inbox.delete(session, current.id)
-            return row.id
 
-        node_id = self._write(write)
-        self._warn_pending(node_id, error)
-        return node_id
+def inbox_discard(h: Handle, candidate_id: str) -> values.InboxCandidate:
+    """Delete a candidate; returns what was deleted."""
 
-    def inbox_discard(self, candidate_id: str) -> values.InboxCandidate:
-        """Delete a candidate; returns what was deleted."""
+    def write(session: Any) -> values.InboxCandidate:
+        from cerebro.store import inbox
 
-        def write(session: Any) -> values.InboxCandidate:
-            from cerebro.store import inbox
+        candidate = inbox.get(session, inbox.resolve_id(session, candidate_id))
+        inbox.delete(session, candidate.id)
+        return candidate
 
-            candidate = inbox.get(session, inbox.resolve_id(session, candidate_id))
-            inbox.delete(session, candidate.id)
-            return candidate
-
-        return self._write(write)
+    return h.write(write)

@@ -11,6 +11,9 @@ from dataclasses import replace
 from typing import Any
 
 from cerebro import clock, paths, values
+from cerebro.brain import memories, retrieval
+from cerebro.brain.handle import Handle
+from cerebro.brain.opening import open_handle
 from cerebro.errors import BrainNotFound
 
 GLOBAL_WEIGHT = 0.7  # upstream's mergeSearchResults
@@ -44,40 +47,47 @@ def merge(project: values.RecallResult, other: values.RecallResult, limit: int) 
     return replace(project, results=merged[:limit], notices=notices)
 
 
-class PromotionMixin:
-    def promote(self, node_id: str, *, content: str | None = None) -> str:
-        """Copy a memory into the global brain (new id, importance 0.5, origin kept, provenance in
-        metadata) and note ``promoted_to_global`` on the source. Returns the global id."""
-        from cerebro.brain.validate import _check_content
+def promote(h: Handle, node_id: str, *, content: str | None = None) -> str:
+    """Copy a memory into the global brain (new id, importance 0.5, origin kept, provenance in
+    metadata) and note ``promoted_to_global`` on the source. Returns the global id."""
+    from cerebro.brain.validate import _check_content
 
-        if content is not None:
-            _check_content(content)
-        node = self.get(node_id).node
-        with type(self).open(global_brain_path()) as target:
-            metadata = dict(node.metadata or {})
-            metadata.update(
-                promoted_from_node=node.id,
-                promoted_from_project=self.path.stem,
-                promoted_at=clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
-            )
-            target.on_warning = self.on_warning
-            global_id = target.add(
-                content if content is not None else node.content,
-                type=node.type,
-                subtype=node.subtype,
-                importance=0.5,
-                metadata=metadata,
-                origin=node.origin,
-            )
-        try:  # best effort, as upstream: the copy exists either way
-            self.update(node.id, metadata={"promoted_to_global": global_id})
-        except Exception as exc:  # noqa: BLE001
-            self.on_warning(f"promoted, but could not mark the source: {exc}")
-        return global_id
+    if content is not None:
+        _check_content(content)
+    node = memories.get(h, node_id).node
+    target = open_handle(global_brain_path())
+    try:
+        metadata = dict(node.metadata or {})
+        metadata.update(
+            promoted_from_node=node.id,
+            promoted_from_project=h.path.stem,
+            promoted_at=clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        )
+        target.on_warning = h.on_warning
+        global_id = memories.add(
+            target,
+            content if content is not None else node.content,
+            type=node.type,
+            subtype=node.subtype,
+            importance=0.5,
+            metadata=metadata,
+            origin=node.origin,
+        )
+    finally:
+        target.close()
+    try:  # best effort, as upstream: the copy exists either way
+        memories.update(h, node.id, metadata={"promoted_to_global": global_id})
+    except Exception as exc:  # noqa: BLE001
+        h.on_warning(f"promoted, but could not mark the source: {exc}")
+    return global_id
 
-    def recall_with_global(self, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:
-        """Recall from this brain and the global brain, merged (global × 0.7, project wins duplicates)."""
-        project = self.recall(query, limit=limit, **options)
-        with type(self).open(global_brain_path()) as other:
-            elsewhere = other.recall(query, limit=limit, **options)
-        return merge(project, elsewhere, limit)
+
+def recall_with_global(h: Handle, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:
+    """Recall from this brain and the global brain, merged (global × 0.7, project wins duplicates)."""
+    project = retrieval.recall(h, query, limit=limit, **options)
+    other = open_handle(global_brain_path())
+    try:
+        elsewhere = retrieval.recall(other, query, limit=limit, **options)
+    finally:
+        other.close()
+    return merge(project, elsewhere, limit)

@@ -130,10 +130,3 @@ def _parse_instant(value: Any) -> Any:
         return clock.parse(value)
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
-
-
-
-def _text(sql: str) -> Any:
-    from sqlalchemy import text
-
-    return text(sql)

@@ -212,9 +212,9 @@ class Slot:
             self._share_connection(brain)
             # A server keeps using its brain: the in-memory vector index pays off at any size.
             self._install_warm(brain)
-            settings = brain._embedding_settings()
-            if old is not None and old._embedder is not None and old._settings == settings:
-                brain._embedder = old._embedder  # the same model: keep it loaded
+            kept = old.handle.loaded_embedder(brain.handle.embedding_settings()) if old is not None else None
+            if kept is not None:
+                brain.handle.embedder = kept  # the same model: keep it loaded
             conn = self._connection_of(brain)
             self._version = conn.execute("PRAGMA data_version").fetchone()[0]
             self._schema = conn.execute("PRAGMA schema_version").fetchone()[0]
@@ -232,43 +232,32 @@ class Slot:
         reach the warm index through ``on_vectors_written`` instead of forcing a reload."""
         from cerebro.db.engine import create_engine
 
-        conn = cls._connection_of(brain)
-        if brain._engine_obj is not None:  # opening upgraded the brain through a pooled engine
-            brain._engine_obj.dispose()
-        brain._engine_obj = create_engine(brain.path, connection=conn)
+        brain.handle.use_engine(create_engine(brain.path, connection=cls._connection_of(brain)))
 
     @staticmethod
     def _install_warm(brain: Any) -> None:
         warm = BackgroundWarm(brain.path)
-        brain.__dict__["_warm_vectors"] = warm
+        brain.handle.use_warm(warm)
         brain.on_vectors_written = warm.apply
 
     @staticmethod
     def _connection_of(brain: Any) -> Any:
-        from cerebro.db.engine import connect_raw
-
-        if brain._raw is None:
-            brain._raw = connect_raw(brain.path, wal=False)
-        return brain._raw
+        return brain.handle.raw
 
     @staticmethod
     def _forget_cached(brain: Any) -> None:
         """Another connection committed: drop what was derived from the brain's contents."""
-        previous = brain._settings
-        brain._settings = None
-        brain.__dict__.pop("_mean", None)
-        if previous is not None and brain._embedding_settings() != previous:
-            brain._embedder = None  # another model now: built afresh on the next embed
+        if brain.handle.reload_settings():  # another model now: its embedder is built afresh on the next embed
             Slot._install_warm(brain)
 
     def embedder(self) -> MemoEmbedder | None:
         """The brain's embedder wrapped for :meth:`MemoEmbedder.hold` (None without a provider)."""
         brain = self._brain
-        if brain is None or brain._embedding_settings()[2] <= 0:
+        if brain is None or brain.handle.embedding_settings()[2] <= 0:
             return None
         current = brain.embedder
         if not isinstance(current, MemoEmbedder):
-            current = brain._embedder = MemoEmbedder(current)
+            current = brain.handle.embedder = MemoEmbedder(current)
         return current
 
     def rewarm(self) -> None:
@@ -278,11 +267,11 @@ class Slot:
             return
         try:
             brain = self.brain()
-            if brain._embedding_settings()[2] <= 0:
+            if brain.handle.embedding_settings()[2] <= 0:
                 return
-            with brain._snapshot() as conn:
-                brain._warm(conn)
-                brain._brain_mean(conn)
+            with brain.handle.snapshot() as conn:
+                brain.handle.warm(conn)
+                brain.handle.brain_mean(conn)
         except Exception:  # noqa: BLE001 - the next call reports whatever is wrong
             self.reset()
 
@@ -292,8 +281,8 @@ class Slot:
         try:
             brain = self.brain()
             brain.stats()  # imports and connects the ORM write path
-            if brain._embedding_settings()[2] > 0:
-                brain._embed(["warm-up"])
+            if brain.handle.embedding_settings()[2] > 0:
+                brain.handle.embed(["warm-up"])
         except Exception:  # noqa: BLE001
             return
         self.rewarm()
@@ -308,8 +297,7 @@ class Slot:
         self._identity = self._version = self._schema = None
         if brain is not None:
             try:
-                if brain._raw is not None and brain._raw.in_transaction:
-                    brain._raw.rollback()
+                brain.handle.rollback()
             except Exception:  # noqa: BLE001
                 pass
             try:

@@ -147,34 +147,26 @@ def near_duplicates(host: Any, brain: Any, content: str) -> list[dict[str, Any]]
     """Up to three active memories that say nearly the same as ``content``, most similar first: cosine ≥
     0.85 with the brain's own embedder (its vector is then held for the write, so remembering embeds once),
     else — no provider, or the embedder is down — word overlap ≥ 0.6 among the keyword lane's hits."""
-    from cerebro.store import fts, reads, vec
+    from cerebro.brain import retrieval
 
     found: list[tuple[Any, float]] = []
     embedder = host.project_slot.embedder()
     vector = None
     if embedder is not None:
         try:
-            vector = brain._embed([content])[0]
+            vector = brain.handle.embed([content])[0]
         except Exception:  # noqa: BLE001 - the write reports the embedder's failure
             vector = None
     if vector is not None:
         embedder.hold(content, vector)
-        with brain._snapshot() as conn:
-            warm = brain._warm(conn)
-            hits = warm.knn(vector, 8) if warm is not None else vec.knn(conn, vector, 8)
-            nodes = reads.nodes_by_id(conn, [node_id for node_id, _ in hits], active_only=True)
-        found = [(nodes[i], 1.0 - d) for i, d in hits if i in nodes and 1.0 - d >= NEAR_DUPLICATE_SIMILARITY]
+        found = [(n, s) for n, s in retrieval.nearest(brain.handle, vector, 8) if s >= NEAR_DUPLICATE_SIMILARITY]
     else:
         wanted = _words(content)
-        with brain._snapshot() as conn:
-            hits = fts.search(conn, content, 10)
-            nodes = reads.nodes_by_id(conn, [node_id for node_id, _ in hits], active_only=True)
-        for node_id, _ in hits:
-            if node_id in nodes and wanted:
-                words = _words(nodes[node_id].content)
-                overlap = len(wanted & words) / len(wanted | words)
-                if overlap >= NEAR_DUPLICATE_OVERLAP:
-                    found.append((nodes[node_id], overlap))
+        for node in retrieval.keyword_matches(brain.handle, content, 10) if wanted else []:
+            words = _words(node.content)
+            overlap = len(wanted & words) / len(wanted | words)
+            if overlap >= NEAR_DUPLICATE_OVERLAP:
+                found.append((node, overlap))
     found.sort(key=lambda pair: -pair[1])
     return [
         {
@@ -373,14 +365,10 @@ def inbox_discard(host: Any, a: dict[str, Any]) -> Answer:
 def prime(host: Any) -> tuple[str, int]:
     """The session prime (as the SessionStart hook injects it): important, surprising, diverse memories,
     framed, within ``prime_token_budget``; ``last_surfaced`` is stamped. Returns (text, memories shown)."""
-    from cerebro import config
-    from cerebro.store import reads
-
     brain = host.project()
     primed = brain.prime()
-    with brain._snapshot() as conn:
-        total = conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
-        budget = config.effective("prime_token_budget", reads.config_values(conn).get("prime_token_budget"))
+    total = brain.active_count()
+    budget = brain.config_value("prime_token_budget")
     framed = framing.frame_memories(primed, budget_tokens=max(0, budget - PRIME_TAIL_TOKENS), short_ids=True)
     if framed.shown:
         brain.touch_surfaced([p.node.id for p in primed[: framed.shown]])

@@ -110,7 +110,7 @@ def read_brain_health(project_dir: str | os.PathLike[str], now: datetime) -> Bra
     from cerebro.api import Brain
 
     try:
-        with Brain.for_project(project_dir) as brain, brain._snapshot() as conn:
+        with Brain.for_project(project_dir) as brain, brain.handle.snapshot() as conn:
             return _health_from(conn, now)
     except Exception:  # noqa: BLE001 - locked, corrupt, too new…: all mean "no health panel"
         return None
@@ -118,6 +118,7 @@ def read_brain_health(project_dir: str | os.PathLike[str], now: datetime) -> Bra
 
 def _health_from(conn: object, now: datetime) -> BrainHealth:
     from cerebro import clock
+    from cerebro.store import reads
 
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)  # the brain's timestamps are UTC
@@ -126,12 +127,9 @@ def _health_from(conn: object, now: datetime) -> BrainHealth:
     cold = 0
     # Parsed in Python rather than compared as strings in SQL: legacy rows hold RFC 3339 ('T'), ours a
     # space, and the two do not sort together within a day.
-    for node_type, last_surfaced in conn.execute(  # type: ignore[attr-defined]
-        "SELECT type, last_surfaced FROM nodes WHERE status = 'active'"
-    ):
+    for node_type, last_surfaced in reads.active_surfacing(conn):
         by_type[node_type] = by_type.get(node_type, 0) + 1
         surfaced = clock.parse_optional(last_surfaced)
         if surfaced is None or surfaced < cutoff:
             cold += 1
-    edges = conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0]  # type: ignore[attr-defined]
-    return BrainHealth(sum(by_type.values()), int(edges), cold, dict(sorted(by_type.items())))
+    return BrainHealth(sum(by_type.values()), reads.edge_count(conn), cold, dict(sorted(by_type.items())))

@@ -86,3 +86,10 @@ def for_node(session: Any, node_id: str, as_of: datetime | None = None) -> list[
 
 def count(session: Any) -> int:
     return session.exec(select(func.count()).select_from(EdgeRow)).one()
+
+
+def exists(session: Any, source_id: str, target_id: str, relation: str) -> bool:
+    return session.execute(
+        text("SELECT 1 FROM edges WHERE source_id = :s AND target_id = :t AND relation = :r"),
+        {"s": source_id, "t": target_id, "r": relation},
+    ).first() is not None

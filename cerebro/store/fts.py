@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import re
-
 from typing import Any
-
 
 
 def available(session: Any) -> bool:
@@ -36,21 +34,23 @@ def reindex(session: Any, node_id: str, content: str, subtype: str | None) -> No
 # English function words dropped from keyword queries: with per-token OR, "the" or "did" would pull in
 # half the brain. Measured on LoCoMo (ADR 0010). If a query is nothing but stop words, they are kept.
 STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are aren't as at be because been before being
-    below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
-    during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
-    here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
-    let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves
-    out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the
-    their theirs them themselves then there there's these they they'd they'll they're they've this those
-    through to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when
-    when's where where's which while who who's whom why why's will with won't would wouldn't you you'd
-    you'll you're you've your yours yourself yourselves""".split()
+    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "can't", "cannot", "could", "couldn't", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "hadn't", "has", "hasn't", "have", "haven't", "having", "he", "he'd", "he'll", "he's", "her", "here", "here's", "hers", "herself", "him", "himself", "his", "how", "how's", "i", "i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "let's", "me", "more", "most", "mustn't", "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "same", "shan't", "she", "she'd", "she'll", "she's", "should", "shouldn't", "so", "some", "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "there's", "these", "they", "they'd", "they'll", "they're", "they've", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "wasn't", "we", "we'd", "we'll", "we're", "we've", "were", "weren't", "what", "what's", "when", "when's", "where", "where's", "which", "while", "who", "who's", "whom", "why", "why's", "will", "with", "won't", "would", "wouldn't", "you", "you'd", "you'll", "you're", "you've", "your", "yours", "yourself", "yourselves"]
 )
 _EDGE_PUNCTUATION = "\"'“”‘’.,;:!?()[]{}<>"
 
 
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+
+
+def rebuild(session: Any) -> None:
+    """Index every active node afresh (after a sql dump, which carries no keyword rows)."""
+    session.execute(text("DELETE FROM nodes_fts"))
+    session.execute(
+        text(
+            "INSERT INTO nodes_fts (node_id, content, subtype) "
+            "SELECT id, content, COALESCE(subtype, '') FROM nodes WHERE status = 'active'"
+        )
+    )
 
 
 def query_terms(query: str, *, drop_stop_words: bool = True) -> list[str]:
@@ -106,7 +106,7 @@ def search(
     return [(r[0], float(r[1])) for r in rows]
 
 
-def text(sql: str):  # noqa: ANN201 - SQLAlchemy only on the ORM write path; reads here use DB-API
+def text(sql: str):
     from sqlalchemy import text as sa_text
 
     return sa_text(sql)

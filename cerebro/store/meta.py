@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 
-
 def get(session: Any, key: str, default: str | None = None) -> str | None:
     row = session.execute(text("SELECT value FROM schema_meta WHERE key = :k"), {"k": key}).first()
     return row[0] if row is not None else default
@@ -41,19 +40,24 @@ def delete_prefix(session: Any, prefix: str) -> int:
     ).rowcount
 
 
+# Upstream's IncrMeta: a missing or non-integer value becomes 1. Named parameters: the same text runs on the
+# ORM session and on a raw DB-API connection (store/bookkeeping.py).
+INCREMENT = (
+    "INSERT INTO schema_meta (key, value) VALUES (:k, '1') ON CONFLICT(key) DO UPDATE SET value = "
+    "CASE WHEN CAST(value AS INTEGER) || '' = value THEN CAST(CAST(value AS INTEGER) + 1 AS TEXT) ELSE '1' END"
+)
+
+
 def increment(session: Any, key: str) -> None:
-    """Upstream's IncrMeta: a missing or non-integer value becomes 1."""
-    session.execute(
-        text(
-            "INSERT INTO schema_meta (key, value) VALUES (:k, '1') ON CONFLICT(key) DO UPDATE SET value = "
-            "CASE WHEN CAST(value AS INTEGER) || '' = value THEN CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
-            "ELSE '1' END"
-        ),
-        {"k": key},
-    )
+    session.execute(text(INCREMENT), {"k": key})
 
 
-def text(sql: str):  # noqa: ANN201 - SQLAlchemy only on the ORM write path; reads here use DB-API
+def revision(session: Any) -> str | None:
+    """The Alembic revision the brain is at."""
+    return session.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def text(sql: str):
     from sqlalchemy import text as sa_text
 
     return sa_text(sql)

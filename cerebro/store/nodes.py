@@ -160,3 +160,49 @@ def counts(session: Any) -> tuple[dict[str, int], dict[str, int]]:
     by_status = dict(session.exec(select(NodeRow.status, func.count()).group_by(NodeRow.status)).all())
     by_type = dict(session.exec(select(NodeRow.type, func.count()).group_by(NodeRow.type)).all())
     return by_status, by_type
+
+
+def count_embedded(session: Any, model: str) -> int:
+    """Nodes whose vector is from ``model`` (the brain's current one)."""
+    return session.execute(
+        text("SELECT COUNT(*) FROM nodes WHERE embedding_model = :m AND embedding_model != ''"), {"m": model}
+    ).scalar_one()
+
+
+def count_active(conn: Any) -> int:
+    """Active memories, on a raw connection (the hooks' hot path)."""
+    return conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
+
+
+def count_with_status(session: Any, status: str) -> int:
+    return session.execute(text("SELECT COUNT(*) FROM nodes WHERE status = :s"), {"s": status}).scalar_one()
+
+
+def active_ids(session: Any, limit: int) -> list[str]:
+    """Active node ids, oldest first."""
+    rows = session.execute(
+        text("SELECT id FROM nodes WHERE status = 'active' ORDER BY created_at, id LIMIT :l"), {"l": limit}
+    ).all()
+    return [r[0] for r in rows]
+
+
+def set_embedding_model(session: Any, node_id: str, model: str) -> None:
+    session.execute(text("UPDATE nodes SET embedding_model = :m WHERE id = :id"), {"m": model, "id": node_id})
+
+
+def ids_with_status(session: Any, status: str) -> list[str]:
+    return [r[0] for r in session.execute(text("SELECT id FROM nodes WHERE status = :s"), {"s": status}).all()]
+
+
+def contents_not_archived(session: Any, subtype: str | None) -> list[tuple[str, str]]:
+    """(id, content) of every memory not archived, oldest first; ``subtype=""`` selects those with none."""
+    sql = "SELECT id, content FROM nodes WHERE status != 'archived'"
+    params: dict[str, Any] = {}
+    if subtype is not None:
+        sql += " AND subtype = :s" if subtype else " AND (subtype IS NULL OR subtype = '')"
+        params["s"] = subtype
+    return [tuple(r) for r in session.execute(text(sql + " ORDER BY created_at, id"), params).all()]
+
+
+def exists(session: Any, node_id: str) -> bool:
+    return session.execute(text("SELECT 1 FROM nodes WHERE id = :id"), {"id": node_id}).first() is not None

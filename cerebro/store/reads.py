@@ -6,7 +6,6 @@ frozen values as the ORM store (ADR 0009).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -95,3 +94,25 @@ def config_values(conn: Any) -> dict[str, str]:
 
 def table_exists(conn: Any, name: str) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
+
+
+def active_with_anchors(conn: Any) -> list[values.Node]:
+    """Active memories whose metadata names code anchors, newest first."""
+    rows = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE status = 'active' "
+        "AND instr(CAST(metadata AS TEXT), '\"anchor') > 0 ORDER BY created_at DESC, id"
+    ).fetchall()
+    return [node_from_row(r) for r in rows]
+
+
+def node_ids(conn: Any) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT id FROM nodes").fetchall()}
+
+
+def active_surfacing(conn: Any) -> list[tuple[str, str | None]]:
+    """(type, last_surfaced) of every active memory, as stored (legacy rows hold RFC 3339 text)."""
+    return conn.execute("SELECT type, last_surfaced FROM nodes WHERE status = 'active'").fetchall()
+
+
+def edge_count(conn: Any) -> int:
+    return conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0]

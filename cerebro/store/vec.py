@@ -12,7 +12,6 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-
 _DIMS = re.compile(r"float\[(\d+)\]")
 
 
@@ -54,6 +53,67 @@ def ensure_table(session: Any, dimensions: int) -> None:
             f"vec0(node_id TEXT, embedding float[{int(dimensions)}] distance_metric=cosine)"
         )
     )
+
+
+def count(session: Any) -> int:
+    """How many vectors the table holds."""
+    return session.execute(text("SELECT COUNT(*) FROM vec_nodes")).scalar_one()
+
+
+def drop_table(session: Any) -> None:
+    session.execute(text("DROP TABLE vec_nodes"))
+
+
+# Re-embedding (brain/reembed.py) builds the new model's vectors in a side table, then swaps it in.
+NEXT_TABLE = "vec_nodes_next"
+
+
+def ensure_next_table(session: Any, dimensions: int) -> None:
+    session.execute(
+        text(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {NEXT_TABLE} USING "
+            f"vec0(node_id TEXT, embedding float[{int(dimensions)}] distance_metric=cosine)"
+        )
+    )
+
+
+def next_missing(conn: Any, limit: int) -> list[tuple[int, str, str]]:
+    """(rowid, id, content) of active nodes with no vector in the side table yet, by rowid."""
+    return conn.execute(
+        f"SELECT n.rowid, n.id, n.content FROM nodes n WHERE n.status = 'active' AND NOT EXISTS "
+        f"(SELECT 1 FROM {NEXT_TABLE} v WHERE v.rowid = n.rowid) ORDER BY n.rowid LIMIT ?",
+        (limit,),
+    ).fetchall()
+
+
+def next_count(conn: Any) -> int:
+    return conn.execute(f"SELECT COUNT(*) FROM {NEXT_TABLE}").fetchone()[0]
+
+
+def put_next(session: Any, rowid: int, node_id: str, vector: Sequence[float]) -> None:
+    session.execute(
+        text(f"INSERT INTO {NEXT_TABLE} (rowid, node_id, embedding) VALUES (:r, :id, :v)"),
+        {"r": rowid, "id": node_id, "v": to_blob(vector)},
+    )
+
+
+def switch_to_next(session: Any, dimensions: int, model: str) -> int:
+    """The side table becomes ``vec_nodes``; nodes with a vector now name ``model``. Returns how many do."""
+    session.execute(text("DROP TABLE IF EXISTS vec_nodes"))
+    session.execute(
+        text(
+            "CREATE VIRTUAL TABLE vec_nodes USING "
+            f"vec0(node_id TEXT, embedding float[{int(dimensions)}] distance_metric=cosine)"
+        )
+    )
+    session.execute(
+        text(f"INSERT INTO vec_nodes (rowid, node_id, embedding) SELECT rowid, node_id, embedding FROM {NEXT_TABLE}")
+    )
+    session.execute(text(f"DROP TABLE {NEXT_TABLE}"))
+    session.execute(text("UPDATE nodes SET embedding_model = ''"))
+    return session.execute(
+        text("UPDATE nodes SET embedding_model = :m WHERE rowid IN (SELECT rowid FROM vec_nodes)"), {"m": model}
+    ).rowcount
 
 
 # Our vector rows use the node's rowid as their own, so point reads and deletes are index lookups
@@ -186,7 +246,7 @@ def vectors_for(conn: Any, ids: Sequence[str]) -> dict[str, list[float]]:
     return found
 
 
-def text(sql: str):  # noqa: ANN201 - SQLAlchemy only on the ORM write path; reads here use DB-API
+def text(sql: str):
     from sqlalchemy import text as sa_text
 
     return sa_text(sql)

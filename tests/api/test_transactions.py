@@ -30,7 +30,7 @@ def test_reads_never_write(brain_path: Path) -> None:
     # Checkpoint so that the main file holds everything, then read through every read API.
     before_rows = snapshot(brain_path)
     with Brain.open(brain_path) as brain:
-        brain._engine.connect().exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").close()
+        brain.handle.engine.connect().exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").close()
     before_files = _files_state(brain_path)
     with Brain.open(brain_path) as brain:
         brain.get(node_id[:8])
@@ -57,13 +57,13 @@ def test_failed_write_leaves_brain_unchanged(brain: Brain, brain_path: Path) -> 
 
 
 def test_savepoint_rolls_back_alone(brain: Brain) -> None:
-    with unit_of_work(brain._engine, write=True) as session:
+    with unit_of_work(brain.handle.engine, write=True) as session:
         session.execute(text("INSERT INTO schema_meta (key, value) VALUES ('outer', '1')"))
         with pytest.raises(RuntimeError):
-            with unit_of_work(brain._engine, write=True, session=session):
+            with unit_of_work(brain.handle.engine, write=True, session=session):
                 session.execute(text("INSERT INTO schema_meta (key, value) VALUES ('inner', '1')"))
                 raise RuntimeError("boom")
-    with unit_of_work(brain._engine, write=False) as session:
+    with unit_of_work(brain.handle.engine, write=False) as session:
         keys = {r[0] for r in session.execute(text("SELECT key FROM schema_meta")).all()}
     assert "outer" in keys
     assert "inner" not in keys
@@ -74,7 +74,7 @@ def test_writes_use_begin_immediate(brain: Brain) -> None:
     never both read and then collide on the upgrade (a deferred BEGIN would let the probe below in)."""
     from cerebro.db.engine import connect_raw
 
-    with unit_of_work(brain._engine, write=True) as session:
+    with unit_of_work(brain.handle.engine, write=True) as session:
         session.execute(text("SELECT COUNT(*) FROM nodes")).scalar_one()  # begun, nothing written yet
         other = connect_raw(brain.path)
         try:
@@ -146,7 +146,7 @@ def test_brain_files_are_private(brain_path: Path, isolated_home: Path) -> None:
 
 
 def test_journal_mode_is_wal_and_foreign_keys_on(brain: Brain) -> None:
-    with brain._engine.connect() as conn:
+    with brain.handle.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000

@@ -192,7 +192,7 @@ def test_backfill_keeps_the_flag_while_some_remain(fake_brain, fake_brain_path, 
     good = fake_brain.add("a good memory")
     bad = fake_brain.add("a poison memory")
     FakeEmbedder.broken = False
-    fake_brain._embedder = Picky()
+    fake_brain.handle.embedder = Picky()
     report = fake_brain.embed_pending(batch_size=1)
     assert (report.embedded, report.failed, report.remaining) == (1, 1, 1)
     assert report.errors == ["cannot embed poison"]
@@ -217,7 +217,7 @@ def test_pending_survives_reopen_and_cli_backfill(fake_brain_path, cli):
 
 
 def test_wrong_width_from_the_embedder_is_never_stored(fake_brain, fake_brain_path, warned):
-    fake_brain._embedder = FakeEmbedder("fake-hash-64", 32)
+    fake_brain.handle.embedder = FakeEmbedder("fake-hash-64", 32)
     node_id = fake_brain.add("thirty-two wide")
     assert stored(fake_brain_path, node_id) is None
     assert "32-dimensional" in warned[0] and "64" in warned[0]
@@ -229,7 +229,7 @@ def test_non_finite_vector_is_never_stored(fake_brain, fake_brain_path, warned):
         def embed(self, texts: list[str]) -> list[list[float]]:
             return [[float("nan")] * 64 for _ in texts]
 
-    fake_brain._embedder = NaNs()
+    fake_brain.handle.embedder = NaNs()
     node_id = fake_brain.add("not a number")
     assert stored(fake_brain_path, node_id) is None
     assert "non-finite" in warned[0]

@@ -37,11 +37,11 @@ def test_nothing_is_re_read_while_nobody_else_commits(fake_brain_path: Path, pro
     host = Host(project)
     try:
         brain = host.project()
-        settings = brain._embedding_settings()
-        brain.__dict__["_mean"] = "cached"
-        assert host.project() is brain and brain._settings is settings and brain.__dict__["_mean"] == "cached"
+        settings = brain.handle.embedding_settings()
+        brain.handle._mean = "cached"
+        assert host.project() is brain and brain.handle._settings is settings and brain.handle._mean == "cached"
         brain.touch_accessed([])  # this server's own bookkeeping on its read connection changes nothing
-        assert host.project() is brain and brain.__dict__.get("_mean") == "cached"
+        assert host.project() is brain and brain.handle._mean == "cached"
     finally:
         host.close()
 
@@ -51,17 +51,17 @@ def test_a_commit_elsewhere_drops_the_mean_and_re_reads_the_settings(fake_brain_
     try:
         brain = host.project()
         embedder = host.project_slot.embedder()
-        brain.__dict__["_mean"] = "cached"
+        brain.handle._mean = "cached"
         with Brain.open(fake_brain_path) as elsewhere:
             elsewhere.add("a memory written by another process")
         assert host.project() is brain
-        assert "_mean" not in brain.__dict__
+        assert brain.handle._mean is None
         assert brain.embedder is embedder  # same model: kept loaded
         # settings changed without a schema change: the embedder is rebuilt for the new model
         other_writer(fake_brain_path, "UPDATE schema_meta SET value = 'fake-hash-64b' WHERE key = 'embedding_model'")
         assert host.project() is brain
-        assert brain._embedding_settings()[1] == "fake-hash-64b"
-        assert brain._embedder is None
+        assert brain.handle.embedding_settings()[1] == "fake-hash-64b"
+        assert brain.handle._embedder is None
     finally:
         host.close()
 
@@ -128,25 +128,25 @@ def test_the_warm_index_is_rebuilt_off_thread_and_only_used_when_current(fake_br
     with Brain.open(fake_brain_path) as brain, Brain.open(fake_brain_path) as elsewhere:
         first = brain.add("the warm index holds this vector")
         warm = BackgroundWarm(fake_brain_path)
-        with brain._snapshot() as conn:
+        with brain.handle.snapshot() as conn:
             assert not warm.ready(conn)  # nothing loaded: recall uses sqlite-vec meanwhile
         wait_for(lambda: warm.builds == 1)
-        with brain._snapshot() as conn:
+        with brain.handle.snapshot() as conn:
             assert warm.ready(conn)
-            query = brain._embed(["warm index vector"])[0]
+            query = brain.handle.embed(["warm index vector"])[0]
             assert warm.knn(query, 5) == [(i, pytest.approx(d, abs=1e-5)) for i, d in vec.knn(conn, query, 5)]
         second = elsewhere.add("written by another connection")
-        with brain._snapshot() as conn:
+        with brain.handle.snapshot() as conn:
             assert not warm.ready(conn)  # stale after another connection's commit
         wait_for(lambda: warm.builds == 2)
-        with brain._snapshot() as conn:
+        with brain.handle.snapshot() as conn:
             assert warm.ready(conn) and set(warm.vectors([first, second])) == {first, second}
             version = conn.execute("PRAGMA data_version").fetchone()[0]
         warm._copy = None
         warm.start(version)
         elsewhere.add("committed while that build ran")  # the build may or may not have seen it
         wait_for(lambda: warm.builds == 3)
-        with brain._snapshot() as conn:
+        with brain.handle.snapshot() as conn:
             assert not warm.ready(conn)  # built for an older version: thrown away, never used
 
 
@@ -163,21 +163,21 @@ def test_own_writes_reach_the_warm_index_in_place_and_other_writers_still_drop_i
         brain.add("an old memory about the parser")
         slot = host.project_slot
         slot.rewarm()  # starts the first build
-        warm = brain.__dict__["_warm_vectors"]
+        warm = brain.handle._warm
         wait_for(lambda: warm.builds == 1)
-        with brain._snapshot() as conn:
+        with brain.handle.snapshot() as conn:
             assert warm.ready(conn)
             version = conn.execute("PRAGMA data_version").fetchone()[0]
         new = brain.add("fresh knowledge about websocket retries", origin=Origin(channel="mcp"))
-        with brain._snapshot() as conn:
+        with brain.handle.snapshot() as conn:
             assert conn.execute("PRAGMA data_version").fetchone()[0] == version  # own commit: unchanged
             assert warm.ready(conn)  # still current, no rebuild
-            query = brain._embed(["fresh knowledge about websocket retries"])[0]
+            query = brain.handle.embed(["fresh knowledge about websocket retries"])[0]
             assert warm.knn(query, 1)[0][0] == new
         assert host.project() is brain and warm.builds == 1
         with Brain.open(fake_brain_path) as elsewhere:
             elsewhere.add("written by another process")
-        with brain._snapshot() as conn:
+        with brain.handle.snapshot() as conn:
             assert not warm.ready(conn)  # another process committed: rebuilt off the brain thread
     finally:
         host.close()
@@ -204,16 +204,16 @@ def test_own_writes_during_a_build_are_applied_when_it_is_adopted(
     try:
         brain = host.project()
         brain.add("an old memory about the parser")
-        warm = brain.__dict__["_warm_vectors"]
-        with brain._snapshot() as conn:
+        warm = brain.handle._warm
+        with brain.handle.snapshot() as conn:
             assert not warm.ready(conn)  # starts a build
         assert loaded.wait(60)
         new = brain.add("written while the index was being built")  # after the build read the brain
         go_on.set()
         wait_for(lambda: warm.builds == 1)
-        with brain._snapshot() as conn:
+        with brain.handle.snapshot() as conn:
             assert warm.ready(conn)
-            query = brain._embed(["written while the index was being built"])[0]
+            query = brain.handle.embed(["written while the index was being built"])[0]
             assert warm.knn(query, 1)[0][0] == new
         assert warm._log == []
     finally:

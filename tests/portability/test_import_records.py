@@ -159,3 +159,8 @@ def test_export_defaults_to_the_json_bundle_and_names_the_formats_it_knows(tmp_p
         with pytest.raises(InvalidInput) as refused:
             brain.export("yaml")
     assert str(refused.value) == "unknown export format 'yaml': use json, jsonl, sql or sqlite"
+
+
+def test_an_empty_time_reads_as_none_as_go_writes_never(tmp_path: Path) -> None:
+    parsed = importing.read(_bundle(tmp_path, {"nodes": [NODE | {"last_accessed": "", "access_count": None}]}))
+    assert (parsed.nodes[0]["last_accessed"], parsed.nodes[0]["access_count"]) == (None, 0)

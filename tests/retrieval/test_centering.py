@@ -27,7 +27,7 @@ def test_center_demotes_what_the_mean_resembles():
 
 def test_mean_vector_needs_enough_vectors(fake_brain):
     fake_brain.add_many([{"content": text} for text in FILLER[:3]])
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert vec.mean_vector(conn, 256, 4) is None
         mean = vec.mean_vector(conn, 256, 3)
     expected = [sum(column) / 3 for column in zip(*(hashed_vector(t) for t in FILLER[:3]), strict=True)]
@@ -67,18 +67,18 @@ def test_small_brains_are_not_centered(fake_brain):
 
 
 def test_the_brain_keeps_its_mean_until_a_write_and_a_minute(fake_brain, monkeypatch):
-    from cerebro.brain import retrieval
+    from cerebro.brain import handle as retrieval_handle
 
     fake_brain.add_many([{"content": text} for text in FILLER])
-    with fake_brain._snapshot() as conn:
-        first = fake_brain._brain_mean(conn)
-        assert fake_brain._brain_mean(conn) is first  # cached
+    with fake_brain.handle.snapshot() as conn:
+        first = fake_brain.handle.brain_mean(conn)
+        assert fake_brain.handle.brain_mean(conn) is first  # cached
     fake_brain.add(TARGET)
-    with fake_brain._snapshot() as conn:
-        assert fake_brain._brain_mean(conn) is first  # a write within the minute: still the cached mean
-    monkeypatch.setattr(retrieval, "MEAN_TTL_SECONDS", 0.0)  # ... the minute has passed
-    with fake_brain._snapshot() as conn:
-        second = fake_brain._brain_mean(conn)
+    with fake_brain.handle.snapshot() as conn:
+        assert fake_brain.handle.brain_mean(conn) is first  # a write within the minute: still the cached mean
+    monkeypatch.setattr(retrieval_handle, "MEAN_TTL_SECONDS", 0.0)  # ... the minute has passed
+    with fake_brain.handle.snapshot() as conn:
+        second = fake_brain.handle.brain_mean(conn)
         assert second != first
         assert second == pytest.approx(vec.mean_vector(conn, recall.CENTERING_SAMPLE, recall.CENTERING_MIN))
-        assert fake_brain._brain_mean(conn) is second  # no write since: cached again
+        assert fake_brain.handle.brain_mean(conn) is second  # no write since: cached again

@@ -105,7 +105,7 @@ def test_hostile_queries_never_error_via_api(seeded):
             result = brain.recall(query)
             assert isinstance(result.ids, list)
             assert result.mode == "hybrid"
-            with brain._snapshot() as conn:
+            with brain.handle.snapshot() as conn:
                 assert isinstance(fts.search(conn, query, 20), list)  # the lane itself never raises
         except Exception as exc:  # noqa: BLE001 - collect every failing query
             failures.append(f"{_label(query)}: {type(exc).__name__}: {exc}")
@@ -202,7 +202,7 @@ def test_keyword_search_joins_on_active_status(fake_brain, fake_brain_path):
 def test_keyword_search_orders_by_bm25_and_respects_limit(fake_brain):
     many = fake_brain.add("kiwi kiwi kiwi kiwi orchard")
     once = fake_brain.add("kiwi plus a lot of other unrelated words about orchards and weather and soil")
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         hits = fts.search(conn, "kiwi", 10)
         assert [i for i, _ in hits] == [many, once]
         assert hits[0][1] <= hits[1][1]  # bm25: lower is better

@@ -398,7 +398,7 @@ def test_keyword_fallback_when_the_embedder_fails(fake_brain):
     other = fake_brain.add("walrus census counts walrus walrus")
     neighbour = fake_brain.add(FAR[0])
     fake_brain.add_edge(seed, neighbour, "relates_to", weight=0.9)
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         from cerebro.store import fts
 
         keyword_order = [i for i, _ in fts.search(conn, QUERY, 20)]
@@ -711,7 +711,7 @@ def test_expansion_takes_the_strongest_of_several_edges(fake_brain, strong_first
     fake_brain.add_edge(b, neighbour, "supports", weight=weights[1])
     fake_brain.add_edge(a, c, "supports", weight=weights[0])
     fake_brain.add_edge(c, a, "derived_from", weight=weights[1])
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         nodes = reads.nodes_by_id(conn, [a, b, c])
         seeds = [pipeline._Candidate(nodes[i], 0.5, 0.0) for i in (a, b, c)]
         expanded = {c_.node.id: c_ for c_ in pipeline.expand(conn, seeds, None, False)}

@@ -16,9 +16,9 @@ def test_warm_index_matches_the_vec0_scan(fake_brain, small_threshold) -> None: 
     words = "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lumen".split()
     for i in range(40):  # distinct word pairs: distinct vectors, so no ties decide the order
         fake_brain.add(f"{words[i % 12]} {words[(i * 5 + 1) % 12]} item{i}")
-    query = fake_brain._embed(["cedar harbor"])[0]
+    query = fake_brain.handle.embed(["cedar harbor"])[0]
     index = warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert index.ready(conn) is False  # first use: not worth loading yet
         assert index.ready(conn) is True
         expected = vec.knn(conn, query, 15)
@@ -34,13 +34,13 @@ def test_warm_index_matches_the_vec0_scan(fake_brain, small_threshold) -> None: 
 def test_warm_index_is_dropped_after_another_connection_writes(fake_brain, small_threshold) -> None:  # noqa: ANN001
     fake_brain.add("first")
     index = warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         index.ready(conn)
         assert index.ready(conn) is True
     fake_brain.add("second")  # written through the engine: another connection
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert index.ready(conn) is True  # rebuilt, now with both
-        assert len(index.knn(fake_brain._embed(["x"])[0], 10)) == 2
+        assert len(index.knn(fake_brain.handle.embed(["x"])[0], 10)) == 2
 
 
 def test_recall_is_the_same_with_the_warm_index(fake_brain, small_threshold, pinned_clock) -> None:  # noqa: ANN001
@@ -49,14 +49,14 @@ def test_recall_is_the_same_with_the_warm_index(fake_brain, small_threshold, pin
         fake_brain.add(f"{words[i % 12]} {words[(i * 7 + 2) % 12]} note{i}")
     first = fake_brain.recall("delta iris", limit=10)  # vec0 scan
     second = fake_brain.recall("delta iris", limit=10)  # warm index
-    assert fake_brain.__dict__["_warm_vectors"]._matrix is not None
+    assert fake_brain.handle._warm._matrix is not None
     assert sorted(round(r.score, 6) for r in first) == sorted(round(r.score, 6) for r in second)
 
 
 def test_warm_vectors_are_the_stored_unit_vectors(fake_brain, small_threshold) -> None:  # noqa: ANN001
     ids = [fake_brain.add(f"note about topic {i}") for i in range(12)]
     index = warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         index.ready(conn)
         assert index.ready(conn) is True
         stored = vec.vectors_for(conn, ids[:5])
@@ -73,7 +73,7 @@ def test_the_fast_read_of_sqlite_vec_tables_equals_the_virtual_table(fake_brain)
     ids = [fake_brain.add(f"vector number {i} about subject{i % 7}") for i in range(40)]
     fake_brain.update(ids[3], content="re-embedded: an update replaces the vector in place")
     fake_brain.forget("subject2", apply=True, hard=True)  # holes in the chunks' validity bitmaps
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         fast = warm._shadow_rows(conn)
         rows = conn.execute("SELECT node_id, embedding FROM vec_nodes").fetchall()
         assert fast is not None and len(rows) == 34
@@ -92,7 +92,7 @@ def test_changes_applied_in_place_give_the_answers_of_a_fresh_load(fake_brain, s
     words = "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lumen".split()
     ids = [fake_brain.add(f"{words[i % 12]} {words[(i * 5 + 1) % 12]} item{i}") for i in range(24)]
     applied = warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert applied._load(conn)
     written: dict = {}
     fake_brain.on_vectors_written = written.update
@@ -103,14 +103,14 @@ def test_changes_applied_in_place_give_the_answers_of_a_fresh_load(fake_brain, s
     assert set(written) >= {*added, ids[0], ids[5]} and written[ids[5]] is None and written[added[1]] is None
     applied.apply(written)
     fresh = warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert fresh._load(conn)
     everyone = [*ids, *added]
     assert applied.vectors(everyone).keys() == fresh.vectors(everyone).keys()
     for node_id, vector in fresh.vectors(everyone).items():
         assert applied.vectors([node_id])[node_id] == pytest.approx(vector, abs=1e-6)
     for text in ("kelp harbor", "lumen added", "amber basil", "item5"):
-        query = fake_brain._embed([text])[0]
+        query = fake_brain.handle.embed([text])[0]
         got, expected = applied.knn(query, 40), fresh.knn(query, 40)
         assert len(got) == len(expected) == len(everyone) - 2  # every vector, none of the deleted two
         assert sorted(got, key=lambda hit: (round(hit[1], 5), hit[0])) == [
@@ -139,7 +139,7 @@ def test_the_fast_read_refuses_a_layout_it_cannot_trust(fake_brain, corruption: 
     them gives None (the caller then reads through the virtual table), never wrong vectors."""
     for i in range(12):
         fake_brain.add(f"vector number {i} with a long enough text to get an id stored outside the inline prefix")
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert warm._shadow_rows(conn) is not None
         conn.execute("SAVEPOINT corrupt")
         try:
@@ -155,7 +155,7 @@ def test_the_fast_read_checks_sampled_vectors_against_the_virtual_table(fake_bra
 
     for i in range(12):
         fake_brain.add(f"sampled vector {i}")
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         real = conn.execute
         fast = warm._shadow_rows(conn)
         middle = len(fast[0]) // 2
@@ -183,7 +183,7 @@ def test_changes_applied_one_commit_at_a_time_match_a_fresh_load(fake_brain, sma
 
     ids = [fake_brain.add(f"base memory {i} about topic{i % 5}") for i in range(10)]
     applied = warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert applied._load(conn)
     fake_brain.on_vectors_written = applied.apply
     added = [fake_brain.add(f"added memory {i} about topic{i % 5}") for i in range(20)]  # > 16: the matrix grows
@@ -196,14 +196,14 @@ def test_changes_applied_one_commit_at_a_time_match_a_fresh_load(fake_brain, sma
     assert ids[4] not in applied.vectors([ids[4]])
     applied.apply({"wrong-width": [1.0, 2.0], ids[4]: vector})  # a stray width is skipped, not the batch
     fresh = warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert fresh._load(conn)
     everyone = [*ids, *added, "wrong-width"]
     expected = fresh.vectors(everyone)
     assert set(applied.vectors(everyone)) == set(expected) == set(ids + added) - gone
     for node_id, v in expected.items():
         assert applied.vectors([node_id])[node_id] == pytest.approx(v, abs=1e-6)
-    base_query = np.asarray(fake_brain._embed(["added memory about topic2"])[0])
+    base_query = np.asarray(fake_brain.handle.embed(["added memory about topic2"])[0])
     query = (3.0 * base_query).tolist()  # not unit length
     short_query = (0.2 * base_query).tolist()
     distances = lambda hits: [d for _, d in hits]  # noqa: E731
@@ -222,13 +222,13 @@ def test_without_the_fast_read_the_virtual_table_gives_the_same_index(fake_brain
     """A layout the fast read does not know (another sqlite-vec): the vectors are read through vec_nodes."""
     ids = [fake_brain.add(f"note {i} about topic{i % 4}") for i in range(15)]
     fast, slow = warm.WarmVectors(), warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert fast._load(conn)
         monkeypatch.setattr(warm, "_shadow_rows", lambda conn: None)
         assert slow._load(conn)
         order = [r[0] for r in conn.execute("SELECT node_id FROM vec_nodes").fetchall()]
     assert slow._ids == order and sorted(order) == sorted(ids)
-    query = fake_brain._embed(["note about topic2"])[0]
+    query = fake_brain.handle.embed(["note about topic2"])[0]
     assert slow.vectors(ids) == fast.vectors(ids)  # the same float32 values, read two ways
     assert slow.knn(query, 5) == fast.knn(query, 5)
 
@@ -243,7 +243,7 @@ def test_an_empty_vector_table_loads_nothing(fake_brain, monkeypatch, fast_read:
     if not fast_read:
         monkeypatch.setattr(warm, "_shadow_rows", lambda conn: None)
     index = warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert index._load(conn) is False
         assert index.ready(conn) is False and index.ready(conn) is False
 
@@ -251,14 +251,14 @@ def test_an_empty_vector_table_loads_nothing(fake_brain, monkeypatch, fast_read:
 def test_a_loaded_index_is_reused_until_something_commits(fake_brain, small_threshold) -> None:  # noqa: ANN001
     fake_brain.add("first")
     index = warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert index._load(conn)
     loaded = index._matrix
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert index.ready(conn) is True
     assert index._matrix is loaded  # not read again
     fake_brain.add("second")
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert index.ready(conn) is True
     assert index._matrix is not loaded and index._matrix.shape[0] == 2
 
@@ -268,7 +268,7 @@ def test_applied_vectors_are_normalised_and_a_rewritten_new_vector_replaces_itse
 
     fake_brain.add("the one loaded memory")
     index = warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert index._load(conn)
     dims = index._matrix.shape[1]
     short, zero = np.zeros(dims), np.zeros(dims)
@@ -323,12 +323,12 @@ def test_knn_over_an_index_whose_rows_are_all_removed_is_empty() -> None:
 def test_a_dropped_index_ignores_changes_until_it_is_loaded_again(fake_brain) -> None:  # noqa: ANN001
     fake_brain.add("first")
     index = warm.WarmVectors()
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert index._load(conn)
     fake_brain.add("second")  # another connection commits: the copy is stale
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         assert index.ready(conn) is False  # dropped, and too small to rebuild
-    index.apply({"third": [1.0] * len(fake_brain._embed(["x"])[0])})  # a write after the drop: nothing to update
+    index.apply({"third": [1.0] * len(fake_brain.handle.embed(["x"])[0])})  # a write after the drop: nothing to update
     assert index._matrix is None and index.vectors(["third"]) == {}
 
 
@@ -343,9 +343,9 @@ def test_the_fast_read_spans_every_chunk_of_a_big_brain(fake_brain) -> None:  # 
     which is big brains) must read them all rather than give up."""
     import numpy as np
 
-    dims = len(fake_brain._embed(["x"])[0])
+    dims = len(fake_brain.handle.embed(["x"])[0])
     rng = np.random.default_rng(3)
-    with fake_brain._snapshot() as conn:
+    with fake_brain.handle.snapshot() as conn:
         conn.execute("SAVEPOINT many")
         try:
             for i in range(1_100):

@@ -49,5 +49,5 @@ def test_stored_timestamps_come_from_the_clock(brain) -> None:  # noqa: ANN001
     node_id = brain.add("pinned")
     node = brain.get(node_id).node
     assert node.created_at == datetime(2029, 5, 6, 7, 8, 9, tzinfo=UTC)
-    raw = brain._engine.connect().exec_driver_sql("SELECT created_at, last_accessed FROM nodes").fetchone()
+    raw = brain.handle.engine.connect().exec_driver_sql("SELECT created_at, last_accessed FROM nodes").fetchone()
     assert tuple(raw) == ("2029-05-06 07:08:09", "2029-05-06 07:08:09")

@@ -28,49 +28,49 @@ def brain(tmp_path: Path):  # noqa: ANN201
 
 
 def test_meta_delete_says_whether_a_key_was_there(brain: Brain) -> None:
-    brain._write(lambda s: meta.put(s, "probe.key", "v"))
-    assert brain._write(lambda s: meta.delete(s, "probe.key")) is True
-    assert brain._write(lambda s: meta.delete(s, "probe.key")) is False
-    assert brain._read(lambda s: meta.get(s, "probe.key", "gone")) == "gone"
+    brain.handle.write(lambda s: meta.put(s, "probe.key", "v"))
+    assert brain.handle.write(lambda s: meta.delete(s, "probe.key")) is True
+    assert brain.handle.write(lambda s: meta.delete(s, "probe.key")) is False
+    assert brain.handle.read(lambda s: meta.get(s, "probe.key", "gone")) == "gone"
 
 
 def test_meta_prefix_reads_and_deletes_take_every_key_under_the_prefix_and_no_other(brain: Brain) -> None:
     keys = {"job.a": "1", "job.zz": "2", "job.\u00e9t\u00e9": "3", "job._%": "4", "job.": "5"}
     outside = {"jobs": "6", "job": "7", "joa.z": "8", "jo_.x": "9"}
-    brain._write(lambda s: [meta.put(s, k, v) for k, v in {**keys, **outside}.items()])
-    assert brain._read(lambda s: meta.get_many(s, "job.")) == keys
-    assert brain._read(lambda s: meta.get_many(s, "jo_.")) == {"jo_.x": "9"}  # '_' is no wildcard
-    assert brain._write(lambda s: meta.delete_prefix(s, "job.")) == len(keys)
-    assert brain._read(lambda s: meta.get_many(s, "jo")) == outside
+    brain.handle.write(lambda s: [meta.put(s, k, v) for k, v in {**keys, **outside}.items()])
+    assert brain.handle.read(lambda s: meta.get_many(s, "job.")) == keys
+    assert brain.handle.read(lambda s: meta.get_many(s, "jo_.")) == {"jo_.x": "9"}  # '_' is no wildcard
+    assert brain.handle.write(lambda s: meta.delete_prefix(s, "job.")) == len(keys)
+    assert brain.handle.read(lambda s: meta.get_many(s, "jo")) == outside
 
 
 def test_meta_increment_counts_from_one_and_resets_what_is_not_a_number(brain: Brain) -> None:
-    brain._write(lambda s: meta.increment(s, "count.new"))
-    brain._write(lambda s: meta.increment(s, "count.new"))
-    brain._write(lambda s: meta.put(s, "count.odd", "12abc"))
-    brain._write(lambda s: meta.increment(s, "count.odd"))
-    brain._write(lambda s: meta.put(s, "count.big", "41"))
-    brain._write(lambda s: meta.increment(s, "count.big"))
-    assert brain._read(lambda s: meta.get_many(s, "count.")) == {"count.new": "2", "count.odd": "1", "count.big": "42"}
+    brain.handle.write(lambda s: meta.increment(s, "count.new"))
+    brain.handle.write(lambda s: meta.increment(s, "count.new"))
+    brain.handle.write(lambda s: meta.put(s, "count.odd", "12abc"))
+    brain.handle.write(lambda s: meta.increment(s, "count.odd"))
+    brain.handle.write(lambda s: meta.put(s, "count.big", "41"))
+    brain.handle.write(lambda s: meta.increment(s, "count.big"))
+    assert brain.handle.read(lambda s: meta.get_many(s, "count.")) == {"count.new": "2", "count.odd": "1", "count.big": "42"}
 
 
 # ------------------------------------------------------------------ relation registry
 
 
 def test_relations_add_list_and_remove(brain: Brain) -> None:
-    row, created = brain._write(lambda s: relations.add(s, "blocks", "causal", NOW))
+    row, created = brain.handle.write(lambda s: relations.add(s, "blocks", "causal", NOW))
     assert created is True
     assert relations.to_value(row) == values.RelationInfo("blocks", "causal", NOW)
-    again, created = brain._write(lambda s: relations.add(s, "blocks", None, NOW))
+    again, created = brain.handle.write(lambda s: relations.add(s, "blocks", None, NOW))
     assert created is False and again.traversal_class == "causal"  # None keeps the class
-    brain._write(lambda s: relations.add(s, "blocks", "structural", NOW))
-    names = brain._read(lambda s: [(r.name, r.traversal_class) for r in relations.list_all(s)])
+    brain.handle.write(lambda s: relations.add(s, "blocks", "structural", NOW))
+    names = brain.handle.read(lambda s: [(r.name, r.traversal_class) for r in relations.list_all(s)])
     assert names == sorted(names) and ("blocks", "structural") in names
-    assert brain._read(lambda s: relations.is_registered(s, "blocks")) is True
-    assert brain._read(lambda s: relations.is_registered(s, "no-such-relation")) is False
-    assert brain._write(lambda s: relations.remove(s, "blocks")) is True
-    assert brain._write(lambda s: relations.remove(s, "blocks")) is False
-    assert brain._read(lambda s: relations.is_registered(s, "blocks")) is False
+    assert brain.handle.read(lambda s: relations.is_registered(s, "blocks")) is True
+    assert brain.handle.read(lambda s: relations.is_registered(s, "no-such-relation")) is False
+    assert brain.handle.write(lambda s: relations.remove(s, "blocks")) is True
+    assert brain.handle.write(lambda s: relations.remove(s, "blocks")) is False
+    assert brain.handle.read(lambda s: relations.is_registered(s, "blocks")) is False
 
 
 def test_an_unreadable_registry_counts_every_relation_as_registered(brain: Brain) -> None:
@@ -88,31 +88,31 @@ def test_an_unreadable_registry_counts_every_relation_as_registered(brain: Brain
 
 def test_inbox_rows_read_back_with_their_defaults(brain: Brain) -> None:
     origin = values.Origin("agent", "cli", "s-1", "host")
-    candidate_id = brain._write(lambda s: inbox.insert(
+    candidate_id = brain.handle.write(lambda s: inbox.insert(
         s, content="c", type="concept", subtype="decision", importance=0.25, metadata_={"k": 1}, origin=origin,
         now=NOW))
-    got = brain._read(lambda s: inbox.get(s, candidate_id))
+    got = brain.handle.read(lambda s: inbox.get(s, candidate_id))
     assert got == values.InboxCandidate(candidate_id, "concept", "decision", "c", {"k": 1}, 0.25, NOW, origin)
-    brain._write(lambda s: s.execute(inbox.text(
+    brain.handle.write(lambda s: s.execute(inbox.text(
         "UPDATE inbox_candidates SET importance = NULL, created_at = '' WHERE id = :id"), {"id": candidate_id}))
-    bare = brain._read(lambda s: inbox.get(s, candidate_id))
+    bare = brain.handle.read(lambda s: inbox.get(s, candidate_id))
     assert (bare.importance, bare.created_at) == (0.5, None)
 
 
 def test_inbox_get_of_a_missing_id_names_it(brain: Brain) -> None:
     with pytest.raises(NotFound, match=r'^no inbox candidate found with id "nope"$'):
-        brain._read(lambda s: inbox.get(s, "nope"))
+        brain.handle.read(lambda s: inbox.get(s, "nope"))
 
 
 def test_inbox_list_is_oldest_first_and_limited(brain: Brain) -> None:
     ids = [
-        brain._write(lambda s, i=i: inbox.insert(
+        brain.handle.write(lambda s, i=i: inbox.insert(
             s, content=f"c{i}", type="episode", subtype=None, importance=0.5, metadata_=None,
             origin=values.Origin(), now=NOW.replace(hour=10 - i)))
         for i in range(3)
     ]
-    assert [c.id for c in brain._read(lambda s: inbox.list_all(s, None))] == ids[::-1]
-    assert [c.id for c in brain._read(lambda s: inbox.list_all(s, 2))] == ids[::-1][:2]
+    assert [c.id for c in brain.handle.read(lambda s: inbox.list_all(s, None))] == ids[::-1]
+    assert [c.id for c in brain.handle.read(lambda s: inbox.list_all(s, 2))] == ids[::-1][:2]
 
 
 # ------------------------------------------------------------------ pending vectors
@@ -122,15 +122,15 @@ def test_pending_vectors_are_the_active_nodes_without_one(tmp_path: Path) -> Non
     path = tmp_path / "fake.sqlite"
     Brain.init(path, embed_provider="fake")
     with Brain.open(path) as brain:
-        assert brain._read(vec.count_missing_active) == 0
+        assert brain.handle.read(vec.count_missing_active) == 0
         embedded = brain.add("has a vector")
-        brain._write(lambda s: vec.delete(s, embedded))
-        assert brain._read(vec.count_missing_active) == 1
-        assert brain._read(lambda s: vec.missing_active_ids(s, 5)) == [embedded]
+        brain.handle.write(lambda s: vec.delete(s, embedded))
+        assert brain.handle.read(vec.count_missing_active) == 1
+        assert brain.handle.read(lambda s: vec.missing_active_ids(s, 5)) == [embedded]
     with Brain.open(path) as brain:
-        brain._write(lambda s: s.execute(meta.text("DROP TABLE vec_nodes")))
-        assert brain._read(vec.count_missing_active) == 0  # no vector table: nothing is pending
-        assert brain._read(lambda s: vec.missing_active_ids(s, 5)) == []
+        brain.handle.write(lambda s: s.execute(meta.text("DROP TABLE vec_nodes")))
+        assert brain.handle.read(vec.count_missing_active) == 0  # no vector table: nothing is pending
+        assert brain.handle.read(lambda s: vec.missing_active_ids(s, 5)) == []
 
 
 # ------------------------------------------------------------------ lock errors
@@ -167,7 +167,7 @@ def test_an_edge_reads_back_with_everything_it_was_given(brain: Brain, pinned_cl
     edge = result.edge
     assert edge.id > 0 and (edge.source_id, edge.target_id, edge.relation) == (a, b, "supports")
     assert edge.weight == 1.0  # no weight given: 1, stored (exports and upstream read the column)
-    assert brain._read(lambda s: s.execute(meta.text("SELECT weight FROM edges WHERE id = :i"), {"i": edge.id}).scalar()) == 1.0
+    assert brain.handle.read(lambda s: s.execute(meta.text("SELECT weight FROM edges WHERE id = :i"), {"i": edge.id}).scalar()) == 1.0
     assert edge.metadata == {"why": "measured"}
     assert edge.created_at == pinned_clock
     assert (edge.valid_at, edge.invalid_at) == (datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC))
@@ -213,9 +213,9 @@ def test_deleting_a_vector_stored_at_another_nodes_rowid_deletes_only_that_vecto
                 session.execute(meta.text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (:r, :id, :v)"),
                                 {"r": rows[other][0], "id": node_id, "v": rows[node_id][1]})
 
-        brain._write(swap)
-        brain._write(lambda s: vec.delete(s, a))
-        left = brain._read(lambda s: [r[0] for r in s.execute(meta.text("SELECT node_id FROM vec_nodes")).all()])
+        brain.handle.write(swap)
+        brain.handle.write(lambda s: vec.delete(s, a))
+        left = brain.handle.read(lambda s: [r[0] for r in s.execute(meta.text("SELECT node_id FROM vec_nodes")).all()])
         assert left == [b]
 
 
@@ -226,8 +226,8 @@ def test_an_edge_without_a_weight_counts_as_weight_1_in_the_graph(brain: Brain) 
     a, b, c = brain.add("a"), brain.add("b"), brain.add("c")
     brain.add_edge(a, b, "supports", weight=0.5)
     brain.add_edge(a, c, "supports", weight=2.0)
-    brain._write(lambda s: s.execute(meta.text("UPDATE edges SET weight = NULL WHERE target_id = :t"), {"t": c}))
-    with brain._snapshot() as conn:
+    brain.handle.write(lambda s: s.execute(meta.text("UPDATE edges SET weight = NULL WHERE target_id = :t"), {"t": c}))
+    with brain.handle.snapshot() as conn:
         touching = sorted(graph.edges_touching(conn, [a]))
     assert touching == sorted([(a, b, "supports", 0.5), (a, c, "supports", 1.0)])
 
@@ -237,7 +237,7 @@ def test_vectors_are_found_where_they_are_stored_even_at_another_nodes_rowid(tmp
     Brain.init(path, embed_provider="fake")
     with Brain.open(path) as brain:
         a, b, c = brain.add("alpha kettle"), brain.add("beta descaling"), brain.add("gamma boiler")
-        with brain._snapshot() as conn:
+        with brain.handle.snapshot() as conn:
             before = vec.vectors_for(conn, [a, b, c])
         assert set(before) == {a, b, c} and all(len(v) == len(before[a]) for v in before.values())
 
@@ -247,8 +247,8 @@ def test_vectors_are_found_where_they_are_stored_even_at_another_nodes_rowid(tmp
             session.execute(meta.text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (999, :id, :v)"),
                             {"id": a, "v": blob})
 
-        brain._write(move_a)
-        with brain._snapshot() as conn:
+        brain.handle.write(move_a)
+        with brain.handle.snapshot() as conn:
             assert vec.vectors_for(conn, [a, b, c, "no-such-id"]) == before
             assert vec.vectors_for(conn, [a]) == {a: before[a]}
             assert vec.vectors_for(conn, []) == {}
@@ -259,8 +259,8 @@ def test_knn_returns_k_nearest_and_nothing_for_k_0(tmp_path: Path) -> None:
     Brain.init(path, embed_provider="fake")
     with Brain.open(path) as brain:
         ids = [brain.add(f"note {word}") for word in ("kettle", "boiler", "descaling")]
-        query = brain._embed(["note kettle"])[0]
-        with brain._snapshot() as conn:
+        query = brain.handle.embed(["note kettle"])[0]
+        with brain.handle.snapshot() as conn:
             assert vec.knn(conn, query, 0) == [] and vec.knn(conn, query, -3) == []
             (nearest,) = vec.knn(conn, query, 1)
             assert nearest[0] == ids[0] and nearest[1] == pytest.approx(0.0, abs=1e-6)

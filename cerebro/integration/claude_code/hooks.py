@@ -152,7 +152,6 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
             pass
     if not claim(sid, "session_start"):
         return None  # already primed: every later prompt of the session pays only this check
-    from cerebro import config
     from cerebro.api import Brain
     from cerebro.errors import BrainNotFound
 
@@ -169,11 +168,8 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
             primed = brain.prime()
             if not primed:
                 return None  # an empty brain stays silent
-            from cerebro.store import reads
-
-            with brain._snapshot() as conn:  # raw SQL: a hook must not pay for the ORM's import
-                total = conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
-                budget = config.effective("prime_token_budget", reads.config_values(conn).get("prime_token_budget"))
+            total = brain.active_count()
+            budget = brain.config_value("prime_token_budget")
             text, shown = render_prime(primed, total, budget, gc_tail(project))
             if not shown:
                 return None  # nothing fitted: deliver nothing, stay retryable

@@ -147,10 +147,9 @@ def enabled(project: Path) -> bool:
     if not brain_file.is_file():
         return False
     from cerebro.api import Brain
-    from cerebro.store import reads
 
-    with Brain.open(brain_file) as brain, brain._snapshot() as conn:
-        return reads.config_values(conn).get("stop_guard_enabled") == "true"
+    with Brain.open(brain_file) as brain:
+        return brain.config_value("stop_guard_enabled") is True
 
 
 def _record(project: Path, session: str, decision: Decision) -> None:

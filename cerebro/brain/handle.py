@@ -1,0 +1,269 @@
+"""The handle on one open brain file: its connections and transactions, and what a process keeps for it.
+
+Every part of :class:`cerebro.Brain` is a module of plain functions over a :class:`Handle`; the handle is
+the only object that holds state, and all of it is declared in ``__init__``:
+
+- two ways to the file: a raw DB-API connection for snapshots (the hot read path: recall, prime, hooks —
+  no ORM import) and a SQLAlchemy engine for the ORM write path, created on first use;
+- the embedding settings read once, the embedder built from them, and — for a process that keeps the brain
+  open — the warm vector index and the centering mean, each with the rule that makes it stale.
+
+Reads never write: snapshots and read sessions are plain ``BEGIN`` transactions. Every write is one
+``BEGIN IMMEDIATE`` transaction, retried whole when another writer holds the lock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# How long the centering mean is reused once other commits have happened (see Handle.brain_mean).
+MEAN_TTL_SECONDS = 60.0
+
+
+def default_warning(message: str) -> None:
+    from cerebro.logs import warn
+
+    warn(message)
+
+
+class Handle:
+    """One open brain file. Made by :func:`cerebro.brain.opening.open_handle`; closed by :meth:`close`."""
+
+    def __init__(self, path: Path, engine: Any = None, *, backup: str | None = None) -> None:
+        self.path = path
+        # The project directory this brain belongs to (set by Brain.for_project): code anchors are resolved
+        # and checked against it (ADR 0018).
+        self.project: Path | None = None
+        self.upgrade_backup = backup  # the backup taken when opening upgraded the brain
+        self.on_warning: Callable[[str], None] = default_warning
+        # Called after a commit that wrote or deleted vectors, with {node_id: vector or None} (see session).
+        self.on_vectors_written: Callable[[dict[str, Any]], None] | None = None
+        self._engine: Any = engine  # created on first ORM use: reads on the hot path never import SQLAlchemy
+        self._raw: Any = None
+        self._settings: tuple[str, str, int] | None = None
+        self._embedder: Any = None
+        self._warm: Any = None  # a WarmVectors, made on first use
+        self._mean: tuple[Any, int, float, Any] | None = None  # (connection, data_version, when, mean)
+
+    # ------------------------------------------------------------------ connections
+
+    @property
+    def engine(self) -> Any:
+        if self._engine is None:
+            from cerebro.db.engine import create_engine
+
+            self._engine = create_engine(self.path)
+        return self._engine
+
+    def use_engine(self, engine: Any) -> None:
+        """Run the ORM on ``engine`` from now on (the MCP server runs it on the raw connection)."""
+        if self._engine is not None:
+            self._engine.dispose()
+        self._engine = engine
+
+    @property
+    def raw(self) -> Any:
+        """The raw DB-API connection (opened on first use)."""
+        if self._raw is None:
+            from cerebro.db.engine import connect_raw
+
+            # wal=False: a read leaves a rollback-journal brain (a restored backup, say) as it is.
+            self._raw = connect_raw(self.path, wal=False)
+        return self._raw
+
+    def rollback(self) -> None:
+        """Roll back a snapshot left open on the raw connection (a call that failed half way)."""
+        if self._raw is not None and self._raw.in_transaction:
+            self._raw.rollback()
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+        if self._raw is not None:
+            self._raw.close()
+            self._raw = None
+
+    # ------------------------------------------------------------------ transactions
+
+    @contextmanager
+    def session(self, *, write: bool) -> Iterator[Any]:
+        from cerebro.db.session import unit_of_work
+        from cerebro.store.vec import WRITTEN
+
+        with unit_of_work(self.engine, write=write) as session:
+            yield session
+        # Committed: tell an in-memory vector copy what changed (a server's warm index, ADR 0020).
+        written = session.info.get(WRITTEN) if self.on_vectors_written is not None else None
+        if written:
+            self.on_vectors_written(written)
+
+    def write(self, work: Callable[[Any], T]) -> T:
+        """Run ``work(session)`` in one write transaction, retried whole on lock errors."""
+        from cerebro.retry import run_with_retry
+
+        def attempt() -> T:
+            with self.session(write=True) as session:
+                return work(session)
+
+        return run_with_retry(attempt)
+
+    def read(self, work: Callable[[Any], T]) -> T:
+        with self.session(write=False) as session:
+            return work(session)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        """A read transaction on the raw connection (no ORM): the hot path for recall and prime."""
+        conn = self.raw
+        if conn.in_transaction:  # nested: share the outer snapshot
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def best_effort(self, work: Callable[[Any], Any]) -> bool:
+        """A short write on the raw connection (no ORM on the hot path). It waits at most a quarter second
+        for the lock and gives up quietly: bookkeeping must never fail or stall the read it follows."""
+        from cerebro.db.engine import BUSY_TIMEOUT_MS
+
+        conn = self.raw
+        try:
+            conn.execute("PRAGMA busy_timeout = 250")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                work(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            return True
+        except Exception:  # noqa: BLE001
+            return False
+        finally:
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            except Exception:  # noqa: BLE001
+                pass
+
+    # ------------------------------------------------------------------ embedding
+
+    def embedding_settings(self) -> tuple[str, str, int]:
+        """(provider, model, dimensions) as stored at init; read once per handle."""
+        if self._settings is None:
+            self._settings = self.read_embedding_settings()
+        return self._settings
+
+    def read_embedding_settings(self) -> tuple[str, str, int]:
+        from cerebro.store import reads
+
+        with self.snapshot() as conn:
+            provider = reads.meta(conn, "embedding_provider", "none") or "none"
+            model = reads.meta(conn, "embedding_model", "") or ""
+            try:
+                dims = int(reads.meta(conn, "embedding_dimensions", "0") or 0)
+            except ValueError:
+                dims = 0
+        return provider, model, dims
+
+    def reload_settings(self) -> bool:
+        """Re-read the embedding settings (another process may have switched the model). True when they
+        changed: the embedder and the warm index, built for the old model, are dropped then."""
+        previous, self._settings, self._mean = self._settings, None, None
+        if previous is not None and self.embedding_settings() != previous:
+            self._embedder = self._warm = None
+            return True
+        return False
+
+    def forget_model(self) -> None:
+        """After this process switched the model: everything built from the old one is stale."""
+        self._settings = self._embedder = self._warm = self._mean = None
+
+    @property
+    def embedder(self) -> Any:
+        """The brain's embedder, built from the settings stored at init (never another model)."""
+        if self._embedder is None:
+            from cerebro.embed.registry import make_embedder
+
+            self._embedder = make_embedder(*self.embedding_settings())
+        return self._embedder
+
+    @embedder.setter
+    def embedder(self, embedder: Any) -> None:
+        self._embedder = embedder
+
+    def loaded_embedder(self, settings: tuple[str, str, int]) -> Any:
+        """The embedder already built, if it serves ``settings`` (None otherwise): a reopened brain on the
+        same model keeps its model loaded."""
+        return self._embedder if self._settings == settings else None
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Embed and check the answer fits this brain's vector table."""
+        from cerebro.embed.base import EmbeddingError
+
+        _, model, dims = self.embedding_settings()
+        vectors = self.embedder.embed(texts)
+        if len(vectors) != len(texts):
+            raise EmbeddingError(f"the embedder returned {len(vectors)} vectors for {len(texts)} texts")
+        for vector in vectors:
+            if len(vector) != dims:
+                raise EmbeddingError(
+                    f"{model} returned {len(vector)}-dimensional vectors but this brain stores {dims}: "
+                    "the provider is serving a different model than the brain was created with"
+                )
+            if not all(math.isfinite(x) for x in vector):
+                raise EmbeddingError("the embedder returned a non-finite vector")
+        return vectors
+
+    def try_embed(self, content: str) -> tuple[list[float] | None, str | None]:
+        """(vector, None), or (None, reason) when embedding failed; (None, None) without a provider."""
+        if self.embedding_settings()[2] <= 0:
+            return None, None
+        try:
+            return self.embed([content])[0], None
+        except Exception as exc:  # noqa: BLE001 - a failed embed never loses the memory
+            return None, " ".join(str(exc).split()) or exc.__class__.__name__
+
+    # ------------------------------------------------------------------ recall's caches
+
+    def warm(self, conn: Any) -> Any:
+        """The in-memory vector index when this process keeps using a big brain (else None)."""
+        if self._warm is None:
+            from cerebro.store.warm import WarmVectors
+
+            self._warm = WarmVectors()
+        return self._warm if self._warm.ready(conn) else None
+
+    def use_warm(self, warm: Any) -> None:
+        """Keep vectors in ``warm`` from now on (a server's index, loaded on its own thread)."""
+        self._warm = warm
+
+    def brain_mean(self, conn: Any) -> Any:
+        """The brain's mean vector for centering (ADR 0010), cached: re-read once a commit has happened and
+        a minute has passed. Every recall commits its access touches, and a mean of 256 vectors barely moves
+        with a few writes; re-reading it on each commit would cost a long-lived agent ~6 ms per recall."""
+        import time
+
+        from cerebro.recall import brain_mean
+
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        now = time.monotonic()
+        cached = self._mean
+        fresh = cached is not None and cached[0] is conn and (cached[1] == version or now - cached[2] < MEAN_TTL_SECONDS)
+        if not fresh:
+            cached = self._mean = (conn, version, now, brain_mean(conn))
+        return cached[3]
+
+    def anchor_checker(self) -> Any:
+        """Anchor statuses for one call, against the project this brain was opened for (None: unknown)."""
+        from cerebro.anchors import Checker
+
+        return Checker(self.project)

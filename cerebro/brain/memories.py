@@ -1,0 +1,475 @@
+"""Memories: add, read, change, link, reinforce, supersede; and the statuses every read fills in.
+
+Functions over a :class:`~cerebro.brain.handle.Handle`; :class:`cerebro.Brain` is their public face.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from cerebro import clock, values
+from cerebro.brain import embedding
+from cerebro.brain.handle import Handle
+from cerebro.brain.validate import (
+    UNSET,
+    _check_beads_id,
+    _check_content,
+    _check_importance,
+    _check_status,
+    _check_type,
+    parse_metadata,
+)
+from cerebro.errors import InvalidInput, NotFound, quote
+from cerebro.values import NODE_TYPES
+
+DEFAULT_LIST_LIMIT = 50
+MAX_LIST_LIMIT = 10**9  # SQLite's LIMIT is a 64-bit integer; anything near that is a mistake
+
+
+def resolve_id(h: Handle, prefix: str) -> str:
+    """A full id or a unique prefix of ≥4 characters → the full id."""
+    from cerebro.store import nodes
+
+    return h.read(lambda s: nodes.resolve_id(s, prefix))
+
+def add(
+    h: Handle,
+    content: str,
+    *,
+    type: str = "episode",
+    subtype: str | None = None,
+    importance: float = 0.5,
+    metadata: dict[str, Any] | str | None = None,
+    provenance_root: bool = False,
+    origin: values.Origin | None = None,
+    anchors: Sequence[str] | None = None,
+    anchor_ref: str | None = None,
+    beads_id: str | None = None,
+) -> str:
+    """Store a memory; returns its new id. The keyword index is updated in the same transaction.
+
+    ``anchors``: files (``PATH[:START-END]``, relative to :attr:`project`) the memory is about; their
+    hashes (and the git commit, ``anchor_ref``) are recorded, and reads report whether the code changed
+    since (ADR 0018). ``beads_id``: a Beads issue id, stored as metadata ``beadsId``."""
+    content = _check_content(content)
+    _check_type(type)
+    importance = _check_importance(importance)
+    meta_dict = metadata_with(h, parse_metadata(metadata), anchors, anchor_ref, beads_id)
+    stamp = origin or values.Origin.from_environment("api")
+    vector, error = h.try_embed(content)  # outside the transaction: no lock held while embedding
+
+    def write(session: Any) -> str:
+        from cerebro.store import fts, nodes
+
+        row = nodes.insert(
+            session,
+            content=content,
+            type=type,
+            subtype=subtype or None,
+            importance=importance,
+            metadata=meta_dict,
+            provenance_root=provenance_root,
+            origin=stamp,
+            embedding_model="",
+            now=clock.now(),
+        )
+        if fts.available(session):
+            fts.index(session, row.id, row.content, row.subtype)
+        embedding.store_vector(h, session, row, vector, error, fresh=True)
+        return row.id
+
+    node_id = h.write(write)
+    embedding.warn_pending(h, node_id, error)
+    return node_id
+
+def metadata_with(
+    h: Handle, meta_dict: dict[str, Any] | None, anchors: Any, anchor_ref: Any, beads_id: Any
+) -> dict[str, Any] | None:
+    """``metadata`` plus the Beads id and the anchors' records (files read, git asked: before any write)."""
+    from cerebro import anchors as anchoring
+
+    beads = _check_beads_id(beads_id)
+    if beads is not None:
+        meta_dict = {**(meta_dict or {}), "beadsId": beads}
+    return anchoring.attach(meta_dict, anchoring.resolve(h.project, anchors, anchor_ref))
+
+def add_many(
+    h: Handle,
+    items: list[dict[str, Any]],
+    *,
+    batch_size: int = 128,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[str]:
+    """Store many memories: each item takes :meth:`add`'s keyword arguments plus ``content``.
+
+    Everything is validated before anything is written; batches are embedded together, then every
+    memory is written in one transaction (the same write path as :meth:`add`). Returns the new ids.
+    """
+    prepared = []
+    for item in items:
+        unknown = set(item) - {
+            "content", "type", "subtype", "importance", "metadata", "provenance_root", "origin",
+            "anchors", "anchor_ref", "beads_id",
+        }
+        if unknown:
+            raise InvalidInput(f"unknown memory fields: {', '.join(sorted(unknown))}")
+        node_type = item.get("type", "episode")
+        _check_type(node_type)
+        prepared.append(
+            {
+                "content": _check_content(item.get("content")),
+                "type": node_type,
+                "subtype": item.get("subtype") or None,
+                "importance": _check_importance(item.get("importance", 0.5)),
+                "metadata": metadata_with(h, 
+                    parse_metadata(item.get("metadata")), item.get("anchors"), item.get("anchor_ref"),
+                    item.get("beads_id"),
+                ),
+                "provenance_root": bool(item.get("provenance_root", False)),
+                "origin": item.get("origin") or values.Origin.from_environment("api"),
+            }
+        )
+    # Embed first (batch by batch, outside any lock), then write everything in one transaction:
+    # either every memory lands or none does.
+    dims = h.embedding_settings()[2]
+    vectors: list[Any] = [None] * len(prepared)
+    errors: list[str | None] = [None] * len(prepared)
+    for start in range(0, len(prepared), batch_size):
+        batch = prepared[start : start + batch_size]
+        if dims > 0:
+            try:
+                vectors[start : start + len(batch)] = h.embed([b["content"] for b in batch])
+            except Exception as exc:  # noqa: BLE001 - memories are kept, vectors come later
+                reason = " ".join(str(exc).split()) or exc.__class__.__name__
+                errors[start : start + len(batch)] = [reason] * len(batch)
+        if progress:
+            progress(min(start + len(batch), len(prepared)), len(prepared))
+
+    def write(session: Any) -> list[str]:
+        from cerebro.store import fts, nodes
+
+        has_fts = fts.available(session)
+        now = clock.now()
+        written = []
+        for spec, vector, error in zip(prepared, vectors, errors, strict=True):
+            row = nodes.insert(session, embedding_model="", now=now, **spec)
+            if has_fts:
+                fts.index(session, row.id, row.content, row.subtype)
+            embedding.store_vector(h, session, row, vector, error, fresh=True)
+            written.append(row.id)
+        return written
+
+    ids = h.write(write)
+    failed = sum(1 for e in errors if e is not None)
+    if failed:
+        first = next(e for e in errors if e is not None)
+        h.on_warning(
+            f"embedding failed for {failed} memories: {first} (stored; run `cerebro embed --pending`)"
+        )
+    return ids
+
+def get(h: Handle, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
+    """A memory and every edge touching it (only edges valid at ``as_of`` when given)."""
+    from cerebro.store import edges, nodes
+
+    try:
+        when = clock.parse(as_of) if as_of not in (None, "") else None
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+
+    def read(session: Any) -> values.NodeDetail:
+        full = nodes.resolve_id(session, node_id)
+        row = nodes.get_row(session, full)
+        return values.NodeDetail(
+            nodes.to_value(row), [edges.to_value(e) for e in edges.for_node(session, full, when)]
+        )
+
+    detail = h.read(read)
+    (node,) = annotate(h, [detail.node])
+    return values.NodeDetail(node, detail.edges)
+
+def update(
+    h: Handle,
+    node_id: str,
+    *,
+    content: str | None = None,
+    importance: float | None = None,
+    subtype: str | None = UNSET,
+    metadata: dict[str, Any] | str | None = None,
+) -> values.Node:
+    """Change a memory in place. ``subtype=None`` or ``""`` clears it; ``metadata`` is merged key by key
+    (a key set to null is removed). Content or subtype changes stamp ``updated_at``."""
+    if content is not None:
+        content = _check_content(content)
+    if importance is not None:
+        importance = _check_importance(importance)
+    patch = parse_metadata(metadata)
+    if content is None and importance is None and subtype is UNSET and patch is None:
+        raise InvalidInput("nothing to update: give content, importance, subtype or metadata")
+    vector, error = None, None
+    if content is not None and h.embedding_settings()[2] > 0:
+        current = h.read(lambda s: embedding.current_content(s, node_id))
+        if current != content:
+            vector, error = h.try_embed(content)
+
+    def write(session: Any) -> tuple[values.Node, bool]:
+        from cerebro.store import fts, nodes
+
+        row = nodes.get_row(session, nodes.resolve_id(session, node_id))
+        text_changed = content_changed = False
+        if content is not None and content != row.content:
+            row.content = content
+            text_changed = content_changed = True
+        if subtype is not UNSET and (subtype or None) != row.subtype:
+            row.subtype = subtype or None
+            text_changed = True
+        if importance is not None:
+            row.importance = importance
+        if patch is not None:
+            merged = dict(row.metadata_ or {})
+            for key, value in patch.items():
+                if value is None:
+                    merged.pop(key, None)
+                else:
+                    merged[key] = value
+            row.metadata_ = merged or None
+        if text_changed:
+            row.updated_at = clock.now()
+            if row.status == "active" and fts.available(session):
+                fts.reindex(session, row.id, row.content, row.subtype)
+        if content_changed:  # unchanged content is never re-embedded
+            embedding.store_vector(h, session, row, vector, error)
+        session.add(row)
+        session.flush()
+        return nodes.to_value(row), content_changed
+
+    node, re_embedded = h.write(write)
+    if re_embedded:
+        embedding.warn_pending(h, node.id, error)
+    return node
+
+def list_memories(
+    h: Handle,
+    *,
+    type: str | None = None,
+    status: str | None = None,
+    subtype: str | None = UNSET,
+    limit: int = DEFAULT_LIST_LIMIT,
+) -> list[values.Node]:
+    """Memories, newest first. ``subtype=""`` lists those with no subtype."""
+    from cerebro.store import nodes
+
+    if type is not None:
+        _check_type(type)
+    if status is not None:
+        _check_status(status)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 0 < limit <= MAX_LIST_LIMIT:
+        raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, got {quote(limit)}")
+    return annotate(h, h.read(
+        lambda s: [
+            nodes.to_value(r)
+            for r in nodes.list_rows(
+                s,
+                type=type,
+                status=status,
+                subtype=None if subtype is UNSET else subtype,
+                subtype_given=subtype is not UNSET,
+                limit=limit,
+            )
+        ]
+    ))
+
+def add_edge(
+    h: Handle,
+    source: str,
+    target: str,
+    relation: str,
+    *,
+    weight: float | None = None,
+    valid_at: Any = None,
+    invalid_at: Any = None,
+    metadata: dict[str, Any] | str | None = None,
+) -> values.EdgeResult:
+    """Link two memories. Re-adding an edge re-asserts its validity window (an omitted bound becomes
+    open) and updates its weight when one is given. Relations outside the registry are allowed."""
+    relation = (relation or "").strip()
+    if not relation:
+        raise InvalidInput("relation must not be empty")
+    if weight is not None:
+        try:
+            weight = float(weight)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"weight must be a number, got {quote(weight)}") from None
+        if not math.isfinite(weight) or weight <= 0:
+            raise InvalidInput(f"weight must be a finite number above 0, got {quote(weight)}")
+    try:
+        start = clock.parse(valid_at) if valid_at not in (None, "") else None
+        end = clock.parse(invalid_at) if invalid_at not in (None, "") else None
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+    if start is not None and end is not None and start > end:
+        raise InvalidInput("invalid window: valid_at is after invalid_at")
+    meta_dict = parse_metadata(metadata)
+
+    def write(session: Any) -> values.EdgeResult:
+        from cerebro.store import edges, nodes, relations
+
+        src = nodes.resolve_id(session, source)
+        dst = nodes.resolve_id(session, target)
+        row, created = edges.upsert(
+            session,
+            source_id=src,
+            target_id=dst,
+            relation=relation,
+            weight=weight,
+            valid_at=start,
+            invalid_at=end,
+            metadata=meta_dict,
+            now=clock.now(),
+        )
+        return values.EdgeResult(edges.to_value(row), created, relations.is_registered(session, relation))
+
+    return h.write(write)
+
+def reinforce(h: Handle, node_id: str) -> values.Node:
+    """Count a use: access and reinforcement counters up, both timestamps now. Active memories only."""
+
+    def write(session: Any) -> values.Node:
+        from cerebro.store import nodes
+
+        full = nodes.resolve_id(session, node_id)
+        row = nodes.get_row(session, full)
+        if row.status != "active":
+            raise NotFound(f"node {full} not found or not active")
+        now = clock.now()
+        row.access_count = (row.access_count or 0) + 1
+        row.times_reinforced = (row.times_reinforced or 0) + 1
+        row.last_accessed = now
+        row.last_reinforced = now
+        session.add(row)
+        session.flush()
+        return nodes.to_value(row)
+
+    return h.write(write)
+
+def supersede(
+    h: Handle,
+    old_id: str,
+    content: str,
+    *,
+    type: str | None = None,
+    subtype: str | None = UNSET,
+    importance: float = 0.5,
+    metadata: dict[str, Any] | str | None = None,
+    provenance_root: bool = False,
+    origin: values.Origin | None = None,
+    anchors: Sequence[str] | None = None,
+    anchor_ref: str | None = None,
+    beads_id: str | None = None,
+) -> str:
+    """Replace an active memory: the old one becomes ``superseded``, the new one (same type and subtype
+    unless given) gets a ``supersedes`` edge to it. One transaction. Returns the new id. ``anchors``,
+    ``anchor_ref`` and ``beads_id`` as for :meth:`add` (the replacement's own; none are inherited)."""
+    content = _check_content(content)
+    if type is not None:
+        _check_type(type)
+    importance = _check_importance(importance)
+    meta_dict = metadata_with(h, parse_metadata(metadata), anchors, anchor_ref, beads_id)
+    stamp = origin or values.Origin.from_environment("api")
+    vector, error = h.try_embed(content)
+
+    def write(session: Any) -> str:
+        from cerebro.store import edges, fts, nodes
+
+        full = nodes.resolve_id(session, old_id)
+        old = nodes.get_row(session, full)
+        if old.status != "active":
+            raise NotFound(f"node {full} not found or not active")
+        now = clock.now()
+        old.status = "superseded"
+        session.add(old)
+        new = nodes.insert(
+            session,
+            content=content,
+            type=type or old.type,
+            subtype=old.subtype if subtype is UNSET else (subtype or None),
+            importance=importance,
+            metadata=meta_dict,
+            provenance_root=provenance_root,
+            origin=stamp,
+            embedding_model="",
+            now=now,
+        )
+        embedding.store_vector(h, session, new, vector, error, fresh=True)
+        edges.upsert(
+            session, source_id=new.id, target_id=full, relation="supersedes", weight=None,
+            valid_at=None, invalid_at=None, metadata=None, now=now,
+        )
+        if fts.available(session):
+            fts.unindex(session, full)
+            fts.index(session, new.id, new.content, new.subtype)
+        return new.id
+
+    new_id = h.write(write)
+    embedding.warn_pending(h, new_id, error)
+    return new_id
+
+def stats(h: Handle) -> values.Stats:
+    from cerebro.store import edges, meta, nodes, vec
+
+    def read(session: Any) -> values.Stats:
+        by_status, by_type = nodes.counts(session)
+        revision = meta.revision(session)
+        try:
+            dims = int(meta.get(session, "embedding_dimensions", "0") or 0)
+        except ValueError:
+            dims = 0
+        return values.Stats(
+            total_nodes=sum(by_status.values()),
+            active_nodes=by_status.get("active", 0),
+            consolidated_nodes=by_status.get("consolidated", 0),
+            superseded_nodes=by_status.get("superseded", 0),
+            archived_nodes=by_status.get("archived", 0),
+            nodes_by_type={t: by_type.get(t, 0) for t in NODE_TYPES},
+            total_edges=edges.count(session),
+            pending_embeddings=vec.count_missing_active(session) if dims > 0 else 0,
+            embedded_nodes=nodes.count_embedded(session, meta.get(session, "embedding_model", "") or ""),
+            embedding_provider=meta.get(session, "embedding_provider", "none") or "none",
+            embedding_model=meta.get(session, "embedding_model", "") or "",
+            embedding_dimensions=dims,
+            schema_version=int(meta.get(session, "schema_version", "0") or 0),
+            revision=revision,
+        )
+
+    return h.read(read)
+
+
+def active_count(h: Handle) -> int:
+    from cerebro.store import nodes
+
+    with h.snapshot() as conn:
+        return nodes.count_active(conn)
+
+
+# ------------------------------------------------------------------ read-time statuses
+
+
+def annotate(h: Handle, found: list[values.Node], checker: Any = None) -> list[values.Node]:
+    """Fill the read-time statuses (provenance_status, origin_status, anchor_status) in one batch."""
+    from cerebro import provenance
+
+    if not found:
+        return found
+    with h.snapshot() as conn:
+        prov = provenance.provenance_statuses(conn, found)
+        orig = provenance.origin_statuses(conn, found)
+    checker = checker or h.anchor_checker()
+    return [checker.annotate(replace(n, provenance_status=prov[n.id], origin_status=orig[n.id])) for n in found]
+
+
+def annotate_scored(h: Handle, result: values.RecallResult) -> values.RecallResult:
+    annotated = annotate(h, [r.node for r in result.results])
+    return replace(result, results=[replace(r, node=n) for r, n in zip(result.results, annotated, strict=True)])

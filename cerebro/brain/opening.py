@@ -1,0 +1,113 @@
+"""Opening and creating brains: the checks before a handle exists, the upgrade on open, ``init``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from cerebro import paths, values
+from cerebro.brain.handle import Handle
+from cerebro.errors import BrainNotFound, BrainUnreadable, InvalidInput
+
+
+def open_handle(path: str | os.PathLike[str], *, create: bool = False) -> Handle:
+    """The handle on the brain at ``path``, upgraded first if it is behind. ``create`` makes a new one."""
+    from cerebro.db.engine import connect_raw, create_engine, driver
+    from cerebro.db.migrate import ensure_current, needs_upgrade
+
+    brain_path = Path(path).expanduser()
+    if not brain_path.exists() or (not create and brain_path.stat().st_size == 0):
+        # An empty file is what an interrupted init leaves: not a brain until init runs again.
+        if not create:
+            raise BrainNotFound(f"no brain at {brain_path} — run 'cerebro init' first")
+        paths.create_private_file(brain_path)
+    paths.tighten_private_file(brain_path)
+    # A cheap check on a raw connection: a brain at head never imports Alembic.
+    try:
+        raw = connect_raw(brain_path, wal=False)
+        try:
+            behind = needs_upgrade(raw, brain_path)
+        finally:
+            raw.close()
+    except driver().DatabaseError as exc:
+        raise BrainUnreadable(
+            f"{brain_path} is not a readable brain ({exc}); restore a copy from {paths.backups_dir()}"
+        ) from None
+    if not behind:
+        handle = Handle(brain_path)
+    else:
+        engine = create_engine(brain_path)
+        try:
+            backup = ensure_current(engine, brain_path)
+        except BaseException:
+            engine.dispose()
+            raise
+        handle = Handle(brain_path, engine, backup=backup)
+    from cerebro.brain.exports import rebuild_keyword_lane_if_asked
+
+    rebuild_keyword_lane_if_asked(handle)
+    return handle
+
+
+def init(
+    path: str | os.PathLike[str],
+    *,
+    embed_provider: str | None = None,
+    embed_model: str | None = None,
+    embed_dims: int | None = None,
+    force: bool = False,
+) -> values.InitResult:
+    """Create a brain at ``path`` (idempotent). ``force`` backs it up, then re-writes its embedding settings
+    (the given ones; with none given, the stored ones stay).
+
+    The default provider is ``local`` (MiniLM on onnxruntime: offline, no server). A brain that already
+    holds vectors keeps its model: switching would mix vector spaces (re-embedding is a later command).
+    """
+    from cerebro.db import backup as backups
+    from cerebro.embed.registry import DEFAULT_PROVIDER, resolve_settings
+
+    keep_settings = embed_provider is None and embed_model is None and embed_dims is None
+    provider, model, dims = resolve_settings(embed_provider or DEFAULT_PROVIDER, embed_model, embed_dims)
+    brain_path = Path(path).expanduser()
+    existed = brain_path.exists() and brain_path.stat().st_size > 0
+    backup = None
+    if existed and force:
+        from cerebro.db.engine import driver
+
+        try:
+            backup = str(backups.backup(brain_path, "pre-init"))
+        except driver().DatabaseError as exc:
+            raise BrainUnreadable(
+                f"{brain_path} is not a readable brain ({exc}); move it aside before re-initialising"
+            ) from None
+    handle = open_handle(brain_path, create=True)
+    try:
+        stored = handle.read_embedding_settings()
+        if existed and not force:
+            return values.InitResult(str(brain_path), False, *stored, backup=handle.upgrade_backup)
+        if existed and keep_settings and stored[0]:
+            provider, model, dims = stored  # --force with no embedding flags refreshes, never switches
+
+        def write(session: Any) -> None:
+            from cerebro.store import meta, vec
+
+            current_dims = vec.table_dimensions(session)
+            if current_dims is not None and (stored[1], stored[2]) != (model, dims):
+                held = vec.count(session)
+                if held:
+                    raise InvalidInput(
+                        f"this brain holds {held} vectors from {stored[1] or stored[0]} ({stored[2]} dims); "
+                        f"switching to {model or provider} would mix vector spaces — keep "
+                        f"--embed-provider {stored[0]}"
+                    )
+                vec.drop_table(session)
+            meta.put(session, "embedding_provider", provider)
+            meta.put(session, "embedding_model", model)
+            meta.put(session, "embedding_dimensions", str(dims))
+            vec.ensure_table(session, dims)
+
+        handle.write(write)
+    finally:
+        handle.close()
+    return values.InitResult(str(brain_path), not existed, provider, model, dims, backup=backup)
