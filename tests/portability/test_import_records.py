@@ -82,9 +82,20 @@ EDGE = {"source_id": "abcd1234", "target_id": "abcd1234", "relation": "supports"
 
 BUNDLE_REFUSALS = {
     "node type": ({"nodes": [NODE | {"type": "memo"}]}, 'node 1: unknown type "memo"'),
+    "node no type": ({"nodes": [NODE | {"type": None}]}, "node 1: missing type"),
+    "node type not text": ({"nodes": [NODE | {"type": 7}]}, "node 1: type must be text"),
+    "node no content": ({"nodes": [NODE | {"content": None}]}, "node 1: missing content"),
+    "node no id": ({"nodes": [NODE | {"id": None}]}, "node 1: missing id"),
+    "node bad id": ({"nodes": [NODE | {"id": "zz"}]}, 'node 1: id "zz" is not a node id'),
+    "node empty id": ({"nodes": [NODE | {"id": ""}]}, 'node 1: id "" is not a node id'),
+    "node nul": ({"nodes": [NODE | {"content": "a\x00b"}]}, "node 1: content holds a NUL character"),
+    "node surrogate": ({"nodes": [NODE | {"subtype": "\ud800"}]}, "node 1: subtype is not valid UTF-8"),
+    "node importance low": ({"nodes": [NODE | {"importance": -0.5}]}, "node 1: importance -0.5 is out of range"),
+    "node importance nan": ({"nodes": [NODE | {"importance": float("nan")}]}, "node 1: importance must be a finite number"),
     "node status": ({"nodes": [NODE | {"status": "gone"}]}, 'node 1: unknown status "gone"'),
     "node blank content": ({"nodes": [NODE | {"content": " "}]}, "node 1: content is empty"),
     "node metadata text": ({"nodes": [NODE | {"metadata": "{nope"}]}, "node 1: metadata is not JSON"),
+    "node metadata json list": ({"nodes": [NODE | {"metadata": "[1]"}]}, "node 1: metadata must be an object"),
     "node metadata list": ({"nodes": [NODE | {"metadata": [1]}]}, "node 1: metadata must be an object"),
     "node count": ({"nodes": [NODE | {"times_reinforced": 1.5}]}, "node 1: times_reinforced must be a whole number ≥ 0"),
     "node decay": ({"nodes": [NODE | {"decay_rate": -1}]}, "node 1: decay_rate -1 is out of range"),
@@ -164,3 +175,32 @@ def test_export_defaults_to_the_json_bundle_and_names_the_formats_it_knows(tmp_p
 def test_an_empty_time_reads_as_none_as_go_writes_never(tmp_path: Path) -> None:
     parsed = importing.read(_bundle(tmp_path, {"nodes": [NODE | {"last_accessed": "", "access_count": None}]}))
     assert (parsed.nodes[0]["last_accessed"], parsed.nodes[0]["access_count"]) == (None, 0)
+
+
+def test_a_node_record_is_read_field_for_field(tmp_path: Path) -> None:
+    full = {
+        "id": "abcd1234-0001", "type": "procedure", "subtype": "deploy", "content": "Tag, then push",
+        "metadata": '{"note": "größer"}', "importance": 0.9, "decay_rate": 0.25, "access_count": 3,
+        "times_reinforced": 2, "status": "superseded", "created_at": "2026-01-02T03:04:05Z",
+        "last_accessed": "2026-01-03T00:00:00Z", "last_reinforced": "2026-01-04T00:00:00Z",
+        "updated_at": "2026-01-05T00:00:00Z", "last_surfaced": "2026-01-06T00:00:00Z", "provenance_root": True,
+        "origin_actor": "claude-code", "origin_channel": "hook", "origin_session": "s1", "origin_host": "laptop",
+    }
+    (node,) = importing.read(_bundle(tmp_path, {"nodes": [full]})).nodes
+    assert node == full | {
+        "metadata": '{"note": "größer"}', "created_at": "2026-01-02 03:04:05", "last_accessed": "2026-01-03 00:00:00",
+        "last_reinforced": "2026-01-04 00:00:00", "updated_at": "2026-01-05 00:00:00",
+        "last_surfaced": "2026-01-06 00:00:00", "provenance_root": 1,
+    }
+
+
+def test_a_bare_node_gets_its_types_decay_rate_and_the_import_time(tmp_path: Path, pinned_clock) -> None:
+    bare = {"id": "abcd1234", "type": "concept", "content": "x", "subtype": ""}
+    (node,) = importing.read(_bundle(tmp_path, {"nodes": [bare]})).nodes
+    assert node == {
+        "id": "abcd1234", "type": "concept", "subtype": None, "content": "x", "metadata": None, "importance": 0.5,
+        "decay_rate": 0.02, "access_count": 0, "times_reinforced": 0, "status": "active",
+        "created_at": "2026-03-11 10:00:00", "last_accessed": None, "last_reinforced": None, "updated_at": None,
+        "last_surfaced": None, "provenance_root": 0, "origin_actor": None, "origin_channel": None,
+        "origin_session": None, "origin_host": None,
+    }
