@@ -86,6 +86,11 @@ class Brain:
             path, embed_provider=embed_provider, embed_model=embed_model, embed_dims=embed_dims, force=force
         )
 
+    @classmethod
+    @_doc(opening.purge)
+    def purge(cls, path: str | os.PathLike[str]) -> Path:
+        return opening.purge(path)
+
     def close(self) -> None:
         self._handle.close()
 

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from cerebro import clock, metadata
+from cerebro.store import reads
 
 EXPORT_VERSION = "1"  # upstream's ExportVersion, unchanged through schema v7
 _NODE_COLUMNS = (
@@ -55,20 +56,15 @@ def _record(row: Any, columns: tuple[str, ...], *, omit_empty: tuple[str, ...] =
     return record
 
 
-def _rows(conn: Any, table: str, columns: tuple[str, ...], order: str) -> list[Any]:
-    # A brain is at head once open (Brain.open upgrades it), so every column is there.
-    return conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}").fetchall()
-
-
 def bundle(conn: Any) -> dict[str, Any]:
     """Upstream's JSON bundle."""
-    meta = dict(conn.execute("SELECT key, value FROM schema_meta ORDER BY key").fetchall())
+    meta = dict(reads.meta_items(conn))
     return {
         "version": EXPORT_VERSION,
         "exported_at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
         "meta": meta,
-        "nodes": [_record(r, _NODE_COLUMNS, omit_empty=("subtype", "metadata")) for r in _rows(conn, "nodes", _NODE_COLUMNS, "created_at, id")],
-        "edges": [_record(r, _EDGE_COLUMNS, omit_empty=("metadata",)) for r in _rows(conn, "edges", _EDGE_COLUMNS, "id")],
+        "nodes": [_record(r, _NODE_COLUMNS, omit_empty=("subtype", "metadata")) for r in reads.rows(conn, "nodes", _NODE_COLUMNS, "created_at, id")],
+        "edges": [_record(r, _EDGE_COLUMNS, omit_empty=("metadata",)) for r in reads.rows(conn, "edges", _EDGE_COLUMNS, "id")],
     }
 
 
@@ -78,52 +74,15 @@ def jsonl_lines(conn: Any) -> list[str]:
     def line(kind: str, record: dict[str, Any]) -> str:
         return json.dumps({"kind": kind, **record}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
-    lines = [line("meta", {"key": k, "value": v}) for k, v in conn.execute("SELECT key, value FROM schema_meta ORDER BY key")]
-    lines += [line("node", _record(r, _NODE_COLUMNS)) for r in _rows(conn, "nodes", _NODE_COLUMNS, "id")]
+    lines = [line("meta", {"key": k, "value": v}) for k, v in reads.meta_items(conn)]
+    lines += [line("node", _record(r, _NODE_COLUMNS)) for r in reads.rows(conn, "nodes", _NODE_COLUMNS, "id")]
     edge_columns = _EDGE_COLUMNS[1:]  # row ids differ between brains: the triple is the key
     lines += [
         line("edge", _record(r, edge_columns))
-        for r in _rows(conn, "edges", edge_columns, "source_id, target_id, relation")
+        for r in reads.rows(conn, "edges", edge_columns, "source_id, target_id, relation")
     ]
-    lines += [line("archive", _record(r, _ARCHIVE_COLUMNS)) for r in _rows(conn, "nodes_archive", _ARCHIVE_COLUMNS, "id")]
+    lines += [line("archive", _record(r, _ARCHIVE_COLUMNS)) for r in reads.rows(conn, "nodes_archive", _ARCHIVE_COLUMNS, "id")]
     return lines
 
 
-NEEDS_FTS_REBUILD = "needs_fts_rebuild"  # set by a sql dump; the next open rebuilds the keyword lane
-
-
-def _literal(value: Any) -> str:
-    # Values come from SQLite rows: None, int, float or text (booleans are stored as 0/1 integers).
-    if value is None:
-        return "NULL"
-    if isinstance(value, int | float):
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def sql_statements(conn: Any) -> list[str]:
-    """Statements that Python's sqlite3 (or the sqlite3 shell) runs against an empty brain to give the same
-    rows. Vectors are not included: every node is pending until embedded, and the keyword lane is rebuilt
-    at the next open (the dump leaves a marker for it)."""
-    lines = ["-- cerebro export (sql): run against a brain made by `cerebro init`", "BEGIN;"]
-    for key, value in conn.execute("SELECT key, value FROM schema_meta WHERE key >= 'config.' AND key < 'config/' ORDER BY key"):
-        lines.append(f"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ({_literal(key)}, {_literal(value)});")
-    tables = (
-        ("nodes", _NODE_COLUMNS, "id"),
-        ("edges", _EDGE_COLUMNS[1:], "source_id, target_id, relation"),
-        ("nodes_archive", _ARCHIVE_COLUMNS, "id"),
-    )
-    for table, columns, order in tables:
-        for row in _rows(conn, table, columns, order):
-            # No vectors travel in a dump, so no node may claim a model: each is pending until embedded.
-            # Metadata is written as JSON text whatever the source holds (a Go BLOB, free text).
-            values = [
-                "" if name == "embedding_model" else metadata.dumps(metadata.load(v)) if name == "metadata" else v
-                for name, v in zip(columns, row, strict=True)
-            ]
-            lines.append(
-                f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join(map(_literal, values))});"
-            )
-    lines.append(f"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('{NEEDS_FTS_REBUILD}', 'true');")
-    lines.append("COMMIT;")
-    return lines
+NEEDS_FTS_REBUILD = "needs_fts_rebuild"  # set by a sql dump (store/dump.py); the next open rebuilds the keyword lane

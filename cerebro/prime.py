@@ -17,12 +17,14 @@ from cerebro.store import reads, vec
 from cerebro.values import ScoredNode
 
 # (name, share of the limit, over-fetch multiplier, SQL filter, SQL order)
+# Per-type pools: (pool, share of the limit, over-fetch multiplier). What each pool selects is
+# ``cerebro.store.reads.prime_pool``.
 POOLS = (
-    ("concept", 0.35, 3, "type = 'concept'", "importance DESC, created_at DESC"),
-    ("procedure", 0.25, 3, "type = 'procedure'", "importance DESC, created_at DESC"),
-    ("episode", 0.20, 2, "type = 'episode' AND created_at >= :week", "created_at DESC"),
-    ("reflection", 0.10, 3, "type = 'reflection'", "importance DESC, created_at DESC"),
-    ("recent", 0.10, 5, "COALESCE(updated_at, created_at) >= :two_days", "COALESCE(updated_at, created_at) DESC"),
+    ("concept", 0.35, 3),
+    ("procedure", 0.25, 3),
+    ("episode", 0.20, 2),
+    ("reflection", 0.10, 3),
+    ("recent", 0.10, 5),
 )
 
 
@@ -40,14 +42,8 @@ def prime(conn: Any, limit: int, now: datetime | None = None, anchors: Any = Non
         "two_days": clock.format_ts(now - timedelta(hours=48)),
     }
     candidates: dict[str, Any] = {}
-    for _name, share, multiplier, where, order in POOLS:
-        sql = (
-            f"SELECT {reads.NODE_COLUMNS} FROM nodes WHERE status = 'active' AND {where} "
-            f"ORDER BY {order} LIMIT {budget(share, limit) * multiplier}"
-        )
-        params = {k: v for k, v in marks.items() if f":{k}" in sql}
-        for row in conn.execute(sql, params).fetchall():
-            node = reads.node_from_row(row)
+    for pool, share, multiplier in POOLS:
+        for node in reads.prime_pool(conn, pool, budget(share, limit) * multiplier, marks):
             candidates.setdefault(node.id, node)
     if not candidates:
         return []

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from cerebro import clock
-from cerebro.store.reads import chunks
+from cerebro.store import graph, reads
 
 DERIVED_FROM = "derived_from"
 MAX_DEPTH = 100  # clamp: a deeper walk is a mistake, not a request
@@ -31,17 +31,11 @@ def walk(conn: Any, start: str, *, max_depth: int = GET_DEFAULT_DEPTH) -> list[t
     frontier = [start]
     for depth in range(1, clamp_depth(max_depth) + 1):
         found: list[str] = []
-        for part in chunks(frontier):
-            marks = ",".join("?" * len(part))
-            rows = conn.execute(
-                f"SELECT target_id FROM edges WHERE relation = ? AND source_id IN ({marks}) ORDER BY id",
-                (DERIVED_FROM, *part),
-            ).fetchall()
-            for (neighbour,) in rows:
-                if neighbour not in seen:
-                    seen.add(neighbour)
-                    order.append((neighbour, depth))
-                    found.append(neighbour)
+        for neighbour in graph.targets(conn, frontier, DERIVED_FROM):
+            if neighbour not in seen:
+                seen.add(neighbour)
+                order.append((neighbour, depth))
+                found.append(neighbour)
         if not found:
             break
         frontier = found
@@ -49,24 +43,13 @@ def walk(conn: Any, start: str, *, max_depth: int = GET_DEFAULT_DEPTH) -> list[t
 
 
 def _boundary(conn: Any, key: str) -> datetime | None:
-    row = conn.execute("SELECT value FROM schema_meta WHERE key = ?", (key,)).fetchone()
-    return clock.parse_optional(row[0]) if row else None
+    return clock.parse_optional(reads.meta(conn, key))
 
 
 def provenance_statuses(conn: Any, nodes: Sequence[Any]) -> dict[str, str]:
     """complete: the node has an outgoing ``derived_from`` edge (it was derived); legacy: created strictly
     before ``provenance_convention_since``; else none. Without a (parseable) boundary nothing is legacy."""
-    ids = [n.id for n in nodes]
-    derived: set[str] = set()
-    for part in chunks(ids):
-        marks = ",".join("?" * len(part))
-        derived.update(
-            r[0]
-            for r in conn.execute(
-                f"SELECT DISTINCT source_id FROM edges WHERE relation = ? AND source_id IN ({marks})",
-                (DERIVED_FROM, *part),
-            ).fetchall()
-        )
+    derived = graph.sources_with(conn, [n.id for n in nodes], DERIVED_FROM)
     boundary = _boundary(conn, "provenance_convention_since")
     result = {}
     for node in nodes:

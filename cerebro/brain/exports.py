@@ -17,12 +17,13 @@ def export(h: Handle, format: str = "json") -> Any:
     """``json`` → the bundle (dict); ``jsonl`` → list of lines. Read in one snapshot: consistent while
     others write. For ``sqlite`` use :meth:`export_sqlite`."""
     from cerebro import portability
+    from cerebro.store import dump
 
     if format not in ("json", "jsonl", "sql"):
         raise InvalidInput(f"unknown export format {format!r}: use json, jsonl, sql or sqlite")
     with h.snapshot() as conn:
         if format == "sql":
-            return portability.sql_statements(conn)
+            return dump.sql_statements(conn)
         return portability.bundle(conn) if format == "json" else portability.jsonl_lines(conn)
 
 

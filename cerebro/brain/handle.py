@@ -120,39 +120,17 @@ class Handle:
     @contextmanager
     def snapshot(self) -> Iterator[Any]:
         """A read transaction on the raw connection (no ORM): the hot path for recall and prime."""
-        conn = self.raw
-        if conn.in_transaction:  # nested: share the outer snapshot
+        from cerebro.db.session import raw_read
+
+        with raw_read(self.raw) as conn:
             yield conn
-            return
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")
 
     def best_effort(self, work: Callable[[Any], Any]) -> bool:
         """A short write on the raw connection (no ORM on the hot path). It waits at most a quarter second
         for the lock and gives up quietly: bookkeeping must never fail or stall the read it follows."""
-        from cerebro.db.engine import BUSY_TIMEOUT_MS
+        from cerebro.db.session import try_write
 
-        conn = self.raw
-        try:
-            conn.execute("PRAGMA busy_timeout = 250")
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                work(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            return True
-        except Exception:  # noqa: BLE001
-            return False
-        finally:
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            except Exception:  # noqa: BLE001
-                pass
+        return try_write(self.raw, work, wait_ms=250)
 
     # ------------------------------------------------------------------ embedding
 
@@ -252,9 +230,10 @@ class Handle:
         with a few writes; re-reading it on each commit would cost a long-lived agent ~6 ms per recall."""
         import time
 
+        from cerebro.db.session import data_version
         from cerebro.recall import brain_mean
 
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        version = data_version(conn)
         now = time.monotonic()
         cached = self._mean
         fresh = cached is not None and cached[0] is conn and (cached[1] == version or now - cached[2] < MEAN_TTL_SECONDS)

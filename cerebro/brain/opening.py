@@ -111,3 +111,15 @@ def init(
     finally:
         handle.close()
     return values.InitResult(str(brain_path), not existed, provider, model, dims, backup=backup)
+
+
+def purge(path: str | os.PathLike[str]) -> Path:
+    """Back the brain at ``path`` up (label ``pre-purge``), then delete it with its ``-wal`` and ``-shm``
+    files. Returns the backup's path."""
+    from cerebro.db import backup as backups
+
+    brain_path = Path(path).expanduser()
+    backup = backups.backup(brain_path, "pre-purge")
+    for suffix in ("", "-wal", "-shm"):
+        brain_path.with_name(brain_path.name + suffix).unlink(missing_ok=True)
+    return backup

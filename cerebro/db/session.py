@@ -25,3 +25,54 @@ def unit_of_work(engine: Any, *, write: bool, session: Any = None) -> Iterator[A
     with Session(bind, expire_on_commit=False, autoflush=True) as new_session:
         with new_session.begin():
             yield new_session
+
+
+# --------------------------------------------------------------------------- the raw connection (no ORM)
+
+
+@contextmanager
+def raw_read(conn: Any) -> Iterator[Any]:
+    """A read transaction on a raw DB-API connection: one consistent snapshot (WAL) for everything read in it.
+    Nested: joins the transaction already open."""
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")
+
+
+def try_write(conn: Any, work: Any, *, wait_ms: int) -> bool:
+    """``work(conn)`` in one ``BEGIN IMMEDIATE`` transaction, waiting at most ``wait_ms`` for the lock; False
+    instead of an error when it could not run (busy, or the work failed, which is rolled back)."""
+    from cerebro.db.engine import BUSY_TIMEOUT_MS
+
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            work(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+    finally:
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def data_version(conn: Any) -> int:
+    """SQLite's counter of commits by *other* connections to this file (unchanged by this one's own)."""
+    return conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+def schema_version(conn: Any) -> int:
+    """SQLite's counter of schema changes (a table created or dropped — a re-embed's vector table swap)."""
+    return conn.execute("PRAGMA schema_version").fetchone()[0]

@@ -23,6 +23,7 @@ from cerebro.doctor.base import (
     _scratch_home,
     _subprocess_env,
 )
+from cerebro.store import checks  # raw DB-API reads: no ORM import
 
 # --------------------------------------------------------------------------- 4. brain
 
@@ -113,7 +114,7 @@ def _inspect_file(conn: Any, project: Path, brain: Path, findings: _Findings, ex
     """integrity_check and the schema's version; False when there is nothing more to inspect."""
     from cerebro.db import migrate
 
-    integrity = [r[0] for r in conn.execute("PRAGMA integrity_check(10)").fetchall()]
+    integrity = checks.integrity(conn)
     extra["integrity"] = integrity
     if integrity != ["ok"]:
         fix, note = _restore(brain, project)
@@ -178,17 +179,14 @@ def _inspect_content(
     conn: Any, project: Path, brain: Path, findings: _Findings, extra: dict[str, Any]
 ) -> None:
     """The keyword and vector indexes against the memories, and metadata that is not an object."""
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
+    tables = checks.table_names(conn)
     if "nodes" not in tables:
         return
-    active = {r[0] for r in conn.execute("SELECT id FROM nodes WHERE status = 'active'").fetchall()}
+    active = checks.active_ids(conn)
     extra["active_nodes"] = len(active)
     _check_keyword_index(conn, project, brain, tables, active, findings, extra)
     _check_vector_index(conn, project, tables, active, findings, extra)
-    bad = conn.execute(
-        "SELECT COUNT(*), MIN(id) FROM nodes WHERE metadata IS NOT NULL AND metadata NOT IN ('', 'null') "
-        "AND (json_valid(metadata) = 0 OR json_type(metadata) <> 'object')"
-    ).fetchone()
+    bad = checks.metadata_not_object(conn)
     extra["metadata_not_object"] = bad[0]
     if bad[0]:
         findings.add(
@@ -236,7 +234,7 @@ def _check_keyword_index(
     if reads.meta(conn, "needs_fts_rebuild") is not None:  # re-indexed by the next command that opens it
         extra["fts_rebuild_pending"] = True
         return
-    ids = [r[0] for r in conn.execute("SELECT node_id FROM nodes_fts").fetchall()]
+    ids = checks.keyword_rows(conn)
     indexed = set(ids)
     missing, extra_rows, doubled = len(active - indexed), len(indexed - active), len(ids) - len(indexed)
     extra.update(fts_rows=len(ids), fts_missing=missing, fts_extra=extra_rows, fts_duplicates=doubled)
@@ -253,16 +251,9 @@ def _check_keyword_index(
             "the fix re-indexes at the next open",
             rebuild,
         )
-    try:
-        conn.execute("BEGIN")  # the copy is private, but a check still commits nothing
-        try:
-            conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
-        finally:
-            conn.execute("ROLLBACK")
-        extra["fts_integrity"] = "ok"
-    except Exception as exc:  # noqa: BLE001 - a damaged index
-        message = _flat(str(exc))
-        extra["fts_integrity"] = message
+    message = checks.keyword_index_problem(conn)
+    extra["fts_integrity"] = message or "ok"
+    if message is not None:
         findings.add(
             WARN,
             f"keyword index damaged (FTS5 integrity-check: {message}); the fix re-indexes at the "
@@ -297,8 +288,8 @@ def _check_vector_index(
             f"vector table is {width} wide but the brain's model has {dims} dims",
             _cmd(project, "cerebro reembed"),
         )
-    held = [r[0] for r in conn.execute("SELECT node_id FROM vec_nodes").fetchall()]
-    every = {r[0] for r in conn.execute("SELECT id FROM nodes").fetchall()}
+    held = checks.vector_rows(conn)
+    every = reads.node_ids(conn)
     have = set(held)
     orphans = len([h for h in held if h not in every])
     missing = len(active - have) if dims > 0 else 0

@@ -122,22 +122,10 @@ def check_metrics(project: Path) -> Check:
     offsets: dict[str, int] = {}
     if target.is_file() and target.stat().st_size > 0:
         try:
+            from cerebro.metrics.store import ingest_summary
+
             with _reader(target) as conn:
-                tables = {
-                    r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
-                }
-                if "ingest_state" in tables:
-                    columns = {r[1] for r in conn.execute("PRAGMA table_info(ingest_state)").fetchall()}
-                    if "updated_at" in columns:
-                        extra["last_ingest"] = conn.execute(
-                            "SELECT MAX(updated_at) FROM ingest_state"
-                        ).fetchone()[0]
-                    offsets = {
-                        r[0]: int(r[1] or 0)
-                        for r in conn.execute("SELECT file_path, last_offset FROM ingest_state").fetchall()
-                    }
-                if "turn_metrics" in tables:
-                    extra["turns"] = conn.execute("SELECT COUNT(*) FROM turn_metrics").fetchone()[0]
+                extra["last_ingest"], offsets, extra["turns"] = ingest_summary(conn)
         except (driver().DatabaseError, ValueError) as exc:
             return Check(
                 "metrics",

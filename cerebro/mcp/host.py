@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cerebro.db.session import data_version, schema_version  # raw PRAGMAs: no ORM import
 from cerebro.errors import BrainNotFound
 
 
@@ -78,7 +79,7 @@ class BackgroundWarm:
         self.builds = 0
 
     def ready(self, conn: Any) -> bool:
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        version = data_version(conn)
         if self._copy is not None and self._version == version:
             return True
         with self._lock:
@@ -118,6 +119,7 @@ class BackgroundWarm:
 
     def _build(self, version: int, started: int) -> None:
         from cerebro.db.engine import connect_raw
+        from cerebro.db.session import raw_read
         from cerebro.store.warm import WarmVectors
 
         copy: Any = WarmVectors()
@@ -125,9 +127,8 @@ class BackgroundWarm:
         try:
             conn = connect_raw(self._path, wal=False)
             try:
-                conn.execute("BEGIN")
-                loaded = copy._load(conn)
-                conn.execute("COMMIT")
+                with raw_read(conn):
+                    loaded = copy.load(conn)
             finally:
                 conn.close()
         except Exception:  # noqa: BLE001 - recall keeps using sqlite-vec
@@ -180,11 +181,11 @@ class Slot:
         if self._brain is None or identity != self._identity or info.st_size == 0:
             return self._open(path, identity)
         conn = self._connection()
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        version = data_version(conn)
         if version != self._version:
             from cerebro.db.migrate import needs_upgrade
 
-            schema = conn.execute("PRAGMA schema_version").fetchone()[0]
+            schema = schema_version(conn)
             try:
                 behind = needs_upgrade(conn, path)  # raises when a newer cerebro wrote it
             except BaseException:
@@ -216,8 +217,8 @@ class Slot:
             if kept is not None:
                 brain.handle.embedder = kept  # the same model: keep it loaded
             conn = self._connection_of(brain)
-            self._version = conn.execute("PRAGMA data_version").fetchone()[0]
-            self._schema = conn.execute("PRAGMA schema_version").fetchone()[0]
+            self._version = data_version(conn)
+            self._schema = schema_version(conn)
         except BaseException:
             brain.close()
             raise

@@ -309,3 +309,18 @@ def record_stop_guard_decision(
     """
     with MetricsStore.open(metrics_path(project_dir), create=True) as store:
         store.record_stop_guard(session_id, category, at)
+
+
+def ingest_summary(conn: Any) -> tuple[str | None, dict[str, int], int]:
+    """(last ingest time, {transcript: offset read up to}, turns stored) of a metrics file opened read-only
+    by ``cerebro doctor``, of any version (older files lack tables or columns)."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
+    last, offsets, turns = None, {}, 0
+    if "ingest_state" in tables:
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(ingest_state)").fetchall()}
+        if "updated_at" in columns:
+            last = conn.execute("SELECT MAX(updated_at) FROM ingest_state").fetchone()[0]
+        offsets = {r[0]: int(r[1] or 0) for r in conn.execute("SELECT file_path, last_offset FROM ingest_state")}
+    if "turn_metrics" in tables:
+        turns = conn.execute("SELECT COUNT(*) FROM turn_metrics").fetchone()[0]
+    return last, offsets, turns

@@ -46,3 +46,25 @@ def citation_indegree(conn: Any, ids: Sequence[str], relations: Sequence[str]) -
         ).fetchall()
         counts.update({r[0]: int(r[1]) for r in rows})
     return counts
+
+
+def targets(conn: Any, sources: Sequence[str], relation: str) -> list[str]:
+    """Targets of ``relation`` edges out of ``sources``, in edge order (duplicates kept)."""
+    found: list[str] = []
+    for part in chunks(list(sources)):
+        marks = ",".join("?" * len(part))
+        found += [r[0] for r in conn.execute(
+            f"SELECT target_id FROM edges WHERE relation = ? AND source_id IN ({marks}) ORDER BY id", (relation, *part)
+        )]
+    return found
+
+
+def sources_with(conn: Any, ids: Sequence[str], relation: str) -> set[str]:
+    """Those of ``ids`` with at least one outgoing ``relation`` edge."""
+    found: set[str] = set()
+    for part in chunks(list(ids)):
+        marks = ",".join("?" * len(part))
+        found.update(r[0] for r in conn.execute(
+            f"SELECT DISTINCT source_id FROM edges WHERE relation = ? AND source_id IN ({marks})", (relation, *part)
+        ))
+    return found

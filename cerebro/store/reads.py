@@ -116,3 +116,36 @@ def active_surfacing(conn: Any) -> list[tuple[str, str | None]]:
 
 def edge_count(conn: Any) -> int:
     return conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
+
+
+# Session-start prime's pools (cerebro/prime.py): which active memories each considers, best first.
+# ``:week`` and ``:two_days`` are storage-layout times.
+_PRIME_POOLS = {
+    "concept": ("type = 'concept'", "importance DESC, created_at DESC"),
+    "procedure": ("type = 'procedure'", "importance DESC, created_at DESC"),
+    "episode": ("type = 'episode' AND created_at >= :week", "created_at DESC"),
+    "reflection": ("type = 'reflection'", "importance DESC, created_at DESC"),
+    "recent": ("COALESCE(updated_at, created_at) >= :two_days", "COALESCE(updated_at, created_at) DESC"),
+}
+
+
+def prime_pool(conn: Any, pool: str, limit: int, marks: dict[str, str]) -> list[values.Node]:
+    where, order = _PRIME_POOLS[pool]
+    sql = f"SELECT {NODE_COLUMNS} FROM nodes WHERE status = 'active' AND {where} ORDER BY {order} LIMIT {int(limit)}"
+    params = {k: v for k, v in marks.items() if f":{k}" in sql}
+    return [node_from_row(row) for row in conn.execute(sql, params).fetchall()]
+
+
+def rows(conn: Any, table: str, columns: Sequence[str], order: str) -> list[Any]:
+    """Every row of ``table`` (these columns, in this order): the exports' read. The brain is at head once
+    open (opening upgrades it), so every column is there."""
+    return conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}").fetchall()
+
+
+def meta_items(conn: Any, *, prefix: str = "") -> list[tuple[str, str]]:
+    """``schema_meta`` as (key, value) pairs by key, only the keys starting with ``prefix`` when given."""
+    if not prefix:
+        return conn.execute("SELECT key, value FROM schema_meta ORDER BY key").fetchall()
+    return conn.execute(
+        "SELECT key, value FROM schema_meta WHERE key >= ? AND key < ? || char(1114111) ORDER BY key", (prefix, prefix)
+    ).fetchall()

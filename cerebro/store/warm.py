@@ -42,9 +42,9 @@ class WarmVectors:
         count = conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
         if count < MIN_VECTORS:
             return False
-        return self._load(conn)
+        return self.load(conn)
 
-    def _load(self, conn: Any) -> bool:
+    def load(self, conn: Any) -> bool:
         """Load every vector; False (nothing loaded) for an empty table."""
         import numpy as np
 

@@ -191,7 +191,7 @@ def test_own_writes_during_a_build_are_applied_when_it_is_adopted(
     from cerebro.store import warm as warm_module
 
     loaded, go_on = threading.Event(), threading.Event()
-    load = warm_module.WarmVectors._load
+    load = warm_module.WarmVectors.load
 
     def load_then_wait(self, conn):  # noqa: ANN001, ANN202 - the build has read the brain, then stalls
         result = load(self, conn)
@@ -199,7 +199,7 @@ def test_own_writes_during_a_build_are_applied_when_it_is_adopted(
         assert go_on.wait(60)
         return result
 
-    monkeypatch.setattr(warm_module.WarmVectors, "_load", load_then_wait)
+    monkeypatch.setattr(warm_module.WarmVectors, "load", load_then_wait)
     host = Host(project)
     try:
         brain = host.project()

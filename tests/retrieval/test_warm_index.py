@@ -93,7 +93,7 @@ def test_changes_applied_in_place_give_the_answers_of_a_fresh_load(fake_brain, s
     ids = [fake_brain.add(f"{words[i % 12]} {words[(i * 5 + 1) % 12]} item{i}") for i in range(24)]
     applied = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
-        assert applied._load(conn)
+        assert applied.load(conn)
     written: dict = {}
     fake_brain.on_vectors_written = written.update
     added = [fake_brain.add(f"{words[i % 12]} lumen added{i}") for i in range(3)]
@@ -104,7 +104,7 @@ def test_changes_applied_in_place_give_the_answers_of_a_fresh_load(fake_brain, s
     applied.apply(written)
     fresh = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
-        assert fresh._load(conn)
+        assert fresh.load(conn)
     everyone = [*ids, *added]
     assert applied.vectors(everyone).keys() == fresh.vectors(everyone).keys()
     for node_id, vector in fresh.vectors(everyone).items():
@@ -184,7 +184,7 @@ def test_changes_applied_one_commit_at_a_time_match_a_fresh_load(fake_brain, sma
     ids = [fake_brain.add(f"base memory {i} about topic{i % 5}") for i in range(10)]
     applied = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
-        assert applied._load(conn)
+        assert applied.load(conn)
     fake_brain.on_vectors_written = applied.apply
     added = [fake_brain.add(f"added memory {i} about topic{i % 5}") for i in range(20)]  # > 16: the matrix grows
     fake_brain.forget("added memory 19 ", apply=True, hard=True)  # the last new one
@@ -197,7 +197,7 @@ def test_changes_applied_one_commit_at_a_time_match_a_fresh_load(fake_brain, sma
     applied.apply({"wrong-width": [1.0, 2.0], ids[4]: vector})  # a stray width is skipped, not the batch
     fresh = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
-        assert fresh._load(conn)
+        assert fresh.load(conn)
     everyone = [*ids, *added, "wrong-width"]
     expected = fresh.vectors(everyone)
     assert set(applied.vectors(everyone)) == set(expected) == set(ids + added) - gone
@@ -223,9 +223,9 @@ def test_without_the_fast_read_the_virtual_table_gives_the_same_index(fake_brain
     ids = [fake_brain.add(f"note {i} about topic{i % 4}") for i in range(15)]
     fast, slow = warm.WarmVectors(), warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
-        assert fast._load(conn)
+        assert fast.load(conn)
         monkeypatch.setattr(warm, "_shadow_rows", lambda conn: None)
-        assert slow._load(conn)
+        assert slow.load(conn)
         order = [r[0] for r in conn.execute("SELECT node_id FROM vec_nodes").fetchall()]
     assert slow._ids == order and sorted(order) == sorted(ids)
     query = fake_brain.handle.embed(["note about topic2"])[0]
@@ -244,7 +244,7 @@ def test_an_empty_vector_table_loads_nothing(fake_brain, monkeypatch, fast_read:
         monkeypatch.setattr(warm, "_shadow_rows", lambda conn: None)
     index = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
-        assert index._load(conn) is False
+        assert index.load(conn) is False
         assert index.ready(conn) is False and index.ready(conn) is False
 
 
@@ -252,7 +252,7 @@ def test_a_loaded_index_is_reused_until_something_commits(fake_brain, small_thre
     fake_brain.add("first")
     index = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
-        assert index._load(conn)
+        assert index.load(conn)
     loaded = index._matrix
     with fake_brain.handle.snapshot() as conn:
         assert index.ready(conn) is True
@@ -269,7 +269,7 @@ def test_applied_vectors_are_normalised_and_a_rewritten_new_vector_replaces_itse
     fake_brain.add("the one loaded memory")
     index = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
-        assert index._load(conn)
+        assert index.load(conn)
     dims = index._matrix.shape[1]
     short, zero = np.zeros(dims), np.zeros(dims)
     short[0] = 0.1  # not unit length: stored as the unit vector
@@ -324,7 +324,7 @@ def test_a_dropped_index_ignores_changes_until_it_is_loaded_again(fake_brain) ->
     fake_brain.add("first")
     index = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
-        assert index._load(conn)
+        assert index.load(conn)
     fake_brain.add("second")  # another connection commits: the copy is stale
     with fake_brain.handle.snapshot() as conn:
         assert index.ready(conn) is False  # dropped, and too small to rebuild

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,9 @@ FORBIDDEN = {
     "cerebro.prime": ("cerebro.cli", "cerebro.api", "cerebro.brain"),
     "cerebro.scoring": ("cerebro.cli", "cerebro.api", "cerebro.brain", "cerebro.store", "cerebro.db"),
     "cerebro.mcp": ("cerebro.cli", "cerebro.integration"),
+    # The command line and the agent integrations go through the library (cerebro.Brain), never around it.
+    "cerebro.cli": ("cerebro.store", "cerebro.db"),
+    "cerebro.integration": ("cerebro.store", "cerebro.db"),
     **{f"cerebro.{leaf}": ("cerebro.api", "cerebro.cli", "cerebro.store", "cerebro.db", "cerebro.models")
        for leaf in LEAVES},
 }
@@ -80,3 +84,41 @@ def test_cli_help_does_not_import_the_orm() -> None:
 def test_modules_stay_small() -> None:
     too_long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 800}
     assert too_long == {}
+
+
+# SQL lives in the storage layers: the brain's store and engine, the metrics database's own store and schema,
+# and the migrations. A statement anywhere else is a storage detail leaking into the domain.
+SQL_HOMES = ("cerebro/store/", "cerebro/db/", "cerebro/metrics/store.py", "cerebro/metrics/schema.py",
+             "cerebro/metrics/migrations/")
+_SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|BEGIN|COMMIT|ROLLBACK|REPLACE|WITH)\b")
+
+
+def _sql_strings(path: Path) -> list[tuple[int, str]]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            text = node.values[0].value
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        if isinstance(text, str) and _SQL.match(text):
+            found.add((node.lineno, text[:50]))  # an f-string's first part is also walked as a Constant
+    return sorted(found)
+
+
+def test_sql_stays_in_the_storage_layers() -> None:
+    leaks = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = str(path.relative_to(PACKAGE.parent))
+        if not relative.startswith(SQL_HOMES) and (found := _sql_strings(path)):
+            leaks[relative] = found
+    assert leaks == {}
+
+
+def test_the_sql_rule_sees_a_statement(tmp_path: Path) -> None:
+    # The rule above is only as good as its detector: a plain and an f-string statement are both caught.
+    source = 'q = "SELECT id FROM nodes"\nr = f"  DELETE FROM edges WHERE id = {1}"\ns = "selected nodes"\n'
+    probe = tmp_path / "probe.py"
+    probe.write_text(source)
+    assert [line for line, _ in _sql_strings(probe)] == [1, 2]

@@ -254,11 +254,9 @@ def _remove(targets, *, purge: bool, chosen=None) -> None:  # noqa: ANN001
         data["agents"] = [r.to_dict() for r in unwired]
     brain = paths.project_brain_path(targets.project)
     if purge and brain.exists():
-        from cerebro.db import backup
+        from cerebro.api import Brain
 
-        data["backup"] = str(backup.backup(brain, "pre-purge"))
-        for suffix in ("", "-wal", "-shm"):
-            brain.with_name(brain.name + suffix).unlink(missing_ok=True)
+        data["backup"] = str(Brain.purge(brain))
         data["brain"] = str(brain)
 
     def md() -> str:

@@ -78,7 +78,8 @@ def get(
     provenance_depth: Annotated[int | None, Parameter(help="Walk this deep (implies --with-provenance; at most 100)")] = None,
 ) -> None:
     """Show a memory with its edges (and, on request, where it came from)."""
-    from cerebro.cli.render import provenance_depth as depth_of, render_provenance
+    from cerebro.cli.render import provenance_depth as depth_of
+    from cerebro.cli.render import render_provenance
 
     depth = depth_of(with_provenance, provenance_depth, default=5)
     with open_brain() as brain:

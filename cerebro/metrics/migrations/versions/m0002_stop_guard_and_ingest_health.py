@@ -12,7 +12,6 @@ Revises: m0001
 """
 
 from alembic import op
-
 from cerebro.db.migrate import column_exists as _has_column
 
 revision = "m0002"

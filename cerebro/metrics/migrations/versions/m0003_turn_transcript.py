@@ -10,7 +10,6 @@ Revises: m0002
 """
 
 from alembic import op
-
 from cerebro.db.migrate import column_exists as _has_column
 
 revision = "m0003"

@@ -1,0 +1,49 @@
+"""Read-only checks of a brain file for ``cerebro doctor`` (run on a private copy, raw DB-API)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def integrity(conn: Any, limit: int = 10) -> list[str]:
+    """SQLite's ``integrity_check``: ``["ok"]``, or up to ``limit`` problems."""
+    return [r[0] for r in conn.execute(f"PRAGMA integrity_check({int(limit)})").fetchall()]
+
+
+def table_names(conn: Any) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
+
+
+def active_ids(conn: Any) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT id FROM nodes WHERE status = 'active'").fetchall()}
+
+
+def metadata_not_object(conn: Any) -> tuple[int, str | None]:
+    """(how many, the smallest id) of memories whose metadata is not a JSON object."""
+    count, first = conn.execute(
+        "SELECT COUNT(*), MIN(id) FROM nodes WHERE metadata IS NOT NULL AND metadata NOT IN ('', 'null') "
+        "AND (json_valid(metadata) = 0 OR json_type(metadata) <> 'object')"
+    ).fetchone()
+    return count, first
+
+
+def keyword_rows(conn: Any) -> list[str]:
+    """The node id of every keyword-index row (duplicates included)."""
+    return [r[0] for r in conn.execute("SELECT node_id FROM nodes_fts").fetchall()]
+
+
+def keyword_index_problem(conn: Any) -> str | None:
+    """FTS5's own integrity check, rolled back: None when the index is sound, else the error."""
+    try:
+        conn.execute("BEGIN")  # the copy is private, but a check still commits nothing
+        try:
+            conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+        finally:
+            conn.execute("ROLLBACK")
+    except Exception as exc:  # noqa: BLE001 - a damaged index
+        return " ".join(str(exc).split())
+    return None
+
+
+def vector_rows(conn: Any) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT node_id FROM vec_nodes").fetchall()]

@@ -1,0 +1,47 @@
+"""``export --format sql``: statements that Python's sqlite3 (or the sqlite3 shell) runs against a brain made
+by ``cerebro init`` to give the same rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cerebro import metadata
+from cerebro.portability import _ARCHIVE_COLUMNS, _EDGE_COLUMNS, _NODE_COLUMNS, NEEDS_FTS_REBUILD
+from cerebro.store import reads
+
+
+def _literal(value: Any) -> str:
+    # Values come from SQLite rows: None, int, float or text (booleans are stored as 0/1 integers).
+    if value is None:
+        return "NULL"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def sql_statements(conn: Any) -> list[str]:
+    """Statements that Python's sqlite3 (or the sqlite3 shell) runs against an empty brain to give the same
+    rows. Vectors are not included: every node is pending until embedded, and the keyword lane is rebuilt
+    at the next open (the dump leaves a marker for it)."""
+    lines = ["-- cerebro export (sql): run against a brain made by `cerebro init`", "BEGIN;"]
+    for key, value in reads.meta_items(conn, prefix="config."):
+        lines.append(f"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ({_literal(key)}, {_literal(value)});")
+    tables = (
+        ("nodes", _NODE_COLUMNS, "id"),
+        ("edges", _EDGE_COLUMNS[1:], "source_id, target_id, relation"),
+        ("nodes_archive", _ARCHIVE_COLUMNS, "id"),
+    )
+    for table, columns, order in tables:
+        for row in reads.rows(conn, table, columns, order):
+            # No vectors travel in a dump, so no node may claim a model: each is pending until embedded.
+            # Metadata is written as JSON text whatever the source holds (a Go BLOB, free text).
+            values = [
+                "" if name == "embedding_model" else metadata.dumps(metadata.load(v)) if name == "metadata" else v
+                for name, v in zip(columns, row, strict=True)
+            ]
+            lines.append(
+                f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join(map(_literal, values))});"
+            )
+    lines.append(f"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('{NEEDS_FTS_REBUILD}', 'true');")
+    lines.append("COMMIT;")
+    return lines
