@@ -204,6 +204,33 @@ def _meta(parsed: Parsed, key: Any, value: Any, where: str) -> None:
     parsed.config[key] = value
 
 
+def _is_record(line: str) -> bool:
+    """A jsonl line: an object with a ``kind``."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(record, dict) and "kind" in record
+
+
+def _bundle(path: Path, bundle: dict[str, Any], parsed: Parsed) -> Parsed:
+    if not isinstance(bundle.get("nodes", []), list):
+        raise InvalidInput(f"{path}: not a cerebro export (no nodes list)")
+    if "version" in bundle and str(bundle["version"]) != "1":
+        raise InvalidInput(f"{path}: export version {quote(bundle['version'])} is not supported")
+    meta = bundle.get("meta") or {}
+    if not isinstance(meta, dict):
+        raise InvalidInput(f"{path}: meta must be an object")
+    for key, value in meta.items():
+        _meta(parsed, key, value, f"{path}: meta {quote(key)}")
+    parsed.nodes = [_node(n, f"{path}: node {i + 1}") for i, n in enumerate(bundle.get("nodes") or [])]
+    edges = bundle.get("edges") or []
+    if not isinstance(edges, list):
+        raise InvalidInput(f"{path}: edges must be a list")
+    parsed.edges = [_edge(e, f"{path}: edge {i + 1}") for i, e in enumerate(edges)]
+    return parsed
+
+
 def read(path: Path) -> Parsed:
     try:
         size = path.stat().st_size
@@ -218,28 +245,17 @@ def read(path: Path) -> Parsed:
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
     parsed = Parsed()
-    stripped = text.lstrip()
-    if stripped.startswith("{") and "\n{" not in stripped.rstrip():
-        # One JSON document: a bundle.
+    stripped = text.strip()
+    document = None
+    if stripped.startswith("{"):
         try:
-            bundle = json.loads(text)
+            document = json.loads(stripped)
         except (ValueError, RecursionError):
-            raise InvalidInput(f"{path} is not valid JSON (truncated or malformed)") from None
-        if not isinstance(bundle, dict) or not isinstance(bundle.get("nodes", []), list):
-            raise InvalidInput(f"{path}: not a cerebro export (no nodes list)")
-        if "version" in bundle and str(bundle["version"]) != "1":
-            raise InvalidInput(f"{path}: export version {quote(bundle['version'])} is not supported")
-        meta = bundle.get("meta") or {}
-        if not isinstance(meta, dict):
-            raise InvalidInput(f"{path}: meta must be an object")
-        for key, value in meta.items():
-            _meta(parsed, key, value, f"{path}: meta {quote(key)}")
-        parsed.nodes = [_node(n, f"{path}: node {i + 1}") for i, n in enumerate(bundle.get("nodes") or [])]
-        edges = bundle.get("edges") or []
-        if not isinstance(edges, list):
-            raise InvalidInput(f"{path}: edges must be a list")
-        parsed.edges = [_edge(e, f"{path}: edge {i + 1}") for i, e in enumerate(edges)]
-        return parsed
+            if not _is_record(stripped.split("\n", 1)[0]):  # one document, cut short or malformed
+                raise InvalidInput(f"{path} is not valid JSON (truncated or malformed)") from None
+    if isinstance(document, dict) and "kind" not in document:
+        # One JSON document: a bundle, however it is laid out (a jsonl file has a "kind" on every line).
+        return _bundle(path, document, parsed)
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

@@ -204,3 +204,65 @@ def test_a_bare_node_gets_its_types_decay_rate_and_the_import_time(tmp_path: Pat
         "last_surfaced": None, "provenance_root": 0, "origin_actor": None, "origin_channel": None,
         "origin_session": None, "origin_host": None,
     }
+
+
+def test_a_bundle_is_read_however_it_is_laid_out(tmp_path: Path) -> None:
+    # indent=0 puts every object at the start of a line: still one document, not a record per line.
+    path = tmp_path / "laid-out.json"
+    path.write_text("\n\n" + json.dumps({"nodes": [NODE, NODE | {"id": "abcd5678"}]}, indent=0) + "\n\n")
+    assert [n["id"] for n in importing.read(path).nodes] == ["abcd1234", "abcd5678"]
+
+
+def test_a_one_line_jsonl_file_is_read_as_records(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path, {"kind": "meta", "key": "config.prime_limit", "value": "9"})
+    assert importing.read(path).config == {"config.prime_limit": "9"}
+
+
+def test_blank_lines_are_skipped_and_errors_name_the_real_line(tmp_path: Path) -> None:
+    path = tmp_path / "gaps.jsonl"
+    meta = json.dumps({"kind": "meta", "key": "config.prime_limit", "value": "9"})
+    path.write_text(f"{meta}\n\n   \n{json.dumps({'kind': 'node'} | NODE)}\n\n{json.dumps({'kind': 'virus'})}\n")
+    with pytest.raises(InvalidInput) as refused:
+        importing.read(path)
+    assert str(refused.value) == f'{path}:6: unknown record kind "virus"'
+    path.write_text(f"{meta}\n\n{json.dumps({'kind': 'node'} | NODE)}\n")
+    assert [n["id"] for n in importing.read(path).nodes] == ["abcd1234"]
+
+
+def test_unreadable_files_are_refused_naming_the_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refusal(path: Path) -> str:
+        with pytest.raises(InvalidInput) as refused:
+            importing.read(path)
+        return str(refused.value)
+
+    missing = tmp_path / "missing.json"
+    assert refusal(missing) == f"cannot read {missing}: No such file or directory"
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{")
+    assert refusal(binary) == f"{binary} is not UTF-8 text"
+    cut = tmp_path / "cut.json"
+    cut.write_text('{"nodes": [{"id": "abcd1234",')
+    assert refusal(cut) == f"{cut} is not valid JSON (truncated or malformed)"
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text('{"nodes": {"a": 1}}')
+    assert refusal(nodes) == f"{nodes}: not a cerebro export (no nodes list)"
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text('{"kind": "meta", "key": "config.prime_limit", "value": "9"}\n[1]\n')
+    assert refusal(lines) == f"{lines}:2: each line must be an object"
+    lines.write_text('{"kind": "meta", "key": "config.prime_limit", "value": "9"}\n{nope\n')
+    assert refusal(lines) == f"{lines}:2: malformed JSON line"
+    exact = _bundle(tmp_path, {"nodes": []})
+    monkeypatch.setattr(importing, "MAX_BYTES", exact.stat().st_size)
+    assert importing.read(exact).nodes == []  # exactly the limit: read
+    exact.write_text(exact.read_text() + " ")
+    assert refusal(exact) == f"{exact} is larger than {exact.stat().st_size - 1} bytes: not a brain export"
+
+
+def test_consolidate_names_what_it_needs(tmp_path: Path) -> None:
+    from cerebro import Brain
+
+    Brain.init(tmp_path / "b.db", embed_provider="none")
+    with Brain.open(tmp_path / "b.db") as brain:
+        with pytest.raises(InvalidInput) as refused:
+            brain.consolidate("", ["abcd1234"])
+    assert str(refused.value) == "consolidate needs --into <id>"
