@@ -65,6 +65,12 @@ class BrainUnreadable(CerebroError):
     exit_code = 9
 
 
+class EmbeddingError(CerebroError):
+    """The embedding provider could not embed (down, refused, malformed answer)."""
+
+    exit_code = 10
+
+
 class IntegrationFailed(CerebroError):
     """The brain is fine but a Claude Code file could not be written or removed (the warnings say which)."""
 
@@ -75,6 +81,24 @@ class ChecksFailed(CerebroError):
     """``cerebro doctor`` found at least one failing check (each one is reported with its fix)."""
 
     exit_code = 12
+
+
+class ModelUnavailable(CerebroError):
+    """The local model's files are missing or do not match their recorded digest."""
+
+    exit_code = 13
+
+
+class MigrationLocked(CerebroError):
+    """Another ``cerebro migrate --realpath-hashes`` is running."""
+
+    exit_code = 14
+
+
+class RerankError(CerebroError):
+    """The reranker command failed; recall reports it as a notice and keeps the composite order."""
+
+    exit_code = 15
 
 
 def quote(value: object) -> str:

@@ -19,13 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cerebro import clock, paths
-from cerebro.errors import CerebroError
+from cerebro.errors import MigrationLocked
 
 DEFAULT_MAX_DEPTH = 4
 
-
-class MigrationLocked(CerebroError):
-    exit_code = 7
 
 
 @dataclass

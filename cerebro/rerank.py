@@ -15,7 +15,7 @@ import threading
 from collections.abc import Sequence
 from typing import TypeVar
 
-from cerebro.errors import CerebroError
+from cerebro.errors import RerankError
 
 T = TypeVar("T")
 
@@ -24,9 +24,6 @@ MAX_OUTPUT_BYTES = 4 * 1024 * 1024
 OVER_RETRIEVE = 40  # candidates handed to the reranker: max(limit, 40)
 ENV_COMMAND = "CEREBRO_RERANK_COMMAND"
 
-
-class RerankError(CerebroError):
-    pass
 
 
 def score(

@@ -9,16 +9,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from cerebro.errors import CerebroError
+from cerebro.errors import EmbeddingError
 
 # Network providers' window, in characters (upstream splits content over ~6 KB, rune-safely).
 CHAR_WINDOW = 6000
 
-
-class EmbeddingError(CerebroError):
-    """The provider could not embed (down, refused, malformed answer)."""
-
-    exit_code = 10
 
 
 @runtime_checkable

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cerebro import paths
-from cerebro.errors import CerebroError
+from cerebro.errors import ModelUnavailable
 
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DIMENSIONS = 384
@@ -28,9 +28,6 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
 ENV_MODEL_PATH = "CEREBRO_LOCAL_MODEL_PATH"  # for machines that cannot install the model package
 
-
-class ModelUnavailable(CerebroError):
-    exit_code = 6
 
 
 def model_path() -> Path:

@@ -180,7 +180,7 @@ def test_tampered_model_is_refused(monkeypatch, fresh_load, model_copy, isolated
     assert "sha256" in message
     assert actual in message and MODEL_SHA256 in message
     assert str(model_copy) in message
-    assert caught.value.exit_code == 6
+    assert caught.value.exit_code == 13
     assert local._LOADED == {}  # nothing half-loaded
     cache = isolated_home / "cache" / "model-digests.json"
     assert not cache.exists() or actual not in cache.read_text()  # a bad digest is never cached

@@ -102,3 +102,10 @@ def test_installed_package_upgrades_a_v1_brain_from_its_own_migrations(installed
     assert where.startswith(str(installed)), where
     assert where.endswith("_migrations")
     assert list((home / "backups").glob("*.sqlite")), "the upgrade takes a backup first"
+
+
+@pytest.mark.slow
+def test_installed_package_is_marked_typed(installed: Path) -> None:
+    # PEP 561: type checkers use cerebro's own annotations only when the package ships py.typed.
+    site = next((installed / "lib").glob("python*/site-packages"))
+    assert (site / "cerebro" / "py.typed").is_file()

@@ -122,3 +122,32 @@ def test_the_sql_rule_sees_a_statement(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text(source)
     assert [line for line, _ in _sql_strings(probe)] == [1, 2]
+
+
+def test_every_error_lives_in_errors_py_with_an_exit_code_of_its_own() -> None:
+    """A script tells failures apart by exit code alone: two errors must never share one (a subclass that
+    refines its parent's meaning, such as AmbiguousId under InvalidInput, keeps the parent's)."""
+    import importlib
+    import inspect
+
+    from cerebro import errors
+
+    for path in PACKAGE.rglob("*.py"):
+        if "migrations" in path.parts or path.name == "__main__.py":
+            continue
+        importlib.import_module(_module_name(path))
+    classes = {cls for cls in _subclasses(errors.CerebroError)}
+    assert {cls.__module__ for cls in classes} == {"cerebro.errors"}
+    own = {cls.__name__: cls.__dict__["exit_code"] for cls in classes | {errors.CerebroError} if "exit_code" in cls.__dict__}
+    assert len(set(own.values())) == len(own), own
+    readme = (PACKAGE.parent / "README.md").read_text()
+    for code in own.values():
+        assert f"`{code}`" in readme.split("### Exit codes", 1)[1].split("###", 1)[0], f"exit code {code} not in README"
+    assert inspect.getmodule(errors.EmbeddingError) is errors
+
+
+def _subclasses(cls: type) -> set[type]:
+    found = set(cls.__subclasses__())
+    for sub in list(found):
+        found |= _subclasses(sub)
+    return found
