@@ -14,6 +14,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+# `Brain.list` shadows the builtin inside the class body, so annotations there spell it `List`.
+List = list
+
 from cerebro import values
 from cerebro.brain import (
     embedding,
@@ -181,11 +184,11 @@ class Brain:
     @_doc(memories.add_many)
     def add_many(
         self,
-        items: list[dict[str, Any]],
+        items: List[dict[str, Any]],
         *,
         batch_size: int = 128,
         progress: Callable[[int, int], None] | None = None,
-    ) -> list[str]:
+    ) -> List[str]:
         return memories.add_many(self._handle, items, batch_size=batch_size, progress=progress)
 
     @_doc(memories.get)
@@ -214,7 +217,7 @@ class Brain:
         status: str | None = None,
         subtype: str | None = UNSET,
         limit: int = memories.DEFAULT_LIST_LIMIT,
-    ) -> list[values.Node]:
+    ) -> List[values.Node]:
         return memories.list_memories(self._handle, type=type, status=status, subtype=subtype, limit=limit)
 
     @_doc(memories.add_edge)
@@ -310,19 +313,19 @@ class Brain:
         return retrieval.search(self._handle, query, limit=limit, threshold=threshold, as_of=as_of)
 
     @_doc(retrieval.prime)
-    def prime(self, *, limit: int | None = None) -> list[values.ScoredNode]:
+    def prime(self, *, limit: int | None = None) -> List[values.ScoredNode]:
         return retrieval.prime(self._handle, limit=limit)
 
     @_doc(retrieval.anchored)
-    def anchored(self, *, stale_only: bool = False, limit: int = 50) -> list[values.Node]:
+    def anchored(self, *, stale_only: bool = False, limit: int = 50) -> List[values.Node]:
         return retrieval.anchored(self._handle, stale_only=stale_only, limit=limit)
 
     @_doc(retrieval.touch_accessed)
-    def touch_accessed(self, ids: list[str]) -> bool:
+    def touch_accessed(self, ids: List[str]) -> bool:
         return retrieval.touch_accessed(self._handle, ids)
 
     @_doc(retrieval.touch_surfaced)
-    def touch_surfaced(self, ids: list[str]) -> bool:
+    def touch_surfaced(self, ids: List[str]) -> bool:
         return retrieval.touch_surfaced(self._handle, ids)
 
     @_doc(retrieval.count_expansion_skip)
@@ -344,7 +347,7 @@ class Brain:
         return lifecycle.consolidate(self._handle, into, sources)
 
     @_doc(lifecycle.consolidation_suggestions)
-    def consolidation_suggestions(self, *, limit: int = 20) -> list[dict[str, Any]]:
+    def consolidation_suggestions(self, *, limit: int = 20) -> List[dict[str, Any]]:
         return lifecycle.consolidation_suggestions(self._handle, limit=limit)
 
     @_doc(lifecycle.record_outcome)
@@ -358,7 +361,7 @@ class Brain:
         return lifecycle.forget(self._handle, subject, subtype=subtype, apply=apply, hard=hard)
 
     @_doc(lifecycle.walk_provenance)
-    def walk_provenance(self, node_id: str, *, depth: int = GET_DEFAULT_DEPTH) -> list[tuple[values.Node, int]]:
+    def walk_provenance(self, node_id: str, *, depth: int = GET_DEFAULT_DEPTH) -> List[tuple[values.Node, int]]:
         return lifecycle.walk_provenance(self._handle, node_id, depth=depth)
 
     @_doc(lifecycle.provenance_status)
@@ -386,7 +389,7 @@ class Brain:
         return settings.config_value(self._handle, key)
 
     @_doc(settings.config_list)
-    def config_list(self) -> list[values.ConfigEntry]:
+    def config_list(self) -> List[values.ConfigEntry]:
         return settings.config_list(self._handle)
 
     @_doc(settings.config_set)
@@ -394,11 +397,11 @@ class Brain:
         return settings.config_set(self._handle, key, value)
 
     @_doc(settings.config_reset)
-    def config_reset(self, key: str | None = None, *, all: bool = False) -> list[str]:
+    def config_reset(self, key: str | None = None, *, all: bool = False) -> List[str]:
         return settings.config_reset(self._handle, key, all=all)
 
     @_doc(settings.relations)
-    def relations(self) -> list[values.RelationInfo]:
+    def relations(self) -> List[values.RelationInfo]:
         return settings.relations(self._handle)
 
     @_doc(settings.add_relation)
@@ -445,7 +448,7 @@ class Brain:
         )
 
     @_doc(inbox.inbox_list)
-    def inbox_list(self, *, limit: int | None = None) -> list[values.InboxCandidate]:
+    def inbox_list(self, *, limit: int | None = None) -> List[values.InboxCandidate]:
         return inbox.inbox_list(self._handle, limit=limit)
 
     @_doc(inbox.inbox_get)

@@ -126,9 +126,9 @@ def migrate(
                         backup_dir = paths.ensure_private_dir(
                             paths.backups_dir() / f"migrate-{clock.now().strftime('%Y-%m-%dT%H-%M-%S')}"
                         )
-                    with Brain.open(old) as source:
-                        source.backup(backup_dir / old.name)
-                        bundle = source.export("json")
+                    with Brain.open(old) as old_brain:
+                        old_brain.backup(backup_dir / old.name)
+                        bundle = old_brain.export("json")
                     with Brain.open(new) as target:
                         target.backup(backup_dir / new.name)
                         dump = backup_dir / f"{old.stem}.json"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -212,7 +212,7 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 def mmr_select(
     candidates: Sequence[K],
     scores: dict[K, float],
-    vectors: dict[K, Sequence[float]],
+    vectors: Mapping[K, Sequence[float]],
     limit: int,
     lam: float = PRIME_LAMBDA,
 ) -> list[K]:
@@ -239,7 +239,7 @@ def mmr_select(
         picked = unit.get(best)
         if picked is not None:
             for candidate in pool:
-                vector = unit.get(candidate)
-                if vector is not None:
-                    closest[candidate] = max(closest[candidate], sum(map(mul, vector, picked)))
+                other = unit.get(candidate)
+                if other is not None:
+                    closest[candidate] = max(closest[candidate], sum(map(mul, other, picked)))
     return chosen

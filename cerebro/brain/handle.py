@@ -99,9 +99,10 @@ class Handle:
         with unit_of_work(self.engine, write=write) as session:
             yield session
         # Committed: tell an in-memory vector copy what changed (a server's warm index, ADR 0020).
-        written = session.info.get(WRITTEN) if self.on_vectors_written is not None else None
-        if written:
-            self.on_vectors_written(written)
+        notify = self.on_vectors_written
+        written = session.info.get(WRITTEN) if notify is not None else None
+        if notify is not None and written:
+            notify(written)
 
     def write(self, work: Callable[[Any], T]) -> T:
         """Run ``work(session)`` in one write transaction, retried whole on lock errors."""
@@ -236,8 +237,7 @@ class Handle:
         version = data_version(conn)
         now = time.monotonic()
         cached = self._mean
-        fresh = cached is not None and cached[0] is conn and (cached[1] == version or now - cached[2] < MEAN_TTL_SECONDS)
-        if not fresh:
+        if cached is None or cached[0] is not conn or (cached[1] != version and now - cached[2] >= MEAN_TTL_SECONDS):
             cached = self._mean = (conn, version, now, brain_mean(conn))
         return cached[3]
 

@@ -90,7 +90,7 @@ def recall(
             run_options = _replace_options(options, limit=max(limit, reranker.OVER_RETRIEVE))
         else:
             run_options = options
-        keyword_hits = keyword_hits_for(conn, query, run_options)
+        keyword_hits: list[tuple[str, float]] | None = keyword_hits_for(conn, query, run_options)
         if embedding is not None:
             try:
                 vector, mode = embedding.result()[0], "hybrid"

@@ -53,7 +53,7 @@ def run(spec: dict[str, object]) -> None:
 
     with open_brain() as brain:
         if spec["prime"]:
-            primed = brain.prime(limit=spec["limit"])  # type: ignore[arg-type]
+            primed = brain.prime(limit=spec["limit"])
             brain.touch_surfaced([p.node.id for p in primed])
             emit(
                 {"mode": "prime", "results": [p.to_dict() for p in primed]},
@@ -64,9 +64,9 @@ def run(spec: dict[str, object]) -> None:
         search = brain.recall_with_global if spec.get("global") else brain.recall
         result = search(
             str(spec["query"]),
-            limit=spec["limit"] or 20,  # type: ignore[arg-type]
-            threshold=spec.get("threshold"),  # type: ignore[arg-type]
-            subtype=UNSET if subtype is None else subtype,  # type: ignore[arg-type]
+            limit=spec["limit"] or 20,
+            threshold=spec.get("threshold"),
+            subtype=UNSET if subtype is None else subtype,
             as_of=spec.get("as_of"),
         )
         for notice in result.notices:
@@ -81,7 +81,7 @@ def run(spec: dict[str, object]) -> None:
         if result.expansion == "gated":
             brain.count_expansion_skip()
         depth = spec.get("provenance_depth")
-        chains = {r.node.id: brain.walk_provenance(r.node.id, depth=depth) for r in result.results} if depth is not None else None  # type: ignore[arg-type]
+        chains = {r.node.id: brain.walk_provenance(r.node.id, depth=depth) for r in result.results} if depth is not None else None
     explain = bool(spec["explain"])
     data = result.to_dict(explain=explain)
     if chains is not None:

@@ -45,7 +45,9 @@ def check_file_modes(project: Path) -> Check:
             files += sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink())
         except OSError:
             pass
-    loose_files, loose_dirs, foreign = [], [], []
+    loose_files: list[Path] = []
+    loose_dirs: list[Path] = []
+    foreign: list[Path] = []
     uid = os.getuid()
     checked = 0
     for path, wanted, bucket in [(f, paths.FILE_MODE, loose_files) for f in files] + [

@@ -103,7 +103,7 @@ def check_cli_on_path() -> Check:
 def _handlers(settings: dict[str, Any]) -> list[tuple[str, str, Any]]:
     """(event, matcher, command) of every handler in a settings object's ``hooks``."""
     hooks = settings.get("hooks")
-    found = []
+    found: list[tuple[str, str, Any]] = []
     if not isinstance(hooks, dict):
         return found
     for event, groups in hooks.items():
@@ -226,12 +226,13 @@ def check_hooks(project: Path) -> Check:
                 f"both the {plugin} plugin and init's hooks ({where}) wire this project",
                 "; ".join(force_fix[p] for p in project_wired),
             )
-        ours = [n for n in init_skills if _reads(skills_dir / n / "SKILL.md") == templates.skill_text(n)]
-        edited = [n for n in init_skills if n not in ours]
-        if ours:
+        folder = skills_dir or Path()  # init_skills is empty without a skills folder
+        unchanged = [n for n in init_skills if _reads(folder / n / "SKILL.md") == templates.skill_text(n)]
+        edited = [n for n in init_skills if n not in unchanged]
+        if unchanged:
             findings.add(
                 WARN,
-                f"skills doubled: .claude/skills/{{{','.join(ours)}}} beside the plugin's /cerebro:* skills",
+                f"skills doubled: .claude/skills/{{{','.join(unchanged)}}} beside the plugin's /cerebro:* skills",
                 _cmd(project, "cerebro init --force"),
             )
         if edited:  # init --force keeps a skill whose text is not cerebro's: it may be the user's edit
@@ -240,7 +241,7 @@ def check_hooks(project: Path) -> Check:
                 f"skills doubled: .claude/skills/{{{','.join(edited)}}} beside the plugin's /cerebro:* skills; "
                 "their text differs from this cerebro's (an older cerebro's, or edited), so init keeps them: "
                 "remove them unless you want both",
-                "rm " + " ".join(_q(skills_dir / n / "SKILL.md") for n in edited),
+                "rm " + " ".join(_q(folder / n / "SKILL.md") for n in edited),
             )
     elif wired:
         found = {(e, m, c) for handlers in wired.values() for e, m, c in handlers}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 
 from cerebro.embed import http
@@ -48,7 +50,7 @@ class OllamaEmbedder:
     def __init__(self, model: str = DEFAULT_MODEL, dimensions: int = DEFAULT_DIMENSIONS, **http_options: float) -> None:
         self.model_id = model
         self.dimensions = dimensions
-        self._http = http_options
+        self._http: dict[str, Any] = dict(http_options)
 
     def _embed_one(self, text: str) -> list[float]:
         answer = http.post_json(

@@ -11,6 +11,7 @@ The data's licence keeps it out of the repository: PATH is the zip or a folder o
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import tempfile
@@ -74,7 +75,7 @@ def _files(source: Path) -> Iterator[tuple[str, Callable[[], bytes]]]:
             raise InvalidInput(f"{source} is neither a folder nor a zip file") from None
         for info in archive.infolist():
             if info.filename.endswith(".json"):
-                yield info.filename, (lambda info=info: archive.read(info))
+                yield info.filename, functools.partial(archive.read, info)
 
 
 def parse(number: int, document: dict[str, Any]) -> Conversation:

@@ -29,7 +29,7 @@ def _read_jsonl(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
             continue
         try:
             record = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise InvalidInput(f"{path}:{number}: malformed JSON ({exc.msg})") from None
         if not isinstance(record, dict) or any(key not in record for key in required):
             raise InvalidInput(f"{path}:{number}: each line needs {', '.join(required)}")

@@ -82,7 +82,7 @@ ANCHORS = {
 ANCHOR_REF = {"type": "string", "maxLength": 200, "description": "A git ref recorded with the anchors (HEAD is recorded anyway)"}
 INSTANT = {"type": "string", "minLength": 1, "maxLength": 64, "description": "RFC 3339 (2026-03-11T10:00:00Z) or YYYY-MM-DD"}
 NOTICES = {"type": "array", "items": {"type": "string"}}
-NODE = {
+NODE: dict[str, Any] = {
     "type": "object",
     "required": ["id", "type", "content", "status", "importance"],
     "properties": {
@@ -226,7 +226,7 @@ def recall(host: Any, a: dict[str, Any]) -> Answer:
     data = result.to_dict(explain=explain)
     if a.get("with_provenance"):
         for item, scored in zip(data["results"], result.results, strict=True):
-            owner = other if scored.store == "global" else brain
+            owner = other if other is not None and scored.store == "global" else brain
             chain = owner.walk_provenance(scored.node.id, depth=1)
             item["provenance"] = [{"depth": d, **n.to_dict()} for n, d in chain[1:]]
     source = "this project's and the global cerebro brain" if other is not None else framing.PROJECT_SOURCE

@@ -6,6 +6,8 @@ and the dashboard both render from here, so the two can never disagree about wha
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -22,7 +24,10 @@ READ_EDIT_WINDOW = 10
 # ---------------------------------------------------------------------------------------------- sparklines
 
 
-def _keep_last(values: Sequence[object], width: int) -> Sequence[object]:
+T = TypeVar("T")
+
+
+def _keep_last(values: Sequence[T], width: int) -> Sequence[T]:
     return values[-width:] if 0 < width < len(values) else values
 
 

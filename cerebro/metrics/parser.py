@@ -108,8 +108,9 @@ class _TurnBuilder:
             self._add_tool_use(block, timestamp)
 
     def _add_tool_use(self, block: dict[str, Any], timestamp: str) -> None:
-        name = block.get("name") if isinstance(block.get("name"), str) else ""
-        tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+        raw_name, raw_input = block.get("name"), block.get("input")
+        name = raw_name if isinstance(raw_name, str) else ""
+        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         file_path = tool_input.get("file_path")
         call = ToolCall(
             session_id=self.turn.session_id,

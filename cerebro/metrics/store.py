@@ -286,7 +286,7 @@ def _attribute_stop_guard(cur: Any, session_id: str) -> None:
     ).fetchall():
         turns.append((utc_instant(stamp), number, turn_id, fired))
     readable = sorted((t for t in turns if t[0] is not None), key=lambda t: (t[0], t[1]))
-    starts = [t[0] for t in readable]
+    starts = [t[0] for t in readable if t[0] is not None]  # all of them: the None-less ones were kept
     counts = dict.fromkeys((t[2] for t in turns), 0)
     for (at,) in cur.execute("SELECT at FROM stop_guard_events WHERE session_id = ?", (session_id,)).fetchall():
         instant = utc_instant(at)

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, or_, text
-from sqlmodel import select
+from sqlmodel import col, select
 
 from cerebro import clock, values
 from cerebro.models import Edge as EdgeRow
@@ -73,7 +73,7 @@ def upsert(
 
 
 def for_node(session: Any, node_id: str, as_of: datetime | None = None) -> list[EdgeRow]:
-    query = select(EdgeRow).where(or_(EdgeRow.source_id == node_id, EdgeRow.target_id == node_id))
+    query = select(EdgeRow).where(or_(col(EdgeRow.source_id) == node_id, col(EdgeRow.target_id) == node_id))
     if as_of is not None:
         # Half-open [valid_at, invalid_at); compared as storage-layout strings, like upstream.
         stamp = clock.format_ts(as_of)
@@ -81,7 +81,7 @@ def for_node(session: Any, node_id: str, as_of: datetime | None = None) -> list[
             text("(edges.valid_at IS NULL OR edges.valid_at <= :asof)"),
             text("(edges.invalid_at IS NULL OR edges.invalid_at > :asof)"),
         ).params(asof=stamp)
-    return list(session.exec(query.order_by(EdgeRow.id)).all())
+    return list(session.exec(query.order_by(col(EdgeRow.id))).all())
 
 
 def count(session: Any) -> int:

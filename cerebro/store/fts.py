@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 
 def available(session: Any) -> bool:
@@ -90,7 +90,7 @@ def search(
     match = build_match_query(query_terms(query, drop_stop_words=drop_stop_words))
     if match is None or limit <= 0:
         return []
-    condition, params = "", ()
+    condition, params = "", cast(tuple[Any, ...], ())
     if subtype is not ...:
         condition, params = (
             (" AND n.subtype = ?", (subtype,)) if subtype else (" AND (n.subtype IS NULL OR n.subtype = '')", ())

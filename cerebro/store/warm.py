@@ -199,7 +199,7 @@ def _shadow_rows(conn: Any) -> tuple[list[str], Any] | None:
             valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size].astype(bool)
             kept = [int(r) for r in np.frombuffer(chunk_rowids, dtype="<i8")[valid]]
             rowids += kept
-            ids += [names.get(r) for r in kept]
+            ids += [names.get(r) for r in kept]  # type: ignore[misc]  # a None is caught just below
             parts.append(np.frombuffer(blobs[chunk_id], dtype="<f4").reshape(size, -1)[valid])
         if any(i is None for i in ids):
             return None

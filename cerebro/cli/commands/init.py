@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from cyclopts import Parameter
 
@@ -96,7 +96,7 @@ def init(
         raise InvalidInput("--purge goes with --remove")
     if remove and (global_ or force or skip_integration or embed_provider or embed_model or embed_dims is not None):
         raise InvalidInput("--remove takes only --local, --purge and --agent")
-    chosen = mcp_agents.agents(agent) if agent else None
+    chosen = mcp_agents.agents(list(agent)) if agent else None
     if chosen is not None and (global_ or skip_integration or local):
         raise InvalidInput("--agent does not go with --global, --skip-integration or --local")
     project = paths.resolve_project_dir(state.project).absolute()
@@ -244,7 +244,7 @@ def _remove(targets, *, purge: bool, chosen=None) -> None:  # noqa: ANN001
     for agent_report in unwired:
         for message in agent_report.warnings:
             warn(message)
-    data = {
+    data: dict[str, Any] = {
         "removed": report.to_dict() if report else None,
         "project": str(targets.project),
         "brain": None,

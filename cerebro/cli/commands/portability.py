@@ -28,7 +28,7 @@ def export(
         raise InvalidInput(f"{output} already exists: choose another path (nothing was overwritten)")
     with open_brain() as brain:
         if format == "sqlite":
-            brain.export_sqlite(output)  # type: ignore[arg-type]
+            brain.export_sqlite(output)
             return
         data = brain.export(format)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n" if format == "json" else "".join(f"{line}\n" for line in data)  # jsonl, sql
