@@ -85,9 +85,17 @@ def verify_model(path: Path) -> None:
         pass
 
 
+ENV_THREADS = "CEREBRO_EMBED_THREADS"  # cap the model's threads (a busy shared machine; mutation runs use 1)
+
+
+def _threads_from_environment() -> int | None:
+    value = os.environ.get(ENV_THREADS, "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
 def _session_options(onnxruntime: Any, threads: int | None, level: str) -> Any:
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
+    options.intra_op_num_threads = threads or _threads_from_environment() or min(4, os.cpu_count() or 1)
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     # Idle pool threads would busy-wait after each run: ~2.5× the CPU for the same latency, taken from the

@@ -267,3 +267,21 @@ def test_vectors_match_the_recorded_reference(embedder):
     for got, expected in zip(embedder.embed(reference["texts"]), reference["vectors"], strict=True):
         assert cosine(got, expected) >= 0.9999
 
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", 1), ("3", 3), ("0", None), ("-2", None), ("many", None), ("", None)])
+def test_the_thread_cap_comes_from_the_environment_when_it_is_a_positive_number(monkeypatch, value, expected):
+    from types import SimpleNamespace
+
+    from cerebro.embed import local
+
+    monkeypatch.setenv(local.ENV_THREADS, value)
+
+    class Options(SimpleNamespace):
+        def add_session_config_entry(self, *_: str) -> None:
+            pass
+
+    onnxruntime = SimpleNamespace(SessionOptions=Options, GraphOptimizationLevel=SimpleNamespace(ORT_DISABLE_ALL=0))
+    chosen = local._session_options(onnxruntime, None, "ORT_DISABLE_ALL").intra_op_num_threads
+    assert chosen == (expected or min(4, os.cpu_count() or 1))
+    assert local._session_options(onnxruntime, 2, "ORT_DISABLE_ALL").intra_op_num_threads == 2  # an explicit count wins
