@@ -99,9 +99,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x_sql_statements", "zip(columns, row)"): "the rows are read with exactly these columns: equal lengths by construction",
     ("", "'CREATED_AT, ID'"): "column names are case-insensitive in SQL",
     ("x_bundle", "'ID')"): "column names are case-insensitive in SQL",
+    # (Run of 2026-12-01 at cddea06: these were methods of LifecycleMixin; the code has since been simplified.)
     ("record_outcome", "outcomes.get(key, None) or 0"): "a missing count is None either way, and `or 0` follows",
     ("record_outcome", "outcomes.get(key) or 0"): "a missing count is None either way, and `or 0` follows",
     ("forget", "if apply and False else self._read"):
+        "a deferred transaction that writes takes the lock at its first write (a refused upgrade is retried whole)",
+    ("x_forget", "if apply and False else h.read"):
         "a deferred transaction that writes takes the lock at its first write (a refused upgrade is retried whole)",
     ("x__record", "strict=None"): "the rows are read with exactly these columns: equal lengths by construction",
     ("x__record", "strict=False"): "the rows are read with exactly these columns: equal lengths by construction",

@@ -14,9 +14,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-# `Brain.list` shadows the builtin inside the class body, so annotations there spell it `List`.
-List = list
-
 from cerebro import values
 from cerebro.brain import (
     embedding,
@@ -35,6 +32,8 @@ from cerebro.brain.validate import UNSET, parse_metadata  # noqa: F401 - part of
 from cerebro.provenance import GET_DEFAULT_DEPTH
 
 F = TypeVar("F", bound=Callable[..., Any])
+# `Brain.list` shadows the builtin inside the class body, so annotations there spell it `List`.
+List = list
 
 
 def _doc(implementation: Callable[..., Any]) -> Callable[[F], F]:
@@ -59,8 +58,9 @@ class Brain:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    @_doc(opening.open_handle)
     def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> Brain:
+        """Open the brain at ``path``, upgrading it first if it is behind (a backup is taken before).
+        ``create`` makes a new one."""
         return cls(opening.open_handle(path, create=create))
 
     @classmethod
@@ -116,6 +116,7 @@ class Brain:
 
     @property
     def path(self) -> Path:
+        """The brain file."""
         return self._handle.path
 
     @property

@@ -204,15 +204,6 @@ def _meta(parsed: Parsed, key: Any, value: Any, where: str) -> None:
     parsed.config[key] = value
 
 
-def _is_record(line: str) -> bool:
-    """A jsonl line: an object with a ``kind``."""
-    try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(record, dict) and "kind" in record
-
-
 def _bundle(path: Path, bundle: dict[str, Any], parsed: Parsed) -> Parsed:
     if not isinstance(bundle.get("nodes", []), list):
         raise InvalidInput(f"{path}: not a cerebro export (no nodes list)")
@@ -251,7 +242,10 @@ def read(path: Path) -> Parsed:
         try:
             document = json.loads(stripped)
         except (ValueError, RecursionError):
-            if not _is_record(stripped.split("\n", 1)[0]):  # one document, cut short or malformed
+            first = stripped.split("\n", 1)[0]
+            # One document cut short or malformed — on one line, or laid out over many (its first line is
+            # then the bare brace) — rather than records, whose errors are named by line below.
+            if first.strip() == "{" or first == stripped:
                 raise InvalidInput(f"{path} is not valid JSON (truncated or malformed)") from None
     if isinstance(document, dict) and "kind" not in document:
         # One JSON document: a bundle, however it is laid out (a jsonl file has a "kind" on every line).

@@ -448,10 +448,11 @@ def stats(h: Handle) -> values.Stats:
 
 
 def active_count(h: Handle) -> int:
-    from cerebro.store import nodes
+    """How many memories are active, read on the raw connection (no ORM import: the hooks ask)."""
+    from cerebro.store import reads
 
     with h.snapshot() as conn:
-        return nodes.count_active(conn)
+        return reads.count_active(conn)
 
 
 # ------------------------------------------------------------------ read-time statuses

@@ -119,6 +119,8 @@ def purge(path: str | os.PathLike[str]) -> Path:
     from cerebro.db import backup as backups
 
     brain_path = Path(path).expanduser()
+    if not brain_path.is_file():
+        raise BrainNotFound(f"no brain at {brain_path}: nothing to purge")
     backup = backups.backup(brain_path, "pre-purge")
     for suffix in ("", "-wal", "-shm"):
         brain_path.with_name(brain_path.name + suffix).unlink(missing_ok=True)

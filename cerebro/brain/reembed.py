@@ -27,7 +27,7 @@ def reembed(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     from cerebro.embed.registry import make_embedder, resolve_settings
-    from cerebro.store import nodes, reads, vec
+    from cerebro.store import reads, vec
 
     with h.snapshot() as conn:
         pending = [reads.meta(conn, k) for k in KEYS]
@@ -54,7 +54,7 @@ def reembed(
 
     h.write(start)
     with h.snapshot() as conn:
-        total = nodes.count_active(conn)
+        total = reads.count_active(conn)
     done_now = 0
     while True:
         with h.snapshot() as conn:

@@ -1,6 +1,6 @@
 """``inbox_candidates`` (upstream v7): quarantined memory candidates.
 
-Only this module and :class:`cerebro.brain.inbox.InboxMixin` read or write the table. No search lane,
+Only this module and ``cerebro.brain.inbox`` read or write the table. No search lane,
 prime pass, list, gc sweep, forget or export reads it (the quarantine rule, spec §1): a candidate has no
 keyword row and no vector until it is approved and becomes a node.
 

@@ -169,11 +169,6 @@ def count_embedded(session: Any, model: str) -> int:
     ).scalar_one()
 
 
-def count_active(conn: Any) -> int:
-    """Active memories, on a raw connection (the hooks' hot path)."""
-    return conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
-
-
 def count_with_status(session: Any, status: str) -> int:
     return session.execute(text("SELECT COUNT(*) FROM nodes WHERE status = :s"), {"s": status}).scalar_one()
 

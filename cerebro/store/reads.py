@@ -149,3 +149,8 @@ def meta_items(conn: Any, *, prefix: str = "") -> list[tuple[str, str]]:
     return conn.execute(
         "SELECT key, value FROM schema_meta WHERE key >= ? AND key < ? || char(1114111) ORDER BY key", (prefix, prefix)
     ).fetchall()
+
+
+def count_active(conn: Any) -> int:
+    """Active memories (the hooks' hot path: this module imports no ORM)."""
+    return conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import pytest
+
 from cerebro import Brain
 
 API_FILE = Path(__file__).with_name("brain_api.txt")
@@ -44,3 +46,13 @@ def test_the_public_attributes_are_there_and_the_settable_ones_take_a_value(tmp_
                 value = object()
                 setattr(brain, name, value)
                 assert getattr(brain, name) is value
+
+
+def test_purging_a_brain_that_is_not_there_is_refused_and_makes_nothing(tmp_path: Path, isolated_home: Path) -> None:
+    from cerebro.errors import BrainNotFound
+
+    missing = tmp_path / "gone.db"
+    with pytest.raises(BrainNotFound) as refused:
+        Brain.purge(missing)
+    assert str(refused.value) == f"no brain at {missing}: nothing to purge"
+    assert not missing.exists() and not (isolated_home / "backups").exists()

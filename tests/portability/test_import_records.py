@@ -266,3 +266,18 @@ def test_consolidate_names_what_it_needs(tmp_path: Path) -> None:
         with pytest.raises(InvalidInput) as refused:
             brain.consolidate("", ["abcd1234"])
     assert str(refused.value) == "consolidate needs --into <id>"
+
+
+def test_a_jsonl_file_whose_first_line_is_bad_names_that_line(tmp_path: Path) -> None:
+    meta = json.dumps({"kind": "meta", "key": "config.prime_limit", "value": "9"})
+    for first, message in (("{nope", "malformed JSON line"), ('{"x": 1}', 'unknown record kind "None"')):
+        path = tmp_path / "first.jsonl"
+        path.write_text(f"{first}\n{meta}\n")
+        with pytest.raises(InvalidInput) as refused:
+            importing.read(path)
+        assert str(refused.value) == f"{path}:1: {message}"
+    laid_out = tmp_path / "cut.json"
+    laid_out.write_text(json.dumps({"nodes": [NODE]}, indent=2)[:-10])  # a pretty-printed bundle, cut short
+    with pytest.raises(InvalidInput) as refused:
+        importing.read(laid_out)
+    assert str(refused.value) == f"{laid_out} is not valid JSON (truncated or malformed)"

@@ -151,3 +151,23 @@ def _subclasses(cls: type) -> set[type]:
     for sub in list(found):
         found |= _subclasses(sub)
     return found
+
+
+def test_the_session_start_prime_path_imports_no_orm(tmp_path: Path) -> None:
+    """What the SessionStart hook asks of a brain with memories in it — prime, the active count, the token
+    budget, the surfaced stamps — runs on the raw connection: the ORM's import would cost the hook ~250 ms."""
+    from cerebro import Brain
+
+    path = tmp_path / "b.db"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        brain.add("a concept worth priming", type="concept")
+    code = (
+        "import sys; from cerebro.api import Brain; b = Brain.open(sys.argv[1]); primed = b.prime(); "
+        "assert primed and b.active_count() == 1 and b.config_value('prime_token_budget') > 0; "
+        "b.touch_surfaced([p.node.id for p in primed]); "
+        "print([m for m in ('sqlalchemy', 'sqlmodel', 'alembic', 'numpy', 'onnxruntime') if m in sys.modules])"
+    )
+    ran = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "[]"
