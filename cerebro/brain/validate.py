@@ -25,13 +25,7 @@ def _check_status(status: str) -> str:
 
 
 def _check_importance(importance: Any) -> float:
-    try:
-        value = float(importance)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"importance must be a number in [0, 1], got {quote(importance)}") from None
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise InvalidInput(f"importance must lie in [0, 1], got {quote(importance)}")
-    return value
+    return _check_unit(importance, "importance")
 
 
 def _check_text(value: str, what: str) -> str:
@@ -114,12 +108,13 @@ def _check_limit(limit: Any) -> int:
 
 
 def _check_unit(value: Any, name: str) -> float:
+    """A number in [0, 1] (importance, thresholds); the one check of the unit interval outside config."""
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise InvalidInput(f"{name} must be a number in [0, 1], got {value!r}") from None
+        raise InvalidInput(f"{name} must be a number in [0, 1], got {quote(value)}") from None
     if math.isnan(number) or not 0.0 <= number <= 1.0:
-        raise InvalidInput(f"{name} must lie in [0, 1], got {value!r}")
+        raise InvalidInput(f"{name} must lie in [0, 1], got {quote(value)}")
     return number
 
 

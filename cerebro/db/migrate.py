@@ -194,6 +194,7 @@ def compare_type(context: Any, inspected: Any, metadata: Any, inspected_type: An
 
 
 def engine_for_alembic_cli(brain: str) -> Any:
+    """``alembic -x brain=PATH``: an engine on PATH, created private when missing."""
     from cerebro.db.engine import create_engine
 
     path = Path(brain).expanduser()

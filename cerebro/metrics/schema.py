@@ -20,7 +20,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cerebro import paths
 from cerebro.db.engine import WRITE_OPTION, connect_raw
 from cerebro.db.migrate import upgrade_lock
 from cerebro.errors import MigrationFailed, SchemaTooNew
@@ -131,15 +130,6 @@ def _upgrade(path: Path, *, stamp_at: str | None) -> None:
 
 
 # --------------------------------------------------------------------------- alembic -n metrics (checkout)
-
-
-def engine_for_alembic_cli(db: str) -> Any:
-    from cerebro.db.engine import create_engine
-
-    path = Path(db).expanduser()
-    if not path.exists():
-        paths.create_private_file(path)
-    return create_engine(path)
 
 
 def adopt_for_alembic_cli(connection: Any, db: str) -> None:

@@ -38,12 +38,13 @@ def run_migrations_online() -> None:
     if connection is not None:
         _run(connection)
         return
+    from cerebro.db.migrate import engine_for_alembic_cli
     from cerebro.metrics import schema
 
     db = context.get_x_argument(as_dictionary=True).get("db")
     if not db:
         raise SystemExit("usage: alembic -n metrics -x db=/path/to/x.metrics.sqlite upgrade head")
-    engine = schema.engine_for_alembic_cli(db)
+    engine = engine_for_alembic_cli(db)  # the brain's own: the same for both databases
     try:
         with engine.connect() as conn:
             schema.adopt_for_alembic_cli(conn, db)
