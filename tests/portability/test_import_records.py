@@ -281,3 +281,71 @@ def test_a_jsonl_file_whose_first_line_is_bad_names_that_line(tmp_path: Path) ->
     with pytest.raises(InvalidInput) as refused:
         importing.read(laid_out)
     assert str(refused.value) == f"{laid_out} is not valid JSON (truncated or malformed)"
+
+
+NODE_FIELD_REFUSALS = {
+    **{f: ({f: "soon"}, f'{f} "soon" is not a timestamp')
+       for f in ("created_at", "last_accessed", "last_reinforced", "updated_at", "last_surfaced")},
+    **{f: ({f: 5}, f"{f} must be text")
+       for f in ("status", "subtype", "origin_actor", "origin_channel", "origin_session", "origin_host")},
+    **{f: ({f: -1}, f"{f} must be a whole number ≥ 0") for f in ("access_count", "times_reinforced")},
+}
+
+
+@pytest.mark.parametrize("field", sorted(NODE_FIELD_REFUSALS))
+def test_every_node_field_refusal_names_the_node(tmp_path: Path, field: str) -> None:
+    change, message = NODE_FIELD_REFUSALS[field]
+    path = _bundle(tmp_path, {"nodes": [NODE, NODE | {"id": "abcd5678"} | change]})
+    with pytest.raises(InvalidInput) as refused:
+        importing.read(path)
+    assert str(refused.value) == f"{path}: node 2: {message}"
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"target_id": "x"}, 'target_id "x" is not a node id'),
+    ({"created_at": "soon"}, 'created_at "soon" is not a timestamp'),
+])
+def test_edge_field_refusals_name_the_edge(tmp_path: Path, change: dict[str, Any], message: str) -> None:
+    path = _bundle(tmp_path, {"nodes": [NODE], "edges": [EDGE, EDGE | change]})
+    with pytest.raises(InvalidInput) as refused:
+        importing.read(path)
+    assert str(refused.value) == f"{path}: edge 2: {message}"
+
+
+def test_an_archived_importance_below_zero_is_refused(tmp_path: Path) -> None:
+    meta = {"kind": "meta", "key": "config.prime_limit", "value": "7"}
+    path = _jsonl(tmp_path, meta, ARCHIVED | {"importance": -0.1})
+    with pytest.raises(InvalidInput) as refused:
+        importing.read(path)
+    assert str(refused.value) == f"{path}:2: importance -0.1 is out of range"
+
+
+def test_a_bare_edge_weighs_one_and_provenance_root_reads_true_or_one(tmp_path: Path) -> None:
+    parsed = importing.read(_bundle(tmp_path, {
+        "nodes": [NODE | {"provenance_root": True}, NODE | {"id": "abcd0002", "provenance_root": 1},
+                  NODE | {"id": "abcd0003", "provenance_root": 2}, NODE | {"id": "abcd0004", "provenance_root": "yes"}],
+        "edges": [EDGE]}))
+    assert [n["provenance_root"] for n in parsed.nodes] == [1, 1, 0, 0]
+    assert parsed.edges[0]["weight"] == 1.0
+
+
+def test_replace_rewrites_archived_rows_and_skip_keeps_them(tmp_path: Path) -> None:
+    from cerebro import Brain
+    from cerebro.store import reads
+
+    meta = {"kind": "meta", "key": "config.prime_limit", "value": "7"}
+    brain_file = tmp_path / "b.db"
+    Brain.init(brain_file, embed_provider="none")
+
+    def archived_content(brain: Brain) -> str:
+        with brain.handle.snapshot() as conn:
+            return reads.rows(conn, "nodes_archive", ("content",), "id")[0][0]
+
+    with Brain.open(brain_file) as brain:
+        brain.import_file(_jsonl(tmp_path, meta, ARCHIVED))
+        changed = tmp_path / "changed.jsonl"
+        changed.write_text(json.dumps(meta) + "\n" + json.dumps(ARCHIVED | {"content": "Use WAL, always"}) + "\n")
+        brain.import_file(changed)
+        assert archived_content(brain) == "Use WAL"  # skip: the row there stays
+        brain.import_file(changed, on_conflict="replace")
+        assert archived_content(brain) == "Use WAL, always"
