@@ -57,6 +57,12 @@ def test_a_failing_provider_leaves_every_memory_pending_and_says_how_many(tmp_pa
         FakeEmbedder.broken = False
     assert counts["nodes_imported"] == 70 and counts["pending_embeddings"] == 70
     assert stats.pending_embeddings == 70 and stats.embedded_nodes == 0
+    with Brain.open(tmp_path / "fake.db") as brain:
+        assert brain.get("abcd0000").node.embedding_model == ""  # names no model until it has a vector
+        with brain.handle.snapshot() as conn:
+            from cerebro.store import reads
+
+            assert reads.meta(conn, "has_pending_embeddings") == "true"  # what `embed --pending` looks for
 
 
 def test_without_a_provider_nothing_is_embedded_or_pending(tmp_path: Path) -> None:
@@ -80,3 +86,24 @@ def test_replace_re_embeds_the_nodes_it_rewrites(tmp_path: Path) -> None:
         stats = brain.stats()
     assert counts["nodes_imported"] == 3
     assert (stats.embedded_nodes, stats.pending_embeddings) == (3, 0)  # rewritten, and embedded again
+
+
+def test_replacing_with_the_provider_down_drops_the_old_vectors(tmp_path: Path) -> None:
+    with Brain.open(_brain(tmp_path, "fake")) as brain:
+        brain.import_file(_bundle(tmp_path, 3))
+        FakeEmbedder.broken = True
+        try:
+            brain.import_file(_bundle(tmp_path, 3), on_conflict="replace")
+        finally:
+            FakeEmbedder.broken = False
+        stats = brain.stats()
+    assert (stats.embedded_nodes, stats.pending_embeddings) == (0, 3)  # a vector of the old content must go
+
+
+def test_an_imported_subtype_is_in_the_keyword_lane(tmp_path: Path) -> None:
+    path = tmp_path / "sub.json"
+    path.write_text(json.dumps({"nodes": [{"id": "abcd1234", "type": "concept", "subtype": "zeppelin",
+                                           "content": "airships need helium"}]}))
+    with Brain.open(_brain(tmp_path, "none")) as brain:
+        brain.import_file(path)
+        assert [r.node.id for r in brain.recall("zeppelin").results] == ["abcd1234"]
