@@ -349,3 +349,35 @@ def test_replace_rewrites_archived_rows_and_skip_keeps_them(tmp_path: Path) -> N
         assert archived_content(brain) == "Use WAL"  # skip: the row there stays
         brain.import_file(changed, on_conflict="replace")
         assert archived_content(brain) == "Use WAL, always"
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    ({"kind": "node"} | NODE | {"type": "memo"}, 'unknown type "memo"'),
+    ({"kind": "edge"} | EDGE | {"relation": ""}, "relation is empty"),
+    ({"kind": "meta", "key": "config.prime_limit", "value": 3}, "meta keys and values must be text"),
+])
+def test_jsonl_refusals_name_the_line(tmp_path: Path, record: dict[str, Any], message: str) -> None:
+    meta = {"kind": "meta", "key": "config.prime_limit", "value": "7"}
+    path = _jsonl(tmp_path, meta, record)
+    with pytest.raises(InvalidInput) as refused:
+        importing.read(path)
+    assert str(refused.value) == f"{path}:2: {message}"
+
+
+def test_a_folder_is_not_an_export(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        importing.read(tmp_path)
+    assert str(refused.value) == f"cannot read {tmp_path}: Is a directory"
+
+
+def test_importing_the_same_file_twice_skips_every_node_and_edge(tmp_path: Path) -> None:
+    from cerebro import Brain
+
+    Brain.init(tmp_path / "b.db", embed_provider="none")
+    bundle = _bundle(tmp_path, {"nodes": [NODE, NODE | {"id": "abcd5678"}],
+                                "edges": [EDGE, EDGE | {"target_id": "abcd5678"}]})
+    with Brain.open(tmp_path / "b.db") as brain:
+        first = brain.import_file(bundle)
+        again = brain.import_file(bundle)
+    assert (first["edges_imported"], first["edges_skipped"]) == (2, 0)
+    assert (again["nodes_imported"], again["nodes_skipped"], again["edges_imported"], again["edges_skipped"]) == (0, 2, 0, 2)
