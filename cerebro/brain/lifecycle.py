@@ -123,7 +123,7 @@ def _consolidate(h: Handle, into: str | None, sources: Sequence[str]) -> values.
     return h.write(write)
 
 
-def consolidation_suggestions(h: Handle, *, limit: int = 20) -> list[dict[str, Any]]:
+def consolidation_suggestions(h: Handle, *, limit: int) -> list[dict[str, Any]]:
     """Active episodes grouped by subtype (biggest groups first, oldest first), for the agent to merge."""
     limit = _check_limit(limit)
     episodes = memories.list_memories(h, type="episode", status="active", limit=10**9)
@@ -156,7 +156,7 @@ def record_outcome(h: Handle, node_id: str, *, success: bool) -> values.Node:
 
 
 def forget(
-    h: Handle, subject: str, *, subtype: str | None = None, apply: bool = False, hard: bool = False
+    h: Handle, subject: str, *, subtype: str | None, apply: bool, hard: bool
 ) -> values.ForgetReport:
     """Memories (not archived) whose content contains ``subject`` (case-insensitive, literal text).
 

@@ -281,3 +281,14 @@ def test_an_undated_group_sorts_after_a_dated_one_of_the_same_size(fake_brain, f
     conn.close()
     groups = fake_brain.consolidation_suggestions()
     assert [(g["subtype"], [e.id for e in g["episodes"]]) for g in groups] == [("fine", [dated]), ("odd", [undated])]
+
+
+def test_consolidate_names_what_it_needs(tmp_path) -> None:
+    from cerebro import Brain
+    from cerebro.errors import InvalidInput
+
+    Brain.init(tmp_path / "b.db", embed_provider="none")
+    with Brain.open(tmp_path / "b.db") as brain:
+        with pytest.raises(InvalidInput) as refused:
+            brain.consolidate("", ["abcd1234"])
+    assert str(refused.value) == "consolidate needs --into <id>"

@@ -111,6 +111,7 @@ def test_apply_archives_and_cleans_every_lane(run, notes):
         assert row["archived_at"] == layout(day(2))
     assert archived[notes["b"]]["type"] == "procedure"
     assert archived[notes["a"]]["subtype"] == "deploy"
+    assert all(archived[notes[k]]["metadata"] is None for k in DEPLOY)  # none had any: NULL, not "null"
 
     gone = ids(notes, *DEPLOY)
     assert not gone & node_ids(path)
@@ -220,3 +221,19 @@ def test_dry_runs_answer_while_another_agent_holds_the_write_lock(notes, monkeyp
     finally:
         holder.rollback()
         holder.close()
+
+
+def test_an_unreadable_creation_time_is_archived_as_unknown(fake_brain, at):
+    from sqlalchemy import text
+
+    from cerebro.store import reads
+
+    at(0)
+    node = fake_brain.add("a note with an odd past", metadata={"k": 1})
+    fake_brain.handle.write(
+        lambda s: s.execute(text("UPDATE nodes SET created_at = 'long ago' WHERE id = :id"), {"id": node})
+    )
+    fake_brain.forget("odd past", apply=True)
+    with fake_brain.handle.snapshot() as conn:
+        (row,) = reads.rows(conn, "nodes_archive", ("original_created_at", "metadata"), "id")
+    assert tuple(row) == (None, '{"k": 1}')

@@ -31,6 +31,15 @@ def walk(edges, start="a", depth=5):
     return product_walk(edges_conn(edges), start, max_depth=depth)
 
 
+def test_a_wide_frontier_is_read_in_chunks_and_nothing_is_lost():
+    # 1,200 sources at depth 1, each derived from one more: the depth-2 query runs over a frontier wider than
+    # one chunk of ids (SQLite's variable limit), and every chunk's answers count.
+    sources = [f"s{i:04d}" for i in range(1200)]
+    order = walk([("a", s) for s in sources] + [(s, f"c{s}") for s in sources])
+    assert [n for n, d in order if d == 1] == sources
+    assert [n for n, d in order if d == 2] == [f"c{s}" for s in sources]
+
+
 def as_depths(order: list[tuple[str, int]]) -> dict[str, int]:
     depths = dict(order)
     assert len(depths) == len(order), f"a node appears twice: {order}"

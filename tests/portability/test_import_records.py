@@ -258,15 +258,6 @@ def test_unreadable_files_are_refused_naming_the_problem(tmp_path: Path, monkeyp
     assert refusal(exact) == f"{exact} is larger than {exact.stat().st_size - 1} bytes: not a brain export"
 
 
-def test_consolidate_names_what_it_needs(tmp_path: Path) -> None:
-    from cerebro import Brain
-
-    Brain.init(tmp_path / "b.db", embed_provider="none")
-    with Brain.open(tmp_path / "b.db") as brain:
-        with pytest.raises(InvalidInput) as refused:
-            brain.consolidate("", ["abcd1234"])
-    assert str(refused.value) == "consolidate needs --into <id>"
-
 
 def test_a_jsonl_file_whose_first_line_is_bad_names_that_line(tmp_path: Path) -> None:
     meta = json.dumps({"kind": "meta", "key": "config.prime_limit", "value": "9"})
