@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from cerebro.errors import InvalidInput
+
 from .conftest import (
     MISSING_ID,
     assert_one_line_error,
@@ -75,6 +77,23 @@ def test_error_messages_name_the_problem(cli, world):
     assert_one_line_error(cli("consolidate", "--into", world["concept"], world["procedure"]), "episode", exit_code=2)
     assert_one_line_error(cli("consolidate", "--into", world["concept"], world["old"]), "superseded")
     assert_one_line_error(cli("consolidate", "--into", world["e2"], world["e2"]), "itself")
+
+
+def test_refusals_in_full(fake_brain, world):
+    """The API's messages word for word: 8-character ids, the type or status found, what would be needed."""
+    cases = [
+        (lambda: fake_brain.consolidate(world["concept"], []), "give at least one episode id"),
+        (lambda: fake_brain.consolidate(world["concept"], [world["procedure"]]),
+         f"{world['procedure'][:8]} is a procedure, not an episode: only episodes consolidate"),
+        (lambda: fake_brain.consolidate(world["concept"], [world["old"]]),
+         f"{world['old'][:8]} is superseded: only active episodes consolidate"),
+        (lambda: fake_brain.consolidate(world["e2"], [world["e2"]]),
+         f"{world['e2'][:8]} cannot be consolidated into itself"),
+    ]
+    for call, message in cases:
+        with pytest.raises(InvalidInput) as refused:
+            call()
+        assert str(refused.value) == message
 
 
 # --------------------------------------------------------------------------- success
@@ -292,3 +311,10 @@ def test_consolidate_names_what_it_needs(tmp_path) -> None:
         with pytest.raises(InvalidInput) as refused:
             brain.consolidate("", ["abcd1234"])
     assert str(refused.value) == "consolidate needs --into <id>"
+
+def test_derived_from_edges_are_stamped_with_the_time_of_consolidation(fake_brain, world):
+    from cerebro import clock
+
+    fake_brain.consolidate(world["concept"], [world["e2"]])
+    (edge,) = [e for e in fake_brain.get(world["concept"]).edges if e.target_id == world["e2"]]
+    assert edge.created_at == clock.now()  # pinned by the world fixture (day 1)

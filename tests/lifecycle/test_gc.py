@@ -9,6 +9,8 @@ from datetime import timedelta
 
 import pytest
 
+from cerebro.errors import InvalidInput
+
 from .conftest import (
     LAMBDA,
     UPGRADED_AT,
@@ -447,3 +449,20 @@ def test_gc_on_an_upgraded_go_brain_without_a_vector_table(upgraded, run_any, at
     assert V4_F10 not in node_ids(path) | fts_ids(path)
     assert not [e for e in edge_rows(path) if V4_F10 in (e[1], e[2])]
     assert any(e[1] == V4_C07 for e in edge_rows(path))  # c0000007's own supersedes edge is kept
+
+
+def test_the_report_counts_every_eviction_by_type(fake_brain, at):
+    at(0)
+    for n in range(3):
+        fake_brain.add(f"a forgettable episode {n}", importance=0.0)
+    fake_brain.add("a forgettable reflection", type="reflection", importance=0.0)
+    fake_brain.add("a concept worth keeping", type="concept", importance=0.9)
+    at(400)
+    report = fake_brain.gc(threshold=0.2, dry_run=True)
+    assert report.by_type == {"episode": 3, "reflection": 1}
+
+
+def test_a_threshold_outside_the_unit_interval_is_refused_by_name(fake_brain):
+    with pytest.raises(InvalidInput) as refused:
+        fake_brain.gc(threshold=2)
+    assert str(refused.value) == 'threshold must lie in [0, 1], got "2"'
