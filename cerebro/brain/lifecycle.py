@@ -23,7 +23,7 @@ def _load_nodes(session: Any, ids: Sequence[str]) -> list[Any]:
     return [nodes.to_value(nodes.get_row(session, node_id)) for node_id in ids]
 
 
-def gc(h: Handle, *, threshold: float | None = None, dry_run: bool = False) -> values.GcReport:
+def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> values.GcReport:
     """Archive active memories whose retention fell below the threshold (flag > config > 0.01)."""
     from cerebro.store import archive, meta, nodes
 

@@ -460,6 +460,8 @@ def test_the_report_counts_every_eviction_by_type(fake_brain, at):
     at(400)
     report = fake_brain.gc(threshold=0.2, dry_run=True)
     assert report.by_type == {"episode": 3, "reflection": 1}
+    scores = [e["retention_score"] for e in report.evicted]
+    assert all(0 < s < 0.2 and s == round(s, 6) for s in scores)  # reported to six places
 
 
 def test_a_threshold_outside_the_unit_interval_is_refused_by_name(fake_brain):
