@@ -454,10 +454,10 @@ def test_gc_on_an_upgraded_go_brain_without_a_vector_table(upgraded, run_any, at
 def test_the_report_counts_every_eviction_by_type(fake_brain, at):
     at(0)
     for n in range(3):
-        fake_brain.add(f"a forgettable episode {n}", importance=0.0)
+        fake_brain.add(f"a forgettable episode {n}", importance=0.05)
     fake_brain.add("a forgettable reflection", type="reflection", importance=0.0)
     fake_brain.add("a concept worth keeping", type="concept", importance=0.9)
-    at(400)
+    at(20)
     report = fake_brain.gc(threshold=0.2, dry_run=True)
     assert report.by_type == {"episode": 3, "reflection": 1}
     scores = [e["retention_score"] for e in report.evicted]
