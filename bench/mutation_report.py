@@ -189,7 +189,11 @@ def report(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str,
     for meta_file in sorted(mutants.rglob("*.py.meta")):
         source_file = meta_file.with_suffix("")
         module = ".".join(source_file.relative_to(mutants).with_suffix("").parts)
-        results = json.loads(meta_file.read_text())["exit_code_by_key"]
+        try:
+            results = json.loads(meta_file.read_text())["exit_code_by_key"]
+        except (ValueError, KeyError):  # a run stopped while mutmut was writing this file
+            print(f"skipped {meta_file}: unreadable (a stopped run?)", file=sys.stderr)
+            continue
         functions = _functions(source_file.read_text())
         for key, code in sorted(results.items()):
             name = key[len(module) + 1:]
