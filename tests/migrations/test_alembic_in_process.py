@@ -21,11 +21,16 @@ from cerebro.db.migrate import HEAD_REVISION, UPSTREAM_SCHEMA_VERSION
 
 
 @pytest.fixture
-def alembic(kit: SimpleNamespace, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
+def alembic(
+    kit: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[..., None]]:
     """Run one ``alembic -c alembic.ini -x brain=PATH <args>`` command line in-process, clock pinned."""
     from alembic.config import main
 
-    monkeypatch.chdir(kit.REPO)
+    scratch = tmp_path_factory.mktemp("cwd")
+    # alembic.ini names its scripts relative to itself (%(here)s): run from a scratch folder, so that nothing a
+    # broken path handling writes lands in the checkout.
+    monkeypatch.chdir(scratch)
     monkeypatch.delenv("ALEMBIC_CONFIG", raising=False)
     # The checkout's env.py configures logging from alembic.ini, as the console script should: put the
     # test process's logging back afterwards.
