@@ -27,7 +27,6 @@ def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> values.GcReport:
     """Archive active memories whose retention fell below the threshold (flag > config > 0.01)."""
     from cerebro.store import archive, meta, nodes
 
-
     def work(session: Any) -> values.GcReport:
         limit = threshold
         if limit is None:
@@ -133,7 +132,6 @@ def consolidation_suggestions(h: Handle, *, limit: int) -> list[dict[str, Any]]:
 def record_outcome(h: Handle, node_id: str, *, success: bool) -> values.Node:
     """Count a success or failure in ``metadata.outcomes`` (it feeds the outcome factor of recall)."""
     from cerebro.store import nodes
-
 
     def write(session: Any) -> values.Node:
         row = nodes.get_row(session, nodes.resolve_id(session, node_id))

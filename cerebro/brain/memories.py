@@ -35,6 +35,7 @@ def resolve_id(h: Handle, prefix: str) -> str:
 
     return h.read(lambda s: nodes.resolve_id(s, prefix))
 
+
 def add(
     h: Handle,
     content: str,
@@ -85,6 +86,7 @@ def add(
     embedding.warn_pending(h, node_id, error)
     return node_id
 
+
 def metadata_with(
     h: Handle, meta_dict: dict[str, Any] | None, anchors: Any, anchor_ref: Any, beads_id: Any
 ) -> dict[str, Any] | None:
@@ -95,6 +97,7 @@ def metadata_with(
     if beads is not None:
         meta_dict = {**(meta_dict or {}), "beadsId": beads}
     return anchoring.attach(meta_dict, anchoring.resolve(h.project, anchors, anchor_ref))
+
 
 def add_many(
     h: Handle,
@@ -124,7 +127,7 @@ def add_many(
                 "type": node_type,
                 "subtype": item.get("subtype") or None,
                 "importance": _check_importance(item.get("importance", 0.5)),
-                "metadata": metadata_with(h, 
+                "metadata": metadata_with(h,
                     parse_metadata(item.get("metadata")), item.get("anchors"), item.get("anchor_ref"),
                     item.get("beads_id"),
                 ),
@@ -171,6 +174,7 @@ def add_many(
         )
     return ids
 
+
 def get(h: Handle, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
     """A memory and every edge touching it (only edges valid at ``as_of`` when given)."""
     from cerebro.store import edges, nodes
@@ -190,6 +194,7 @@ def get(h: Handle, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
     detail = h.read(read)
     (node,) = annotate(h, [detail.node])
     return values.NodeDetail(node, detail.edges)
+
 
 def update(
     h: Handle,
@@ -251,6 +256,7 @@ def update(
         embedding.warn_pending(h, node.id, error)
     return node
 
+
 def list_memories(
     h: Handle,
     *,
@@ -281,6 +287,7 @@ def list_memories(
             )
         ]
     ))
+
 
 def add_edge(
     h: Handle,
@@ -334,6 +341,7 @@ def add_edge(
 
     return h.write(write)
 
+
 def reinforce(h: Handle, node_id: str) -> values.Node:
     """Count a use: access and reinforcement counters up, both timestamps now. Active memories only."""
 
@@ -354,6 +362,7 @@ def reinforce(h: Handle, node_id: str) -> values.Node:
         return nodes.to_value(row)
 
     return h.write(write)
+
 
 def supersede(
     h: Handle,
@@ -416,6 +425,7 @@ def supersede(
     new_id = h.write(write)
     embedding.warn_pending(h, new_id, error)
     return new_id
+
 
 def stats(h: Handle) -> values.Stats:
     from cerebro.store import edges, meta, nodes, vec

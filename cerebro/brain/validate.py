@@ -71,7 +71,6 @@ def parse_metadata(metadata: Any) -> dict[str, Any] | None:
     return metadata
 
 
-
 BEADS_ID = re.compile(r"^[a-z][a-z0-9-]{0,31}-[0-9a-z]{3,32}$")  # upstream's pattern (cmd_add_beadsid)
 
 
