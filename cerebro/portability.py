@@ -10,10 +10,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, metadata
-from cerebro.store import reads
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
+    from cerebro.store.interface import Store
 
 EXPORT_VERSION = "1"  # upstream's ExportVersion, unchanged through schema v7
 _NODE_COLUMNS = (
@@ -56,32 +59,32 @@ def _record(row: Any, columns: tuple[str, ...], *, omit_empty: tuple[str, ...] =
     return record
 
 
-def bundle(conn: Any) -> dict[str, Any]:
+def bundle(store: Store, conn: Connection) -> dict[str, Any]:
     """Upstream's JSON bundle."""
-    meta = dict(reads.meta_items(conn))
+    meta = dict(store.reads.meta_items(conn))
     return {
         "version": EXPORT_VERSION,
         "exported_at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
         "meta": meta,
-        "nodes": [_record(r, _NODE_COLUMNS, omit_empty=("subtype", "metadata")) for r in reads.rows(conn, "nodes", _NODE_COLUMNS, "created_at, id")],
-        "edges": [_record(r, _EDGE_COLUMNS, omit_empty=("metadata",)) for r in reads.rows(conn, "edges", _EDGE_COLUMNS, "id")],
+        "nodes": [_record(r, _NODE_COLUMNS, omit_empty=("subtype", "metadata")) for r in store.reads.rows(conn, "nodes", _NODE_COLUMNS, "created_at, id")],
+        "edges": [_record(r, _EDGE_COLUMNS, omit_empty=("metadata",)) for r in store.reads.rows(conn, "edges", _EDGE_COLUMNS, "id")],
     }
 
 
-def jsonl_lines(conn: Any) -> list[str]:
+def jsonl_lines(store: Store, conn: Connection) -> list[str]:
     """Sorted, byte-stable lines: meta by key, nodes by id, edges by (source, target, relation), archive."""
 
     def line(kind: str, record: dict[str, Any]) -> str:
         return json.dumps({"kind": kind, **record}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
-    lines = [line("meta", {"key": k, "value": v}) for k, v in reads.meta_items(conn)]
-    lines += [line("node", _record(r, _NODE_COLUMNS)) for r in reads.rows(conn, "nodes", _NODE_COLUMNS, "id")]
+    lines = [line("meta", {"key": k, "value": v}) for k, v in store.reads.meta_items(conn)]
+    lines += [line("node", _record(r, _NODE_COLUMNS)) for r in store.reads.rows(conn, "nodes", _NODE_COLUMNS, "id")]
     edge_columns = _EDGE_COLUMNS[1:]  # row ids differ between brains: the triple is the key
     lines += [
         line("edge", _record(r, edge_columns))
-        for r in reads.rows(conn, "edges", edge_columns, "source_id, target_id, relation")
+        for r in store.reads.rows(conn, "edges", edge_columns, "source_id, target_id, relation")
     ]
-    lines += [line("archive", _record(r, _ARCHIVE_COLUMNS)) for r in reads.rows(conn, "nodes_archive", _ARCHIVE_COLUMNS, "id")]
+    lines += [line("archive", _record(r, _ARCHIVE_COLUMNS)) for r in store.reads.rows(conn, "nodes_archive", _ARCHIVE_COLUMNS, "id")]
     return lines
 
 

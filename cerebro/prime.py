@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, scoring
-from cerebro.store import reads, vec
 from cerebro.values import ScoredNode
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
+    from cerebro.store.interface import Store
 
 # (name, share of the limit, over-fetch multiplier, SQL filter, SQL order)
 # Per-type pools: (pool, share of the limit, over-fetch multiplier). What each pool selects is
@@ -33,7 +36,7 @@ def budget(share: float, limit: int) -> int:
     return max(1, math.floor(share * limit + 0.5))
 
 
-def prime(conn: Any, limit: int, now: datetime | None = None, anchors: Any = None) -> list[ScoredNode]:
+def prime(store: Store, conn: Connection, limit: int, now: datetime | None = None, anchors: Any = None) -> list[ScoredNode]:
     """The primed memories, best first. ``anchors`` (a ``cerebro.anchors.Checker``) fills anchor statuses
     and demotes memories whose anchored code changed."""
     now = now or clock.now()
@@ -43,7 +46,7 @@ def prime(conn: Any, limit: int, now: datetime | None = None, anchors: Any = Non
     }
     candidates: dict[str, Any] = {}
     for pool, share, multiplier in POOLS:
-        for node in reads.prime_pool(conn, pool, budget(share, limit) * multiplier, marks):
+        for node in store.reads.prime_pool(conn, pool, budget(share, limit) * multiplier, marks):
             candidates.setdefault(node.id, node)
     if not candidates:
         return []
@@ -54,7 +57,7 @@ def prime(conn: Any, limit: int, now: datetime | None = None, anchors: Any = Non
         * scoring.anchor_factor(node.anchor_status)
         for node_id, node in candidates.items()
     }
-    vectors = vec.vectors_for(conn, list(candidates)) if reads.table_exists(conn, "vec_nodes") else {}
+    vectors = store.vectors.vectors_for(conn, list(candidates)) if store.reads.table_exists(conn, "vec_nodes") else {}
     chosen = scoring.mmr_select(list(candidates), scores, vectors, limit)
     return [
         ScoredNode(candidates[node_id], scores[node_id], 0.0, None, {"prime": rank})

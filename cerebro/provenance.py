@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock
-from cerebro.store import graph, reads
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
+    from cerebro.store.interface import Store
 
 DERIVED_FROM = "derived_from"
 MAX_DEPTH = 100  # clamp: a deeper walk is a mistake, not a request
@@ -23,7 +26,7 @@ def clamp_depth(depth: int) -> int:
     return max(0, min(MAX_DEPTH, int(depth)))
 
 
-def walk(conn: Any, start: str, *, max_depth: int = GET_DEFAULT_DEPTH) -> list[tuple[str, int]]:
+def walk(store: Store, conn: Connection, start: str, *, max_depth: int = GET_DEFAULT_DEPTH) -> list[tuple[str, int]]:
     """[(node_id, depth)] in breadth-first order over outgoing ``derived_from`` edges, the start at depth 0;
     each node once, at its minimum depth."""
     seen = {start}
@@ -31,7 +34,7 @@ def walk(conn: Any, start: str, *, max_depth: int = GET_DEFAULT_DEPTH) -> list[t
     frontier = [start]
     for depth in range(1, clamp_depth(max_depth) + 1):
         found: list[str] = []
-        for neighbour in graph.targets(conn, frontier, DERIVED_FROM):
+        for neighbour in store.graph.targets(conn, frontier, DERIVED_FROM):
             if neighbour not in seen:
                 seen.add(neighbour)
                 order.append((neighbour, depth))
@@ -42,15 +45,15 @@ def walk(conn: Any, start: str, *, max_depth: int = GET_DEFAULT_DEPTH) -> list[t
     return order
 
 
-def _boundary(conn: Any, key: str) -> datetime | None:
-    return clock.parse_optional(reads.meta(conn, key))
+def _boundary(store: Store, conn: Connection, key: str) -> datetime | None:
+    return clock.parse_optional(store.reads.meta(conn, key))
 
 
-def provenance_statuses(conn: Any, nodes: Sequence[Any]) -> dict[str, str]:
+def provenance_statuses(store: Store, conn: Connection, nodes: Sequence[Any]) -> dict[str, str]:
     """complete: the node has an outgoing ``derived_from`` edge (it was derived); legacy: created strictly
     before ``provenance_convention_since``; else none. Without a (parseable) boundary nothing is legacy."""
-    derived = graph.sources_with(conn, [n.id for n in nodes], DERIVED_FROM)
-    boundary = _boundary(conn, "provenance_convention_since")
+    derived = store.graph.sources_with(conn, [n.id for n in nodes], DERIVED_FROM)
+    boundary = _boundary(store, conn, "provenance_convention_since")
     result = {}
     for node in nodes:
         if node.id in derived:
@@ -62,9 +65,9 @@ def provenance_statuses(conn: Any, nodes: Sequence[Any]) -> dict[str, str]:
     return result
 
 
-def origin_statuses(conn: Any, nodes: Sequence[Any]) -> dict[str, str]:
+def origin_statuses(store: Store, conn: Connection, nodes: Sequence[Any]) -> dict[str, str]:
     """recorded: an actor is present; legacy: created before ``origin_convention_since``; else unknown."""
-    boundary = _boundary(conn, "origin_convention_since")
+    boundary = _boundary(store, conn, "origin_convention_since")
     result = {}
     for node in nodes:
         if node.origin.actor:

@@ -21,11 +21,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import scoring
-from cerebro.store import fts, graph, reads, vec
 from cerebro.values import UNSET, Node, RecallResult, ScoredNode
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
+    from cerebro.store.interface import Store
 
 
 @dataclass(frozen=True)
@@ -86,48 +89,48 @@ def _score(candidate: _Candidate, now: datetime) -> ScoredNode:
     return ScoredNode(node, parts.score, candidate.reported_similarity, parts, dict(candidate.lanes))
 
 
-def _structural_baseline(conn: Any, ids: Sequence[str], enabled: bool) -> dict[str, float]:
+def _structural_baseline(store: Store, conn: Connection, ids: Sequence[str], enabled: bool) -> dict[str, float]:
     if not enabled or not ids:
         return {}
-    counts = graph.citation_indegree(conn, ids, scoring.CITATION_RELATIONS)
+    counts = store.graph.citation_indegree(conn, ids, scoring.CITATION_RELATIONS)
     return {node_id: scoring.indegree_structural(n) for node_id, n in counts.items()}
 
 
 SUBTYPE_OVERFETCH = 10  # with a subtype filter, look this many times deeper for matching neighbours
 
 
-def vector_lane(conn: Any, query_vector: Sequence[float], options: RecallOptions, width: int) -> list[_Candidate]:
+def vector_lane(store: Store, conn: Connection, query_vector: Sequence[float], options: RecallOptions, width: int) -> list[_Candidate]:
     """The nearest active nodes above the threshold (and of the wanted subtype), nearest first.
 
     Non-active nodes keep their vectors, so the KNN over-fetches; when a page of neighbours did not
     yield ``width`` usable ones, one deeper pass follows (rather than always fetching 3× deep).
     """
     overfetch = 2 if options.subtype is UNSET else SUBTYPE_OVERFETCH
-    k = min(width * overfetch, vec.MAX_K)
+    k = min(width * overfetch, store.vectors.MAX_K)
     nodes: dict[str, Node] = {}
     while True:
-        nearest = options.warm.knn(query_vector, k) if options.warm is not None else vec.knn(conn, query_vector, k)
+        nearest = options.warm.knn(query_vector, k) if options.warm is not None else store.vectors.knn(conn, query_vector, k)
         hits = [(node_id, 1.0 - distance) for node_id, distance in nearest]
         above = [(node_id, sim) for node_id, sim in hits if sim >= options.threshold]
         # Rows are read nearest first, only as deep as needed: usually the first ``width`` suffice.
         wanted = [node_id for node_id, _ in above if node_id not in nodes]
-        nodes.update(reads.nodes_by_id(conn, wanted[:width], active_only=True))
+        nodes.update(store.reads.nodes_by_id(conn, wanted[:width], active_only=True))
         usable = [(i, sim) for i, sim in above if i in nodes and _subtype_matches(nodes[i], options.subtype)]
         if len(usable) < width and len(wanted) > width:
-            nodes.update(reads.nodes_by_id(conn, wanted[width:], active_only=True))
+            nodes.update(store.reads.nodes_by_id(conn, wanted[width:], active_only=True))
             usable = [(i, sim) for i, sim in above if i in nodes and _subtype_matches(nodes[i], options.subtype)]
         exhausted = len(hits) < k or len(above) < len(hits)  # no more neighbours, or the rest are too far
-        if len(usable) >= width or exhausted or k >= min(width * SUBTYPE_OVERFETCH * 4, vec.MAX_K):
+        if len(usable) >= width or exhausted or k >= min(width * SUBTYPE_OVERFETCH * 4, store.vectors.MAX_K):
             break
-        k = min(k * 4, vec.MAX_K)
+        k = min(k * 4, store.vectors.MAX_K)
     usable = usable[:width]
-    baseline = _structural_baseline(conn, [i for i, _ in usable], options.indegree_enabled)
+    baseline = _structural_baseline(store, conn, [i for i, _ in usable], options.indegree_enabled)
     return [_Candidate(nodes[i], sim, baseline.get(i, 0.0)) for i, sim in usable]
 
 
-def vectors_of(conn: Any, options: RecallOptions, ids: Sequence[str]) -> dict[str, list[float]]:
+def vectors_of(store: Store, conn: Connection, options: RecallOptions, ids: Sequence[str]) -> dict[str, list[float]]:
     """Stored vectors of these nodes: from the warm index when there is one (no point lookups)."""
-    return options.warm.vectors(ids) if options.warm is not None else vec.vectors_for(conn, list(ids))
+    return options.warm.vectors(ids) if options.warm is not None else store.vectors.vectors_for(conn, list(ids))
 
 
 def _shift(vector: Sequence[float], direction: Sequence[float], weight: float) -> list[float]:
@@ -149,9 +152,9 @@ CENTERING_SAMPLE = 256  # stored vectors read to estimate the brain's mean
 CENTERING_MIN = 50  # fewer vectors (about one lane's depth): no centering, the mean would be the memories
 
 
-def brain_mean(conn: Any) -> list[float] | None:
+def brain_mean(store: Store, conn: Connection) -> list[float] | None:
     """The mean vector centering moves away from, or None when the brain is too small to have one."""
-    return vec.mean_vector(conn, CENTERING_SAMPLE, CENTERING_MIN)
+    return store.vectors.mean_vector(conn, CENTERING_SAMPLE, CENTERING_MIN)
 
 
 def center(vector: Sequence[float], mean: Sequence[float], weight: float) -> list[float]:
@@ -164,8 +167,8 @@ class _SeedCosines:
     """Dot products of the seeds' stored vectors with a query vector: one matrix product over the warm
     index when there is one; else the vectors are read once (point lookups) and kept for the next query."""
 
-    def __init__(self, conn: Any, options: RecallOptions, ids: list[str]) -> None:
-        self._conn, self._options, self._ids = conn, options, ids
+    def __init__(self, store: Store, conn: Connection, options: RecallOptions, ids: list[str]) -> None:
+        self._store, self._conn, self._options, self._ids = store, conn, options, ids
         self._vectors: dict[str, list[float]] | None = None
 
     def against(self, vector: Sequence[float]) -> dict[str, float]:
@@ -174,7 +177,7 @@ class _SeedCosines:
         if self._options.warm is not None:
             return self._options.warm.dots(self._ids, vector)
         if self._vectors is None:
-            self._vectors = vectors_of(self._conn, self._options, self._ids)
+            self._vectors = vectors_of(self._store, self._conn, self._options, self._ids)
         return {node_id: sum(map(mul, v, vector)) for node_id, v in self._vectors.items()}
 
 
@@ -183,9 +186,9 @@ def _attach_raw_similarity(seeds: list[_Candidate], cosines: dict[str, float]) -
         candidate.raw_similarity = cosines.get(candidate.node.id)  # None (no vector): reported as similarity
 
 
-def keyword_lane(conn: Any, query: str, width: int, subtype: Any = UNSET) -> list[tuple[str, float]]:
+def keyword_lane(store: Store, conn: Connection, query: str, width: int, subtype: Any = UNSET) -> list[tuple[str, float]]:
     """[(node_id, bm25)], best first (FTS5's bm25 is lower-is-better)."""
-    return fts.search(conn, query, width, subtype=... if subtype is UNSET else subtype)
+    return store.keywords.search(conn, query, width, subtype=... if subtype is UNSET else subtype)
 
 
 def _limit(options: RecallOptions) -> int:
@@ -199,19 +202,19 @@ def _width(options: RecallOptions) -> int:
     return max(limit, options.depth) if options.fusion == "blend" else limit
 
 
-def keyword_hits_for(conn: Any, query: str, options: RecallOptions) -> list[tuple[str, float]]:
+def keyword_hits_for(store: Store, conn: Connection, query: str, options: RecallOptions) -> list[tuple[str, float]]:
     """The keyword lane as :func:`recall` runs it with these options (empty when it is off)."""
     use_keyword = options.bm25_enabled and "keyword" in options.lanes and bool(query.strip())
-    return keyword_lane(conn, query, options.keyword_width or _width(options), options.subtype) if use_keyword else []
+    return keyword_lane(store, conn, query, options.keyword_width or _width(options), options.subtype) if use_keyword else []
 
 
-def expand(conn: Any, seeds: list[_Candidate], as_of: datetime | None, indegree: bool) -> list[_Candidate]:
+def expand(store: Store, conn: Connection, seeds: list[_Candidate], as_of: datetime | None, indegree: bool) -> list[_Candidate]:
     """One hop: results linked to each other take the strongest edge weight as structure; active
     neighbours join with similarity 0 and the strongest edge weight to them."""
     by_id = {c.node.id: c for c in seeds}
     strongest_inside: dict[str, float] = {}
     strongest_to_neighbour: dict[str, float] = {}
-    for source, target, _relation, weight in graph.edges_touching(conn, list(by_id), as_of):
+    for source, target, _relation, weight in store.graph.edges_touching(conn, list(by_id), as_of):
         value = scoring.edge_structural(weight)
         if source in by_id and target in by_id:
             for end in (source, target):
@@ -221,8 +224,8 @@ def expand(conn: Any, seeds: list[_Candidate], as_of: datetime | None, indegree:
             strongest_to_neighbour[neighbour] = max(strongest_to_neighbour.get(neighbour, 0.0), value)
     for node_id, value in strongest_inside.items():
         by_id[node_id].structural = max(by_id[node_id].structural, value)
-    neighbours = reads.nodes_by_id(conn, list(strongest_to_neighbour), active_only=True)
-    baseline = _structural_baseline(conn, list(neighbours), indegree)
+    neighbours = store.reads.nodes_by_id(conn, list(strongest_to_neighbour), active_only=True)
+    baseline = _structural_baseline(store, conn, list(neighbours), indegree)
     added = [
         _Candidate(node, 0.0, max(strongest_to_neighbour[node_id], baseline.get(node_id, 0.0)))
         for node_id, node in neighbours.items()
@@ -239,7 +242,8 @@ def _subtype_matches(node: Node, wanted: Any) -> bool:
 
 
 def recall(
-    conn: Any,
+    store: Store,
+    conn: Connection,
     query: str,
     query_vector: Sequence[float] | None,
     options: RecallOptions,
@@ -260,43 +264,43 @@ def recall(
     width = _width(options)
     use_vector = query_vector is not None and "vector" in options.lanes
     if keyword_hits is None:
-        keyword_hits = keyword_hits_for(conn, query, options)
+        keyword_hits = keyword_hits_for(store, conn, query, options)
     keyword_ids = [node_id for node_id, _ in keyword_hits]
 
     expansion = "off"
     if use_vector:
         search_vector = query_vector
         if keyword_ids and options.feedback_docs > 0 and options.feedback_weight > 0:
-            top = vectors_of(conn, options, keyword_ids[: options.feedback_docs])
+            top = vectors_of(store, conn, options, keyword_ids[: options.feedback_docs])
             search_vector = feedback(query_vector, list(top.values()), options.feedback_weight)  # type: ignore[arg-type]
         mean = None
         if options.centering > 0:
-            mean = options.mean(conn) if options.mean is not None else brain_mean(conn)
+            mean = options.mean(conn) if options.mean is not None else brain_mean(store, conn)
             if mean is not None and len(mean) != len(search_vector):  # type: ignore[arg-type]
                 mean = None  # vectors of another model (a switch under way): rank uncentered
         cosines = None
         if mean is None:
-            seeds = vector_lane(conn, search_vector, options, width)  # type: ignore[arg-type]
+            seeds = vector_lane(store, conn, search_vector, options, width)  # type: ignore[arg-type]
         else:
             # The centered query chooses the candidates and gives the relevance term; the threshold keeps
             # its meaning, a cosine to the uncentered query, so it is checked after the cut.
             centered = center(search_vector, mean, options.centering)  # type: ignore[arg-type]
-            seeds = vector_lane(conn, centered, replace(options, threshold=-1.0), width)
-            cosines = _SeedCosines(conn, options, [c.node.id for c in seeds])
+            seeds = vector_lane(store, conn, centered, replace(options, threshold=-1.0), width)
+            cosines = _SeedCosines(store, conn, options, [c.node.id for c in seeds])
             to_search = cosines.against(search_vector)  # type: ignore[arg-type]
             seeds = [c for c in seeds if to_search.get(c.node.id, -1.0) >= options.threshold]
         if (search_vector is not query_vector or mean is not None) and seeds:
             # Relevance uses the expanded query (that is the gain, ADR 0010); the gate and the reported
             # similarity keep the cosine to the query the user asked (upstream's meaning of both).
             if cosines is None:
-                cosines = _SeedCosines(conn, options, [c.node.id for c in seeds])
+                cosines = _SeedCosines(store, conn, options, [c.node.id for c in seeds])
             _attach_raw_similarity(seeds, cosines.against(query_vector))  # type: ignore[arg-type]
         for rank, c in enumerate(seeds, start=1):
             c.lanes["vector"] = rank
     elif mode == "keyword" and keyword_ids:
         # Provider none: the graph lane grows from the keyword hits instead.
-        nodes = reads.nodes_by_id(conn, keyword_ids[:width], active_only=True)
-        baseline = _structural_baseline(conn, list(nodes), options.indegree_enabled)
+        nodes = store.reads.nodes_by_id(conn, keyword_ids[:width], active_only=True)
+        baseline = _structural_baseline(store, conn, list(nodes), options.indegree_enabled)
         seeds = [_Candidate(nodes[i], 0.0, baseline.get(i, 0.0)) for i in keyword_ids[:width] if i in nodes]
     else:
         seeds = []
@@ -312,14 +316,14 @@ def recall(
         else:
             expansion = "expanded"
         if expansion != "gated":
-            seeds = expand(conn, seeds, options.as_of, options.indegree_enabled)
+            seeds = expand(store, conn, seeds, options.as_of, options.indegree_enabled)
 
     scored = sorted((_score(c, now) for c in seeds), key=lambda s: -s.score)  # stable on ties
     primary = scored[:width]
 
     by_id: dict[str, ScoredNode] = {s.node.id: s for s in primary}
-    keyword_nodes = reads.nodes_by_id(conn, [i for i in keyword_ids if i not in by_id], active_only=True)
-    keyword_baseline = _structural_baseline(conn, list(keyword_nodes), options.indegree_enabled)
+    keyword_nodes = store.reads.nodes_by_id(conn, [i for i in keyword_ids if i not in by_id], active_only=True)
+    keyword_baseline = _structural_baseline(store, conn, list(keyword_nodes), options.indegree_enabled)
     for node_id, node in keyword_nodes.items():
         by_id[node_id] = _score(_Candidate(node, 0.0, keyword_baseline.get(node_id, 0.0)), now)
     for rank, node_id in enumerate(keyword_ids, start=1):

@@ -4,34 +4,37 @@ a memory, and the pending backfill. The embedder itself and the dimension checks
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import values
 from cerebro.brain.handle import Handle
 from cerebro.errors import InvalidInput
 
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
+    from cerebro.store.interface import Store
+
 
 def store_vector(
-    h: Handle, session: Any, row: Any, vector: list[float] | None, error: str | None, *, fresh: bool = False
+    h: Handle, session: Session, row: Any, vector: list[float] | None, error: str | None, *, fresh: bool = False
 ) -> None:
     """Write a node's vector (and only then its model id); on failure mark the brain pending."""
-    from cerebro.store import meta, vec
 
     _, model, dims = h.embedding_settings()
     if dims <= 0:
         return
-    vec.ensure_table(session, dims)
+    h.store.vectors.ensure_table(session, dims)
     if vector is not None:
-        vec.upsert(session, row.id, vector, fresh=fresh)
+        h.store.vectors.upsert(session, row.id, vector, fresh=fresh)
         row.embedding_model = model
         session.add(row)
     else:
         if not fresh:
-            vec.delete(session, row.id)  # a stale vector of old content must not outlive it
+            h.store.vectors.delete(session, row.id)  # a stale vector of old content must not outlive it
         row.embedding_model = ""
         session.add(row)
         if error is not None:
-            meta.put(session, "has_pending_embeddings", "true")
+            h.store.meta.put(session, "has_pending_embeddings", "true")
 
 
 def warn_pending(h: Handle, node_id: str, error: str | None) -> None:
@@ -45,21 +48,20 @@ def embed_pending(
     h: Handle, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None
 ) -> values.EmbedReport:
     """Embed every active memory that has no vector, in batches (each batch one transaction)."""
-    from cerebro.store import meta, nodes, vec
 
     _, model, dims = h.embedding_settings()
     if dims <= 0:
         raise InvalidInput("this brain has no embedding provider (init --embed-provider local)")
-    total = h.read(lambda s: vec.count_missing_active(s) if vec.exists(s) else nodes.count_with_status(s, "active"))
+    total = h.read(lambda s: h.store.vectors.count_missing_active(s) if h.store.vectors.exists(s) else h.store.nodes.count_with_status(s, "active"))
     done = failed = 0
     errors: list[str] = []
     skip: set[str] = set()
     while True:
-        ids = h.read(lambda s: _pending_ids(s, batch_size + len(skip)))
+        ids = h.read(lambda s: _pending_ids(h.store, s, batch_size + len(skip)))
         ids = [i for i in ids if i not in skip][:batch_size]
         if not ids:
             break
-        rows = h.read(lambda s: [(r.id, r.content) for r in (nodes.get_row(s, i) for i in ids)])
+        rows = h.read(lambda s: [(r.id, r.content) for r in (h.store.nodes.get_row(s, i) for i in ids)])
         try:
             vectors = h.embed([content for _, content in rows])
         except Exception as exc:  # noqa: BLE001
@@ -70,30 +72,27 @@ def embed_pending(
                 progress(done + failed, total)
             continue
 
-        def write(session: Any, rows: list[tuple[str, str]] = rows, vectors: list[list[float]] = vectors) -> None:
-            vec.ensure_table(session, dims)
+        def write(session: Session, rows: list[tuple[str, str]] = rows, vectors: list[list[float]] = vectors) -> None:
+            h.store.vectors.ensure_table(session, dims)
             for (node_id, _), vector in zip(rows, vectors, strict=True):
-                vec.upsert(session, node_id, vector)
-                nodes.set_embedding_model(session, node_id, model)
+                h.store.vectors.upsert(session, node_id, vector)
+                h.store.nodes.set_embedding_model(session, node_id, model)
 
         h.write(write)
         done += len(rows)
         if progress:
             progress(done + failed, total)
-    remaining = h.read(lambda s: vec.count_missing_active(s))
+    remaining = h.read(lambda s: h.store.vectors.count_missing_active(s))
     if remaining == 0:
-        h.write(lambda s: meta.delete(s, "has_pending_embeddings"))
+        h.write(lambda s: h.store.meta.delete(s, "has_pending_embeddings"))
     return values.EmbedReport(embedded=done, failed=failed, remaining=remaining, errors=errors[:5])
 
 
-def current_content(session: Any, node_id: str) -> str | None:
-    from cerebro.store import nodes
-
-    return nodes.get_row(session, nodes.resolve_id(session, node_id)).content
+def current_content(store: Store, session: Session, node_id: str) -> str | None:
+    return store.nodes.get_row(session, store.nodes.resolve_id(session, node_id)).content
 
 
-def _pending_ids(session: Any, limit: int) -> list[str]:
-    from cerebro.store import nodes, vec
-
-    return vec.missing_active_ids(session, limit) if vec.exists(session) else nodes.active_ids(session, limit)
+def _pending_ids(store: Store, session: Session, limit: int) -> list[str]:
+    vectors = store.vectors
+    return vectors.missing_active_ids(session, limit) if vectors.exists(session) else store.nodes.active_ids(session, limit)
 

@@ -4,11 +4,14 @@ written in one transaction. The formats themselves are ``cerebro.portability`` a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro.brain.handle import Handle
 from cerebro.errors import InvalidInput
 from cerebro.portability import _NODE_COLUMNS as _NODE_FIELDS  # one list of node columns
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
 
 FORMATS = ("json", "jsonl", "sqlite")
 
@@ -17,30 +20,26 @@ def export(h: Handle, format: str) -> Any:
     """``json`` → the bundle (dict); ``jsonl`` → list of lines. Read in one snapshot: consistent while
     others write. For ``sqlite`` use :meth:`export_sqlite`."""
     from cerebro import portability
-    from cerebro.store import dump
 
     if format not in ("json", "jsonl", "sql"):
         raise InvalidInput(f"unknown export format {format!r}: use json, jsonl, sql or sqlite")
     with h.snapshot() as conn:
         if format == "sql":
-            return dump.sql_statements(conn)
-        return portability.bundle(conn) if format == "json" else portability.jsonl_lines(conn)
+            return h.store.dump.sql_statements(conn)
+        return portability.bundle(h.store, conn) if format == "json" else portability.jsonl_lines(h.store, conn)
 
 
 def rebuild_keyword_lane_if_asked(h: Handle) -> None:
     """After a sql dump was loaded: re-index every active node (the dump carries no FTS rows)."""
     from cerebro import portability
-    from cerebro.store import reads
 
     with h.snapshot() as conn:
-        if reads.meta(conn, portability.NEEDS_FTS_REBUILD) is None:
+        if h.store.reads.meta(conn, portability.NEEDS_FTS_REBUILD) is None:
             return
 
-    def write(session: Any) -> None:
-        from cerebro.store import fts, meta
-
-        fts.rebuild(session)
-        meta.delete(session, portability.NEEDS_FTS_REBUILD)
+    def write(session: Session) -> None:
+        h.store.keywords.rebuild(session)
+        h.store.meta.delete(session, portability.NEEDS_FTS_REBUILD)
 
     h.write(write)
 
@@ -69,13 +68,12 @@ def import_file(
     transaction. ``skip`` keeps existing nodes and edges; ``replace`` updates them in place (never
     delete-and-insert, which would cascade away their edges). Returns the counts."""
     from cerebro import importing
-    from cerebro.store import reads
 
     if on_conflict not in ("skip", "replace"):
         raise InvalidInput("--on-conflict must be skip or replace")
     parsed = importing.read(Path(path))
     with h.snapshot() as conn:
-        existing = reads.node_ids(conn)
+        existing = h.store.reads.node_ids(conn)
     importing.check_references(parsed, existing)
     for node in parsed.nodes:
         if all(node[k] is None for k in _ORIGIN):  # origin-less nodes are stamped by the import
@@ -97,36 +95,34 @@ def import_file(
                 progress(min(start + len(batch), len(active)), len(active))
     _, model, _ = h.embedding_settings()
 
-    def write(session: Any) -> dict[str, Any]:
-        from cerebro.store import bulk, fts, meta, vec
-
+    def write(session: Session) -> dict[str, Any]:
         for key, value in parsed.config.items():
-            meta.put(session, key, value)
+            h.store.meta.put(session, key, value)
         replace = on_conflict == "replace"
-        has_fts = fts.available(session)
+        has_fts = h.store.keywords.available(session)
         if dims > 0:
-            vec.ensure_table(session, dims)
+            h.store.vectors.ensure_table(session, dims)
         nodes_done = 0
         for node in parsed.nodes:
             row = {**node, "embedding_model": model if node["id"] in vectors else ""}
-            if not bulk.put_node(session, row, _NODE_FIELDS, replace=replace):
+            if not h.store.bulk.put_node(session, row, _NODE_FIELDS, replace=replace):
                 continue
             nodes_done += 1
             if has_fts:
-                fts.unindex(session, node["id"])
+                h.store.keywords.unindex(session, node["id"])
                 if node["status"] == "active":
-                    fts.index(session, node["id"], node["content"], node["subtype"])
+                    h.store.keywords.index(session, node["id"], node["content"], node["subtype"])
             if dims > 0:
                 fresh = node["id"] not in existing
                 if node["id"] in vectors:
-                    vec.upsert(session, node["id"], vectors[node["id"]], fresh=fresh)
+                    h.store.vectors.upsert(session, node["id"], vectors[node["id"]], fresh=fresh)
                 elif not fresh:
-                    vec.delete(session, node["id"])
-        edges_done = sum(bulk.put_edge(session, edge, replace=replace) for edge in parsed.edges)
+                    h.store.vectors.delete(session, node["id"])
+        edges_done = sum(h.store.bulk.put_edge(session, edge, replace=replace) for edge in parsed.edges)
         for row in parsed.archive:
-            bulk.put_archived(session, row, importing.ARCHIVE_FIELDS, replace=replace)
+            h.store.bulk.put_archived(session, row, importing.ARCHIVE_FIELDS, replace=replace)
         if failed:
-            meta.put(session, "has_pending_embeddings", "true")
+            h.store.meta.put(session, "has_pending_embeddings", "true")
         return {
             "nodes_imported": nodes_done,
             "nodes_skipped": len(parsed.nodes) - nodes_done,

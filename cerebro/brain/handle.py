@@ -18,7 +18,11 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection, Engine, Session
+    from cerebro.store.interface import Store
 
 T = TypeVar("T")
 
@@ -35,8 +39,14 @@ def default_warning(message: str) -> None:
 class Handle:
     """One open brain file. Made by :func:`cerebro.brain.opening.open_handle`; closed by :meth:`close`."""
 
-    def __init__(self, path: Path, engine: Any = None, *, backup: str | None = None) -> None:
+    def __init__(
+        self, path: Path, engine: Engine | None = None, *, backup: str | None = None, store: Store | None = None
+    ) -> None:
+        from cerebro.store.sqlite import SQLITE
+
         self.path = path
+        # The storage engine's operations (cerebro.store.interface): the domain reaches the store only here.
+        self.store: Store = SQLITE if store is None else store
         # The project directory this brain belongs to (set by Brain.for_project): code anchors are resolved
         # and checked against it (ADR 0018).
         self.project: Path | None = None
@@ -44,8 +54,8 @@ class Handle:
         self.on_warning: Callable[[str], None] = default_warning
         # Called after a commit that wrote or deleted vectors, with {node_id: vector or None} (see session).
         self.on_vectors_written: Callable[[dict[str, Any]], None] | None = None
-        self._engine: Any = engine  # created on first ORM use: reads on the hot path never import SQLAlchemy
-        self._raw: Any = None
+        self._engine: Engine | None = engine  # created on first ORM use: reads on the hot path never import SQLAlchemy
+        self._raw: Connection | None = None
         self._settings: tuple[str, str, int] | None = None
         self._embedder: Any = None
         self._warm: Any = None  # a WarmVectors, made on first use
@@ -54,21 +64,21 @@ class Handle:
     # ------------------------------------------------------------------ connections
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine:
         if self._engine is None:
             from cerebro.db.engine import create_engine
 
             self._engine = create_engine(self.path)
         return self._engine
 
-    def use_engine(self, engine: Any) -> None:
+    def use_engine(self, engine: Engine) -> None:
         """Run the ORM on ``engine`` from now on (the MCP server runs it on the raw connection)."""
         if self._engine is not None:
             self._engine.dispose()
         self._engine = engine
 
     @property
-    def raw(self) -> Any:
+    def raw(self) -> Connection:
         """The raw DB-API connection (opened on first use)."""
         if self._raw is None:
             from cerebro.db.engine import connect_raw
@@ -92,19 +102,17 @@ class Handle:
     # ------------------------------------------------------------------ transactions
 
     @contextmanager
-    def session(self, *, write: bool) -> Iterator[Any]:
+    def session(self, *, write: bool) -> Iterator[Session]:
         from cerebro.db.session import unit_of_work
-        from cerebro.store.vec import WRITTEN
-
         with unit_of_work(self.engine, write=write) as session:
             yield session
         # Committed: tell an in-memory vector copy what changed (a server's warm index, ADR 0020).
         notify = self.on_vectors_written
-        written = session.info.get(WRITTEN) if notify is not None else None
+        written = session.info.get(self.store.vectors.WRITTEN) if notify is not None else None
         if notify is not None and written:
             notify(written)
 
-    def write(self, work: Callable[[Any], T]) -> T:
+    def write(self, work: Callable[[Session], T]) -> T:
         """Run ``work(session)`` in one write transaction, retried whole on lock errors."""
         from cerebro.retry import run_with_retry
 
@@ -114,19 +122,19 @@ class Handle:
 
         return run_with_retry(attempt)
 
-    def read(self, work: Callable[[Any], T]) -> T:
+    def read(self, work: Callable[[Session], T]) -> T:
         with self.session(write=False) as session:
             return work(session)
 
     @contextmanager
-    def snapshot(self) -> Iterator[Any]:
+    def snapshot(self) -> Iterator[Connection]:
         """A read transaction on the raw connection (no ORM): the hot path for recall and prime."""
         from cerebro.db.session import raw_read
 
         with raw_read(self.raw) as conn:
             yield conn
 
-    def best_effort(self, work: Callable[[Any], Any]) -> bool:
+    def best_effort(self, work: Callable[[Connection], object]) -> bool:
         """A short write on the raw connection (no ORM on the hot path). It waits at most a quarter second
         for the lock and gives up quietly: bookkeeping must never fail or stall the read it follows."""
         from cerebro.db.session import try_write
@@ -142,8 +150,7 @@ class Handle:
         return self._settings
 
     def read_embedding_settings(self) -> tuple[str, str, int]:
-        from cerebro.store import reads
-
+        reads = self.store.reads
         with self.snapshot() as conn:
             provider = reads.meta(conn, "embedding_provider", "none") or "none"
             model = reads.meta(conn, "embedding_model", "") or ""
@@ -213,7 +220,7 @@ class Handle:
 
     # ------------------------------------------------------------------ recall's caches
 
-    def warm(self, conn: Any) -> Any:
+    def warm(self, conn: Connection) -> Any:
         """The in-memory vector index when this process keeps using a big brain (else None)."""
         if self._warm is None:
             from cerebro.store.warm import WarmVectors
@@ -225,7 +232,7 @@ class Handle:
         """Keep vectors in ``warm`` from now on (a server's index, loaded on its own thread)."""
         self._warm = warm
 
-    def brain_mean(self, conn: Any) -> Any:
+    def brain_mean(self, conn: Connection) -> Any:
         """The brain's mean vector for centering (ADR 0010), cached: re-read once a commit has happened and
         a minute has passed. Every recall commits its access touches, and a mean of 256 vectors barely moves
         with a few writes; re-reading it on each commit would cost a long-lived agent ~6 ms per recall."""
@@ -238,7 +245,7 @@ class Handle:
         now = time.monotonic()
         cached = self._mean
         if cached is None or cached[0] is not conn or (cached[1] != version and now - cached[2] >= MEAN_TTL_SECONDS):
-            cached = self._mean = (conn, version, now, brain_mean(conn))
+            cached = self._mean = (conn, version, now, brain_mean(self.store, conn))
         return cached[3]
 
     def anchor_checker(self) -> Any:

@@ -9,7 +9,7 @@ candidate, in one transaction. ``inbox_discard`` deletes it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, values
 from cerebro.brain import embedding
@@ -22,6 +22,9 @@ from cerebro.brain.validate import (
     parse_metadata,
 )
 from cerebro.errors import InvalidInput, quote
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
 
 
 def inbox_add(
@@ -42,10 +45,8 @@ def inbox_add(
     meta_dict = parse_metadata(metadata)
     stamp = origin or values.Origin.from_environment("api")
 
-    def write(session: Any) -> str:
-        from cerebro.store import inbox
-
-        return inbox.insert(
+    def write(session: Session) -> str:
+        return h.store.inbox.insert(
             session,
             content=content,
             type=type,
@@ -61,18 +62,16 @@ def inbox_add(
 
 def inbox_list(h: Handle, *, limit: int | None = None) -> list[values.InboxCandidate]:
     """The candidates, oldest first (every one unless ``limit``)."""
-    from cerebro.store import inbox
 
     if limit is not None:
         limit = _check_limit(limit)
-    return h.read(lambda s: inbox.list_all(s, limit))
+    return h.read(lambda s: h.store.inbox.list_all(s, limit))
 
 
 def inbox_get(h: Handle, candidate_id: str) -> values.InboxCandidate:
     """One candidate, by full id or a unique prefix of ≥4 characters."""
-    from cerebro.store import inbox
 
-    return h.read(lambda s: inbox.get(s, inbox.resolve_id(s, candidate_id)))
+    return h.read(lambda s: h.store.inbox.get(s, h.store.inbox.resolve_id(s, candidate_id)))
 
 
 def inbox_approve(h: Handle, candidate_id: str) -> str:
@@ -87,16 +86,14 @@ def inbox_approve(h: Handle, candidate_id: str) -> str:
         )
     vector, error = h.try_embed(candidate.content)  # outside the transaction, as add does
 
-    def write(session: Any) -> str:
-        from cerebro.store import fts, inbox, nodes
-
-        current = inbox.get(session, inbox.resolve_id(session, candidate.id))  # discarded meanwhile: NotFound
-        if nodes.exists(session, current.id):
+    def write(session: Session) -> str:
+        current = h.store.inbox.get(session, h.store.inbox.resolve_id(session, candidate.id))  # discarded meanwhile: NotFound
+        if h.store.nodes.exists(session, current.id):
             raise InvalidInput(
                 f"a memory with id {quote(current.id)} already exists: discard the candidate instead"
             )
         now = clock.now()
-        row = nodes.insert(
+        row = h.store.nodes.insert(
             session,
             content=current.content,
             type=current.type,
@@ -110,10 +107,10 @@ def inbox_approve(h: Handle, candidate_id: str) -> str:
             node_id=current.id,
             created_at=current.created_at or now,
         )
-        if fts.available(session):
-            fts.index(session, row.id, row.content, row.subtype)
+        if h.store.keywords.available(session):
+            h.store.keywords.index(session, row.id, row.content, row.subtype)
         embedding.store_vector(h, session, row, vector, error, fresh=True)
-        inbox.delete(session, current.id)
+        h.store.inbox.delete(session, current.id)
         return row.id
 
     node_id = h.write(write)
@@ -124,11 +121,9 @@ def inbox_approve(h: Handle, candidate_id: str) -> str:
 def inbox_discard(h: Handle, candidate_id: str) -> values.InboxCandidate:
     """Delete a candidate; returns what was deleted."""
 
-    def write(session: Any) -> values.InboxCandidate:
-        from cerebro.store import inbox
-
-        candidate = inbox.get(session, inbox.resolve_id(session, candidate_id))
-        inbox.delete(session, candidate.id)
+    def write(session: Session) -> values.InboxCandidate:
+        candidate = h.store.inbox.get(session, h.store.inbox.resolve_id(session, candidate_id))
+        h.store.inbox.delete(session, candidate.id)
         return candidate
 
     return h.write(write)

@@ -7,34 +7,34 @@ write, so a bad id changes nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, config, lifecycle, provenance, values
 from cerebro.brain import memories
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import _check_limit, _check_unit
 from cerebro.errors import InvalidInput
-from cerebro.store import reads  # raw DB-API reads: no ORM import
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
+    from cerebro.store.interface import Store
 
 
-def _load_nodes(session: Any, ids: Sequence[str]) -> list[Any]:
-    from cerebro.store import nodes
-
-    return [nodes.to_value(nodes.get_row(session, node_id)) for node_id in ids]
+def _load_nodes(store: Store, session: Session, ids: Sequence[str]) -> list[Any]:
+    return [store.nodes.to_value(store.nodes.get_row(session, node_id)) for node_id in ids]
 
 
 def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> values.GcReport:
     """Archive active memories whose retention fell below the threshold (flag > config > 0.01)."""
-    from cerebro.store import archive, meta, nodes
 
-    def work(session: Any) -> values.GcReport:
+    def work(session: Session) -> values.GcReport:
         limit = threshold
         if limit is None:
-            limit = config.effective("gc_threshold", meta.get(session, config.META_PREFIX + "gc_threshold"))
+            limit = config.effective("gc_threshold", h.store.meta.get(session, config.META_PREFIX + "gc_threshold"))
         limit = _check_unit(limit, "threshold")
         now = clock.now()
-        ids = nodes.ids_with_status(session, "active")
-        active = _load_nodes(session, ids)
+        ids = h.store.nodes.ids_with_status(session, "active")
+        active = _load_nodes(h.store, session, ids)
         evicted = []
         by_type: dict[str, int] = {}
         for node in active:
@@ -45,7 +45,7 @@ def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> values.GcReport:
         if not dry_run:
             stamp = clock.format_ts(now)
             for node, _ in evicted:
-                archive.move_out(session, node, "decayed", stamp)
+                h.store.archive.move_out(session, node, "decayed", stamp)
         return values.GcReport(
             evaluated=len(active),
             archived=len(evicted),
@@ -80,17 +80,15 @@ def consolidate(h: Handle, into: str, sources: Sequence[str]) -> values.Consolid
 
 
 def _consolidate(h: Handle, into: str | None, sources: Sequence[str]) -> values.ConsolidateReport:
-    from cerebro.store import edges, fts, nodes
-
     if not sources:
         raise InvalidInput("give at least one episode id")
 
-    def write(session: Any) -> values.ConsolidateReport:
-        target = nodes.resolve_id(session, into) if into else None
+    def write(session: Session) -> values.ConsolidateReport:
+        target = h.store.nodes.resolve_id(session, into) if into else None
         resolved = []
         for given in sources:
-            full = nodes.resolve_id(session, given)
-            row = nodes.get_row(session, full)
+            full = h.store.nodes.resolve_id(session, given)
+            row = h.store.nodes.get_row(session, full)
             if row.type != "episode":
                 raise InvalidInput(f"{full[:8]} is a {row.type}, not an episode: only episodes consolidate")
             if row.status not in ("active", "consolidated"):
@@ -102,16 +100,16 @@ def _consolidate(h: Handle, into: str | None, sources: Sequence[str]) -> values.
         now = clock.now()
         changed = added = 0
         for full in resolved:
-            row = nodes.get_row(session, full)
+            row = h.store.nodes.get_row(session, full)
             if row.status == "active":
                 row.status = "consolidated"
                 session.add(row)
                 changed += 1
-                if fts.available(session):
-                    fts.unindex(session, full)
+                if h.store.keywords.available(session):
+                    h.store.keywords.unindex(session, full)
             if target is not None:
-                if not edges.exists(session, target, full, "derived_from"):
-                    edges.upsert(
+                if not h.store.edges.exists(session, target, full, "derived_from"):
+                    h.store.edges.upsert(
                         session, source_id=target, target_id=full, relation="derived_from", weight=None,
                         valid_at=None, invalid_at=None, metadata=None, now=now,
                     )
@@ -131,10 +129,9 @@ def consolidation_suggestions(h: Handle, *, limit: int) -> list[dict[str, Any]]:
 
 def record_outcome(h: Handle, node_id: str, *, success: bool) -> values.Node:
     """Count a success or failure in ``metadata.outcomes`` (it feeds the outcome factor of recall)."""
-    from cerebro.store import nodes
 
-    def write(session: Any) -> values.Node:
-        row = nodes.get_row(session, nodes.resolve_id(session, node_id))
+    def write(session: Session) -> values.Node:
+        row = h.store.nodes.get_row(session, h.store.nodes.resolve_id(session, node_id))
         metadata = dict(row.metadata_ or {})
         outcomes = metadata.get("outcomes")
         outcomes = dict(outcomes) if isinstance(outcomes, dict) else {}
@@ -148,7 +145,7 @@ def record_outcome(h: Handle, node_id: str, *, success: bool) -> values.Node:
         row.metadata_ = metadata
         session.add(row)
         session.flush()
-        return nodes.to_value(row)
+        return h.store.nodes.to_value(row)
 
     return h.write(write)
 
@@ -160,7 +157,6 @@ def forget(
 
     Dry run unless ``apply``: then each is archived with reason ``redundant`` — or deleted outright with
     ``hard`` — and removed from every lane, in one transaction."""
-    from cerebro.store import archive, nodes
 
     if not isinstance(subject, str) or not subject.strip():
         raise InvalidInput("forget needs a non-empty --subject")
@@ -169,15 +165,15 @@ def forget(
 
     wanted = subject.casefold()
 
-    def work(session: Any) -> values.ForgetReport:
+    def work(session: Session) -> values.ForgetReport:
         # Matched in Python: SQLite's lower() folds only A-Z, and casefold() also handles "ß", "É"…
-        rows = nodes.contents_not_archived(session, subtype)
+        rows = h.store.nodes.contents_not_archived(session, subtype)
         ids = [node_id for node_id, content in rows if wanted in content.casefold()]
-        matched = _load_nodes(session, ids)
+        matched = _load_nodes(h.store, session, ids)
         if apply:
             stamp = clock.now_text()
             for node in matched:
-                archive.move_out(session, node, "redundant", stamp, archive=not hard)
+                h.store.archive.move_out(session, node, "redundant", stamp, archive=not hard)
         return values.ForgetReport(
             subject,
             [{"id": n.id, "type": n.type, "status": n.status, "content": n.content} for n in matched],
@@ -192,8 +188,8 @@ def walk_provenance(h: Handle, node_id: str, *, depth: int = provenance.GET_DEFA
     """The memories ``node_id`` was derived from, breadth-first over ``derived_from`` (itself at depth 0)."""
     full = memories.resolve_id(h, node_id)
     with h.snapshot() as conn:
-        order = provenance.walk(conn, full, max_depth=depth)
-        found = reads.nodes_by_id(conn, [i for i, _ in order])
+        order = provenance.walk(h.store, conn, full, max_depth=depth)
+        found = h.store.reads.nodes_by_id(conn, [i for i, _ in order])
     nodes = memories.annotate(h, [found[i] for i, _ in order if i in found])
     by_id = {n.id: n for n in nodes}
     return [(by_id[i], d) for i, d in order if i in by_id]
@@ -201,6 +197,6 @@ def walk_provenance(h: Handle, node_id: str, *, depth: int = provenance.GET_DEFA
 
 def provenance_status(h: Handle, ids: Sequence[str]) -> dict[str, str]:
     with h.snapshot() as conn:
-        found = reads.nodes_by_id(conn, list(ids))
-        return provenance.provenance_statuses(conn, list(found.values()))
+        found = h.store.reads.nodes_by_id(conn, list(ids))
+        return provenance.provenance_statuses(h.store, conn, list(found.values()))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, values
 from cerebro.brain import embedding
@@ -25,15 +25,17 @@ from cerebro.brain.validate import (
 from cerebro.errors import InvalidInput, NotFound, quote
 from cerebro.values import NODE_TYPES
 
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
+
 DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 10**9  # SQLite's LIMIT is a 64-bit integer; anything near that is a mistake
 
 
 def resolve_id(h: Handle, prefix: str) -> str:
     """A full id or a unique prefix of ≥4 characters → the full id."""
-    from cerebro.store import nodes
 
-    return h.read(lambda s: nodes.resolve_id(s, prefix))
+    return h.read(lambda s: h.store.nodes.resolve_id(s, prefix))
 
 
 def add(
@@ -62,10 +64,8 @@ def add(
     stamp = origin or values.Origin.from_environment("api")
     vector, error = h.try_embed(content)  # outside the transaction: no lock held while embedding
 
-    def write(session: Any) -> str:
-        from cerebro.store import fts, nodes
-
-        row = nodes.insert(
+    def write(session: Session) -> str:
+        row = h.store.nodes.insert(
             session,
             content=content,
             type=type,
@@ -77,8 +77,8 @@ def add(
             embedding_model="",
             now=clock.now(),
         )
-        if fts.available(session):
-            fts.index(session, row.id, row.content, row.subtype)
+        if h.store.keywords.available(session):
+            h.store.keywords.index(session, row.id, row.content, row.subtype)
         embedding.store_vector(h, session, row, vector, error, fresh=True)
         return row.id
 
@@ -151,16 +151,14 @@ def add_many(
         if progress:
             progress(min(start + len(batch), len(prepared)), len(prepared))
 
-    def write(session: Any) -> list[str]:
-        from cerebro.store import fts, nodes
-
-        has_fts = fts.available(session)
+    def write(session: Session) -> list[str]:
+        has_fts = h.store.keywords.available(session)
         now = clock.now()
         written = []
         for spec, vector, error in zip(prepared, vectors, errors, strict=True):
-            row = nodes.insert(session, embedding_model="", now=now, **spec)
+            row = h.store.nodes.insert(session, embedding_model="", now=now, **spec)
             if has_fts:
-                fts.index(session, row.id, row.content, row.subtype)
+                h.store.keywords.index(session, row.id, row.content, row.subtype)
             embedding.store_vector(h, session, row, vector, error, fresh=True)
             written.append(row.id)
         return written
@@ -177,18 +175,17 @@ def add_many(
 
 def get(h: Handle, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
     """A memory and every edge touching it (only edges valid at ``as_of`` when given)."""
-    from cerebro.store import edges, nodes
 
     try:
         when = clock.parse(as_of) if as_of not in (None, "") else None
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
 
-    def read(session: Any) -> values.NodeDetail:
-        full = nodes.resolve_id(session, node_id)
-        row = nodes.get_row(session, full)
+    def read(session: Session) -> values.NodeDetail:
+        full = h.store.nodes.resolve_id(session, node_id)
+        row = h.store.nodes.get_row(session, full)
         return values.NodeDetail(
-            nodes.to_value(row), [edges.to_value(e) for e in edges.for_node(session, full, when)]
+            h.store.nodes.to_value(row), [h.store.edges.to_value(e) for e in h.store.edges.for_node(session, full, when)]
         )
 
     detail = h.read(read)
@@ -216,14 +213,12 @@ def update(
         raise InvalidInput("nothing to update: give content, importance, subtype or metadata")
     vector, error = None, None
     if content is not None and h.embedding_settings()[2] > 0:
-        current = h.read(lambda s: embedding.current_content(s, node_id))
+        current = h.read(lambda s: embedding.current_content(h.store, s, node_id))
         if current != content:
             vector, error = h.try_embed(content)
 
-    def write(session: Any) -> tuple[values.Node, bool]:
-        from cerebro.store import fts, nodes
-
-        row = nodes.get_row(session, nodes.resolve_id(session, node_id))
+    def write(session: Session) -> tuple[values.Node, bool]:
+        row = h.store.nodes.get_row(session, h.store.nodes.resolve_id(session, node_id))
         text_changed = content_changed = False
         if content is not None and content != row.content:
             row.content = content
@@ -243,13 +238,13 @@ def update(
             row.metadata_ = merged or None
         if text_changed:
             row.updated_at = clock.now()
-            if row.status == "active" and fts.available(session):
-                fts.reindex(session, row.id, row.content, row.subtype)
+            if row.status == "active" and h.store.keywords.available(session):
+                h.store.keywords.reindex(session, row.id, row.content, row.subtype)
         if content_changed:  # unchanged content is never re-embedded
             embedding.store_vector(h, session, row, vector, error)
         session.add(row)
         session.flush()
-        return nodes.to_value(row), content_changed
+        return h.store.nodes.to_value(row), content_changed
 
     node, re_embedded = h.write(write)
     if re_embedded:
@@ -266,7 +261,6 @@ def list_memories(
     limit: int = DEFAULT_LIST_LIMIT,
 ) -> list[values.Node]:
     """Memories, newest first. ``subtype=""`` lists those with no subtype."""
-    from cerebro.store import nodes
 
     if type is not None:
         _check_type(type)
@@ -276,8 +270,8 @@ def list_memories(
         raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, got {quote(limit)}")
     return annotate(h, h.read(
         lambda s: [
-            nodes.to_value(r)
-            for r in nodes.list_rows(
+            h.store.nodes.to_value(r)
+            for r in h.store.nodes.list_rows(
                 s,
                 type=type,
                 status=status,
@@ -321,12 +315,10 @@ def add_edge(
         raise InvalidInput("invalid window: valid_at is after invalid_at")
     meta_dict = parse_metadata(metadata)
 
-    def write(session: Any) -> values.EdgeResult:
-        from cerebro.store import edges, nodes, relations
-
-        src = nodes.resolve_id(session, source)
-        dst = nodes.resolve_id(session, target)
-        row, created = edges.upsert(
+    def write(session: Session) -> values.EdgeResult:
+        src = h.store.nodes.resolve_id(session, source)
+        dst = h.store.nodes.resolve_id(session, target)
+        row, created = h.store.edges.upsert(
             session,
             source_id=src,
             target_id=dst,
@@ -337,7 +329,7 @@ def add_edge(
             metadata=meta_dict,
             now=clock.now(),
         )
-        return values.EdgeResult(edges.to_value(row), created, relations.is_registered(session, relation))
+        return values.EdgeResult(h.store.edges.to_value(row), created, h.store.relations.is_registered(session, relation))
 
     return h.write(write)
 
@@ -345,11 +337,9 @@ def add_edge(
 def reinforce(h: Handle, node_id: str) -> values.Node:
     """Count a use: access and reinforcement counters up, both timestamps now. Active memories only."""
 
-    def write(session: Any) -> values.Node:
-        from cerebro.store import nodes
-
-        full = nodes.resolve_id(session, node_id)
-        row = nodes.get_row(session, full)
+    def write(session: Session) -> values.Node:
+        full = h.store.nodes.resolve_id(session, node_id)
+        row = h.store.nodes.get_row(session, full)
         if row.status != "active":
             raise NotFound(f"node {full} not found or not active")
         now = clock.now()
@@ -359,7 +349,7 @@ def reinforce(h: Handle, node_id: str) -> values.Node:
         row.last_reinforced = now
         session.add(row)
         session.flush()
-        return nodes.to_value(row)
+        return h.store.nodes.to_value(row)
 
     return h.write(write)
 
@@ -390,17 +380,15 @@ def supersede(
     stamp = origin or values.Origin.from_environment("api")
     vector, error = h.try_embed(content)
 
-    def write(session: Any) -> str:
-        from cerebro.store import edges, fts, nodes
-
-        full = nodes.resolve_id(session, old_id)
-        old = nodes.get_row(session, full)
+    def write(session: Session) -> str:
+        full = h.store.nodes.resolve_id(session, old_id)
+        old = h.store.nodes.get_row(session, full)
         if old.status != "active":
             raise NotFound(f"node {full} not found or not active")
         now = clock.now()
         old.status = "superseded"
         session.add(old)
-        new = nodes.insert(
+        new = h.store.nodes.insert(
             session,
             content=content,
             type=type or old.type,
@@ -413,13 +401,13 @@ def supersede(
             now=now,
         )
         embedding.store_vector(h, session, new, vector, error, fresh=True)
-        edges.upsert(
+        h.store.edges.upsert(
             session, source_id=new.id, target_id=full, relation="supersedes", weight=None,
             valid_at=None, invalid_at=None, metadata=None, now=now,
         )
-        if fts.available(session):
-            fts.unindex(session, full)
-            fts.index(session, new.id, new.content, new.subtype)
+        if h.store.keywords.available(session):
+            h.store.keywords.unindex(session, full)
+            h.store.keywords.index(session, new.id, new.content, new.subtype)
         return new.id
 
     new_id = h.write(write)
@@ -428,13 +416,11 @@ def supersede(
 
 
 def stats(h: Handle) -> values.Stats:
-    from cerebro.store import edges, meta, nodes, vec
-
-    def read(session: Any) -> values.Stats:
-        by_status, by_type = nodes.counts(session)
-        revision = meta.revision(session)
+    def read(session: Session) -> values.Stats:
+        by_status, by_type = h.store.nodes.counts(session)
+        revision = h.store.meta.revision(session)
         try:
-            dims = int(meta.get(session, "embedding_dimensions", "0") or 0)
+            dims = int(h.store.meta.get(session, "embedding_dimensions", "0") or 0)
         except ValueError:
             dims = 0
         return values.Stats(
@@ -444,13 +430,13 @@ def stats(h: Handle) -> values.Stats:
             superseded_nodes=by_status.get("superseded", 0),
             archived_nodes=by_status.get("archived", 0),
             nodes_by_type={t: by_type.get(t, 0) for t in NODE_TYPES},
-            total_edges=edges.count(session),
-            pending_embeddings=vec.count_missing_active(session) if dims > 0 else 0,
-            embedded_nodes=nodes.count_embedded(session, meta.get(session, "embedding_model", "") or ""),
-            embedding_provider=meta.get(session, "embedding_provider", "none") or "none",
-            embedding_model=meta.get(session, "embedding_model", "") or "",
+            total_edges=h.store.edges.count(session),
+            pending_embeddings=h.store.vectors.count_missing_active(session) if dims > 0 else 0,
+            embedded_nodes=h.store.nodes.count_embedded(session, h.store.meta.get(session, "embedding_model", "") or ""),
+            embedding_provider=h.store.meta.get(session, "embedding_provider", "none") or "none",
+            embedding_model=h.store.meta.get(session, "embedding_model", "") or "",
             embedding_dimensions=dims,
-            schema_version=int(meta.get(session, "schema_version", "0") or 0),
+            schema_version=int(h.store.meta.get(session, "schema_version", "0") or 0),
             revision=revision,
         )
 
@@ -459,10 +445,9 @@ def stats(h: Handle) -> values.Stats:
 
 def active_count(h: Handle) -> int:
     """How many memories are active, read on the raw connection (no ORM import: the hooks ask)."""
-    from cerebro.store import reads
 
     with h.snapshot() as conn:
-        return reads.count_active(conn)
+        return h.store.reads.count_active(conn)
 
 
 # ------------------------------------------------------------------ read-time statuses
@@ -475,8 +460,8 @@ def annotate(h: Handle, found: list[values.Node], checker: Any = None) -> list[v
     if not found:
         return found
     with h.snapshot() as conn:
-        prov = provenance.provenance_statuses(conn, found)
-        orig = provenance.origin_statuses(conn, found)
+        prov = provenance.provenance_statuses(h.store, conn, found)
+        orig = provenance.origin_statuses(h.store, conn, found)
     checker = checker or h.anchor_checker()
     return [checker.annotate(replace(n, provenance_status=prov[n.id], origin_status=orig[n.id])) for n in found]
 

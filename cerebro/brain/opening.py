@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cerebro import paths, values
 from cerebro.brain.handle import Handle
 from cerebro.errors import BrainNotFound, BrainUnreadable, InvalidInput
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
 
 
 def open_handle(path: str | os.PathLike[str], *, create: bool = False) -> Handle:
@@ -89,23 +92,21 @@ def init(
         if existed and keep_settings and stored[0]:
             provider, model, dims = stored  # --force with no embedding flags refreshes, never switches
 
-        def write(session: Any) -> None:
-            from cerebro.store import meta, vec
-
-            current_dims = vec.table_dimensions(session)
+        def write(session: Session) -> None:
+            current_dims = handle.store.vectors.table_dimensions(session)
             if current_dims is not None and (stored[1], stored[2]) != (model, dims):
-                held = vec.count(session)
+                held = handle.store.vectors.count(session)
                 if held:
                     raise InvalidInput(
                         f"this brain holds {held} vectors from {stored[1] or stored[0]} ({stored[2]} dims); "
                         f"switching to {model or provider} would mix vector spaces — keep "
                         f"--embed-provider {stored[0]}"
                     )
-                vec.drop_table(session)
-            meta.put(session, "embedding_provider", provider)
-            meta.put(session, "embedding_model", model)
-            meta.put(session, "embedding_dimensions", str(dims))
-            vec.ensure_table(session, dims)
+                handle.store.vectors.drop_table(session)
+            handle.store.meta.put(session, "embedding_provider", provider)
+            handle.store.meta.put(session, "embedding_model", model)
+            handle.store.meta.put(session, "embedding_dimensions", str(dims))
+            handle.store.vectors.ensure_table(session, dims)
 
         handle.write(write)
     finally:

@@ -9,10 +9,13 @@ stopped and never embeds a node twice.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro.brain.handle import Handle
 from cerebro.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
 
 KEYS = ("reembed.provider", "reembed.model", "reembed.dimensions")
 BATCH = 64
@@ -27,10 +30,9 @@ def reembed(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     from cerebro.embed.registry import make_embedder, resolve_settings
-    from cerebro.store import reads, vec
 
     with h.snapshot() as conn:
-        pending = [reads.meta(conn, k) for k in KEYS]
+        pending = [h.store.reads.meta(conn, k) for k in KEYS]
     if pending[0] is not None and provider is None:
         target = (pending[0], pending[1] or "", int(pending[2] or 0))  # resume as recorded
     else:
@@ -45,21 +47,19 @@ def reembed(
         raise InvalidInput("re-embedding needs a provider with vectors (local, ollama or voyage)")
     embedder = make_embedder(new_provider, new_model, new_dims)
 
-    def start(session: Any) -> None:
-        from cerebro.store import meta, vec
-
+    def start(session: Session) -> None:
         for key, value in zip(KEYS, (new_provider, new_model, str(new_dims)), strict=True):
-            meta.put(session, key, value)
-        vec.ensure_next_table(session, new_dims)
+            h.store.meta.put(session, key, value)
+        h.store.vectors.ensure_next_table(session, new_dims)
 
     h.write(start)
     with h.snapshot() as conn:
-        total = reads.count_active(conn)
+        total = h.store.reads.count_active(conn)
     done_now = 0
     while True:
         with h.snapshot() as conn:
-            batch = vec.next_missing(conn, BATCH)
-            finished = vec.next_count(conn)
+            batch = h.store.vectors.next_missing(conn, BATCH)
+            finished = h.store.vectors.next_count(conn)
         if progress:
             progress(min(finished, total), total)
         if not batch:
@@ -69,22 +69,20 @@ def reembed(
             if len(vector) != new_dims:
                 raise InvalidInput(f"{new_model} returned {len(vector)} dimensions, not {new_dims}")
 
-        def write(session: Any, batch: list[Any] = batch, vectors: list[Any] = vectors) -> None:
+        def write(session: Session, batch: list[Any] = batch, vectors: list[Any] = vectors) -> None:
             for (rowid, node_id, _), vector in zip(batch, vectors, strict=True):
-                vec.put_next(session, rowid, node_id, vector)
+                h.store.vectors.put_next(session, rowid, node_id, vector)
 
         h.write(write)
         done_now += len(batch)
 
-    def switch(session: Any) -> int:
-        from cerebro.store import meta
-
-        moved = vec.switch_to_next(session, new_dims, new_model)
-        meta.put(session, "embedding_provider", new_provider)
-        meta.put(session, "embedding_model", new_model)
-        meta.put(session, "embedding_dimensions", str(new_dims))
+    def switch(session: Session) -> int:
+        moved = h.store.vectors.switch_to_next(session, new_dims, new_model)
+        h.store.meta.put(session, "embedding_provider", new_provider)
+        h.store.meta.put(session, "embedding_model", new_model)
+        h.store.meta.put(session, "embedding_dimensions", str(new_dims))
         for key in KEYS:
-            meta.delete(session, key)
+            h.store.meta.delete(session, key)
         return moved
 
     moved = h.write(switch)

@@ -6,7 +6,7 @@ applies the reranker."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, config, values
 from cerebro.brain import memories
@@ -19,13 +19,16 @@ from cerebro.brain.validate import (
     _parse_instant,
 )
 
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
+    from cerebro.store.interface import Store
 
-def recall_options(conn: Any, **given: Any) -> Any:
+
+def recall_options(store: Store, conn: Connection, **given: Any) -> Any:
     """The pipeline's options: the brain's stored settings, overridden by the ``given`` ones that are not None."""
     from cerebro.recall import RecallOptions
-    from cerebro.store import reads
 
-    stored = reads.config_values(conn)
+    stored = store.reads.config_values(conn)
 
     def setting(key: str) -> Any:
         return config.effective(key, stored.get(key))
@@ -71,8 +74,9 @@ def recall(
     with h.snapshot() as conn:
         threshold_value = threshold
         if threshold_value is None:
-            threshold_value = config.effective("recall_threshold", _stored_config(conn, "recall_threshold"))
+            threshold_value = config.effective("recall_threshold", _stored_config(h.store, conn, "recall_threshold"))
         options = recall_options(
+            h.store,
             conn,
             limit=limit,
             threshold=_check_unit(threshold_value, "threshold"),
@@ -83,14 +87,14 @@ def recall(
         )
         # None is meaningful here ("no subtype"), so it is set after the None-dropping merge above.
         options = _replace_options(options, subtype=subtype if subtype is UNSET else (subtype or ""))
-        rerank = _rerank_settings(conn)
+        rerank = _rerank_settings(h.store, conn)
         if rerank is not None:
             from cerebro import rerank as reranker
 
             run_options = _replace_options(options, limit=max(limit, reranker.OVER_RETRIEVE))
         else:
             run_options = options
-        keyword_hits: list[tuple[str, float]] | None = keyword_hits_for(conn, query, run_options)
+        keyword_hits: list[tuple[str, float]] | None = keyword_hits_for(h.store, conn, query, run_options)
         if embedding is not None:
             try:
                 vector, mode = embedding.result()[0], "hybrid"
@@ -101,18 +105,18 @@ def recall(
             warm = h.warm(conn)
             options = _replace_options(options, warm=warm)
             run_options = _replace_options(run_options, warm=warm)
-        if mode == "keyword-fallback" and not _fts_ready(conn):
+        if mode == "keyword-fallback" and not _fts_ready(h.store, conn):
             raise _embedding_error(notices[0])
         # Upstream's keyword-only fallback has no expansion and no reranker.
         if mode == "keyword-fallback" and rerank is not None:
             rerank, run_options, keyword_hits = None, options, None
         if rerank is None:
             return memories.annotate_scored(
-                h, run_recall(conn, query, vector, options, mode=mode, notices=notices, keyword_hits=keyword_hits)
+                h, run_recall(h.store, conn, query, vector, options, mode=mode, notices=notices, keyword_hits=keyword_hits)
             )
         from dataclasses import replace as _replace
 
-        wide = run_recall(conn, query, vector, run_options, mode=mode, notices=notices, keyword_hits=keyword_hits)
+        wide = run_recall(h.store, conn, query, vector, run_options, mode=mode, notices=notices, keyword_hits=keyword_hits)
     command, fusion = rerank
     results = wide.results
     if not command:
@@ -141,8 +145,8 @@ def search(
     if dims <= 0:
         raise EmbeddingError("no embedding provider configured — search requires embeddings")
     with h.snapshot() as conn:
-        stored_limit = config.effective("search_limit", _stored_config(conn, "search_limit"))
-        stored_threshold = config.effective("search_threshold", _stored_config(conn, "search_threshold"))
+        stored_limit = config.effective("search_limit", _stored_config(h.store, conn, "search_limit"))
+        stored_threshold = config.effective("search_threshold", _stored_config(h.store, conn, "search_threshold"))
     return recall(
         h,
         query,
@@ -158,19 +162,18 @@ def prime(h: Handle, *, limit: int | None = None) -> list[values.ScoredNode]:
 
     with h.snapshot() as conn:
         if limit is None:
-            limit = config.effective("prime_limit", _stored_config(conn, "prime_limit"))
-        return run_prime(conn, _check_limit(limit), clock.now(), anchors=h.anchor_checker())
+            limit = config.effective("prime_limit", _stored_config(h.store, conn, "prime_limit"))
+        return run_prime(h.store, conn, _check_limit(limit), clock.now(), anchors=h.anchor_checker())
 
 
 def anchored(h: Handle, *, stale_only: bool = False, limit: int = 50) -> list[values.Node]:
     """Active memories with code anchors, each with its anchors' statuses: missing first, then stale,
     then the rest, newest first within each. ``stale_only``: only stale or missing ones."""
     from cerebro.anchors import STATUSES
-    from cerebro.store import reads
 
     limit = _check_limit(limit)
     with h.snapshot() as conn:
-        candidates = reads.active_with_anchors(conn)
+        candidates = h.store.reads.active_with_anchors(conn)
     checker = h.anchor_checker()
     found = [n for n in (checker.annotate(n) for n in candidates) if n.anchor_status]
     if stale_only:
@@ -182,22 +185,20 @@ def anchored(h: Handle, *, stale_only: bool = False, limit: int = 50) -> list[va
 def nearest(h: Handle, vector: list[float], k: int) -> list[tuple[values.Node, float]]:
     """The ``k`` stored vectors nearest ``vector`` that belong to active memories, with their cosine
     similarity (the warm index when this process keeps one)."""
-    from cerebro.store import reads, vec
 
     with h.snapshot() as conn:
         warm = h.warm(conn)
-        hits = warm.knn(vector, k) if warm is not None else vec.knn(conn, vector, k)
-        found = reads.nodes_by_id(conn, [node_id for node_id, _ in hits], active_only=True)
+        hits = warm.knn(vector, k) if warm is not None else h.store.vectors.knn(conn, vector, k)
+        found = h.store.reads.nodes_by_id(conn, [node_id for node_id, _ in hits], active_only=True)
     return [(found[i], 1.0 - distance) for i, distance in hits if i in found]
 
 
 def keyword_matches(h: Handle, text: str, k: int) -> list[values.Node]:
     """Active memories among the keyword lane's ``k`` best hits for ``text``, best first."""
-    from cerebro.store import fts, reads
 
     with h.snapshot() as conn:
-        hits = fts.search(conn, text, k)
-        found = reads.nodes_by_id(conn, [node_id for node_id, _ in hits], active_only=True)
+        hits = h.store.keywords.search(conn, text, k)
+        found = h.store.reads.nodes_by_id(conn, [node_id for node_id, _ in hits], active_only=True)
     return [found[i] for i, _ in hits if i in found]
 
 
@@ -206,27 +207,20 @@ def keyword_matches(h: Handle, text: str, k: int) -> list[values.Node]:
 
 def touch_accessed(h: Handle, ids: list[str]) -> bool:
     """access_count + 1 and last_accessed = now for recalled memories; never raises."""
-    from cerebro.store import bookkeeping
 
-    return h.best_effort(lambda conn: bookkeeping.touch_accessed(conn, ids, clock.now_text()))
+    return h.best_effort(lambda conn: h.store.bookkeeping.touch_accessed(conn, ids, clock.now_text()))
 
 
 def touch_surfaced(h: Handle, ids: list[str]) -> bool:
-    from cerebro.store import bookkeeping
-
-    return h.best_effort(lambda conn: bookkeeping.touch_surfaced(conn, ids, clock.now_text()))
+    return h.best_effort(lambda conn: h.store.bookkeeping.touch_surfaced(conn, ids, clock.now_text()))
 
 
 def count_expansion_skip(h: Handle) -> bool:
-    from cerebro.store import bookkeeping
-
-    return h.best_effort(lambda conn: bookkeeping.increment(conn, "stats.expansion_skips"))
+    return h.best_effort(lambda conn: h.store.bookkeeping.increment(conn, "stats.expansion_skips"))
 
 
-def _stored_config(conn: Any, key: str) -> str | None:
-    from cerebro.store import reads
-
-    return reads.config_values(conn).get(key)
+def _stored_config(store: Store, conn: Connection, key: str) -> str | None:
+    return store.reads.config_values(conn).get(key)
 
 
 class _Background:
@@ -253,10 +247,8 @@ class _Background:
         return value
 
 
-def _fts_ready(conn: Any) -> bool:
-    from cerebro.store import reads
-
-    return reads.table_exists(conn, "nodes_fts")
+def _fts_ready(store: Store, conn: Connection) -> bool:
+    return store.reads.table_exists(conn, "nodes_fts")
 
 
 def _embedding_error(message: str) -> Exception:
@@ -265,14 +257,12 @@ def _embedding_error(message: str) -> Exception:
     return EmbeddingError(message)
 
 
-def _rerank_settings(conn: Any) -> tuple[str, str] | None:
+def _rerank_settings(store: Store, conn: Connection) -> tuple[str, str] | None:
     """(command, fusion) when reranking is on — only the literal "true" turns it on, and no environment
     variable can (upstream's deliberate choice); the command may come from the environment."""
     import os
 
-    from cerebro.store import reads
-
-    stored = reads.config_values(conn)
+    stored = store.reads.config_values(conn)
     if stored.get("rerank_enabled") != "true":
         return None
     command = stored.get("rerank_command") or os.environ.get("CEREBRO_RERANK_COMMAND", "")

@@ -14,9 +14,13 @@ import os
 from functools import cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro.errors import DriverUnavailable
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection as SAConnection
+
 
 
 def _busy_timeout_ms(default: int = 5000) -> int:
@@ -153,7 +157,7 @@ def create_engine(path: str | os.PathLike[str], *, connection: Any = None) -> An
         setup_connection(dbapi_conn)
 
     @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
+    def _on_begin(conn: SAConnection) -> None:
         write = conn.get_execution_options().get(WRITE_OPTION, False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 

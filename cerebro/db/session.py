@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro.db.engine import WRITE_OPTION
 
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection, Session
+
 
 @contextmanager
-def unit_of_work(engine: Any, *, write: bool, session: Any = None) -> Iterator[Any]:
+def unit_of_work(engine: Any, *, write: bool, session: Session | None = None) -> Iterator[Any]:
     from sqlmodel import Session
 
     if session is not None:
@@ -31,7 +34,7 @@ def unit_of_work(engine: Any, *, write: bool, session: Any = None) -> Iterator[A
 
 
 @contextmanager
-def raw_read(conn: Any) -> Iterator[Any]:
+def raw_read(conn: Connection) -> Iterator[Any]:
     """A read transaction on a raw DB-API connection: one consistent snapshot (WAL) for everything read in it.
     Nested: joins the transaction already open."""
     if conn.in_transaction:
@@ -44,7 +47,7 @@ def raw_read(conn: Any) -> Iterator[Any]:
         conn.execute("COMMIT")
 
 
-def try_write(conn: Any, work: Any, *, wait_ms: int) -> bool:
+def try_write(conn: Connection, work: Any, *, wait_ms: int) -> bool:
     """``work(conn)`` in one ``BEGIN IMMEDIATE`` transaction, waiting at most ``wait_ms`` for the lock; False
     instead of an error when it could not run (busy, or the work failed, which is rolled back)."""
     from cerebro.db.engine import BUSY_TIMEOUT_MS
@@ -68,11 +71,11 @@ def try_write(conn: Any, work: Any, *, wait_ms: int) -> bool:
             pass
 
 
-def data_version(conn: Any) -> int:
+def data_version(conn: Connection) -> int:
     """SQLite's counter of commits by *other* connections to this file (unchanged by this one's own)."""
     return conn.execute("PRAGMA data_version").fetchone()[0]
 
 
-def schema_version(conn: Any) -> int:
+def schema_version(conn: Connection) -> int:
     """SQLite's counter of schema changes (a table created or dropped — a re-embed's vector table swap)."""
     return conn.execute("PRAGMA schema_version").fetchone()[0]

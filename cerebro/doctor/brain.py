@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro.doctor.base import (
     FAIL,
@@ -23,7 +23,11 @@ from cerebro.doctor.base import (
     _scratch_home,
     _subprocess_env,
 )
-from cerebro.store import checks  # raw DB-API reads: no ORM import
+# The doctor examines a SQLite brain file, so it uses the SQLite store directly (raw DB-API reads: no ORM).
+from cerebro.store.sqlite import SQLITE
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
 
 # --------------------------------------------------------------------------- 4. brain
 
@@ -110,11 +114,11 @@ def check_brain(project: Path) -> Check:
     return findings.check(ok, **extra)
 
 
-def _inspect_file(conn: Any, project: Path, brain: Path, findings: _Findings, extra: dict[str, Any]) -> bool:
+def _inspect_file(conn: Connection, project: Path, brain: Path, findings: _Findings, extra: dict[str, Any]) -> bool:
     """integrity_check and the schema's version; False when there is nothing more to inspect."""
     from cerebro.db import migrate
 
-    integrity = checks.integrity(conn)
+    integrity = SQLITE.checks.integrity(conn)
     extra["integrity"] = integrity
     if integrity != ["ok"]:
         fix, note = _restore(brain, project)
@@ -176,17 +180,17 @@ def _upgrade_copy(copy: Path, home: Path, project: Path, brain: Path, findings: 
 
 
 def _inspect_content(
-    conn: Any, project: Path, brain: Path, findings: _Findings, extra: dict[str, Any]
+    conn: Connection, project: Path, brain: Path, findings: _Findings, extra: dict[str, Any]
 ) -> None:
     """The keyword and vector indexes against the memories, and metadata that is not an object."""
-    tables = checks.table_names(conn)
+    tables = SQLITE.checks.table_names(conn)
     if "nodes" not in tables:
         return
-    active = checks.active_ids(conn)
+    active = SQLITE.checks.active_ids(conn)
     extra["active_nodes"] = len(active)
     _check_keyword_index(conn, project, brain, tables, active, findings, extra)
     _check_vector_index(conn, project, tables, active, findings, extra)
-    bad = checks.metadata_not_object(conn)
+    bad = SQLITE.checks.metadata_not_object(conn)
     extra["metadata_not_object"] = bad[0]
     if bad[0]:
         findings.add(
@@ -201,7 +205,7 @@ def _inspect_content(
 
 
 def _check_keyword_index(
-    conn: Any,
+    conn: Connection,
     project: Path,
     brain: Path,
     tables: set[str],
@@ -229,12 +233,10 @@ def _check_keyword_index(
             f"{_cmd(project, f'cerebro import {jsonl}')}",
         )
         return
-    from cerebro.store import reads
-
-    if reads.meta(conn, "needs_fts_rebuild") is not None:  # re-indexed by the next command that opens it
+    if SQLITE.reads.meta(conn, "needs_fts_rebuild") is not None:  # re-indexed by the next command that opens it
         extra["fts_rebuild_pending"] = True
         return
-    ids = checks.keyword_rows(conn)
+    ids = SQLITE.checks.keyword_rows(conn)
     indexed = set(ids)
     missing, extra_rows, doubled = len(active - indexed), len(indexed - active), len(ids) - len(indexed)
     extra.update(fts_rows=len(ids), fts_missing=missing, fts_extra=extra_rows, fts_duplicates=doubled)
@@ -251,7 +253,7 @@ def _check_keyword_index(
             "the fix re-indexes at the next open",
             rebuild,
         )
-    message = checks.keyword_index_problem(conn)
+    message = SQLITE.checks.keyword_index_problem(conn)
     extra["fts_integrity"] = message or "ok"
     if message is not None:
         findings.add(
@@ -263,15 +265,13 @@ def _check_keyword_index(
 
 
 def _check_vector_index(
-    conn: Any, project: Path, tables: set[str], active: set[str], findings: _Findings, extra: dict[str, Any]
+    conn: Connection, project: Path, tables: set[str], active: set[str], findings: _Findings, extra: dict[str, Any]
 ) -> None:
     """Every active memory has a vector (when the brain embeds), no vector outlives its memory, and the
     vector table is as wide as the brain's model."""
-    from cerebro.store import reads, vec
-
-    dims = int(reads.meta(conn, "embedding_dimensions", "0") or 0) if "schema_meta" in tables else 0
+    dims = int(SQLITE.reads.meta(conn, "embedding_dimensions", "0") or 0) if "schema_meta" in tables else 0
     extra["embedding_dimensions"] = dims
-    if reads.meta(conn, "reembed.provider") is not None if "schema_meta" in tables else False:
+    if SQLITE.reads.meta(conn, "reembed.provider") is not None if "schema_meta" in tables else False:
         findings.add(WARN, "a switch of embedding model is half done", _cmd(project, "cerebro reembed"))
     if "vec_nodes" not in tables:
         if dims > 0:
@@ -281,15 +281,15 @@ def _check_vector_index(
                 _cmd(project, "cerebro reembed"),
             )
         return
-    width = vec.table_dimensions(conn)
+    width = SQLITE.vectors.table_dimensions(conn)
     if dims > 0 and width is not None and width != dims:
         findings.add(
             WARN,
             f"vector table is {width} wide but the brain's model has {dims} dims",
             _cmd(project, "cerebro reembed"),
         )
-    held = checks.vector_rows(conn)
-    every = reads.node_ids(conn)
+    held = SQLITE.checks.vector_rows(conn)
+    every = SQLITE.reads.node_ids(conn)
     have = set(held)
     orphans = len([h for h in held if h not in every])
     missing = len(active - have) if dims > 0 else 0
@@ -340,7 +340,6 @@ def check_embedder(project: Path) -> Check:
 
     from cerebro import paths
     from cerebro.db.engine import driver
-    from cerebro.store import reads
 
     name = "embedder"
     brain = paths.project_brain_path(project)
@@ -348,9 +347,9 @@ def check_embedder(project: Path) -> Check:
         return Check(name, SKIP, "not checked: no brain (see brain)")
     try:
         with _reader(brain) as conn:
-            provider = reads.meta(conn, "embedding_provider", "none") or "none"
-            model = reads.meta(conn, "embedding_model", "") or ""
-            dims = int(reads.meta(conn, "embedding_dimensions", "0") or 0)
+            provider = SQLITE.reads.meta(conn, "embedding_provider", "none") or "none"
+            model = SQLITE.reads.meta(conn, "embedding_model", "") or ""
+            dims = int(SQLITE.reads.meta(conn, "embedding_dimensions", "0") or 0)
     except (driver().DatabaseError, ValueError) as exc:
         return Check(
             name, SKIP, f"not checked: the brain's settings are unreadable ({_flat(str(exc))}; see brain)"

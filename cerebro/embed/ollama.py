@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
+from typing import Any
 
 from cerebro.embed import http
 from cerebro.embed.base import EmbeddingError, embed_chunked

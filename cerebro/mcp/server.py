@@ -307,7 +307,9 @@ def _preload() -> None:
         import cerebro.api
         import cerebro.db.session
         import cerebro.recall
-        import cerebro.store.nodes  # noqa: F401
+        from cerebro.store.sqlite import SQLITE
+
+        _ = SQLITE.nodes  # imports the write path's store modules
     except Exception:  # noqa: BLE001
         pass
 

@@ -12,9 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from cerebro.metrics.models import ToolCall, TurnMetrics
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
 
 COLD_AFTER = timedelta(days=7)  # an active memory prime has not surfaced for this long is "cold"
 
@@ -116,9 +119,11 @@ def read_brain_health(project_dir: str | os.PathLike[str], now: datetime) -> Bra
         return None
 
 
-def _health_from(conn: object, now: datetime) -> BrainHealth:
+def _health_from(conn: Connection, now: datetime) -> BrainHealth:
     from cerebro import clock
-    from cerebro.store import reads
+    from cerebro.store.sqlite import SQLITE
+
+    reads = SQLITE.reads  # the dashboard reads a SQLite brain file
 
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)  # the brain's timestamps are UTC

@@ -6,10 +6,9 @@ and the dashboard both render from here, so the two can never disagree about wha
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from cerebro.metrics.models import ToolCall, TurnMetrics
 

@@ -7,12 +7,15 @@ The library's reads never write; the CLI, the hooks and the MCP server call thes
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cerebro.store.meta import INCREMENT
 
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
 
-def touch_accessed(conn: Any, ids: Sequence[str], stamp: str) -> None:
+
+def touch_accessed(conn: Connection, ids: Sequence[str], stamp: str) -> None:
     """access_count + 1 and last_accessed = ``stamp``."""
     conn.executemany(
         "UPDATE nodes SET access_count = COALESCE(access_count, 0) + 1, last_accessed = ? WHERE id = ?",
@@ -20,9 +23,9 @@ def touch_accessed(conn: Any, ids: Sequence[str], stamp: str) -> None:
     )
 
 
-def touch_surfaced(conn: Any, ids: Sequence[str], stamp: str) -> None:
+def touch_surfaced(conn: Connection, ids: Sequence[str], stamp: str) -> None:
     conn.executemany("UPDATE nodes SET last_surfaced = ? WHERE id = ?", [(stamp, node_id) for node_id in ids])
 
 
-def increment(conn: Any, key: str) -> None:
+def increment(conn: Connection, key: str) -> None:
     conn.execute(INCREMENT, {"k": key})

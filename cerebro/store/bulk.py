@@ -5,9 +5,12 @@ cascade its edges away; otherwise an existing row is left as it is. Each returns
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cerebro.store.meta import text
+from cerebro.store.sql import changed
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
 
 _EDGE_FIELDS = ("source_id", "target_id", "relation", "weight", "metadata", "created_at", "valid_at", "invalid_at")
 _EDGE_REPLACED = ("weight", "metadata", "valid_at", "invalid_at")
@@ -22,16 +25,16 @@ def _upsert(table: str, fields: Sequence[str], key: str, replaced: Sequence[str]
     )
 
 
-def put_node(session: Any, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool:
+def put_node(session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool:
     sql = _upsert("nodes", fields, "id", [f for f in fields if f != "id"], replace)
-    return bool(session.execute(text(sql), row).rowcount)
+    return bool(changed(session, sql, row))
 
 
-def put_edge(session: Any, edge: dict[str, Any], *, replace: bool) -> bool:
+def put_edge(session: Session, edge: dict[str, Any], *, replace: bool) -> bool:
     sql = _upsert("edges", _EDGE_FIELDS, "source_id, target_id, relation", _EDGE_REPLACED, replace)
-    return bool(session.execute(text(sql), edge).rowcount)
+    return bool(changed(session, sql, edge))
 
 
-def put_archived(session: Any, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool:
+def put_archived(session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool:
     sql = _upsert("nodes_archive", fields, "id", [f for f in fields if f != "id"], replace)
-    return bool(session.execute(text(sql), row).rowcount)
+    return bool(changed(session, sql, row))

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
 
 
-def integrity(conn: Any, limit: int = 10) -> list[str]:
+def integrity(conn: Connection, limit: int = 10) -> list[str]:
     """SQLite's ``integrity_check``: ``["ok"]``, or up to ``limit`` problems."""
     return [r[0] for r in conn.execute(f"PRAGMA integrity_check({int(limit)})").fetchall()]
 
 
-def table_names(conn: Any) -> set[str]:
+def table_names(conn: Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
 
 
-def active_ids(conn: Any) -> set[str]:
+def active_ids(conn: Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT id FROM nodes WHERE status = 'active'").fetchall()}
 
 
-def metadata_not_object(conn: Any) -> tuple[int, str | None]:
+def metadata_not_object(conn: Connection) -> tuple[int, str | None]:
     """(how many, the smallest id) of memories whose metadata is not a JSON object."""
     count, first = conn.execute(
         "SELECT COUNT(*), MIN(id) FROM nodes WHERE metadata IS NOT NULL AND metadata NOT IN ('', 'null') "
@@ -27,12 +30,12 @@ def metadata_not_object(conn: Any) -> tuple[int, str | None]:
     return count, first
 
 
-def keyword_rows(conn: Any) -> list[str]:
+def keyword_rows(conn: Connection) -> list[str]:
     """The node id of every keyword-index row (duplicates included)."""
     return [r[0] for r in conn.execute("SELECT node_id FROM nodes_fts").fetchall()]
 
 
-def keyword_index_problem(conn: Any) -> str | None:
+def keyword_index_problem(conn: Connection) -> str | None:
     """FTS5's own integrity check, rolled back: None when the index is sound, else the error."""
     try:
         conn.execute("BEGIN")  # the copy is private, but a check still commits nothing
@@ -45,5 +48,5 @@ def keyword_index_problem(conn: Any) -> str | None:
     return None
 
 
-def vector_rows(conn: Any) -> list[str]:
+def vector_rows(conn: Connection) -> list[str]:
     return [r[0] for r in conn.execute("SELECT node_id FROM vec_nodes").fetchall()]

@@ -3,11 +3,14 @@ by ``cerebro init`` to give the same rows."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import metadata
 from cerebro.portability import _ARCHIVE_COLUMNS, _EDGE_COLUMNS, _NODE_COLUMNS, NEEDS_FTS_REBUILD
 from cerebro.store import reads
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
 
 
 def _literal(value: Any) -> str:
@@ -19,7 +22,7 @@ def _literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def sql_statements(conn: Any) -> list[str]:
+def sql_statements(conn: Connection) -> list[str]:
     """Statements that Python's sqlite3 (or the sqlite3 shell) runs against an empty brain to give the same
     rows. Vectors are not included: every node is pending until embedded, and the keyword lane is rebuilt
     at the next open (the dump leaves a marker for it)."""

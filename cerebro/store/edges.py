@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, or_, text
 from sqlmodel import col, select
 
 from cerebro import clock, values
 from cerebro.models import Edge as EdgeRow
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
 
 
 def to_value(row: EdgeRow) -> values.Edge:
@@ -27,7 +30,7 @@ def to_value(row: EdgeRow) -> values.Edge:
 
 
 def upsert(
-    session: Any,
+    session: Session,
     *,
     source_id: str,
     target_id: str,
@@ -72,7 +75,7 @@ def upsert(
     return existing, False
 
 
-def for_node(session: Any, node_id: str, as_of: datetime | None = None) -> list[EdgeRow]:
+def for_node(session: Session, node_id: str, as_of: datetime | None = None) -> list[EdgeRow]:
     query = select(EdgeRow).where(or_(col(EdgeRow.source_id) == node_id, col(EdgeRow.target_id) == node_id))
     if as_of is not None:
         # Half-open [valid_at, invalid_at); compared as storage-layout strings, like upstream.
@@ -84,11 +87,11 @@ def for_node(session: Any, node_id: str, as_of: datetime | None = None) -> list[
     return list(session.exec(query.order_by(col(EdgeRow.id))).all())
 
 
-def count(session: Any) -> int:
+def count(session: Session) -> int:
     return session.exec(select(func.count()).select_from(EdgeRow)).one()
 
 
-def exists(session: Any, source_id: str, target_id: str, relation: str) -> bool:
+def exists(session: Session, source_id: str, target_id: str, relation: str) -> bool:
     return session.execute(
         text("SELECT 1 FROM edges WHERE source_id = :s AND target_id = :t AND relation = :r"),
         {"s": source_id, "t": target_id, "r": relation},

@@ -3,28 +3,33 @@
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
+
+from cerebro.store.sql import text
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection, Session
 
 
-def available(session: Any) -> bool:
+def available(session: Session) -> bool:
     return (
         session.execute(text("SELECT 1 FROM sqlite_master WHERE type='table' AND name='nodes_fts'")).first()
         is not None
     )
 
 
-def index(session: Any, node_id: str, content: str, subtype: str | None) -> None:
+def index(session: Session, node_id: str, content: str, subtype: str | None) -> None:
     session.execute(
         text("INSERT INTO nodes_fts (node_id, content, subtype) VALUES (:id, :c, :s)"),
         {"id": node_id, "c": content, "s": subtype or ""},
     )
 
 
-def unindex(session: Any, node_id: str) -> None:
+def unindex(session: Session, node_id: str) -> None:
     session.execute(text("DELETE FROM nodes_fts WHERE node_id = :id"), {"id": node_id})
 
 
-def reindex(session: Any, node_id: str, content: str, subtype: str | None) -> None:
+def reindex(session: Session, node_id: str, content: str, subtype: str | None) -> None:
     unindex(session, node_id)
     index(session, node_id, content, subtype)
 
@@ -42,7 +47,7 @@ _EDGE_PUNCTUATION = "\"'“”‘’.,;:!?()[]{}<>"
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 
 
-def rebuild(session: Any) -> None:
+def rebuild(session: Session) -> None:
     """Index every active node afresh (after a sql dump, which carries no keyword rows)."""
     session.execute(text("DELETE FROM nodes_fts"))
     session.execute(
@@ -80,7 +85,7 @@ def build_match_query(terms: list[str]) -> str | None:
 
 
 def search(
-    conn: Any, query: str, limit: int, *, drop_stop_words: bool = True, subtype: Any = ...
+    conn: Connection, query: str, limit: int, *, drop_stop_words: bool = True, subtype: Any = ...
 ) -> list[tuple[str, float]]:
     """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
 
@@ -104,9 +109,3 @@ def search(
     except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
         return []
     return [(r[0], float(r[1])) for r in rows]
-
-
-def text(sql: str):
-    from sqlalchemy import text as sa_text
-
-    return sa_text(sql)

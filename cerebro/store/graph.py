@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cerebro import clock
 from cerebro.store.reads import chunks
 
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
 
-def edges_touching(conn: Any, ids: Sequence[str], as_of: datetime | None = None) -> list[tuple[str, str, str, float]]:
+
+def edges_touching(conn: Connection, ids: Sequence[str], as_of: datetime | None = None) -> list[tuple[str, str, str, float]]:
     """Edges in either direction for ``ids``: [(source, target, relation, weight)].
 
     With ``as_of``, only edges valid then: the half-open window [valid_at, invalid_at), compared as
@@ -34,7 +37,7 @@ def edges_touching(conn: Any, ids: Sequence[str], as_of: datetime | None = None)
     return [(s, t, r, w) for (s, t, r), w in found.items()]
 
 
-def citation_indegree(conn: Any, ids: Sequence[str], relations: Sequence[str]) -> dict[str, int]:
+def citation_indegree(conn: Connection, ids: Sequence[str], relations: Sequence[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
     rel_marks = ",".join("?" * len(relations))
     for part in chunks(list(ids)):
@@ -48,7 +51,7 @@ def citation_indegree(conn: Any, ids: Sequence[str], relations: Sequence[str]) -
     return counts
 
 
-def targets(conn: Any, sources: Sequence[str], relation: str) -> list[str]:
+def targets(conn: Connection, sources: Sequence[str], relation: str) -> list[str]:
     """Targets of ``relation`` edges out of ``sources``, in edge order (duplicates kept)."""
     found: list[str] = []
     for part in chunks(list(sources)):
@@ -59,7 +62,7 @@ def targets(conn: Any, sources: Sequence[str], relation: str) -> list[str]:
     return found
 
 
-def sources_with(conn: Any, ids: Sequence[str], relation: str) -> set[str]:
+def sources_with(conn: Connection, ids: Sequence[str], relation: str) -> set[str]:
     """Those of ``ids`` with at least one outgoing ``relation`` edge."""
     found: set[str] = set()
     for part in chunks(list(ids)):

@@ -11,10 +11,14 @@ written elsewhere with metadata that is not a JSON object still lists, approves 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, metadata, values
 from cerebro.store import nodes
+from cerebro.store.sql import text
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
 
 TABLE = "inbox_candidates"
 _COLUMNS = (
@@ -37,12 +41,12 @@ def _to_value(row: Any) -> values.InboxCandidate:
     )
 
 
-def resolve_id(session: Any, prefix: str) -> str:
+def resolve_id(session: Session, prefix: str) -> str:
     """A full candidate id or a unique prefix of ≥4 characters → the full id (nodes are not searched)."""
     return nodes.resolve_prefix(session, prefix, table=TABLE, noun="inbox candidate")
 
 
-def get(session: Any, candidate_id: str) -> values.InboxCandidate:
+def get(session: Session, candidate_id: str) -> values.InboxCandidate:
     row = session.execute(text(f"SELECT {_COLUMNS} FROM {TABLE} WHERE id = :id"), {"id": candidate_id}).first()
     if row is None:
         from cerebro.errors import NotFound, quote
@@ -52,7 +56,7 @@ def get(session: Any, candidate_id: str) -> values.InboxCandidate:
 
 
 def insert(
-    session: Any,
+    session: Session,
     *,
     content: str,
     type: str,
@@ -85,7 +89,7 @@ def insert(
     return candidate_id
 
 
-def list_all(session: Any, limit: int | None) -> list[values.InboxCandidate]:
+def list_all(session: Session, limit: int | None) -> list[values.InboxCandidate]:
     """Oldest first (ties in insertion order)."""
     sql = f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY created_at, rowid"
     params: dict[str, Any] = {}
@@ -95,11 +99,5 @@ def list_all(session: Any, limit: int | None) -> list[values.InboxCandidate]:
     return [_to_value(row) for row in session.execute(text(sql), params).all()]
 
 
-def delete(session: Any, candidate_id: str) -> None:
+def delete(session: Session, candidate_id: str) -> None:
     session.execute(text(f"DELETE FROM {TABLE} WHERE id = :id"), {"id": candidate_id})
-
-
-def text(sql: str):  # SQLAlchemy is imported on the write path only
-    from sqlalchemy import text as sa_text
-
-    return sa_text(sql)

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+from cerebro.store.sql import changed, text
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
 
 
-def get(session: Any, key: str, default: str | None = None) -> str | None:
+def get(session: Session, key: str, default: str | None = None) -> str | None:
     row = session.execute(text("SELECT value FROM schema_meta WHERE key = :k"), {"k": key}).first()
     return row[0] if row is not None else default
 
 
-def get_many(session: Any, prefix: str) -> dict[str, str]:
+def get_many(session: Session, prefix: str) -> dict[str, str]:
     # A range query rather than LIKE, so '_' and '%' in keys are not wildcards.
     rows = session.execute(
         text("SELECT key, value FROM schema_meta WHERE key >= :lo AND key < :hi"),
@@ -19,7 +24,7 @@ def get_many(session: Any, prefix: str) -> dict[str, str]:
     return {key: value for key, value in rows}
 
 
-def put(session: Any, key: str, value: str) -> None:
+def put(session: Session, key: str, value: str) -> None:
     session.execute(
         text(
             "INSERT INTO schema_meta (key, value) VALUES (:k, :v) "
@@ -29,15 +34,14 @@ def put(session: Any, key: str, value: str) -> None:
     )
 
 
-def delete(session: Any, key: str) -> bool:
-    return session.execute(text("DELETE FROM schema_meta WHERE key = :k"), {"k": key}).rowcount > 0
+def delete(session: Session, key: str) -> bool:
+    return changed(session, "DELETE FROM schema_meta WHERE key = :k", {"k": key}) > 0
 
 
-def delete_prefix(session: Any, prefix: str) -> int:
-    return session.execute(
-        text("DELETE FROM schema_meta WHERE key >= :lo AND key < :hi"),
-        {"lo": prefix, "hi": prefix + "\U0010ffff"},
-    ).rowcount
+def delete_prefix(session: Session, prefix: str) -> int:
+    return changed(
+        session, "DELETE FROM schema_meta WHERE key >= :lo AND key < :hi", {"lo": prefix, "hi": prefix + "\U0010ffff"}
+    )
 
 
 # Upstream's IncrMeta: a missing or non-integer value becomes 1. Named parameters: the same text runs on the
@@ -48,16 +52,10 @@ INCREMENT = (
 )
 
 
-def increment(session: Any, key: str) -> None:
+def increment(session: Session, key: str) -> None:
     session.execute(text(INCREMENT), {"k": key})
 
 
-def revision(session: Any) -> str | None:
+def revision(session: Session) -> str | None:
     """The Alembic revision the brain is at."""
     return session.execute(text("SELECT version_num FROM alembic_version")).scalar()
-
-
-def text(sql: str):
-    from sqlalchemy import text as sa_text
-
-    return sa_text(sql)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, text
 from sqlmodel import col, select
@@ -13,6 +13,9 @@ from sqlmodel import col, select
 from cerebro import values
 from cerebro.errors import AmbiguousId, InvalidInput, NotFound, quote
 from cerebro.models import Node as NodeRow
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
 
 MIN_PREFIX = 4
 FULL_ID_LENGTH = 36
@@ -48,12 +51,12 @@ def to_value(row: NodeRow) -> values.Node:
     )
 
 
-def resolve_id(session: Any, prefix: str) -> str:
+def resolve_id(session: Session, prefix: str) -> str:
     """A full id or a unique prefix of ≥4 characters → the full id of a node."""
     return resolve_prefix(session, prefix, table="nodes", noun="node")
 
 
-def resolve_prefix(session: Any, prefix: str, *, table: str, noun: str) -> str:
+def resolve_prefix(session: Session, prefix: str, *, table: str, noun: str) -> str:
     """A full id or a unique prefix of ≥4 characters → the full id of a row of ``table`` (``nodes``, or
     ``inbox_candidates``); ``noun`` names such a row in messages.
 
@@ -86,7 +89,7 @@ def resolve_prefix(session: Any, prefix: str, *, table: str, noun: str) -> str:
     return matches[0][0]
 
 
-def get_row(session: Any, node_id: str) -> NodeRow:
+def get_row(session: Session, node_id: str) -> NodeRow:
     row = session.get(NodeRow, node_id)
     if row is None:
         raise NotFound(f"no node found with id {quote(node_id)}")
@@ -94,7 +97,7 @@ def get_row(session: Any, node_id: str) -> NodeRow:
 
 
 def insert(
-    session: Any,
+    session: Session,
     *,
     content: str,
     type: str,
@@ -134,7 +137,7 @@ def insert(
 
 
 def list_rows(
-    session: Any,
+    session: Session,
     *,
     type: str | None,
     status: str | None,
@@ -156,24 +159,24 @@ def list_rows(
     return list(session.exec(query).all())
 
 
-def counts(session: Any) -> tuple[dict[str, int], dict[str, int]]:
+def counts(session: Session) -> tuple[dict[str, int], dict[str, int]]:
     by_status = dict(session.exec(select(NodeRow.status, func.count()).group_by(NodeRow.status)).all())
     by_type = dict(session.exec(select(NodeRow.type, func.count()).group_by(NodeRow.type)).all())
     return by_status, by_type
 
 
-def count_embedded(session: Any, model: str) -> int:
+def count_embedded(session: Session, model: str) -> int:
     """Nodes whose vector is from ``model`` (the brain's current one)."""
     return session.execute(
         text("SELECT COUNT(*) FROM nodes WHERE embedding_model = :m AND embedding_model != ''"), {"m": model}
     ).scalar_one()
 
 
-def count_with_status(session: Any, status: str) -> int:
+def count_with_status(session: Session, status: str) -> int:
     return session.execute(text("SELECT COUNT(*) FROM nodes WHERE status = :s"), {"s": status}).scalar_one()
 
 
-def active_ids(session: Any, limit: int) -> list[str]:
+def active_ids(session: Session, limit: int) -> list[str]:
     """Active node ids, oldest first."""
     rows = session.execute(
         text("SELECT id FROM nodes WHERE status = 'active' ORDER BY created_at, id LIMIT :l"), {"l": limit}
@@ -181,15 +184,15 @@ def active_ids(session: Any, limit: int) -> list[str]:
     return [r[0] for r in rows]
 
 
-def set_embedding_model(session: Any, node_id: str, model: str) -> None:
+def set_embedding_model(session: Session, node_id: str, model: str) -> None:
     session.execute(text("UPDATE nodes SET embedding_model = :m WHERE id = :id"), {"m": model, "id": node_id})
 
 
-def ids_with_status(session: Any, status: str) -> list[str]:
+def ids_with_status(session: Session, status: str) -> list[str]:
     return [r[0] for r in session.execute(text("SELECT id FROM nodes WHERE status = :s"), {"s": status}).all()]
 
 
-def contents_not_archived(session: Any, subtype: str | None) -> list[tuple[str, str]]:
+def contents_not_archived(session: Session, subtype: str | None) -> list[tuple[str, str]]:
     """(id, content) of every memory not archived, oldest first; ``subtype=""`` selects those with none."""
     sql = "SELECT id, content FROM nodes WHERE status != 'archived'"
     params: dict[str, Any] = {}
@@ -199,5 +202,5 @@ def contents_not_archived(session: Any, subtype: str | None) -> list[tuple[str, 
     return [tuple(r) for r in session.execute(text(sql + " ORDER BY created_at, id"), params).all()]
 
 
-def exists(session: Any, node_id: str) -> bool:
+def exists(session: Session, node_id: str) -> bool:
     return session.execute(text("SELECT 1 FROM nodes WHERE id = :id"), {"id": node_id}).first() is not None

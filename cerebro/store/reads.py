@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, values
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
 
 NODE_COLUMNS = (
     "id, type, subtype, content, metadata, importance, decay_rate, access_count, times_reinforced, status, "
@@ -65,7 +68,7 @@ def chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
         yield items[start : start + size]
 
 
-def nodes_by_id(conn: Any, ids: Sequence[str], *, active_only: bool = False) -> dict[str, values.Node]:
+def nodes_by_id(conn: Connection, ids: Sequence[str], *, active_only: bool = False) -> dict[str, values.Node]:
     found: dict[str, values.Node] = {}
     for part in chunks(list(dict.fromkeys(ids))):
         marks = ",".join("?" * len(part))
@@ -80,23 +83,23 @@ def nodes_by_id(conn: Any, ids: Sequence[str], *, active_only: bool = False) -> 
     return found
 
 
-def meta(conn: Any, key: str, default: str | None = None) -> str | None:
+def meta(conn: Connection, key: str, default: str | None = None) -> str | None:
     row = conn.execute("SELECT value FROM schema_meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row is not None else default
 
 
-def config_values(conn: Any) -> dict[str, str]:
+def config_values(conn: Connection) -> dict[str, str]:
     rows = conn.execute(
         "SELECT key, value FROM schema_meta WHERE key >= 'config.' AND key < 'config.' || char(1114111)"
     ).fetchall()
     return {key[len("config."):]: value for key, value in rows}
 
 
-def table_exists(conn: Any, name: str) -> bool:
+def table_exists(conn: Connection, name: str) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
 
 
-def active_with_anchors(conn: Any) -> list[values.Node]:
+def active_with_anchors(conn: Connection) -> list[values.Node]:
     """Active memories whose metadata names code anchors, newest first."""
     rows = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE status = 'active' "
@@ -105,16 +108,16 @@ def active_with_anchors(conn: Any) -> list[values.Node]:
     return [node_from_row(r) for r in rows]
 
 
-def node_ids(conn: Any) -> set[str]:
+def node_ids(conn: Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT id FROM nodes").fetchall()}
 
 
-def active_surfacing(conn: Any) -> list[tuple[str, str | None]]:
+def active_surfacing(conn: Connection) -> list[tuple[str, str | None]]:
     """(type, last_surfaced) of every active memory, as stored (legacy rows hold RFC 3339 text)."""
     return conn.execute("SELECT type, last_surfaced FROM nodes WHERE status = 'active'").fetchall()
 
 
-def edge_count(conn: Any) -> int:
+def edge_count(conn: Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
 
 
@@ -129,20 +132,20 @@ _PRIME_POOLS = {
 }
 
 
-def prime_pool(conn: Any, pool: str, limit: int, marks: dict[str, str]) -> list[values.Node]:
+def prime_pool(conn: Connection, pool: str, limit: int, marks: dict[str, str]) -> list[values.Node]:
     where, order = _PRIME_POOLS[pool]
     sql = f"SELECT {NODE_COLUMNS} FROM nodes WHERE status = 'active' AND {where} ORDER BY {order} LIMIT {int(limit)}"
     params = {k: v for k, v in marks.items() if f":{k}" in sql}
     return [node_from_row(row) for row in conn.execute(sql, params).fetchall()]
 
 
-def rows(conn: Any, table: str, columns: Sequence[str], order: str) -> list[Any]:
+def rows(conn: Connection, table: str, columns: Sequence[str], order: str) -> list[Any]:
     """Every row of ``table`` (these columns, in this order): the exports' read. The brain is at head once
     open (opening upgrades it), so every column is there."""
     return conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}").fetchall()
 
 
-def meta_items(conn: Any, *, prefix: str = "") -> list[tuple[str, str]]:
+def meta_items(conn: Connection, *, prefix: str = "") -> list[tuple[str, str]]:
     """``schema_meta`` as (key, value) pairs by key, only the keys starting with ``prefix`` when given."""
     if not prefix:
         return conn.execute("SELECT key, value FROM schema_meta ORDER BY key").fetchall()
@@ -151,6 +154,6 @@ def meta_items(conn: Any, *, prefix: str = "") -> list[tuple[str, str]]:
     ).fetchall()
 
 
-def count_active(conn: Any) -> int:
+def count_active(conn: Connection) -> int:
     """Active memories (the hooks' hot path: this module imports no ORM)."""
     return conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]

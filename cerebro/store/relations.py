@@ -3,26 +3,29 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlmodel import select
 
 from cerebro import values
 from cerebro.models import Relation
 
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
+
 
 def to_value(row: Relation) -> values.RelationInfo:
     return values.RelationInfo(row.name, row.traversal_class, row.created_at)
 
 
-def is_registered(session: Any, name: str) -> bool:
+def is_registered(session: Session, name: str) -> bool:
     try:
         return session.get(Relation, name) is not None
     except Exception:  # advisory only: fail open, as upstream
         return True
 
 
-def add(session: Any, name: str, traversal_class: str | None, now: datetime) -> tuple[Relation, bool]:
+def add(session: Session, name: str, traversal_class: str | None, now: datetime) -> tuple[Relation, bool]:
     row = session.get(Relation, name)
     if row is not None:
         if traversal_class is not None:
@@ -35,7 +38,7 @@ def add(session: Any, name: str, traversal_class: str | None, now: datetime) -> 
     return row, True
 
 
-def remove(session: Any, name: str) -> bool:
+def remove(session: Session, name: str) -> bool:
     row = session.get(Relation, name)
     if row is None:
         return False
@@ -44,5 +47,5 @@ def remove(session: Any, name: str) -> bool:
     return True
 
 
-def list_all(session: Any) -> list[Relation]:
+def list_all(session: Session) -> list[Relation]:
     return list(session.exec(select(Relation).order_by(Relation.name)).all())

@@ -10,7 +10,12 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+from cerebro.store.sql import changed, text
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection, Session
 
 _DIMS = re.compile(r"float\[(\d+)\]")
 
@@ -23,28 +28,27 @@ def from_blob(blob: bytes) -> list[float]:
     return list(struct.unpack(f"<{len(blob) // 4}f", blob))
 
 
-def exists(session: Any) -> bool:
+def exists(session: Session) -> bool:
     return (
         session.execute(text("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vec_nodes'")).first()
         is not None
     )
 
 
-def table_dimensions(conn_or_session: Any) -> int | None:
+def table_dimensions(conn_or_session: Connection | Session) -> int | None:
     """The width the vec table was created with, or None when there is no table."""
     query = "SELECT sql FROM sqlite_master WHERE type='table' AND name='vec_nodes'"
-    row = (
-        conn_or_session.execute(text(query)).first()
-        if hasattr(conn_or_session, "get_bind")
-        else conn_or_session.execute(query).fetchone()
-    )
+    if hasattr(conn_or_session, "get_bind"):  # a Session
+        row = cast("Session", conn_or_session).execute(text(query)).first()
+    else:
+        row = cast("Connection", conn_or_session).execute(query).fetchone()
     if row is None:
         return None
     match = _DIMS.search(row[0] or "")
     return int(match.group(1)) if match else None
 
 
-def ensure_table(session: Any, dimensions: int) -> None:
+def ensure_table(session: Session, dimensions: int) -> None:
     if dimensions <= 0:
         return
     session.execute(
@@ -55,12 +59,12 @@ def ensure_table(session: Any, dimensions: int) -> None:
     )
 
 
-def count(session: Any) -> int:
+def count(session: Session) -> int:
     """How many vectors the table holds."""
     return session.execute(text("SELECT COUNT(*) FROM vec_nodes")).scalar_one()
 
 
-def drop_table(session: Any) -> None:
+def drop_table(session: Session) -> None:
     session.execute(text("DROP TABLE vec_nodes"))
 
 
@@ -68,7 +72,7 @@ def drop_table(session: Any) -> None:
 NEXT_TABLE = "vec_nodes_next"
 
 
-def ensure_next_table(session: Any, dimensions: int) -> None:
+def ensure_next_table(session: Session, dimensions: int) -> None:
     session.execute(
         text(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {NEXT_TABLE} USING "
@@ -77,7 +81,7 @@ def ensure_next_table(session: Any, dimensions: int) -> None:
     )
 
 
-def next_missing(conn: Any, limit: int) -> list[tuple[int, str, str]]:
+def next_missing(conn: Connection, limit: int) -> list[tuple[int, str, str]]:
     """(rowid, id, content) of active nodes with no vector in the side table yet, by rowid."""
     return conn.execute(
         f"SELECT n.rowid, n.id, n.content FROM nodes n WHERE n.status = 'active' AND NOT EXISTS "
@@ -86,18 +90,18 @@ def next_missing(conn: Any, limit: int) -> list[tuple[int, str, str]]:
     ).fetchall()
 
 
-def next_count(conn: Any) -> int:
+def next_count(conn: Connection) -> int:
     return conn.execute(f"SELECT COUNT(*) FROM {NEXT_TABLE}").fetchone()[0]
 
 
-def put_next(session: Any, rowid: int, node_id: str, vector: Sequence[float]) -> None:
+def put_next(session: Session, rowid: int, node_id: str, vector: Sequence[float]) -> None:
     session.execute(
         text(f"INSERT INTO {NEXT_TABLE} (rowid, node_id, embedding) VALUES (:r, :id, :v)"),
         {"r": rowid, "id": node_id, "v": to_blob(vector)},
     )
 
 
-def switch_to_next(session: Any, dimensions: int, model: str) -> int:
+def switch_to_next(session: Session, dimensions: int, model: str) -> int:
     """The side table becomes ``vec_nodes``; nodes with a vector now name ``model``. Returns how many do."""
     session.execute(text("DROP TABLE IF EXISTS vec_nodes"))
     session.execute(
@@ -111,9 +115,9 @@ def switch_to_next(session: Any, dimensions: int, model: str) -> int:
     )
     session.execute(text(f"DROP TABLE {NEXT_TABLE}"))
     session.execute(text("UPDATE nodes SET embedding_model = ''"))
-    return session.execute(
-        text("UPDATE nodes SET embedding_model = :m WHERE rowid IN (SELECT rowid FROM vec_nodes)"), {"m": model}
-    ).rowcount
+    return changed(
+        session, "UPDATE nodes SET embedding_model = :m WHERE rowid IN (SELECT rowid FROM vec_nodes)", {"m": model}
+    )
 
 
 # Our vector rows use the node's rowid as their own, so point reads and deletes are index lookups
@@ -121,14 +125,14 @@ def switch_to_next(session: Any, dimensions: int, model: str) -> int:
 # checks ``node_id`` and falls back to the scan for them.
 
 
-def _node_rowid(session: Any, node_id: str) -> int | None:
+def _node_rowid(session: Session, node_id: str) -> int | None:
     return session.execute(text("SELECT rowid FROM nodes WHERE id = :id"), {"id": node_id}).scalar()
 
 
 WRITTEN = "cerebro.vectors_written"  # session.info key: {node_id: vector, or None when deleted}
 
 
-def _note(session: Any, node_id: str, vector: Sequence[float] | None) -> None:
+def _note(session: Session, node_id: str, vector: Sequence[float] | None) -> None:
     """Record a vector change in the session, for whoever keeps an in-memory copy of the vectors (a
     server's warm index): it learns of its own process's writes from this, not from data_version."""
     info = getattr(session, "info", None)
@@ -136,7 +140,7 @@ def _note(session: Any, node_id: str, vector: Sequence[float] | None) -> None:
         info.setdefault(WRITTEN, {})[node_id] = None if vector is None else list(vector)
 
 
-def delete(session: Any, node_id: str) -> None:
+def delete(session: Session, node_id: str) -> None:
     if not exists(session):
         return
     _note(session, node_id, None)
@@ -148,7 +152,7 @@ def delete(session: Any, node_id: str) -> None:
         session.execute(text("DELETE FROM vec_nodes WHERE node_id = :id"), {"id": node_id})
 
 
-def upsert(session: Any, node_id: str, vector: Sequence[float], *, fresh: bool = False) -> None:
+def upsert(session: Session, node_id: str, vector: Sequence[float], *, fresh: bool = False) -> None:
     """Write a node's vector. ``fresh``: the node was created in this transaction, so it has none yet."""
     if not fresh:
         delete(session, node_id)
@@ -162,7 +166,7 @@ def upsert(session: Any, node_id: str, vector: Sequence[float], *, fresh: bool =
         session.execute(text("INSERT INTO vec_nodes (node_id, embedding) VALUES (:id, :v)"), params)
 
 
-def _missing_active(session: Any) -> list[str]:
+def _missing_active(session: Session) -> list[str]:
     """Active nodes with no vector, oldest first. One pass over each table: a correlated NOT EXISTS on
     vec0's metadata column would scan every vector once per node (hours at 100k)."""
     have = {r[0] for r in session.execute(text("SELECT node_id FROM vec_nodes")).all()}
@@ -170,14 +174,14 @@ def _missing_active(session: Any) -> list[str]:
     return [r[0] for r in rows if r[0] not in have]
 
 
-def count_missing_active(session: Any) -> int:
+def count_missing_active(session: Session) -> int:
     """Active nodes with no vector row (upstream's pending predicate since 3.4.0)."""
     if not exists(session):
         return 0
     return len(_missing_active(session))
 
 
-def missing_active_ids(session: Any, limit: int) -> list[str]:
+def missing_active_ids(session: Session, limit: int) -> list[str]:
     if not exists(session):
         return []
     return _missing_active(session)[:limit]
@@ -189,7 +193,7 @@ def missing_active_ids(session: Any, limit: int) -> list[str]:
 MAX_K = 4096  # sqlite-vec refuses a larger k
 
 
-def knn(conn: Any, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+def knn(conn: Connection, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
     """The k nearest vectors by cosine distance: [(node_id, distance)], nearest first (k ≤ 4096)."""
     k = min(int(k), MAX_K)
     if k <= 0:
@@ -201,7 +205,7 @@ def knn(conn: Any, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
     return [(r[0], float(r[1])) for r in rows]
 
 
-def mean_vector(conn: Any, sample: int, minimum: int) -> list[float] | None:
+def mean_vector(conn: Connection, sample: int, minimum: int) -> list[float] | None:
     """The mean of the first ``sample`` stored vectors (one bounded read, ~6 ms whatever the brain's size),
     or None when fewer than ``minimum`` are stored, or there is no vector table. No NumPy: the hot path
     does not import it (``docs/benchmarks.md``)."""
@@ -222,7 +226,7 @@ def mean_vector(conn: Any, sample: int, minimum: int) -> list[float] | None:
     return [sum(values[j::dims]) / count for j in range(dims)]
 
 
-def vectors_for(conn: Any, ids: Sequence[str]) -> dict[str, list[float]]:
+def vectors_for(conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
     """Vectors of these nodes: rowid point lookups, then a metadata scan only for rows found elsewhere."""
     from cerebro.store.reads import chunks
 
@@ -244,9 +248,3 @@ def vectors_for(conn: Any, ids: Sequence[str]) -> dict[str, list[float]]:
             ).fetchall():
                 found[node_id] = from_blob(blob)
     return found
-
-
-def text(sql: str):
-    from sqlalchemy import text as sa_text
-
-    return sa_text(sql)

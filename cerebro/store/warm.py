@@ -10,7 +10,10 @@ copy is then dropped and rebuilt on a later query (ADR 0009).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection
 
 MIN_VECTORS = 5_000  # below this, sqlite-vec's scan and point lookups are already fast enough
 
@@ -28,10 +31,10 @@ class WarmVectors:
         self._removed: set[int] = set()  # row numbers in _matrix
         self.uses = 0
 
-    def _current(self, conn: Any) -> bool:
+    def _current(self, conn: Connection) -> bool:
         return self._matrix is not None and conn.execute("PRAGMA data_version").fetchone()[0] == self._version
 
-    def ready(self, conn: Any) -> bool:
+    def ready(self, conn: Connection) -> bool:
         """True when the copy is loaded and nothing has changed since; else drop it (and maybe rebuild)."""
         self.uses += 1
         if self._current(conn):
@@ -44,7 +47,7 @@ class WarmVectors:
             return False
         return self.load(conn)
 
-    def load(self, conn: Any) -> bool:
+    def load(self, conn: Connection) -> bool:
         """Load every vector; False (nothing loaded) for an empty table."""
         import numpy as np
 
@@ -173,7 +176,7 @@ def _unit_rows(matrix: Any) -> Any:
     return (matrix / np.clip(norms, 1e-12, None)).astype(np.float32, copy=False)
 
 
-def _shadow_rows(conn: Any) -> tuple[list[str], Any] | None:
+def _shadow_rows(conn: Connection) -> tuple[list[str], Any] | None:
     """Every (node id, vector) read straight from sqlite-vec's own tables, in the virtual table's scan order:
     a few chunk blobs instead of one row extraction per vector (~15 ms instead of ~220 ms at 10k here). The
     layout is sqlite-vec 0.1's: ``vec_nodes_chunks`` (slots per chunk, a validity bitmap, int64 rowids),

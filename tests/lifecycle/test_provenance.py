@@ -27,8 +27,9 @@ def edges_conn(edges: list[tuple[str, str]] | list[tuple[str, str, str]]) -> sql
 
 def walk(edges, start="a", depth=5):
     from cerebro.provenance import walk as product_walk
+    from cerebro.store.sqlite import SQLITE
 
-    return product_walk(edges_conn(edges), start, max_depth=depth)
+    return product_walk(SQLITE, edges_conn(edges), start, max_depth=depth)
 
 
 def test_a_wide_frontier_is_read_in_chunks_and_nothing_is_lost():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import sqlite3
 import stat
 from collections.abc import Callable, Iterator
@@ -25,7 +26,7 @@ def alembic(
     kit: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Callable[..., None]]:
     """Run one ``alembic -c alembic.ini -x brain=PATH <args>`` command line in-process, clock pinned."""
-    from alembic.config import main
+    from alembic.config import CommandLine, Config
 
     scratch = tmp_path_factory.mktemp("cwd")
     # alembic.ini names its scripts relative to itself (%(here)s): run from a scratch folder, so that nothing a
@@ -41,7 +42,12 @@ def alembic(
     clock.set_now(kit.PINNED)
 
     def run(*args: str, brain: Path | str) -> None:
-        main(argv=["-c", os.fspath(kit.REPO / "alembic.ini"), "-x", f"brain={brain}", *args], prog="alembic")
+        # What alembic's console script does, with the output stream given: Config's default is the
+        # sys.stdout of when alembic was imported, which a test runner may have closed since.
+        cli = CommandLine(prog="alembic")
+        ini = os.fspath(kit.REPO / "alembic.ini")
+        options = cli.parser.parse_args(["-c", ini, "-x", f"brain={brain}", *args])
+        cli.run_cmd(Config(file_=ini, ini_section=options.name, cmd_opts=options, stdout=sys.stdout), options)
 
     yield run
     clock.set_now(None)

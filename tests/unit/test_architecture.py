@@ -62,6 +62,34 @@ def test_layers_point_one_way() -> None:
     assert violations == []
 
 
+# Outside store/ and db/, the store is reached through its interface (cerebro.store.interface, types only)
+# and the store object a brain's handle carries — so a second engine implements the interface instead of
+# touching the domain. Modules that may name the SQLite store itself, and why:
+SQLITE_STORE_USERS = {
+    "cerebro.brain.handle": "binds a brain file to the SQLite store, and keeps its warm vector index",
+    "cerebro.doctor.brain": "examines a SQLite brain file",
+    "cerebro.metrics.dashboard_data": "reads a SQLite brain file for the health panel",
+    "cerebro.mcp.server": "preloads the store modules before the first call",
+    "cerebro.mcp.host": "keeps a server's warm vector index (an in-memory copy of the SQLite vector lane)",
+}
+
+
+def test_the_domain_reaches_the_store_through_its_interface() -> None:
+    violations = []
+    for path in PACKAGE.rglob("*.py"):
+        module = _module_name(path)
+        if module.startswith(("cerebro.store", "cerebro.db")):
+            continue
+        for imported in _imports(path):
+            if not imported.startswith("cerebro.store."):
+                continue
+            part = imported.split(".")[2]
+            if part == "interface" or module in SQLITE_STORE_USERS and part in ("sqlite", "warm"):
+                continue
+            violations.append(f"{module} imports {imported}")
+    assert violations == []
+
+
 def test_import_cerebro_is_cheap() -> None:
     code = (
         "import sys, cerebro; cerebro.__version__; "

@@ -1,0 +1,18 @@
+"""The connection types, named once for annotations.
+
+Modules import these under ``TYPE_CHECKING`` only, so naming a type never loads SQLAlchemy on a hot path:
+
+- ``Connection`` — the raw DB-API connection reads go through (sqlean.py's, which has the standard library's
+  ``sqlite3`` API and can load sqlite-vec; type checkers see it as the ``sqlite3`` class).
+- ``Session`` — the SQLModel session writes and ORM reads go through (``cerebro.db.session.unit_of_work``).
+- ``Engine`` — the SQLAlchemy engine a brain's sessions are made from (``cerebro.db.engine``).
+"""
+
+from __future__ import annotations
+
+from sqlite3 import Connection
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+__all__ = ["Connection", "Engine", "Session"]

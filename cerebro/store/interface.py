@@ -1,0 +1,409 @@
+"""What the domain asks of a storage engine: the store's operations, named as Protocols.
+
+``Store`` has one part per concern (nodes, edges, the graph walk, the keyword and vector lanes, the raw reads of
+the hot path, ``schema_meta``, the archive, bulk import, bookkeeping, the inbox, relations, the health checks, the
+SQL dump). The domain (``cerebro/brain/``, ``recall``, ``prime``, ``provenance``, ``portability``) reaches the
+store only through a ``Store`` — the brain's handle carries one — so a second engine implements these Protocols
+instead of touching the domain. ``cerebro/store/sqlite.py`` is the SQLite implementation: each part is a module
+of plain functions, and the type checker verifies that every module fulfils its Protocol.
+
+Two kinds of connection appear in the signatures (``cerebro/db/types.py``): write paths and ORM reads take a
+``Session``; the hot read paths (recall, prime, export) take the raw ``Connection``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from cerebro import values
+    from cerebro.db.types import Connection, Session
+    from cerebro.models import Edge as EdgeRow
+    from cerebro.models import Node as NodeRow
+    from cerebro.models import Relation
+
+
+class Nodes(Protocol):
+    """CRUD over ``nodes`` and id resolution."""
+
+    def new_id(self) -> str: ...
+
+    def to_value(self, row: NodeRow) -> values.Node: ...
+
+    def resolve_id(self, session: Session, prefix: str) -> str:
+        """A full id or a unique prefix of ≥4 characters → the full id of a node."""
+
+    def get_row(self, session: Session, node_id: str) -> NodeRow: ...
+
+    def insert(
+        self,
+        session: Session,
+        *,
+        content: str,
+        type: str,
+        subtype: str | None,
+        importance: float,
+        metadata: dict[str, Any] | None,
+        provenance_root: bool,
+        origin: values.Origin,
+        embedding_model: str,
+        now: datetime,
+        node_id: str | None = None,
+        created_at: datetime | None = None,
+    ) -> NodeRow: ...
+
+    def list_rows(
+        self,
+        session: Session,
+        *,
+        type: str | None,
+        status: str | None,
+        subtype: str | None,
+        subtype_given: bool,
+        limit: int,
+    ) -> list[NodeRow]: ...
+
+    def counts(self, session: Session) -> tuple[dict[str, int], dict[str, int]]: ...
+
+    def count_embedded(self, session: Session, model: str) -> int:
+        """Nodes whose vector is from ``model`` (the brain's current one)."""
+
+    def count_with_status(self, session: Session, status: str) -> int: ...
+
+    def active_ids(self, session: Session, limit: int) -> list[str]:
+        """Active node ids, oldest first."""
+
+    def set_embedding_model(self, session: Session, node_id: str, model: str) -> None: ...
+
+    def ids_with_status(self, session: Session, status: str) -> list[str]: ...
+
+    def contents_not_archived(self, session: Session, subtype: str | None) -> list[tuple[str, str]]:
+        """(id, content) of every memory not archived, oldest first; ``subtype=""`` selects those with none."""
+
+    def exists(self, session: Session, node_id: str) -> bool: ...
+
+
+class Edges(Protocol):
+    """CRUD over ``edges``. Edges are directed and unique per (source, target, relation)."""
+
+    def to_value(self, row: EdgeRow) -> values.Edge: ...
+
+    def upsert(
+        self,
+        session: Session,
+        *,
+        source_id: str,
+        target_id: str,
+        relation: str,
+        weight: float | None,
+        valid_at: datetime | None,
+        invalid_at: datetime | None,
+        metadata: dict[str, Any] | None,
+        now: datetime,
+    ) -> tuple[EdgeRow, bool]:
+        """Insert, or re-assert the window of an existing edge (an omitted bound becomes NULL, as upstream).
+
+        The weight changes only when one is given; the id is kept. Returns (row, created)."""
+
+    def for_node(self, session: Session, node_id: str, as_of: datetime | None = None) -> list[EdgeRow]: ...
+
+    def count(self, session: Session) -> int: ...
+
+    def exists(self, session: Session, source_id: str, target_id: str, relation: str) -> bool: ...
+
+
+class Graph(Protocol):
+    """Graph reads over a DB-API connection: edges around a set of nodes, and citation in-degree."""
+
+    def edges_touching(
+        self, conn: Connection, ids: Sequence[str], as_of: datetime | None = None
+    ) -> list[tuple[str, str, str, float]]:
+        """Edges in either direction for ``ids``: [(source, target, relation, weight)].
+
+        With ``as_of``, only edges valid then: the half-open window [valid_at, invalid_at), compared as
+        storage-layout strings (upstream's predicate)."""
+
+    def citation_indegree(self, conn: Connection, ids: Sequence[str], relations: Sequence[str]) -> dict[str, int]: ...
+
+    def targets(self, conn: Connection, sources: Sequence[str], relation: str) -> list[str]:
+        """Targets of ``relation`` edges out of ``sources``, in edge order (duplicates kept)."""
+
+    def sources_with(self, conn: Connection, ids: Sequence[str], relation: str) -> set[str]:
+        """Those of ``ids`` with at least one outgoing ``relation`` edge."""
+
+
+class Keywords(Protocol):
+    """The FTS5 keyword lane's write side. Only *active* nodes are indexed; sync is done here, not by triggers."""
+
+    def available(self, session: Session) -> bool: ...
+
+    def index(self, session: Session, node_id: str, content: str, subtype: str | None) -> None: ...
+
+    def unindex(self, session: Session, node_id: str) -> None: ...
+
+    def reindex(self, session: Session, node_id: str, content: str, subtype: str | None) -> None: ...
+
+    def rebuild(self, session: Session) -> None:
+        """Index every active node afresh (after a sql dump, which carries no keyword rows)."""
+
+    def search(
+        self, conn: Connection, query: str, limit: int, *, drop_stop_words: bool = True, subtype: Any = ...
+    ) -> list[tuple[str, float]]:
+        """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
+
+        ``subtype``: ``...`` (default) no filter; ``None``/``""`` only nodes without one; else that subtype.
+        Any FTS problem (no table, a query FTS5 still rejects) gives an empty lane, never an error."""
+
+
+class Vectors(Protocol):
+    """The sqlite-vec lane. Not part of the migration chain: its width comes from the brain's"""
+
+    MAX_K: int  # the most neighbours one KNN query returns
+    WRITTEN: str  # the session.info key under which writes note {node_id: vector, or None when deleted}
+
+    def exists(self, session: Session) -> bool: ...
+
+    def table_dimensions(self, conn_or_session: Connection | Session) -> int | None:
+        """The width the vec table was created with, or None when there is no table."""
+
+    def ensure_table(self, session: Session, dimensions: int) -> None: ...
+
+    def count(self, session: Session) -> int:
+        """How many vectors the table holds."""
+
+    def drop_table(self, session: Session) -> None: ...
+
+    def ensure_next_table(self, session: Session, dimensions: int) -> None: ...
+
+    def next_missing(self, conn: Connection, limit: int) -> list[tuple[int, str, str]]:
+        """(rowid, id, content) of active nodes with no vector in the side table yet, by rowid."""
+
+    def next_count(self, conn: Connection) -> int: ...
+
+    def put_next(self, session: Session, rowid: int, node_id: str, vector: Sequence[float]) -> None: ...
+
+    def switch_to_next(self, session: Session, dimensions: int, model: str) -> int:
+        """The side table becomes ``vec_nodes``; nodes with a vector now name ``model``. Returns how many do."""
+
+    def delete(self, session: Session, node_id: str) -> None: ...
+
+    def upsert(self, session: Session, node_id: str, vector: Sequence[float], *, fresh: bool = False) -> None:
+        """Write a node's vector. ``fresh``: the node was created in this transaction, so it has none yet."""
+
+    def count_missing_active(self, session: Session) -> int:
+        """Active nodes with no vector row (upstream's pending predicate since 3.4.0)."""
+
+    def missing_active_ids(self, session: Session, limit: int) -> list[str]: ...
+
+    def knn(self, conn: Connection, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """The k nearest vectors by cosine distance: [(node_id, distance)], nearest first (k ≤ 4096)."""
+
+    def mean_vector(self, conn: Connection, sample: int, minimum: int) -> list[float] | None:
+        """The mean of the first ``sample`` stored vectors (one bounded read, ~6 ms whatever the brain's size),
+        or None when fewer than ``minimum`` are stored, or there is no vector table. No NumPy: the hot path
+        does not import it (``docs/benchmarks.md``)."""
+
+    def vectors_for(self, conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
+        """Vectors of these nodes: rowid point lookups, then a metadata scan only for rows found elsewhere."""
+
+
+class Reads(Protocol):
+    """Raw-SQL reads over a DB-API connection, for the hot paths (recall, prime, hooks)."""
+
+    def nodes_by_id(
+        self, conn: Connection, ids: Sequence[str], *, active_only: bool = False
+    ) -> dict[str, values.Node]: ...
+
+    def meta(self, conn: Connection, key: str, default: str | None = None) -> str | None: ...
+
+    def config_values(self, conn: Connection) -> dict[str, str]: ...
+
+    def table_exists(self, conn: Connection, name: str) -> bool: ...
+
+    def active_with_anchors(self, conn: Connection) -> list[values.Node]:
+        """Active memories whose metadata names code anchors, newest first."""
+
+    def node_ids(self, conn: Connection) -> set[str]: ...
+
+    def active_surfacing(self, conn: Connection) -> list[tuple[str, str | None]]:
+        """(type, last_surfaced) of every active memory, as stored (legacy rows hold RFC 3339 text)."""
+
+    def edge_count(self, conn: Connection) -> int: ...
+
+    def prime_pool(self, conn: Connection, pool: str, limit: int, marks: dict[str, str]) -> list[values.Node]: ...
+
+    def rows(self, conn: Connection, table: str, columns: Sequence[str], order: str) -> list[Any]:
+        """Every row of ``table`` (these columns, in this order): the exports' read. The brain is at head once
+        open (opening upgrades it), so every column is there."""
+
+    def meta_items(self, conn: Connection, *, prefix: str = "") -> list[tuple[str, str]]:
+        """``schema_meta`` as (key, value) pairs by key, only the keys starting with ``prefix`` when given."""
+
+    def count_active(self, conn: Connection) -> int:
+        """Active memories (the hooks' hot path: this module imports no ORM)."""
+
+
+class Meta(Protocol):
+    """``schema_meta``: the brain's key/value store (versions, embedding settings, boundaries, config, counters)."""
+
+    def get(self, session: Session, key: str, default: str | None = None) -> str | None: ...
+
+    def get_many(self, session: Session, prefix: str) -> dict[str, str]: ...
+
+    def put(self, session: Session, key: str, value: str) -> None: ...
+
+    def delete(self, session: Session, key: str) -> bool: ...
+
+    def delete_prefix(self, session: Session, prefix: str) -> int: ...
+
+    def revision(self, session: Session) -> str | None:
+        """The Alembic revision the brain is at."""
+
+
+class Archive(Protocol):
+    """``nodes_archive``: where gc and forget move memories, out of every lane."""
+
+    def move_out(self, session: Session, node: Any, reason: str, now_text: str, *, archive: bool = True) -> None:
+        """Move one node out of every lane (vectors, keywords, edges by cascade) — into the archive unless hard."""
+
+
+class Bulk(Protocol):
+    """Writing records back in bulk (import): nodes and archive rows by id, edges by their (source, target,"""
+
+    def put_node(self, session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool: ...
+
+    def put_edge(self, session: Session, edge: dict[str, Any], *, replace: bool) -> bool: ...
+
+    def put_archived(self, session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool: ...
+
+
+class Bookkeeping(Protocol):
+    """Best-effort writes on the raw connection after a read: access touches, surfacing stamps, counters."""
+
+    def touch_accessed(self, conn: Connection, ids: Sequence[str], stamp: str) -> None:
+        """access_count + 1 and last_accessed = ``stamp``."""
+
+    def touch_surfaced(self, conn: Connection, ids: Sequence[str], stamp: str) -> None: ...
+
+    def increment(self, conn: Connection, key: str) -> None: ...
+
+
+class Inbox(Protocol):
+    """``inbox_candidates`` (upstream v7): quarantined memory candidates."""
+
+    def resolve_id(self, session: Session, prefix: str) -> str:
+        """A full candidate id or a unique prefix of ≥4 characters → the full id (nodes are not searched)."""
+
+    def get(self, session: Session, candidate_id: str) -> values.InboxCandidate: ...
+
+    def insert(
+        self,
+        session: Session,
+        *,
+        content: str,
+        type: str,
+        subtype: str | None,
+        importance: float,
+        metadata_: dict[str, Any] | None,
+        origin: values.Origin,
+        now: datetime,
+    ) -> str: ...
+
+    def list_all(self, session: Session, limit: int | None) -> list[values.InboxCandidate]:
+        """Oldest first (ties in insertion order)."""
+
+    def delete(self, session: Session, candidate_id: str) -> None: ...
+
+
+class Relations(Protocol):
+    """The relation registry (upstream v6): advisory names for edges, seeded with the four built-ins."""
+
+    def to_value(self, row: Relation) -> values.RelationInfo: ...
+
+    def is_registered(self, session: Session, name: str) -> bool: ...
+
+    def add(self, session: Session, name: str, traversal_class: str | None, now: datetime) -> tuple[Relation, bool]: ...
+
+    def remove(self, session: Session, name: str) -> bool: ...
+
+    def list_all(self, session: Session) -> list[Relation]: ...
+
+
+class Checks(Protocol):
+    """Read-only checks of a brain file for ``cerebro doctor`` (run on a private copy, raw DB-API)."""
+
+    def integrity(self, conn: Connection, limit: int = 10) -> list[str]:
+        """SQLite's ``integrity_check``: ``["ok"]``, or up to ``limit`` problems."""
+
+    def table_names(self, conn: Connection) -> set[str]: ...
+
+    def active_ids(self, conn: Connection) -> set[str]: ...
+
+    def metadata_not_object(self, conn: Connection) -> tuple[int, str | None]:
+        """(how many, the smallest id) of memories whose metadata is not a JSON object."""
+
+    def keyword_rows(self, conn: Connection) -> list[str]:
+        """The node id of every keyword-index row (duplicates included)."""
+
+    def keyword_index_problem(self, conn: Connection) -> str | None:
+        """FTS5's own integrity check, rolled back: None when the index is sound, else the error."""
+
+    def vector_rows(self, conn: Connection) -> list[str]: ...
+
+
+class Dump(Protocol):
+    """``export --format sql``: statements that Python's sqlite3 (or the sqlite3 shell) runs against a brain made"""
+
+    def sql_statements(self, conn: Connection) -> list[str]:
+        """Statements that Python's sqlite3 (or the sqlite3 shell) runs against an empty brain to give the same
+        rows. Vectors are not included: every node is pending until embedded, and the keyword lane is rebuilt
+        at the next open (the dump leaves a marker for it)."""
+
+
+class Store(Protocol):
+    """A storage engine: every part the domain uses."""
+
+    @property
+    def nodes(self) -> Nodes: ...
+
+    @property
+    def edges(self) -> Edges: ...
+
+    @property
+    def graph(self) -> Graph: ...
+
+    @property
+    def keywords(self) -> Keywords: ...
+
+    @property
+    def vectors(self) -> Vectors: ...
+
+    @property
+    def reads(self) -> Reads: ...
+
+    @property
+    def meta(self) -> Meta: ...
+
+    @property
+    def archive(self) -> Archive: ...
+
+    @property
+    def bulk(self) -> Bulk: ...
+
+    @property
+    def bookkeeping(self) -> Bookkeeping: ...
+
+    @property
+    def inbox(self) -> Inbox: ...
+
+    @property
+    def relations(self) -> Relations: ...
+
+    @property
+    def checks(self) -> Checks: ...
+
+    @property
+    def dump(self) -> Dump: ...
