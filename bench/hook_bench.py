@@ -72,17 +72,24 @@ def main() -> None:
         os.environ["CEREBRO_HOME"] = str(home)
         Brain.init(paths.project_brain_path(project), embed_provider="none")
         with Brain.open(paths.project_brain_path(project)) as brain:
-            brain.add_many([{"content": f"memory {i} about module m{i % 97} and ticket HS-{i:04d}"}
-                            for i in range(opts.memories)])
+            brain.add_many(
+                [{"content": f"memory {i} about module m{i % 97} and ticket HS-{i:04d}"} for i in range(opts.memories)]
+            )
         p = ["-p", str(project)]
         cases = {
             "hook has-brain (every plugin hook's gate)": lambda i: (["hook", "has-brain", *p], {}),
             "hook prime --event sessionstart (primes)": lambda i: (
-                ["hook", "prime", "--event", "sessionstart", *p], {"session_id": f"bench-start-{i}-{time.time_ns()}"}),
+                ["hook", "prime", "--event", "sessionstart", *p],
+                {"session_id": f"bench-start-{i}-{time.time_ns()}"},
+            ),
             "hook prime --event userpromptsubmit (already primed)": lambda i: (
-                ["hook", "prime", "--event", "userpromptsubmit", *p], {"session_id": "bench-primed"}),
+                ["hook", "prime", "--event", "userpromptsubmit", *p],
+                {"session_id": "bench-primed"},
+            ),
             "hook session-end (until the hook exits)": lambda i: (
-                ["hook", "session-end", *p], {"session_id": f"bench-end-{i}-{time.time_ns()}"}),
+                ["hook", "session-end", *p],
+                {"session_id": f"bench-end-{i}-{time.time_ns()}"},
+            ),
         }
         _run(["hook", "prime", "--event", "sessionstart", *p], {"session_id": "bench-primed"}, env)
         rows = []
@@ -99,7 +106,14 @@ def main() -> None:
                         cpus.append(cpu)
                 rows.append((name, statistics.median(walls), max(walls), statistics.median(cpus)))
                 if worker:
-                    rows.append(("… until its worker finished gc + ingest", statistics.median(worker[2:]), max(worker[2:]), None))
+                    rows.append(
+                        (
+                            "… until its worker finished gc + ingest",
+                            statistics.median(worker[2:]),
+                            max(worker[2:]),
+                            None,
+                        )
+                    )
     load = os.getloadavg()
     print(f"memories {opts.memories}, runs {opts.runs}, CPU hogs {opts.load}, load average {load[0]:.2f}")
     print("| hook command | wall p50 | wall max | CPU p50 (waited-for processes) |")

@@ -58,7 +58,8 @@ async def measure(home: Path, project: Path, queries: list[str], writes: int, co
     reference.recall("warm up the index")
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "cerebro", "mcp", "--project", str(project)],
+        command=sys.executable,
+        args=["-m", "cerebro", "mcp", "--project", str(project)],
         env={"CEREBRO_HOME": str(home)},
     )
     rng = random.Random(3)
@@ -72,29 +73,28 @@ async def measure(home: Path, project: Path, queries: list[str], writes: int, co
         return elapsed
 
     with open(os.devnull, "w") as quiet:
-        async with stdio_client(params, errlog=quiet) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                await session.list_tools()
-                for warm in ("warm up the model", "warm up the index"):
-                    await timed(session, "recall", {"query": warm, "limit": 10})
-                recall, embed, library = [], [], []
-                for q in queries:
-                    recall.append(await timed(session, "recall", {"query": q, "limit": 10}))
-                    started = time.perf_counter()
-                    reference._embed([q])
-                    embed.append((time.perf_counter() - started) * 1000)
-                    started = time.perf_counter()
-                    reference.recall(q, limit=10)
-                    library.append((time.perf_counter() - started) * 1000)
-                remember, after, settled = [], [], []
-                for i in range(writes):
-                    remember.append(await timed(session, "remember", {"content": sentence(rng), "importance": 0.5}))
-                    if i % 2 == 0:
-                        after.append(await timed(session, "recall", {"query": queries[i % len(queries)], "limit": 10}))
-                    else:
-                        await anyio.sleep(0.3)
-                        settled.append(await timed(session, "recall", {"query": queries[i % len(queries)], "limit": 10}))
+        async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            for warm in ("warm up the model", "warm up the index"):
+                await timed(session, "recall", {"query": warm, "limit": 10})
+            recall, embed, library = [], [], []
+            for q in queries:
+                recall.append(await timed(session, "recall", {"query": q, "limit": 10}))
+                started = time.perf_counter()
+                reference._embed([q])
+                embed.append((time.perf_counter() - started) * 1000)
+                started = time.perf_counter()
+                reference.recall(q, limit=10)
+                library.append((time.perf_counter() - started) * 1000)
+            remember, after, settled = [], [], []
+            for i in range(writes):
+                remember.append(await timed(session, "remember", {"content": sentence(rng), "importance": 0.5}))
+                if i % 2 == 0:
+                    after.append(await timed(session, "recall", {"query": queries[i % len(queries)], "limit": 10}))
+                else:
+                    await anyio.sleep(0.3)
+                    settled.append(await timed(session, "recall", {"query": queries[i % len(queries)], "limit": 10}))
     reference.close()
     return {
         "recall_ms": stats(recall),
@@ -120,8 +120,12 @@ def main() -> None:
     rng = random.Random(7)
     queries = [query(rng) for _ in range(args.queries)]
     results: dict[str, Any] = {
-        "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
-                    "load_average": [round(x, 2) for x in os.getloadavg()]},
+        "machine": {
+            "python": platform.python_version(),
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
+        },
     }
     for size in (int(s) for s in args.sizes.split(",")):
         cached = out / f"brain-{size}.sqlite"
@@ -142,15 +146,25 @@ def main() -> None:
             row = anyio.run(measure, home, project, queries, args.writes, copy)
         results[str(size)] = row
         print(json.dumps({size: row}), flush=True)
-    print("\n| memories | recall p50 / p95 | remember p50 / p95 | recall right after a write | recall 0.3 s after "
-          "| in-process: embedding | in-process: Brain.recall |")
+    print(
+        "\n| memories | recall p50 / p95 | remember p50 / p95 | recall right after a write | recall 0.3 s after "
+        "| in-process: embedding | in-process: Brain.recall |"
+    )
     print("|---|---|---|---|---|---|---|")
     for size, row in results.items():
         if size == "machine":
             continue
-        cells = [f"{row[k]['p50']} / {row[k]['p95']} ms" for k in (
-            "recall_ms", "remember_ms", "recall_right_after_remember_ms", "recall_0.3s_after_remember_ms",
-            "in_process_embedding_ms", "in_process_brain_recall_ms")]
+        cells = [
+            f"{row[k]['p50']} / {row[k]['p95']} ms"
+            for k in (
+                "recall_ms",
+                "remember_ms",
+                "recall_right_after_remember_ms",
+                "recall_0.3s_after_remember_ms",
+                "in_process_embedding_ms",
+                "in_process_brain_recall_ms",
+            )
+        ]
         print(f"| {int(size):,} | " + " | ".join(cells) + " |")
     print(json.dumps(results["machine"]))
 

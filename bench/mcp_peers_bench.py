@@ -216,8 +216,15 @@ class Reference(Server):
         return elapsed, len(data.get("entities", []))
 
 
-async def open_server(stack: AsyncExitStack, kind: type[Server], name: str, command: str, args: list[str],
-                      env: dict[str, str], err: TextIO) -> Server:
+async def open_server(
+    stack: AsyncExitStack,
+    kind: type[Server],
+    name: str,
+    command: str,
+    args: list[str],
+    env: dict[str, str],
+    err: TextIO,
+) -> Server:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=command, args=args, env=env)
@@ -256,20 +263,35 @@ def bulk_load_cerebro(items_path: Path, project: Path, cache: Path) -> None:
     print(json.dumps({"cached": False, "items": len(items), "seconds": round(seconds, 2)}))
 
 
-def prepare_cerebro(scratch: Path, items: list[dict[str, Any]], cache: Path) -> tuple[dict[str, str], Path, float | None]:
+def prepare_cerebro(
+    scratch: Path, items: list[dict[str, Any]], cache: Path
+) -> tuple[dict[str, str], Path, float | None]:
     home, project = scratch / "cerebro-home", scratch / "project"
     project.mkdir()
     env = {**os.environ, "CEREBRO_HOME": str(home)}
     env.pop("CLAUDE_PROJECT_DIR", None)
-    subprocess.run([CEREBRO, "init", "--skip-integration", "-p", str(project)], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [CEREBRO, "init", "--skip-integration", "-p", str(project)], env=env, check=True, capture_output=True
+    )
     rate = None
     if items:
         items_path = scratch / "bulk.jsonl"
         items_path.write_text("".join(json.dumps(item) + "\n" for item in items))
         done = subprocess.run(
-            [sys.executable, __file__, "--bulk-load", str(items_path), "--project", str(project), "--cache", str(cache)],
-            env=env, check=True, capture_output=True, text=True,
+            [
+                sys.executable,
+                __file__,
+                "--bulk-load",
+                str(items_path),
+                "--project",
+                str(project),
+                "--cache",
+                str(cache),
+            ],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
         )
         report = json.loads(done.stdout.strip().splitlines()[-1])
         rate = None if report["cached"] else report["items"] / report["seconds"]
@@ -283,7 +305,7 @@ async def timed_writes(servers: list[Server], first: int, items: list[dict[str, 
     latencies: dict[str, list[float]] = {s.name: [] for s in servers}
     walls = dict.fromkeys(latencies, 0.0)
     for block, start in enumerate(range(0, len(items), WRITE_BLOCK)):
-        chunk = items[start:start + WRITE_BLOCK]
+        chunk = items[start : start + WRITE_BLOCK]
         for server in servers if block % 2 == 0 else servers[::-1]:
             started = time.perf_counter()
             for offset, item in enumerate(chunk):
@@ -306,8 +328,9 @@ async def rounds(servers: list[Server], queries: list[str]) -> dict[str, Any]:
             answered[server.name] += hits > 0
     a, b = servers[0].name, servers[1].name
     ratios = [x / y for x, y in zip(samples[a], samples[b], strict=True)]
-    out: dict[str, Any] = {name: {**stats_ms(samples[name]), "answered": f"{answered[name]}/{len(queries)}"}
-                           for name in samples}
+    out: dict[str, Any] = {
+        name: {**stats_ms(samples[name]), "answered": f"{answered[name]}/{len(queries)}"} for name in samples
+    }
     out[f"ratio_{a}_over_{b}_p50"] = round(statistics.median(ratios), 2)
     out["raw_ms"] = {name: [round(x, 2) for x in values] for name, values in samples.items()}
     return out
@@ -326,8 +349,9 @@ async def pings(servers: list[Server], count: int) -> dict[str, Any]:
 
 def cli_recall(env: dict[str, str], project: Path, text: str) -> float:
     started = time.perf_counter()
-    subprocess.run([CEREBRO, "recall", "-p", str(project), "-l", str(RECALL_LIMIT), text], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [CEREBRO, "recall", "-p", str(project), "-l", str(RECALL_LIMIT), text], env=env, check=True, capture_output=True
+    )
     return (time.perf_counter() - started) * 1000
 
 
@@ -342,15 +366,19 @@ async def mcp_vs_cli(cerebro: Cerebro, env: dict[str, str], project: Path, queri
     cli = [cli_recall(full_env, project, text) for text in queries]
     first = (await cerebro.search("warm up after the CLI"))[0]
     mcp = [(await cerebro.search(text))[0] for text in queries]
-    return {"queries": len(queries), "mcp_p50": round(statistics.median(mcp), 1),
-            "cli_p50": round(statistics.median(cli), 1), "mcp_first_after_cli": round(first, 1),
-            "raw_ms": {"mcp": [round(x, 2) for x in mcp], "cli": [round(x, 1) for x in cli]}}
+    return {
+        "queries": len(queries),
+        "mcp_p50": round(statistics.median(mcp), 1),
+        "cli_p50": round(statistics.median(cli), 1),
+        "mcp_first_after_cli": round(first, 1),
+        "raw_ms": {"mcp": [round(x, 2) for x in mcp], "cli": [round(x, 1) for x in cli]},
+    }
 
 
 def bench_size(size: int, opts: argparse.Namespace, queries: list[str], tickets: list[str]) -> dict[str, Any]:
     items = items_for(size)
     timed = min(size, opts.timed_writes)
-    bulk, tail = items[: size - timed], items[size - timed:]
+    bulk, tail = items[: size - timed], items[size - timed :]
     row: dict[str, Any] = {"memories": size, "bulk_loaded": len(bulk), "timed_writes": timed}
     with tempfile.TemporaryDirectory(prefix="cerebro-mcp-bench-") as tmp:
         scratch = Path(tmp)
@@ -363,28 +391,44 @@ def bench_size(size: int, opts: argparse.Namespace, queries: list[str], tickets:
         with open(scratch / "cerebro-mcp.log", "w") as cerebro_log, open(scratch / "reference-mcp.log", "w") as ref_log:
             import anyio
 
-            anyio.run(measure, row, opts, scratch, cerebro_env, project, bulk, tail, queries, tickets,
-                      (cerebro_log, ref_log))
+            anyio.run(
+                measure, row, opts, scratch, cerebro_env, project, bulk, tail, queries, tickets, (cerebro_log, ref_log)
+            )
     return row
 
 
-async def measure(row: dict[str, Any], opts: argparse.Namespace, scratch: Path, cerebro_env: dict[str, str],
-                  project: Path, bulk: list[dict[str, Any]], tail: list[dict[str, Any]], queries: list[str],
-                  tickets: list[str], logs: tuple[TextIO, TextIO]) -> None:
+async def measure(
+    row: dict[str, Any],
+    opts: argparse.Namespace,
+    scratch: Path,
+    cerebro_env: dict[str, str],
+    project: Path,
+    bulk: list[dict[str, Any]],
+    tail: list[dict[str, Any]],
+    queries: list[str],
+    tickets: list[str],
+    logs: tuple[TextIO, TextIO],
+) -> None:
     size = row["memories"]
     async with AsyncExitStack() as stack:
-        cerebro = await open_server(stack, Cerebro, "cerebro", CEREBRO, ["mcp", "--project", str(project)],
-                                    cerebro_env, logs[0])
+        cerebro = await open_server(
+            stack, Cerebro, "cerebro", CEREBRO, ["mcp", "--project", str(project)], cerebro_env, logs[0]
+        )
         reference = await open_server(
-            stack, Reference, "reference", "node", [str(REFERENCE_ENTRY)],
-            {"MEMORY_FILE_PATH": str(scratch / "memory.jsonl")}, logs[1],
+            stack,
+            Reference,
+            "reference",
+            "node",
+            [str(REFERENCE_ENTRY)],
+            {"MEMORY_FILE_PATH": str(scratch / "memory.jsonl")},
+            logs[1],
         )
         servers: list[Server] = [cerebro, reference]
         if bulk:
             log(f"{size}: reference bulk load of {len(bulk)} items (create_entities, {BULK_CHUNK} a call)")
             started = time.perf_counter()
             for start in range(0, len(bulk), BULK_CHUNK):
-                chunk = [entity(start + i, item) for i, item in enumerate(bulk[start:start + BULK_CHUNK])]
+                chunk = [entity(start + i, item) for i, item in enumerate(bulk[start : start + BULK_CHUNK])]
                 await reference.call("create_entities", {"entities": chunk})
             row["reference_bulk_create_entities_per_s"] = round(len(bulk) / (time.perf_counter() - started), 1)
         for server in servers:  # the first call waits for cerebro's warm-up (model, index); not timed
@@ -412,8 +456,10 @@ async def measure(row: dict[str, Any], opts: argparse.Namespace, scratch: Path, 
         row["foreign_cpu_cores"]["mcp_vs_cli"] = foreign.cores()
         row["load_average_end"] = load_average()
         if max(row["foreign_cpu_cores"].values()) > FOREIGN_LIMIT:
-            log(f"{size}: WARNING: other processes used CPU meanwhile ({row['foreign_cpu_cores']} cores): "
-                "these numbers are not the servers' alone")
+            log(
+                f"{size}: WARNING: other processes used CPU meanwhile ({row['foreign_cpu_cores']} cores): "
+                "these numbers are not the servers' alone"
+            )
 
 
 def without_raw(value: Any) -> Any:
@@ -432,8 +478,10 @@ def table(rows: list[dict[str, Any]]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        for name, label in (("cerebro", "cerebro `recall` (limit 10)"),
-                            ("reference", "reference `search_nodes` / `create_entities`")):
+        for name, label in (
+            ("cerebro", "cerebro `recall` (limit 10)"),
+            ("reference", "reference `search_nodes` / `create_entities`"),
+        ):
             s, t, w = row["search"][name], row["ticket_search"][name], row["writes"][name]
             lines.append(
                 f"| {row['memories']:,} | {label} | {s['p50']} / {s['p95']} ms | {s['answered']} | "
@@ -461,11 +509,17 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--ticket-queries", type=int, default=30)
-    parser.add_argument("--timed-writes", type=int, default=1000, help="items written one per call (the rest bulk-loaded)")
+    parser.add_argument(
+        "--timed-writes", type=int, default=1000, help="items written one per call (the rest bulk-loaded)"
+    )
     parser.add_argument("--cli-queries", type=int, default=20)
-    parser.add_argument("--quiet-retries", type=int, default=0,
-                        help="wait for an idle machine before each size, and measure a size again (up to this many "
-                        "times) when other processes used CPU meanwhile")
+    parser.add_argument(
+        "--quiet-retries",
+        type=int,
+        default=0,
+        help="wait for an idle machine before each size, and measure a size again (up to this many "
+        "times) when other processes used CPU meanwhile",
+    )
     parser.add_argument("--quiet-wait", type=float, default=900, help="longest wait for an idle machine, seconds")
     parser.add_argument("--out", default="bench/out", help="where mcp_peers.json and the bulk-loaded brains go")
     parser.add_argument("--bulk-load", help=argparse.SUPPRESS)

@@ -27,8 +27,10 @@ from pathlib import Path
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("x_indegree_structural", "citations < 0"): "0 citations: log1p(0) = 0 either way",
     ("x_should_skip_expansion", "spread >= 0"): "a spread of 0 cannot have max − min < 0",
-    ("x_upsert", "weight=1.0 if weight is None and False else weight"):
-        "the Edge model's default is 1.0: a None weight is stored as 1.0 too",
+    (
+        "x_upsert",
+        "weight=1.0 if weight is None and False else weight",
+    ): "the Edge model's default is 1.0: a None weight is stored as 1.0 too",
     ("x_delete", "rowid = None"): "the fallback deletes the same row by node id (only slower)",
     ("x_delete", "_node_rowid(session, None)"): "the fallback deletes the same row by node id (only slower)",
     ("x_delete", "at_rowid = None"): "the fallback deletes the same row by node id (only slower)",
@@ -48,8 +50,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("", "follow_symlinks=None"): "None is as false as False",
     ("x_run_job", "failed = None"): "None is as false as False",
     ("x__sweep_done", "st_mtime <= cutoff"): "a file exactly 7 days old to the float: wall-clock times never meet it",
-    ("x__sweep_done", "entry.stat(follow_symlinks=None)"): "is_file(follow_symlinks=False) let only regular files through",
-    ("x__sweep_done", "entry.stat(follow_symlinks=True)"): "is_file(follow_symlinks=False) let only regular files through",
+    (
+        "x__sweep_done",
+        "entry.stat(follow_symlinks=None)",
+    ): "is_file(follow_symlinks=False) let only regular files through",
+    (
+        "x__sweep_done",
+        "entry.stat(follow_symlinks=True)",
+    ): "is_file(follow_symlinks=False) let only regular files through",
     ("x__sweep_done", "unlink(missing_ok="): "a file listed a moment ago: missing only when another worker swept it",
     ("x_prime", "delivered = None"): "None is as false as False",
     ("x_prime", "claim(sid, None)"): "any name other than session_start's claims the notice once per session",
@@ -96,41 +104,70 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x__literal", "return 'null'"): "SQL keywords are case-insensitive",
     ("x_sql_statements", "strict=None"): "the rows are read with exactly these columns: equal lengths by construction",
     ("x_sql_statements", "strict=False"): "the rows are read with exactly these columns: equal lengths by construction",
-    ("x_sql_statements", "zip(columns, row)"): "the rows are read with exactly these columns: equal lengths by construction",
+    (
+        "x_sql_statements",
+        "zip(columns, row)",
+    ): "the rows are read with exactly these columns: equal lengths by construction",
     ("", "'CREATED_AT, ID'"): "column names are case-insensitive in SQL",
     ("x_bundle", "'ID')"): "column names are case-insensitive in SQL",
     # (Run of 2026-12-01 at cddea06: these were methods of LifecycleMixin; the code has since been simplified.)
     ("record_outcome", "outcomes.get(key, None) or 0"): "a missing count is None either way, and `or 0` follows",
     ("record_outcome", "outcomes.get(key) or 0"): "a missing count is None either way, and `or 0` follows",
-    ("forget", "if apply and False else self._read"):
-        "a deferred transaction that writes takes the lock at its first write (a refused upgrade is retried whole)",
-    ("x_forget", "if apply and False else h.read"):
-        "a deferred transaction that writes takes the lock at its first write (a refused upgrade is retried whole)",
+    (
+        "forget",
+        "if apply and False else self._read",
+    ): "a deferred transaction that writes takes the lock at its first write (a refused upgrade is retried whole)",
+    (
+        "x_forget",
+        "if apply and False else h.read",
+    ): "a deferred transaction that writes takes the lock at its first write (a refused upgrade is retried whole)",
     ("x__record", "strict=None"): "the rows are read with exactly these columns: equal lengths by construction",
     ("x__record", "strict=False"): "the rows are read with exactly these columns: equal lengths by construction",
     ("x__record", "zip(columns, row)"): "the rows are read with exactly these columns: equal lengths by construction",
     ("x_import_file", "strict=None"): "h.embed returns one vector per text or raises: equal lengths",
     ("x_import_file", "strict=False"): "h.embed returns one vector per text or raises: equal lengths",
     ("x_import_file", "h.embed([n['content'] for n in batch])):"): "h.embed returns one vector per text or raises",
-    ("x_import_file", "fresh = None"): "fresh only skips a lookup: upsert without it deletes nothing and inserts the same",
-    ("x_import_file", "vectors[node['id']])"): "fresh only skips a lookup: upsert without it deletes nothing and inserts the same",
-    ("x_import_file", "fresh=None)"): "fresh only skips a lookup: upsert without it deletes nothing and inserts the same",
+    (
+        "x_import_file",
+        "fresh = None",
+    ): "fresh only skips a lookup: upsert without it deletes nothing and inserts the same",
+    (
+        "x_import_file",
+        "vectors[node['id']])",
+    ): "fresh only skips a lookup: upsert without it deletes nothing and inserts the same",
+    (
+        "x_import_file",
+        "fresh=None)",
+    ): "fresh only skips a lookup: upsert without it deletes nothing and inserts the same",
     ("x_read", "document = ''"): "only a dict is read as a bundle: '' and None both fall through to records",
     ("x_read", "stripped.split('\\n')[0]"): "the first line is the first piece however many pieces are split",
     ("x_read", "stripped.split('\\n', 2)[0]"): "the first line is the first piece however many pieces are split",
     ("x_read", "encoding=None"): "only a non-UTF-8 locale would show it; tests run under UTF-8",
     ("", "dims > 1"): "dims is 0 (no provider) or a model's width (32 and up): never 1",
     ("", "'do nothing'"): "SQL keywords are case-insensitive",
-    ("", "'id', [f for f in fields if f != 'XXidXX']"): "updating id to excluded.id on its own conflict changes nothing",
+    (
+        "",
+        "'id', [f for f in fields if f != 'XXidXX']",
+    ): "updating id to excluded.id on its own conflict changes nothing",
     ("", "'id', [f for f in fields if f != 'ID']"): "updating id to excluded.id on its own conflict changes nothing",
     ("", "_upsert('nodes', fields, 'ID'"): "column names are case-insensitive in SQL",
     ("", "_upsert('nodes_archive', fields, 'ID'"): "column names are case-insensitive in SQL",
-    ("x__id", "_ID.match(value or 'XXXX')"): "a missing id was refused just before; '' and 'XXXX' both fail the pattern",
-    ("x_copy", "target.unlink(missing_ok="): "the file was created just before: it exists when a failed copy removes it",
-    ("x_copy", "os.O_WRONLY)"):
-        "the copy is chmod 0600 as soon as it is written; the mode at creation only narrows a window no test sees",
-    ("x_adopt_for_alembic_cli", "version > 1"):
-        "a v1 brain replayed from base ends the same: v1's revision creates only what is missing",
+    (
+        "x__id",
+        "_ID.match(value or 'XXXX')",
+    ): "a missing id was refused just before; '' and 'XXXX' both fail the pattern",
+    (
+        "x_copy",
+        "target.unlink(missing_ok=",
+    ): "the file was created just before: it exists when a failed copy removes it",
+    (
+        "x_copy",
+        "os.O_WRONLY)",
+    ): "the copy is chmod 0600 as soon as it is written; the mode at creation only narrows a window no test sees",
+    (
+        "x_adopt_for_alembic_cli",
+        "version > 1",
+    ): "a v1 brain replayed from base ends the same: v1's revision creates only what is missing",
 }
 
 # SQL text: a statement, or a fragment appended to one (" AND …", " LIMIT …"), written in upper case — the
@@ -141,9 +178,23 @@ _SQL = re.compile(
 )
 _QUOTED = re.compile(r"'[^']*'")
 # mutmut's exit codes (mutmut/stats.py: status_by_exit_code); anything else it calls "suspicious".
-STATUS = {0: "survived", 1: "killed", 3: "killed", 5: "no tests", 33: "no tests", 34: "skipped", 35: "suspicious",
-          36: "timeout", 37: "type error", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout",
-          -11: "segfault", -9: "segfault"}
+STATUS = {
+    0: "survived",
+    1: "killed",
+    3: "killed",
+    5: "no tests",
+    33: "no tests",
+    34: "skipped",
+    35: "suspicious",
+    36: "timeout",
+    37: "type error",
+    -24: "timeout",
+    24: "timeout",
+    152: "timeout",
+    255: "timeout",
+    -11: "segfault",
+    -9: "segfault",
+}
 
 
 def _functions(source: str) -> dict[str, ast.AST]:
@@ -179,8 +230,11 @@ def _blank_strings(node: ast.AST) -> ast.AST:
 
 def _diff(original: ast.AST, mutant: ast.AST) -> list[str]:
     a, b = ast.unparse(original).splitlines()[1:], ast.unparse(mutant).splitlines()[1:]
-    return [line for line in difflib.unified_diff(a, b, lineterm="", n=0) if line[:1] in "+-" and line[:3] not in
-            ("+++", "---")]
+    return [
+        line
+        for line in difflib.unified_diff(a, b, lineterm="", n=0)
+        if line[:1] in "+-" and line[:3] not in ("+++", "---")
+    ]
 
 
 def report(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str, list[str], str]]]]:
@@ -196,15 +250,20 @@ def report(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str,
             continue
         functions = _functions(source_file.read_text())
         for key, code in sorted(results.items()):
-            name = key[len(module) + 1:]
+            name = key[len(module) + 1 :]
             base = name.rsplit("__mutmut_", 1)[0]
             status = "not run" if code is None else STATUS.get(code, "suspicious")
             if status == "survived":
                 original, mutant = functions[f"{base}__mutmut_orig"], functions[name]
                 diff = _diff(original, mutant)
-                reason = next((why for (fn, text), why in EQUIVALENT.items()
-                               if fn in ("", base.split("ǁ")[-1]) and any(text in line for line in diff if line[0] == "+")),
-                              None)
+                reason = next(
+                    (
+                        why
+                        for (fn, text), why in EQUIVALENT.items()
+                        if fn in ("", base.split("ǁ")[-1]) and any(text in line for line in diff if line[0] == "+")
+                    ),
+                    None,
+                )
                 if reason is None and _sql_case_only(original, mutant):
                     reason = "letter case inside SQL (keywords and identifiers are case-insensitive)"
                 if reason is not None:
@@ -219,8 +278,10 @@ def main(argv: list[str]) -> int:
     mutants = Path(args[0] if args else "mutants")
     counts, survivors = report(mutants)
     total: Counter = Counter()
-    print("| module | mutants | killed | of them by timeout | survived | equivalent | no tests | not run | "
-          "killed of non-equivalent |")
+    print(
+        "| module | mutants | killed | of them by timeout | survived | equivalent | no tests | not run | "
+        "killed of non-equivalent |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for module, c in sorted(counts.items()):
         total.update(c)
@@ -240,8 +301,10 @@ def _row(module: str, c: Counter) -> str:
     scored = sum(c.values()) - c["equivalent"] - c["not run"]
     score = f"{100 * killed / scored:.1f} %" if scored else "—"
     name = module if module.startswith("*") else f"`{module}`"
-    return (f"| {name} | {sum(c.values())} | {killed} | {c['timeout']} | {c['survived']} | {c['equivalent']} | "
-            f"{c['no tests']} | {c['not run']} | {score} |")
+    return (
+        f"| {name} | {sum(c.values())} | {killed} | {c['timeout']} | {c['survived']} | {c['equivalent']} | "
+        f"{c['no tests']} | {c['not run']} | {score} |"
+    )
 
 
 if __name__ == "__main__":

@@ -22,16 +22,126 @@ import sys
 import time
 from pathlib import Path
 
-WORDS = (
-    "auth token refresh jwt session cookie deploy pipeline docker build cache test flaky retry timeout "
-    "database index query migration schema sqlite vector embedding recall memory graph edge node prime "
-    "hook plugin config setting flag release version changelog bug fix regression crash error log trace "
-    "metric latency throughput queue worker cron job script shell path file folder permission secret key "
-    "api client server http request response header json yaml toml parser lexer compiler type check lint "
-    "format style review merge branch commit rebase tag ci runner artifact wheel package lock dependency"
-).split()
+WORDS = [
+    "auth",
+    "token",
+    "refresh",
+    "jwt",
+    "session",
+    "cookie",
+    "deploy",
+    "pipeline",
+    "docker",
+    "build",
+    "cache",
+    "test",
+    "flaky",
+    "retry",
+    "timeout",
+    "database",
+    "index",
+    "query",
+    "migration",
+    "schema",
+    "sqlite",
+    "vector",
+    "embedding",
+    "recall",
+    "memory",
+    "graph",
+    "edge",
+    "node",
+    "prime",
+    "hook",
+    "plugin",
+    "config",
+    "setting",
+    "flag",
+    "release",
+    "version",
+    "changelog",
+    "bug",
+    "fix",
+    "regression",
+    "crash",
+    "error",
+    "log",
+    "trace",
+    "metric",
+    "latency",
+    "throughput",
+    "queue",
+    "worker",
+    "cron",
+    "job",
+    "script",
+    "shell",
+    "path",
+    "file",
+    "folder",
+    "permission",
+    "secret",
+    "key",
+    "api",
+    "client",
+    "server",
+    "http",
+    "request",
+    "response",
+    "header",
+    "json",
+    "yaml",
+    "toml",
+    "parser",
+    "lexer",
+    "compiler",
+    "type",
+    "check",
+    "lint",
+    "format",
+    "style",
+    "review",
+    "merge",
+    "branch",
+    "commit",
+    "rebase",
+    "tag",
+    "ci",
+    "runner",
+    "artifact",
+    "wheel",
+    "package",
+    "lock",
+    "dependency",
+]
 TYPES = ("episode", "episode", "episode", "concept", "procedure", "reflection")
-SYLLABLES = "ka to ri mu se lo va ne pi ru da go fe xi zo qua bel tor vin sar mek lut dor fin gap".split()
+SYLLABLES = [
+    "ka",
+    "to",
+    "ri",
+    "mu",
+    "se",
+    "lo",
+    "va",
+    "ne",
+    "pi",
+    "ru",
+    "da",
+    "go",
+    "fe",
+    "xi",
+    "zo",
+    "qua",
+    "bel",
+    "tor",
+    "vin",
+    "sar",
+    "mek",
+    "lut",
+    "dor",
+    "fin",
+    "gap",
+]
 
 
 def vocabulary(size: int = 4000) -> list[str]:
@@ -133,8 +243,9 @@ def bench_cli(path: Path, home: Path, args: list[str], runs: int = 10) -> float:
         # Hooks read Claude Code's JSON on stdin; a fresh session id each run so every run primes.
         payload = json.dumps({"session_id": f"bench-{time.time_ns()}", "hook_event_name": "SessionStart"})
         started = time.perf_counter()
-        subprocess.run([cerebro, *args, "-p", str(project), "-q"], env=env, check=True, capture_output=True,
-                       input=payload.encode())
+        subprocess.run(
+            [cerebro, *args, "-p", str(project), "-q"], env=env, check=True, capture_output=True, input=payload.encode()
+        )
         if i >= 2:  # two warm-up runs
             times.append((time.perf_counter() - started) * 1000)
     return round(statistics.median(times), 1)
@@ -153,7 +264,9 @@ def main() -> None:
     (home / "project").mkdir(exist_ok=True)
     rng = random.Random(7)
     queries = [query(rng) for _ in range(args.queries)]
-    results = {"machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(), "platform": platform.platform()}}
+    results = {
+        "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(), "platform": platform.platform()}
+    }
     for size in (int(s) for s in args.sizes.split(",")):
         path = out / f"brain-{size}.sqlite"
         row: dict[str, float] = {}

@@ -149,7 +149,11 @@ def head_commit(directory: str) -> str | None:
     try:
         done = subprocess.run(
             ["git", "-C", directory, "rev-parse", "--verify", "--quiet", "HEAD"],
-            capture_output=True, stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_SECONDS, env=env, check=False,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=GIT_TIMEOUT_SECONDS,
+            env=env,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -201,8 +205,10 @@ def _record(entry: Any) -> dict[str, Any] | None:
             record["sha256"] = digest
     lines = entry.get("lines")
     if (
-        isinstance(lines, list) and len(lines) == 2
-        and all(isinstance(n, int) and not isinstance(n, bool) for n in lines) and 1 <= lines[0] <= lines[1]
+        isinstance(lines, list)
+        and len(lines) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in lines)
+        and 1 <= lines[0] <= lines[1]
     ):
         record["lines"] = [lines[0], lines[1]]
     for key in ("commit", "ref"):
@@ -256,7 +262,9 @@ class Checker:
 
     def _check(self, record: dict[str, Any]) -> dict[str, Any]:
         shown: dict[str, Any] = {
-            "path": record["path"], "lines": record.get("lines"), "commit": record.get("commit"),
+            "path": record["path"],
+            "lines": record.get("lines"),
+            "commit": record.get("commit"),
         }
         if "ref" in record:
             shown["ref"] = record["ref"]

@@ -178,8 +178,17 @@ class Brain:
         beads_id: str | None = None,
     ) -> str:
         return memories.add(
-            self._handle, content, type=type, subtype=subtype, importance=importance, metadata=metadata,
-            provenance_root=provenance_root, origin=origin, anchors=anchors, anchor_ref=anchor_ref, beads_id=beads_id,
+            self._handle,
+            content,
+            type=type,
+            subtype=subtype,
+            importance=importance,
+            metadata=metadata,
+            provenance_root=provenance_root,
+            origin=origin,
+            anchors=anchors,
+            anchor_ref=anchor_ref,
+            beads_id=beads_id,
         )
 
     @_doc(memories.add_many)
@@ -234,7 +243,13 @@ class Brain:
         metadata: dict[str, Any] | str | None = None,
     ) -> values.EdgeResult:
         return memories.add_edge(
-            self._handle, source, target, relation, weight=weight, valid_at=valid_at, invalid_at=invalid_at,
+            self._handle,
+            source,
+            target,
+            relation,
+            weight=weight,
+            valid_at=valid_at,
+            invalid_at=invalid_at,
             metadata=metadata,
         )
 
@@ -259,8 +274,18 @@ class Brain:
         beads_id: str | None = None,
     ) -> str:
         return memories.supersede(
-            self._handle, old_id, content, type=type, subtype=subtype, importance=importance, metadata=metadata,
-            provenance_root=provenance_root, origin=origin, anchors=anchors, anchor_ref=anchor_ref, beads_id=beads_id,
+            self._handle,
+            old_id,
+            content,
+            type=type,
+            subtype=subtype,
+            importance=importance,
+            metadata=metadata,
+            provenance_root=provenance_root,
+            origin=origin,
+            anchors=anchors,
+            anchor_ref=anchor_ref,
+            beads_id=beads_id,
         )
 
     @_doc(memories.stats)

@@ -77,7 +77,13 @@ def parse(text: str) -> datetime:
     micro = int((fraction or "0")[:6].ljust(6, "0"))
     try:
         value = datetime(
-            int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0), micro,
+            int(year),
+            int(month),
+            int(day),
+            int(hour or 0),
+            int(minute or 0),
+            int(second or 0),
+            micro,
             tzinfo=UTC,
         )
     except ValueError as exc:

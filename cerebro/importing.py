@@ -33,8 +33,16 @@ class Parsed:
 
 
 ARCHIVE_FIELDS = (
-    "id", "type", "subtype", "content", "metadata", "importance", "status", "archive_reason",
-    "original_created_at", "archived_at",
+    "id",
+    "type",
+    "subtype",
+    "content",
+    "metadata",
+    "importance",
+    "status",
+    "archive_reason",
+    "original_created_at",
+    "archived_at",
 )
 ARCHIVE_REASONS = ("decayed", "superseded", "redundant", "capacity")
 
@@ -60,8 +68,9 @@ def _text(record: dict[str, Any], key: str, where: str, *, required: bool = Fals
     return value
 
 
-def _number(record: dict[str, Any], key: str, where: str, default: float, low: float | None = None,
-            high: float | None = None) -> float:
+def _number(
+    record: dict[str, Any], key: str, where: str, default: float, low: float | None = None, high: float | None = None
+) -> float:
     value = record.get(key)
     if value is None:  # absent or null
         value = default
@@ -198,7 +207,7 @@ def _meta(parsed: Parsed, key: Any, value: Any, where: str) -> None:
         return
     from cerebro import config
 
-    name = key[len("config."):]
+    name = key[len("config.") :]
     if name in config.REGISTRY:
         config.REGISTRY[name].validate(value)
     parsed.config[key] = value
@@ -282,4 +291,6 @@ def check_references(parsed: Parsed, known_ids: set[str]) -> None:
     for number, edge in enumerate(parsed.edges, start=1):
         for end in ("source_id", "target_id"):
             if edge[end] not in available:
-                raise InvalidInput(f"edge {number} points at {edge[end][:8]}, which is in neither the file nor the brain")
+                raise InvalidInput(
+                    f"edge {number} points at {edge[end][:8]}, which is in neither the file nor the brain"
+                )

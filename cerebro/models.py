@@ -16,7 +16,7 @@ from sqlalchemy.types import TypeDecorator, UserDefinedType
 from sqlmodel import Field, SQLModel
 
 from cerebro import clock
-from cerebro.values import ARCHIVE_REASONS, NODE_STATUSES, NODE_TYPES  # noqa: F401 - re-exported
+from cerebro.values import ARCHIVE_REASONS, NODE_STATUSES, NODE_TYPES  # re-exported
 
 
 class _DatetimeColumn(UserDefinedType):
@@ -94,9 +94,7 @@ class Node(SQLModel, table=True):
     importance: float = Field(default=0.5, sa_column=sa.Column("importance", sa.REAL, server_default="0.5"))
     decay_rate: float = Field(sa_column=sa.Column("decay_rate", sa.REAL, nullable=False))
     access_count: int = Field(default=0, sa_column=sa.Column("access_count", sa.Integer, server_default="0"))
-    times_reinforced: int = Field(
-        default=0, sa_column=sa.Column("times_reinforced", sa.Integer, server_default="0")
-    )
+    times_reinforced: int = Field(default=0, sa_column=sa.Column("times_reinforced", sa.Integer, server_default="0"))
     status: str = Field(default="active", sa_column=sa.Column("status", sa.Text, server_default="active"))
     embedding_model: str = Field(
         default="", sa_column=sa.Column("embedding_model", sa.Text, nullable=False, server_default="")
@@ -142,9 +140,7 @@ class Edge(SQLModel, table=True):
 
 class ArchivedNode(SQLModel, table=True):
     __tablename__: ClassVar[str] = "nodes_archive"
-    __table_args__ = (
-        sa.CheckConstraint(f"archive_reason IN {ARCHIVE_REASONS}", name="ck_nodes_archive_reason"),
-    )
+    __table_args__ = (sa.CheckConstraint(f"archive_reason IN {ARCHIVE_REASONS}", name="ck_nodes_archive_reason"),)
 
     id: str = Field(sa_column=sa.Column("id", sa.Text, primary_key=True, nullable=True))
     type: str = Field(sa_column=sa.Column("type", sa.Text, nullable=False))

@@ -20,19 +20,61 @@ if TYPE_CHECKING:
 
 EXPORT_VERSION = "1"  # upstream's ExportVersion, unchanged through schema v7
 _NODE_COLUMNS = (
-    "id", "type", "subtype", "content", "metadata", "importance", "decay_rate", "access_count",
-    "times_reinforced", "status", "embedding_model", "created_at", "last_accessed", "last_reinforced",
-    "updated_at", "last_surfaced", "provenance_root", "origin_actor", "origin_channel", "origin_session",
+    "id",
+    "type",
+    "subtype",
+    "content",
+    "metadata",
+    "importance",
+    "decay_rate",
+    "access_count",
+    "times_reinforced",
+    "status",
+    "embedding_model",
+    "created_at",
+    "last_accessed",
+    "last_reinforced",
+    "updated_at",
+    "last_surfaced",
+    "provenance_root",
+    "origin_actor",
+    "origin_channel",
+    "origin_session",
     "origin_host",
 )
-_EDGE_COLUMNS = ("id", "source_id", "target_id", "relation", "weight", "metadata", "created_at", "valid_at", "invalid_at")
+_EDGE_COLUMNS = (
+    "id",
+    "source_id",
+    "target_id",
+    "relation",
+    "weight",
+    "metadata",
+    "created_at",
+    "valid_at",
+    "invalid_at",
+)
 _ARCHIVE_COLUMNS = (
-    "id", "type", "subtype", "content", "metadata", "importance", "status", "archive_reason",
-    "original_created_at", "archived_at",
+    "id",
+    "type",
+    "subtype",
+    "content",
+    "metadata",
+    "importance",
+    "status",
+    "archive_reason",
+    "original_created_at",
+    "archived_at",
 )
 _TIME_FIELDS = {
-    "created_at", "last_accessed", "last_reinforced", "updated_at", "last_surfaced", "valid_at", "invalid_at",
-    "original_created_at", "archived_at",
+    "created_at",
+    "last_accessed",
+    "last_reinforced",
+    "updated_at",
+    "last_surfaced",
+    "valid_at",
+    "invalid_at",
+    "original_created_at",
+    "archived_at",
 }
 
 
@@ -66,8 +108,14 @@ def bundle(store: Store, conn: Connection) -> dict[str, Any]:
         "version": EXPORT_VERSION,
         "exported_at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
         "meta": meta,
-        "nodes": [_record(r, _NODE_COLUMNS, omit_empty=("subtype", "metadata")) for r in store.reads.rows(conn, "nodes", _NODE_COLUMNS, "created_at, id")],
-        "edges": [_record(r, _EDGE_COLUMNS, omit_empty=("metadata",)) for r in store.reads.rows(conn, "edges", _EDGE_COLUMNS, "id")],
+        "nodes": [
+            _record(r, _NODE_COLUMNS, omit_empty=("subtype", "metadata"))
+            for r in store.reads.rows(conn, "nodes", _NODE_COLUMNS, "created_at, id")
+        ],
+        "edges": [
+            _record(r, _EDGE_COLUMNS, omit_empty=("metadata",))
+            for r in store.reads.rows(conn, "edges", _EDGE_COLUMNS, "id")
+        ],
     }
 
 
@@ -84,7 +132,10 @@ def jsonl_lines(store: Store, conn: Connection) -> list[str]:
         line("edge", _record(r, edge_columns))
         for r in store.reads.rows(conn, "edges", edge_columns, "source_id, target_id, relation")
     ]
-    lines += [line("archive", _record(r, _ARCHIVE_COLUMNS)) for r in store.reads.rows(conn, "nodes_archive", _ARCHIVE_COLUMNS, "id")]
+    lines += [
+        line("archive", _record(r, _ARCHIVE_COLUMNS))
+        for r in store.reads.rows(conn, "nodes_archive", _ARCHIVE_COLUMNS, "id")
+    ]
     return lines
 
 

@@ -36,7 +36,9 @@ def budget(share: float, limit: int) -> int:
     return max(1, math.floor(share * limit + 0.5))
 
 
-def prime(store: Store, conn: Connection, limit: int, now: datetime | None = None, anchors: Any = None) -> list[ScoredNode]:
+def prime(
+    store: Store, conn: Connection, limit: int, now: datetime | None = None, anchors: Any = None
+) -> list[ScoredNode]:
     """The primed memories, best first. ``anchors`` (a ``cerebro.anchors.Checker``) fills anchor statuses
     and demotes memories whose anchored code changed."""
     now = now or clock.now()

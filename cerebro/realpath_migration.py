@@ -24,7 +24,6 @@ from cerebro.errors import MigrationLocked
 DEFAULT_MAX_DEPTH = 4
 
 
-
 @dataclass
 class MigrationReport:
     scanned: int = 0
@@ -35,7 +34,10 @@ class MigrationReport:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "scanned": self.scanned, "renamed": self.renamed, "merged": self.merged, "errors": self.errors,
+            "scanned": self.scanned,
+            "renamed": self.renamed,
+            "merged": self.merged,
+            "errors": self.errors,
             "dry_run": self.dry_run,
         }
 
@@ -90,7 +92,10 @@ class _Lock:
 
 
 def migrate(
-    roots: list[Path], *, max_depth: int = DEFAULT_MAX_DEPTH, dry_run: bool = False,
+    roots: list[Path],
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    dry_run: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> MigrationReport:
     from cerebro.api import Brain

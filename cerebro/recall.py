@@ -99,7 +99,9 @@ def _structural_baseline(store: Store, conn: Connection, ids: Sequence[str], ena
 SUBTYPE_OVERFETCH = 10  # with a subtype filter, look this many times deeper for matching neighbours
 
 
-def vector_lane(store: Store, conn: Connection, query_vector: Sequence[float], options: RecallOptions, width: int) -> list[_Candidate]:
+def vector_lane(
+    store: Store, conn: Connection, query_vector: Sequence[float], options: RecallOptions, width: int
+) -> list[_Candidate]:
     """The nearest active nodes above the threshold (and of the wanted subtype), nearest first.
 
     Non-active nodes keep their vectors, so the KNN over-fetches; when a page of neighbours did not
@@ -109,7 +111,9 @@ def vector_lane(store: Store, conn: Connection, query_vector: Sequence[float], o
     k = min(width * overfetch, store.vectors.MAX_K)
     nodes: dict[str, Node] = {}
     while True:
-        nearest = options.warm.knn(query_vector, k) if options.warm is not None else store.vectors.knn(conn, query_vector, k)
+        nearest = (
+            options.warm.knn(query_vector, k) if options.warm is not None else store.vectors.knn(conn, query_vector, k)
+        )
         hits = [(node_id, 1.0 - distance) for node_id, distance in nearest]
         above = [(node_id, sim) for node_id, sim in hits if sim >= options.threshold]
         # Rows are read nearest first, only as deep as needed: usually the first ``width`` suffice.
@@ -186,7 +190,9 @@ def _attach_raw_similarity(seeds: list[_Candidate], cosines: dict[str, float]) -
         candidate.raw_similarity = cosines.get(candidate.node.id)  # None (no vector): reported as similarity
 
 
-def keyword_lane(store: Store, conn: Connection, query: str, width: int, subtype: Any = UNSET) -> list[tuple[str, float]]:
+def keyword_lane(
+    store: Store, conn: Connection, query: str, width: int, subtype: Any = UNSET
+) -> list[tuple[str, float]]:
     """[(node_id, bm25)], best first (FTS5's bm25 is lower-is-better)."""
     return store.keywords.search(conn, query, width, subtype=... if subtype is UNSET else subtype)
 
@@ -205,10 +211,16 @@ def _width(options: RecallOptions) -> int:
 def keyword_hits_for(store: Store, conn: Connection, query: str, options: RecallOptions) -> list[tuple[str, float]]:
     """The keyword lane as :func:`recall` runs it with these options (empty when it is off)."""
     use_keyword = options.bm25_enabled and "keyword" in options.lanes and bool(query.strip())
-    return keyword_lane(store, conn, query, options.keyword_width or _width(options), options.subtype) if use_keyword else []
+    return (
+        keyword_lane(store, conn, query, options.keyword_width or _width(options), options.subtype)
+        if use_keyword
+        else []
+    )
 
 
-def expand(store: Store, conn: Connection, seeds: list[_Candidate], as_of: datetime | None, indegree: bool) -> list[_Candidate]:
+def expand(
+    store: Store, conn: Connection, seeds: list[_Candidate], as_of: datetime | None, indegree: bool
+) -> list[_Candidate]:
     """One hop: results linked to each other take the strongest edge weight as structure; active
     neighbours join with similarity 0 and the strongest edge weight to them."""
     by_id = {c.node.id: c for c in seeds}
@@ -374,4 +386,3 @@ def apply_anchors(results: list[ScoredNode], checker: Any) -> list[ScoredNode]:
     if demoted:
         out.sort(key=lambda s: -s.rank_value)
     return out
-

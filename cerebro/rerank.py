@@ -25,7 +25,6 @@ OVER_RETRIEVE = 40  # candidates handed to the reranker: max(limit, 40)
 ENV_COMMAND = "CEREBRO_RERANK_COMMAND"
 
 
-
 def score(
     command: str,
     query: str,

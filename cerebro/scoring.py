@@ -169,7 +169,7 @@ def min_max(scores: dict[K, float]) -> dict[K, float]:
         return {}
     high, low = max(scores.values()), min(scores.values())
     if high == low:
-        return {key: 1.0 for key in scores}
+        return dict.fromkeys(scores, 1.0)
     return {key: (value - low) / (high - low) for key, value in scores.items()}
 
 

@@ -120,12 +120,22 @@ class Node:
         # Spelled out rather than dataclasses.asdict: this runs for every result of every recall, and asdict's
         # generic deep copy cost ~7 µs a node (a quarter of a server's recall at 10k memories).
         data: dict[str, Any] = {
-            "id": self.id, "type": self.type, "subtype": self.subtype, "content": self.content,
-            "metadata": _copied(self.metadata), "importance": self.importance, "decay_rate": self.decay_rate,
-            "access_count": self.access_count, "times_reinforced": self.times_reinforced, "status": self.status,
-            "embedding_model": self.embedding_model, "created_at": json_time(self.created_at),
-            "last_accessed": json_time(self.last_accessed), "last_reinforced": json_time(self.last_reinforced),
-            "updated_at": json_time(self.updated_at), "last_surfaced": json_time(self.last_surfaced),
+            "id": self.id,
+            "type": self.type,
+            "subtype": self.subtype,
+            "content": self.content,
+            "metadata": _copied(self.metadata),
+            "importance": self.importance,
+            "decay_rate": self.decay_rate,
+            "access_count": self.access_count,
+            "times_reinforced": self.times_reinforced,
+            "status": self.status,
+            "embedding_model": self.embedding_model,
+            "created_at": json_time(self.created_at),
+            "last_accessed": json_time(self.last_accessed),
+            "last_reinforced": json_time(self.last_reinforced),
+            "updated_at": json_time(self.updated_at),
+            "last_surfaced": json_time(self.last_surfaced),
             "provenance_root": self.provenance_root,
         }
         for computed in ("provenance_status", "origin_status", "anchor_status", "anchors"):
@@ -134,7 +144,9 @@ class Node:
                 data[computed] = _copied(value)
         origin = self.origin
         data.update(
-            origin_actor=origin.actor, origin_channel=origin.channel, origin_session=origin.session,
+            origin_actor=origin.actor,
+            origin_channel=origin.channel,
+            origin_session=origin.session,
             origin_host=origin.host,
         )
         return data

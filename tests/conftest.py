@@ -38,7 +38,7 @@ PINNED_NOW = "2026-03-11T10:00:00Z"
 
 
 @pytest.fixture
-def pinned_clock():  # noqa: ANN201 - yields the pinned instant
+def pinned_clock():  # yields the pinned instant
     """Pin cerebro's clock for a test that compares scores or times across calls: recency (and so every
     score) moves with the wall clock between two recalls otherwise."""
     clock.set_now(clock.parse(PINNED_NOW))
@@ -159,9 +159,7 @@ def snapshot(path: Path) -> dict[str, list[tuple]]:
         data = {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
         # FTS5 content is stored in nodes_fts_content (readable without the fts5 module).
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name='nodes_fts_content'").fetchone():
-            data["nodes_fts_content"] = sorted(
-                conn.execute("SELECT * FROM nodes_fts_content").fetchall(), key=repr
-            )
+            data["nodes_fts_content"] = sorted(conn.execute("SELECT * FROM nodes_fts_content").fetchall(), key=repr)
         return data
     finally:
         conn.close()

@@ -23,7 +23,7 @@ def assert_one_line_error(result, *fragments: str, exit_code: int | None = None)
     return lines[0]
 
 
-def run_in_process(argv: list[str], *, stdin: str = "", env: dict[str, str] | None = None):  # noqa: ANN201
+def run_in_process(argv: list[str], *, stdin: str = "", env: dict[str, str] | None = None):
     """Run ``cerebro ARGV`` in this process as a hook runner would run it in its own: ``env`` is the whole
     environment for the call, stdin is fed, stdout and stderr are captured. Returns a CompletedProcess.
 
@@ -54,7 +54,7 @@ def run_in_process(argv: list[str], *, stdin: str = "", env: dict[str, str] | No
     return subprocess.CompletedProcess(["cerebro", *argv], code, out.getvalue(), err.getvalue())
 
 
-def worker_running_elsewhere():  # noqa: ANN201 - a context manager
+def worker_running_elsewhere():  # a context manager
     """Hold the end-of-session worker's lock (CEREBRO_HOME of this test) as a running worker would."""
     import contextlib
     import fcntl
@@ -63,7 +63,7 @@ def worker_running_elsewhere():  # noqa: ANN201 - a context manager
     from cerebro.integration.claude_code import aftercare
 
     @contextlib.contextmanager
-    def held():  # noqa: ANN202
+    def held():
         fd = os.open(aftercare._lock_path(), os.O_CREAT | os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -11,7 +11,6 @@ Revises: py0001
 """
 
 from alembic import op
-
 from cerebro.db.migrate import rebuild_fts_table
 
 revision = "py0002"

@@ -39,9 +39,7 @@ def store_vector(
 
 def warn_pending(h: Handle, node_id: str, error: str | None) -> None:
     if error is not None:
-        h.on_warning(
-            f"embedding failed for {node_id[:8]}: {error} (node stored; run `cerebro embed --pending`)"
-        )
+        h.on_warning(f"embedding failed for {node_id[:8]}: {error} (node stored; run `cerebro embed --pending`)")
 
 
 def embed_pending(
@@ -52,7 +50,13 @@ def embed_pending(
     _, model, dims = h.embedding_settings()
     if dims <= 0:
         raise InvalidInput("this brain has no embedding provider (init --embed-provider local)")
-    total = h.read(lambda s: h.store.vectors.count_missing_active(s) if h.store.vectors.exists(s) else h.store.nodes.count_with_status(s, "active"))
+    total = h.read(
+        lambda s: (
+            h.store.vectors.count_missing_active(s)
+            if h.store.vectors.exists(s)
+            else h.store.nodes.count_with_status(s, "active")
+        )
+    )
     done = failed = 0
     errors: list[str] = []
     skip: set[str] = set()
@@ -94,5 +98,8 @@ def current_content(store: Store, session: Session, node_id: str) -> str | None:
 
 def _pending_ids(store: Store, session: Session, limit: int) -> list[str]:
     vectors = store.vectors
-    return vectors.missing_active_ids(session, limit) if vectors.exists(session) else store.nodes.active_ids(session, limit)
-
+    return (
+        vectors.missing_active_ids(session, limit)
+        if vectors.exists(session)
+        else store.nodes.active_ids(session, limit)
+    )

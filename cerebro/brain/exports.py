@@ -61,9 +61,7 @@ def backup(h: Handle, target: str | Path | None = None) -> Path:
 _ORIGIN = ("origin_actor", "origin_channel", "origin_session", "origin_host")
 
 
-def import_file(
-    h: Handle, path: str | Path, *, on_conflict: str, progress: Any
-) -> dict[str, Any]:
+def import_file(h: Handle, path: str | Path, *, on_conflict: str, progress: Any) -> dict[str, Any]:
     """Import a json bundle (ours or upstream's) or a jsonl export, validated whole first, written in one
     transaction. ``skip`` keeps existing nodes and edges; ``replace`` updates them in place (never
     delete-and-insert, which would cascade away their edges). Returns the counts."""

@@ -104,6 +104,7 @@ class Handle:
     @contextmanager
     def session(self, *, write: bool) -> Iterator[Session]:
         from cerebro.db.session import unit_of_work
+
         with unit_of_work(self.engine, write=write) as session:
             yield session
         # Committed: tell an in-memory vector copy what changed (a server's warm index, ADR 0020).

@@ -87,11 +87,11 @@ def inbox_approve(h: Handle, candidate_id: str) -> str:
     vector, error = h.try_embed(candidate.content)  # outside the transaction, as add does
 
     def write(session: Session) -> str:
-        current = h.store.inbox.get(session, h.store.inbox.resolve_id(session, candidate.id))  # discarded meanwhile: NotFound
+        current = h.store.inbox.get(
+            session, h.store.inbox.resolve_id(session, candidate.id)
+        )  # discarded meanwhile: NotFound
         if h.store.nodes.exists(session, current.id):
-            raise InvalidInput(
-                f"a memory with id {quote(current.id)} already exists: discard the candidate instead"
-            )
+            raise InvalidInput(f"a memory with id {quote(current.id)} already exists: discard the candidate instead")
         now = clock.now()
         row = h.store.nodes.insert(
             session,

@@ -51,8 +51,13 @@ def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> values.GcReport:
             archived=len(evicted),
             by_type=by_type,
             evicted=[
-                {"id": n.id, "type": n.type, "content": n.content, "importance": n.importance,
-                 "retention_score": round(score, 6)}
+                {
+                    "id": n.id,
+                    "type": n.type,
+                    "content": n.content,
+                    "importance": n.importance,
+                    "retention_score": round(score, 6),
+                }
                 for n, score in evicted
             ],
             threshold=limit,
@@ -110,8 +115,15 @@ def _consolidate(h: Handle, into: str | None, sources: Sequence[str]) -> values.
             if target is not None:
                 if not h.store.edges.exists(session, target, full, "derived_from"):
                     h.store.edges.upsert(
-                        session, source_id=target, target_id=full, relation="derived_from", weight=None,
-                        valid_at=None, invalid_at=None, metadata=None, now=now,
+                        session,
+                        source_id=target,
+                        target_id=full,
+                        relation="derived_from",
+                        weight=None,
+                        valid_at=None,
+                        invalid_at=None,
+                        metadata=None,
+                        now=now,
                     )
                     added += 1
         session.flush()
@@ -150,9 +162,7 @@ def record_outcome(h: Handle, node_id: str, *, success: bool) -> values.Node:
     return h.write(write)
 
 
-def forget(
-    h: Handle, subject: str, *, subtype: str | None, apply: bool, hard: bool
-) -> values.ForgetReport:
+def forget(h: Handle, subject: str, *, subtype: str | None, apply: bool, hard: bool) -> values.ForgetReport:
     """Memories (not archived) whose content contains ``subject`` (case-insensitive, literal text).
 
     Dry run unless ``apply``: then each is archived with reason ``redundant`` — or deleted outright with
@@ -184,7 +194,9 @@ def forget(
     return h.write(work) if apply else h.read(work)
 
 
-def walk_provenance(h: Handle, node_id: str, *, depth: int = provenance.GET_DEFAULT_DEPTH) -> list[tuple[values.Node, int]]:
+def walk_provenance(
+    h: Handle, node_id: str, *, depth: int = provenance.GET_DEFAULT_DEPTH
+) -> list[tuple[values.Node, int]]:
     """The memories ``node_id`` was derived from, breadth-first over ``derived_from`` (itself at depth 0)."""
     full = memories.resolve_id(h, node_id)
     with h.snapshot() as conn:
@@ -199,4 +211,3 @@ def provenance_status(h: Handle, ids: Sequence[str]) -> dict[str, str]:
     with h.snapshot() as conn:
         found = h.store.reads.nodes_by_id(conn, list(ids))
         return provenance.provenance_statuses(h.store, conn, list(found.values()))
-

@@ -114,8 +114,16 @@ def add_many(
     prepared = []
     for item in items:
         unknown = set(item) - {
-            "content", "type", "subtype", "importance", "metadata", "provenance_root", "origin",
-            "anchors", "anchor_ref", "beads_id",
+            "content",
+            "type",
+            "subtype",
+            "importance",
+            "metadata",
+            "provenance_root",
+            "origin",
+            "anchors",
+            "anchor_ref",
+            "beads_id",
         }
         if unknown:
             raise InvalidInput(f"unknown memory fields: {', '.join(sorted(unknown))}")
@@ -127,8 +135,11 @@ def add_many(
                 "type": node_type,
                 "subtype": item.get("subtype") or None,
                 "importance": _check_importance(item.get("importance", 0.5)),
-                "metadata": metadata_with(h,
-                    parse_metadata(item.get("metadata")), item.get("anchors"), item.get("anchor_ref"),
+                "metadata": metadata_with(
+                    h,
+                    parse_metadata(item.get("metadata")),
+                    item.get("anchors"),
+                    item.get("anchor_ref"),
                     item.get("beads_id"),
                 ),
                 "provenance_root": bool(item.get("provenance_root", False)),
@@ -167,9 +178,7 @@ def add_many(
     failed = sum(1 for e in errors if e is not None)
     if failed:
         first = next(e for e in errors if e is not None)
-        h.on_warning(
-            f"embedding failed for {failed} memories: {first} (stored; run `cerebro embed --pending`)"
-        )
+        h.on_warning(f"embedding failed for {failed} memories: {first} (stored; run `cerebro embed --pending`)")
     return ids
 
 
@@ -185,7 +194,8 @@ def get(h: Handle, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
         full = h.store.nodes.resolve_id(session, node_id)
         row = h.store.nodes.get_row(session, full)
         return values.NodeDetail(
-            h.store.nodes.to_value(row), [h.store.edges.to_value(e) for e in h.store.edges.for_node(session, full, when)]
+            h.store.nodes.to_value(row),
+            [h.store.edges.to_value(e) for e in h.store.edges.for_node(session, full, when)],
         )
 
     detail = h.read(read)
@@ -268,19 +278,22 @@ def list_memories(
         _check_status(status)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 0 < limit <= MAX_LIST_LIMIT:
         raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, got {quote(limit)}")
-    return annotate(h, h.read(
-        lambda s: [
-            h.store.nodes.to_value(r)
-            for r in h.store.nodes.list_rows(
-                s,
-                type=type,
-                status=status,
-                subtype=None if subtype is UNSET else subtype,
-                subtype_given=subtype is not UNSET,
-                limit=limit,
-            )
-        ]
-    ))
+    return annotate(
+        h,
+        h.read(
+            lambda s: [
+                h.store.nodes.to_value(r)
+                for r in h.store.nodes.list_rows(
+                    s,
+                    type=type,
+                    status=status,
+                    subtype=None if subtype is UNSET else subtype,
+                    subtype_given=subtype is not UNSET,
+                    limit=limit,
+                )
+            ]
+        ),
+    )
 
 
 def add_edge(
@@ -329,7 +342,9 @@ def add_edge(
             metadata=meta_dict,
             now=clock.now(),
         )
-        return values.EdgeResult(h.store.edges.to_value(row), created, h.store.relations.is_registered(session, relation))
+        return values.EdgeResult(
+            h.store.edges.to_value(row), created, h.store.relations.is_registered(session, relation)
+        )
 
     return h.write(write)
 
@@ -402,8 +417,15 @@ def supersede(
         )
         embedding.store_vector(h, session, new, vector, error, fresh=True)
         h.store.edges.upsert(
-            session, source_id=new.id, target_id=full, relation="supersedes", weight=None,
-            valid_at=None, invalid_at=None, metadata=None, now=now,
+            session,
+            source_id=new.id,
+            target_id=full,
+            relation="supersedes",
+            weight=None,
+            valid_at=None,
+            invalid_at=None,
+            metadata=None,
+            now=now,
         )
         if h.store.keywords.available(session):
             h.store.keywords.unindex(session, full)
@@ -432,7 +454,9 @@ def stats(h: Handle) -> values.Stats:
             nodes_by_type={t: by_type.get(t, 0) for t in NODE_TYPES},
             total_edges=h.store.edges.count(session),
             pending_embeddings=h.store.vectors.count_missing_active(session) if dims > 0 else 0,
-            embedded_nodes=h.store.nodes.count_embedded(session, h.store.meta.get(session, "embedding_model", "") or ""),
+            embedded_nodes=h.store.nodes.count_embedded(
+                session, h.store.meta.get(session, "embedding_model", "") or ""
+            ),
             embedding_provider=h.store.meta.get(session, "embedding_provider", "none") or "none",
             embedding_model=h.store.meta.get(session, "embedding_model", "") or "",
             embedding_dimensions=dims,

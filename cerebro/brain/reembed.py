@@ -90,6 +90,10 @@ def reembed(
     # are stale.
     h.forget_model()
     return {
-        "provider": new_provider, "model": new_model, "dimensions": new_dims,
-        "embedded_now": done_now, "embedded_total": moved, "active": total,
+        "provider": new_provider,
+        "model": new_model,
+        "dimensions": new_dims,
+        "embedded_now": done_now,
+        "embedded_total": moved,
+        "active": total,
     }

@@ -112,11 +112,16 @@ def recall(
             rerank, run_options, keyword_hits = None, options, None
         if rerank is None:
             return memories.annotate_scored(
-                h, run_recall(h.store, conn, query, vector, options, mode=mode, notices=notices, keyword_hits=keyword_hits)
+                h,
+                run_recall(
+                    h.store, conn, query, vector, options, mode=mode, notices=notices, keyword_hits=keyword_hits
+                ),
             )
         from dataclasses import replace as _replace
 
-        wide = run_recall(h.store, conn, query, vector, run_options, mode=mode, notices=notices, keyword_hits=keyword_hits)
+        wide = run_recall(
+            h.store, conn, query, vector, run_options, mode=mode, notices=notices, keyword_hits=keyword_hits
+        )
     command, fusion = rerank
     results = wide.results
     if not command:
@@ -126,9 +131,7 @@ def recall(
             scores = reranker.score(command, query, [r.node.content for r in results])
             results = reranker.reorder(results, scores, fusion)
         except reranker.RerankError as exc:
-            notices.append(
-                f'reranker "command:{reranker.command_name(command)}" failed ({exc}); using composite order'
-            )
+            notices.append(f'reranker "command:{reranker.command_name(command)}" failed ({exc}); using composite order')
     return memories.annotate_scored(h, _replace(wide, results=results[:limit], notices=list(notices)))
 
 

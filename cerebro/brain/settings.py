@@ -51,8 +51,9 @@ def config_reset(h: Handle, key: str | None = None, *, all: bool = False) -> lis
     """Drop a brain override (or every one with ``all=True``); returns the keys that were reset."""
 
     if all:
+
         def write_all(session: Session) -> list[str]:
-            keys = [k[len(config.META_PREFIX):] for k in h.store.meta.get_many(session, config.META_PREFIX)]
+            keys = [k[len(config.META_PREFIX) :] for k in h.store.meta.get_many(session, config.META_PREFIX)]
             h.store.meta.delete_prefix(session, config.META_PREFIX)
             return sorted(keys)
 
@@ -91,4 +92,3 @@ def add_relation(h: Handle, name: str, *, traversal_class: str | None = None) ->
 def remove_relation(h: Handle, name: str) -> None:
     if not h.write(lambda s: h.store.relations.remove(s, name)):
         raise NotFound(f"relation {quote(name)} is not registered — run 'cerebro relation list'")
-

@@ -8,7 +8,9 @@ from cyclopts import Parameter
 
 from cerebro.values import Origin
 
-OriginActor = Annotated[str | None, Parameter(name="--origin-actor", help="Who wrote it (default $CEREBRO_ORIGIN_ACTOR)")]
+OriginActor = Annotated[
+    str | None, Parameter(name="--origin-actor", help="Who wrote it (default $CEREBRO_ORIGIN_ACTOR)")
+]
 OriginChannel = Annotated[str | None, Parameter(name="--origin-channel", help="Through what (default cli)")]
 OriginSession = Annotated[
     str | None,

@@ -81,7 +81,11 @@ def run(spec: dict[str, object]) -> None:
         if result.expansion == "gated":
             brain.count_expansion_skip()
         depth = spec.get("provenance_depth")
-        chains = {r.node.id: brain.walk_provenance(r.node.id, depth=depth) for r in result.results} if depth is not None else None
+        chains = (
+            {r.node.id: brain.walk_provenance(r.node.id, depth=depth) for r in result.results}
+            if depth is not None
+            else None
+        )
     explain = bool(spec["explain"])
     data = result.to_dict(explain=explain)
     if chains is not None:
@@ -93,7 +97,10 @@ def run(spec: dict[str, object]) -> None:
 
         suffixes = {node_id: render_provenance(chain) for node_id, chain in chains.items()} if chains else None
         return render_scored(
-            result.results, explain=explain, empty="No relevant memories found.", expansion=result.expansion,
+            result.results,
+            explain=explain,
+            empty="No relevant memories found.",
+            expansion=result.expansion,
             suffixes=suffixes,
         )
 

@@ -64,5 +64,7 @@ def render_provenance(chain) -> str:  # noqa: ANN001
         return "### Provenance\n(no derived_from sources)"
     lines = ["### Provenance"]
     for node, depth in chain[1:]:
-        lines.append(f"{'  ' * (depth - 1)}- {node.short_id} [{node.type}/{node.status}] {' '.join(node.content.split())[:100]}")
+        lines.append(
+            f"{'  ' * (depth - 1)}- {node.short_id} [{node.type}/{node.status}] {' '.join(node.content.split())[:100]}"
+        )
     return "\n".join(lines)

@@ -76,10 +76,12 @@ def _run(
     configure: dict[str, object],
 ) -> None:
     context.configure(
-        connection=connection, transactional_ddl=True, transaction_per_migration=False, **configure  # type: ignore[arg-type]
+        connection=connection,
+        transactional_ddl=True,
+        transaction_per_migration=False,
+        **configure,  # type: ignore[arg-type]
     )
-    with around(connection) if around is not None else contextlib.nullcontext():
-        with context.begin_transaction():
-            context.run_migrations()
-            if after is not None:
-                after(connection)
+    with around(connection) if around is not None else contextlib.nullcontext(), context.begin_transaction():
+        context.run_migrations()
+        if after is not None:
+            after(connection)

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Connection as SAConnection
 
 
-
 def _busy_timeout_ms(default: int = 5000) -> int:
     """How long one statement waits for another writer before SQLITE_BUSY: 5 s, or ``$CEREBRO_BUSY_TIMEOUT_MS``
     (tests that hold a brain's lock past it set it low)."""

@@ -57,9 +57,7 @@ def _ident(name: str) -> str:
 
 
 def table_exists(bind: Any, table: str) -> bool:
-    row = bind.exec_driver_sql(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)
-    ).fetchone()
+    row = bind.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone()
     return row is not None
 
 
@@ -89,18 +87,14 @@ def set_schema_version(bind: Any, version: int) -> None:
 
 def stamp_boundary(bind: Any, key: str) -> None:
     """Stamp a convention boundary with the migration instant — once: INSERT OR IGNORE never re-stamps."""
-    bind.exec_driver_sql(
-        "INSERT OR IGNORE INTO schema_meta (key, value) VALUES (?, ?)", (key, clock.now_text())
-    )
+    bind.exec_driver_sql("INSERT OR IGNORE INTO schema_meta (key, value) VALUES (?, ?)", (key, clock.now_text()))
 
 
 def ensure_fts_table(bind: Any) -> bool:
     """Create ``nodes_fts`` if absent and backfill it with the active nodes. Returns True if created."""
     if table_exists(bind, "nodes_fts"):
         return False
-    bind.exec_driver_sql(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(node_id UNINDEXED, content, subtype)"
-    )
+    bind.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(node_id UNINDEXED, content, subtype)")
     if table_exists(bind, "nodes"):
         bind.exec_driver_sql(
             "INSERT INTO nodes_fts (node_id, content, subtype) "

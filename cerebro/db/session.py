@@ -25,9 +25,8 @@ def unit_of_work(engine: Any, *, write: bool, session: Session | None = None) ->
             yield session
         return
     bind = engine.execution_options(**{WRITE_OPTION: write})
-    with Session(bind, expire_on_commit=False, autoflush=True) as new_session:
-        with new_session.begin():
-            yield new_session
+    with Session(bind, expire_on_commit=False, autoflush=True) as new_session, new_session.begin():
+        yield new_session
 
 
 # --------------------------------------------------------------------------- the raw connection (no ORM)

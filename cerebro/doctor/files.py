@@ -71,22 +71,19 @@ def check_file_modes(project: Path) -> Check:
     if loose_files:
         findings.add(
             WARN,
-            f"{_n(len(loose_files), 'file')} readable by others "
-            f"({', '.join(_short(p, home) for p in loose_files)})",
+            f"{_n(len(loose_files), 'file')} readable by others ({', '.join(_short(p, home) for p in loose_files)})",
             "chmod 600 " + " ".join(_q(p) for p in loose_files),
         )
     if loose_dirs:
         findings.add(
             WARN,
-            f"{_n(len(loose_dirs), 'folder')} open to others "
-            f"({', '.join(_short(p, home) for p in loose_dirs)})",
+            f"{_n(len(loose_dirs), 'folder')} open to others ({', '.join(_short(p, home) for p in loose_dirs)})",
             "chmod 700 " + " ".join(_q(p) for p in loose_dirs),
         )
     if foreign:
         findings.add(
             WARN,
-            f"{_n(len(foreign), 'path')} owned by another user "
-            f"({', '.join(_short(p, home) for p in foreign)})",
+            f"{_n(len(foreign), 'path')} owned by another user ({', '.join(_short(p, home) for p in foreign)})",
             'sudo chown "$(id -un)" ' + " ".join(_q(p) for p in foreign),
         )
     return findings.check(f"{checked} files and folders under {home} are private (0600/0700)", **extra)
@@ -236,4 +233,3 @@ def _age(seconds: float | None) -> str:
     if seconds < 48 * 3600:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.1f} days"
-

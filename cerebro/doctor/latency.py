@@ -175,5 +175,3 @@ def check_hook_latency(
     if findings.status != OK and detail:
         findings.details.append(detail)
     return findings.check(detail, **extra)
-
-

@@ -140,9 +140,7 @@ def check_hooks(project: Path) -> Check:
         local_file: _cmd(project, "cerebro init --force --local"),
     }
     current = {(event, templates.init_command(command)) for event, _, command in templates.HOOKS}
-    expected = {
-        (event, matcher, templates.init_command(command)) for event, matcher, command in templates.HOOKS
-    }
+    expected = {(event, matcher, templates.init_command(command)) for event, matcher, command in templates.HOOKS}
     wired: dict[Path, list[tuple[str, str, str]]] = {}
     for path in files:
         label = _settings_label(project, path)
@@ -153,8 +151,7 @@ def check_hooks(project: Path) -> Check:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             findings.add(
                 FAIL,
-                f"{label} is not valid JSON ({_flat(str(exc))}): Claude Code cannot read it; "
-                "repair it by hand",
+                f"{label} is not valid JSON ({_flat(str(exc))}): Claude Code cannot read it; repair it by hand",
                 _edit(path),
             )
             continue
@@ -163,9 +160,7 @@ def check_hooks(project: Path) -> Check:
             continue
         hooks = data.get("hooks", {})
         if not isinstance(hooks, dict) or any(not isinstance(v, list) for v in hooks.values()):
-            findings.add(
-                FAIL, f'{label}: "hooks" is not an object of event lists; repair it by hand', _edit(path)
-            )
+            findings.add(FAIL, f'{label}: "hooks" is not an object of event lists; repair it by hand', _edit(path))
             continue
         ours = [(e, m, c) for e, m, c in _handlers(data) if templates.is_cerebro_hook(c)]
         if ours:
@@ -174,13 +169,9 @@ def check_hooks(project: Path) -> Check:
     plugin = scaffold.plugin_enabled(project)
     skills_dir = scaffold.Targets(project).skills
     init_skills = [
-        name
-        for name in templates.SKILLS
-        if skills_dir is not None and (skills_dir / name / "SKILL.md").is_file()
+        name for name in templates.SKILLS if skills_dir is not None and (skills_dir / name / "SKILL.md").is_file()
     ]
-    routes = [f"init ({_settings_label(project, p)})" for p in wired] + (
-        [f"plugin ({plugin})"] if plugin else []
-    )
+    routes = [f"init ({_settings_label(project, p)})" for p in wired] + ([f"plugin ({plugin})"] if plugin else [])
     extra: dict[str, Any] = {
         "routes": routes,
         "plugin": plugin,
@@ -262,5 +253,3 @@ def check_hooks(project: Path) -> Check:
         )
     ok_detail = ", ".join(routes) + (": current" if wired and not plugin else "")
     return findings.check(ok_detail, **extra)
-
-

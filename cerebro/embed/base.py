@@ -15,7 +15,6 @@ from cerebro.errors import EmbeddingError
 CHAR_WINDOW = 6000
 
 
-
 @runtime_checkable
 class Embedder(Protocol):
     provider: str

@@ -23,7 +23,7 @@ class _Retryable(Exception):
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """Embedding APIs do not redirect; following one would hand the API key to another host."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201, PLR0913
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001
         return None
 
 
@@ -48,7 +48,7 @@ def post_json(
     def attempt() -> Any:
         request = urllib.request.Request(url, data=body, headers=request_headers, method="POST")
         try:
-            with _OPENER.open(request, timeout=timeout) as response:  # noqa: S310 - http(s) only
+            with _OPENER.open(request, timeout=timeout) as response:  # http(s) only
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:300].decode("utf-8", "replace").strip()

@@ -29,7 +29,6 @@ TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenize
 ENV_MODEL_PATH = "CEREBRO_LOCAL_MODEL_PATH"  # for machines that cannot install the model package
 
 
-
 def model_path() -> Path:
     override = os.environ.get(ENV_MODEL_PATH)
     if override:

@@ -74,7 +74,5 @@ def make_embedder(provider: str, model: str, dims: int) -> Embedder:
         return NoEmbedder()
     spec = PROVIDERS.get(provider)
     if spec is None:
-        raise InvalidInput(
-            f"this brain uses embedding provider {quote(provider)}, which this cerebro does not know"
-        )
+        raise InvalidInput(f"this brain uses embedding provider {quote(provider)}, which this cerebro does not know")
     return spec.factory(model or spec.default_model, dims or spec.default_dimensions)

@@ -71,7 +71,9 @@ def run(brain: Any, pairs: list[tuple[str, str, list[str]]], *, limit: int, thre
             continue
         result = brain.recall(query, limit=limit, threshold=threshold)
         tally.add(result.ids, known)
-        per_query.append({"query_id": query_id, "relevant": len(known), "retrieved_relevant": len(known & set(result.ids))})
+        per_query.append(
+            {"query_id": query_id, "relevant": len(known), "retrieved_relevant": len(known & set(result.ids))}
+        )
     if tally.count == 0:
         raise InvalidInput("none of the ground-truth ids are active memories in this brain")
     stats = brain.stats()

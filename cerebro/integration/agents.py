@@ -40,7 +40,12 @@ from cerebro.errors import InvalidInput
 from cerebro.integration.claude_code import scaffold, templates, usage
 
 CREATED, UPDATED, REPLACED, SKIPPED, FAILED, REMOVED = (
-    scaffold.CREATED, scaffold.UPDATED, scaffold.REPLACED, scaffold.SKIPPED, scaffold.FAILED, scaffold.REMOVED,
+    scaffold.CREATED,
+    scaffold.UPDATED,
+    scaffold.REPLACED,
+    scaffold.SKIPPED,
+    scaffold.FAILED,
+    scaffold.REMOVED,
 )
 KEPT = "kept"  # a different server named cerebro is there: the user's, left alone
 SHARED = "shared"  # the instructions section stays: another agent wired here reads the same file
@@ -151,8 +156,9 @@ def wire(project: Path, chosen: list[Agent], *, force: bool = False) -> list[Age
             if plugin:
                 report.config, report.plugin = PLUGIN, plugin
                 if force and path.exists() and remove_entry(agent, path) == REMOVED:
-                    report.warnings.append(f"removed init's cerebro server from {agent.config}: the {plugin} plugin "
-                                           "carries it")
+                    report.warnings.append(
+                        f"removed init's cerebro server from {agent.config}: the {plugin} plugin carries it"
+                    )
             else:
                 report.config = merge_entry(agent, path, force=force)
             if report.config == KEPT:
@@ -168,8 +174,7 @@ def wire(project: Path, chosen: list[Agent], *, force: bool = False) -> list[Age
                 report.instructions = SKIPPED
             else:
                 try:
-                    report.instructions = write_section(project / agent.instructions, section(agent.name),
-                                                        force=force)
+                    report.instructions = write_section(project / agent.instructions, section(agent.name), force=force)
                 except OSError as exc:
                     report.instructions = FAILED
                     report.warnings.append(f"could not update {agent.instructions}: {exc}")
@@ -188,8 +193,9 @@ def unwire(project: Path, chosen: list[Agent]) -> list[AgentReport]:
         try:
             report.config = remove_entry(agent, path) if path.exists() else SKIPPED
             if report.config == KEPT:
-                report.warnings.append(f"kept the '{SERVER}' server in {agent.config}: it differs from cerebro's "
-                                       "(edited?)")
+                report.warnings.append(
+                    f"kept the '{SERVER}' server in {agent.config}: it differs from cerebro's (edited?)"
+                )
         except (OSError, InvalidInput) as exc:
             report.warnings.append(f"could not update {agent.config}: {exc}")
         reports.append(report)
@@ -197,8 +203,11 @@ def unwire(project: Path, chosen: list[Agent]) -> list[AgentReport]:
     for agent, report in zip(chosen, reports, strict=True):
         if agent.name == "claude-code":
             continue
-        readers = [other for other in AGENTS.values()
-                   if other.instructions == agent.instructions and other.name not in names and is_wired(project, other)]
+        readers = [
+            other
+            for other in AGENTS.values()
+            if other.instructions == agent.instructions and other.name not in names and is_wired(project, other)
+        ]
         if readers:
             report.instructions = SHARED
             continue

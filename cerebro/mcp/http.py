@@ -64,8 +64,9 @@ def _read_token(path: Path) -> str:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise InvalidInput(f"cannot read the MCP token file {path} ({exc.strerror}): delete it; the next start "
-                           "makes a new one") from None
+        raise InvalidInput(
+            f"cannot read the MCP token file {path} ({exc.strerror}): delete it; the next start makes a new one"
+        ) from None
     with os.fdopen(fd, "r", encoding="utf-8") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
@@ -75,7 +76,9 @@ def _read_token(path: Path) -> str:
             )
         token = handle.read().strip()
     if len(token) < 32:
-        raise InvalidInput(f"the MCP token file {path} holds no usable token: delete it; the next start makes a new one")
+        raise InvalidInput(
+            f"the MCP token file {path} holds no usable token: delete it; the next start makes a new one"
+        )
     return token
 
 
@@ -110,17 +113,23 @@ class BearerAuth:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and not self._authorized(scope):
-            body = json.dumps({"error": f"unauthorized: send 'Authorization: Bearer <token>' (the token is in "
-                                        f"CEREBRO_HOME/{TOKEN_FILE})"}).encode()
-            await send({
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"www-authenticate", b'Bearer realm="cerebro"'),
-                ],
-            })
+            body = json.dumps(
+                {
+                    "error": f"unauthorized: send 'Authorization: Bearer <token>' (the token is in "
+                    f"CEREBRO_HOME/{TOKEN_FILE})"
+                }
+            ).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"www-authenticate", b'Bearer realm="cerebro"'),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, receive, send)

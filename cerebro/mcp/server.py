@@ -67,7 +67,9 @@ def failure_message(exc: BaseException) -> tuple[str, bool]:
     if isinstance(exc, CerebroError):
         return str(exc), False
     if is_lock_error(exc):
-        return str(BrainBusy("the brain stayed locked by other writers; try again, or look for a stuck cerebro process")), True
+        return str(
+            BrainBusy("the brain stayed locked by other writers; try again, or look for a stuck cerebro process")
+        ), True
     try:
         from cerebro.db.engine import driver
 
@@ -304,9 +306,6 @@ class CerebroServer:
 def _preload() -> None:
     """Import what every call needs (the brain, its reads and the ORM write path) before the first one."""
     try:
-        import cerebro.api
-        import cerebro.db.session
-        import cerebro.recall
         from cerebro.store.sqlite import SQLITE
 
         _ = SQLITE.nodes  # imports the write path's store modules
@@ -347,8 +346,11 @@ def run(*, project: str | None, include_global: bool, http: str | None, allow_re
     directory = Path(given) if given else (Path.cwd() if http else None)
     host = Host(directory, include_global=include_global)
     if directory is not None and not paths.project_brain_path(directory).is_file():
-        print(f"cerebro mcp: no brain for {directory} yet — tools answer with an error until "
-              "'cerebro init' runs there", file=sys.stderr, flush=True)
+        print(
+            f"cerebro mcp: no brain for {directory} yet — tools answer with an error until 'cerebro init' runs there",
+            file=sys.stderr,
+            flush=True,
+        )
     server = CerebroServer(host, use_roots=address is None)
     if address is None:
         serve_stdio(server)

@@ -31,8 +31,21 @@ READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit"})  # upstream: Edit, Write (MultiEdit is "other")
 BASH_TOOLS = frozenset({"Bash"})
 
-CEREBRO_OPS = ("add", "recall", "search", "update", "supersede", "gc", "promote", "edge", "reinforce",
-               "list", "get", "export", "import")
+CEREBRO_OPS = (
+    "add",
+    "recall",
+    "search",
+    "update",
+    "supersede",
+    "gc",
+    "promote",
+    "edge",
+    "reinforce",
+    "list",
+    "get",
+    "export",
+    "import",
+)
 RECALL_OPS = frozenset({"recall", "search", "list", "get"})  # every other op counts as a write
 # Upstream: (?:^|/)cerebro\s+(ops)\b — the start of the command or a path. We also accept the start of
 # any command in a shell list or pipeline (after ; & | ( ` or a newline, then spaces), so

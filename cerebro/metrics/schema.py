@@ -65,7 +65,7 @@ def _stamp_for(path: Path | str, revision: str | None, tables: set[str]) -> tupl
         return True, None
     if not tables:
         return True, None
-    if UPSTREAM_TABLES <= tables:
+    if tables >= UPSTREAM_TABLES:
         return True, ADOPTED_REVISION
     raise MigrationFailed(f"{path} is an SQLite file but not a cerebro metrics database")
 

@@ -22,10 +22,25 @@ from cerebro.metrics.models import ToolCall, TurnMetrics
 T = TypeVar("T")
 
 TURN_DATA_COLUMNS = (
-    "session_id", "turn_number", "timestamp", "input_tokens", "output_tokens", "cache_read_tokens",
-    "cache_create_tokens", "thinking_chars", "thinking_blocks", "tool_calls_total", "tool_reads",
-    "tool_edits", "tool_bash", "tool_other", "cerebro_recalls", "cerebro_writes", "read_edit_ratio",
-    "assistant_messages", "stop_guard_fired",
+    "session_id",
+    "turn_number",
+    "timestamp",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_create_tokens",
+    "thinking_chars",
+    "thinking_blocks",
+    "tool_calls_total",
+    "tool_reads",
+    "tool_edits",
+    "tool_bash",
+    "tool_other",
+    "cerebro_recalls",
+    "cerebro_writes",
+    "read_edit_ratio",
+    "assistant_messages",
+    "stop_guard_fired",
 )
 TOOL_CALL_COLUMNS = ("session_id", "turn_number", "timestamp", "tool_name", "file_path", "cerebro_op")
 
@@ -220,7 +235,12 @@ class MetricsStore:
     def stop_guard_events(self, session_id: str | None = None) -> list[tuple[str, str, str]]:
         """(session_id, at, category) in time order."""
         where, params = (" WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
-        return [tuple(r) for r in self._read(f"SELECT session_id, at, category FROM stop_guard_events{where} ORDER BY at, id", params)]
+        return [
+            tuple(r)
+            for r in self._read(
+                f"SELECT session_id, at, category FROM stop_guard_events{where} ORDER BY at, id", params
+            )
+        ]
 
 
 # --------------------------------------------------------------------------------------- statements
@@ -235,9 +255,7 @@ def _speaks_for(cur: Any, session: str, turns: Sequence[TurnMetrics], file: str 
     if file is None:
         return True
     count = sum(1 for t in turns if t.session_id == session)
-    held = cur.execute(
-        "SELECT COUNT(*), MAX(transcript) FROM turn_metrics WHERE session_id = ?", (session,)
-    ).fetchone()
+    held = cur.execute("SELECT COUNT(*), MAX(transcript) FROM turn_metrics WHERE session_id = ?", (session,)).fetchone()
     return held[1] is None or held[1] == file or count > held[0]
 
 

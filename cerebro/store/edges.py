@@ -92,7 +92,10 @@ def count(session: Session) -> int:
 
 
 def exists(session: Session, source_id: str, target_id: str, relation: str) -> bool:
-    return session.execute(
-        text("SELECT 1 FROM edges WHERE source_id = :s AND target_id = :t AND relation = :r"),
-        {"s": source_id, "t": target_id, "r": relation},
-    ).first() is not None
+    return (
+        session.execute(
+            text("SELECT 1 FROM edges WHERE source_id = :s AND target_id = :t AND relation = :r"),
+            {"s": source_id, "t": target_id, "r": relation},
+        ).first()
+        is not None
+    )

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from cerebro.db.types import Connection
 
 
-def edges_touching(conn: Connection, ids: Sequence[str], as_of: datetime | None = None) -> list[tuple[str, str, str, float]]:
+def edges_touching(
+    conn: Connection, ids: Sequence[str], as_of: datetime | None = None
+) -> list[tuple[str, str, str, float]]:
     """Edges in either direction for ``ids``: [(source, target, relation, weight)].
 
     With ``as_of``, only edges valid then: the half-open window [valid_at, invalid_at), compared as
@@ -56,9 +58,13 @@ def targets(conn: Connection, sources: Sequence[str], relation: str) -> list[str
     found: list[str] = []
     for part in chunks(list(sources)):
         marks = ",".join("?" * len(part))
-        found += [r[0] for r in conn.execute(
-            f"SELECT target_id FROM edges WHERE relation = ? AND source_id IN ({marks}) ORDER BY id", (relation, *part)
-        )]
+        found += [
+            r[0]
+            for r in conn.execute(
+                f"SELECT target_id FROM edges WHERE relation = ? AND source_id IN ({marks}) ORDER BY id",
+                (relation, *part),
+            )
+        ]
     return found
 
 
@@ -67,7 +73,10 @@ def sources_with(conn: Connection, ids: Sequence[str], relation: str) -> set[str
     found: set[str] = set()
     for part in chunks(list(ids)):
         marks = ",".join("?" * len(part))
-        found.update(r[0] for r in conn.execute(
-            f"SELECT DISTINCT source_id FROM edges WHERE relation = ? AND source_id IN ({marks})", (relation, *part)
-        ))
+        found.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT DISTINCT source_id FROM edges WHERE relation = ? AND source_id IN ({marks})", (relation, *part)
+            )
+        )
     return found

@@ -13,7 +13,7 @@ Two kinds of connection appear in the signatures (``cerebro/db/types.py``): writ
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:

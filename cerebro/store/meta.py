@@ -27,8 +27,7 @@ def get_many(session: Session, prefix: str) -> dict[str, str]:
 def put(session: Session, key: str, value: str) -> None:
     session.execute(
         text(
-            "INSERT INTO schema_meta (key, value) VALUES (:k, :v) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+            "INSERT INTO schema_meta (key, value) VALUES (:k, :v) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
         ),
         {"k": key, "v": value},
     )

@@ -92,7 +92,7 @@ def config_values(conn: Connection) -> dict[str, str]:
     rows = conn.execute(
         "SELECT key, value FROM schema_meta WHERE key >= 'config.' AND key < 'config.' || char(1114111)"
     ).fetchall()
-    return {key[len("config."):]: value for key, value in rows}
+    return {key[len("config.") :]: value for key, value in rows}
 
 
 def table_exists(conn: Connection, name: str) -> bool:

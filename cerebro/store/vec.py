@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from cerebro.store.sql import changed, text
 
@@ -30,8 +30,7 @@ def from_blob(blob: bytes) -> list[float]:
 
 def exists(session: Session) -> bool:
     return (
-        session.execute(text("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vec_nodes'")).first()
-        is not None
+        session.execute(text("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vec_nodes'")).first() is not None
     )
 
 

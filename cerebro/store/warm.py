@@ -57,7 +57,10 @@ class WarmVectors:
             rows = conn.execute("SELECT node_id, embedding FROM vec_nodes").fetchall()
             if not rows:
                 return False
-            stored = [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+            stored = (
+                [r[0] for r in rows],
+                np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1),
+            )
         self._ids, matrix = stored  # never empty: the fast read gives None for a brain without vectors
         self._rows = {node_id: i for i, node_id in enumerate(self._ids)}
         self._matrix = _unit_rows(matrix)
@@ -129,9 +132,7 @@ class WarmVectors:
         top = np.argpartition(-similarity, k - 1)[:k]
         top = top[np.lexsort((top, -similarity[top]))]  # nearest first; ties in storage order
         base = len(self._ids)
-        return [
-            (self._ids[i] if i < base else self._extra_ids[i - base], float(1.0 - similarity[i])) for i in top
-        ]
+        return [(self._ids[i] if i < base else self._extra_ids[i - base], float(1.0 - similarity[i])) for i in top]
 
     def dots(self, ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
         """{node_id: unit vector · ``vector``} for the nodes that have a vector — ``vectors`` then a dot product

@@ -15,7 +15,7 @@ PROCESSES = 8
 ADDS_EACH = 200
 
 
-def _writer(path: str, home: str, barrier, results, index: int) -> None:  # noqa: ANN001
+def _writer(path: str, home: str, barrier, results, index: int) -> None:
     os.environ["CEREBRO_HOME"] = home
     errors: list[str] = []
     with Brain.open(path) as brain:

@@ -59,10 +59,9 @@ def test_failed_write_leaves_brain_unchanged(brain: Brain, brain_path: Path) -> 
 def test_savepoint_rolls_back_alone(brain: Brain) -> None:
     with unit_of_work(brain.handle.engine, write=True) as session:
         session.execute(text("INSERT INTO schema_meta (key, value) VALUES ('outer', '1')"))
-        with pytest.raises(RuntimeError):
-            with unit_of_work(brain.handle.engine, write=True, session=session):
-                session.execute(text("INSERT INTO schema_meta (key, value) VALUES ('inner', '1')"))
-                raise RuntimeError("boom")
+        with pytest.raises(RuntimeError), unit_of_work(brain.handle.engine, write=True, session=session):
+            session.execute(text("INSERT INTO schema_meta (key, value) VALUES ('inner', '1')"))
+            raise RuntimeError("boom")
     with unit_of_work(brain.handle.engine, write=False) as session:
         keys = {r[0] for r in session.execute(text("SELECT key FROM schema_meta")).all()}
     assert "outer" in keys
@@ -122,8 +121,13 @@ def test_a_lock_held_past_every_retry_is_exit_7_and_changes_nothing(brain_path: 
     holder.execute("BEGIN IMMEDIATE")
     try:
         env = {**os.environ, "CEREBRO_BUSY_TIMEOUT_MS": "20"}
-        ran = subprocess.run([sys.executable, "-m", "cerebro", "add", "blocked", "-p", str(project)],
-                             capture_output=True, text=True, env=env, timeout=120)
+        ran = subprocess.run(
+            [sys.executable, "-m", "cerebro", "add", "blocked", "-p", str(project)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
     finally:
         holder.rollback()
         holder.close()

@@ -12,13 +12,38 @@ from cerebro import clock
 from .helpers import detail, fts_rows, node, ok, raw_rows
 
 NODE_KEYS = {
-    "id", "type", "subtype", "content", "metadata", "importance", "decay_rate", "access_count",
-    "times_reinforced", "status", "embedding_model", "created_at", "last_accessed", "last_reinforced",
-    "updated_at", "last_surfaced", "provenance_root", "origin_actor", "origin_channel", "origin_session",
+    "id",
+    "type",
+    "subtype",
+    "content",
+    "metadata",
+    "importance",
+    "decay_rate",
+    "access_count",
+    "times_reinforced",
+    "status",
+    "embedding_model",
+    "created_at",
+    "last_accessed",
+    "last_reinforced",
+    "updated_at",
+    "last_surfaced",
+    "provenance_root",
+    "origin_actor",
+    "origin_channel",
+    "origin_session",
     "origin_host",
 }
 EDGE_KEYS = {
-    "id", "source_id", "target_id", "relation", "weight", "metadata", "created_at", "valid_at", "invalid_at",
+    "id",
+    "source_id",
+    "target_id",
+    "relation",
+    "weight",
+    "metadata",
+    "created_at",
+    "valid_at",
+    "invalid_at",
 }
 T0 = datetime(2026, 3, 11, 10, 0, 0, tzinfo=UTC)
 
@@ -55,16 +80,25 @@ def test_add_json_shape(cli, brain_path):
 def test_add_stores_every_option(cli, brain_path):
     node_id = ok(
         cli(
-            "add", "Decided on SQLite",
-            "--type", "concept",
-            "--subtype", "decision",
-            "--importance", "0.9",
-            "--metadata", '{"ticket": "CB-1", "tags": ["db"], "n": 3}',
+            "add",
+            "Decided on SQLite",
+            "--type",
+            "concept",
+            "--subtype",
+            "decision",
+            "--importance",
+            "0.9",
+            "--metadata",
+            '{"ticket": "CB-1", "tags": ["db"], "n": 3}',
             "--provenance-root",
-            "--origin-actor", "alice",
-            "--origin-channel", "skill",
-            "--origin-session", "sess-42",
-            "--origin-host", "box-1",
+            "--origin-actor",
+            "alice",
+            "--origin-channel",
+            "skill",
+            "--origin-session",
+            "sess-42",
+            "--origin-host",
+            "box-1",
         )
     ).stdout.strip()
     n = node(brain_path, node_id)

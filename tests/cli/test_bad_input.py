@@ -132,9 +132,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("argv", "code", "fragment"), CASES, ids=[" ".join(c[0])[:60] for c in CASES])
-def test_bad_input_one_line_error_and_unchanged_brain(
-    cli, seeded, brain_path, brain_snapshot, argv, code, fragment
-):
+def test_bad_input_one_line_error_and_unchanged_brain(cli, seeded, brain_path, brain_snapshot, argv, code, fragment):
     argv = tuple(seeded[arg[1]] if arg in ("{A}", "{B}") else arg for arg in argv)
     before = brain_snapshot(brain_path)
     result = cli(*argv)
@@ -175,10 +173,21 @@ def test_ambiguity_found_by_creating_nodes(cli, brain, brain_path, brain_snapsho
 @pytest.mark.parametrize(
     "argv",
     [
-        ("add", "x"), ("get", "abcd"), ("list",), ("stats",), ("update", "abcd", "--importance", "0.5"),
-        ("edge", "abcd", "bcde", "supports"), ("reinforce", "abcd"), ("supersede", "abcd", "x"),
-        ("config", "list"), ("config", "get", "prime_limit"), ("config", "set", "prime_limit", "5"),
-        ("config", "reset", "--all"), ("relation", "list"), ("relation", "add", "x"), ("relation", "rm", "x"),
+        ("add", "x"),
+        ("get", "abcd"),
+        ("list",),
+        ("stats",),
+        ("update", "abcd", "--importance", "0.5"),
+        ("edge", "abcd", "bcde", "supports"),
+        ("reinforce", "abcd"),
+        ("supersede", "abcd", "x"),
+        ("config", "list"),
+        ("config", "get", "prime_limit"),
+        ("config", "set", "prime_limit", "5"),
+        ("config", "reset", "--all"),
+        ("relation", "list"),
+        ("relation", "add", "x"),
+        ("relation", "rm", "x"),
     ],
     ids=" ".join,
 )
@@ -194,7 +203,7 @@ def test_no_brain_exit_4(cli, project, isolated_home, argv):
 HOSTILE = [
     "'; DROP TABLE nodes; --",
     "Robert'); DELETE FROM nodes WHERE ('1'='1",
-    'He said "hi" and \'bye\' `ticks`',
+    "He said \"hi\" and 'bye' `ticks`",
     "100% of _all_ rows LIKE '%'",
     "back\\slash \\n not a newline",
     "unicode: café naïve 中文 العربية עברית Ελληνικά",
@@ -206,7 +215,7 @@ HOSTILE = [
     "NULL",
     "<script>alert('x')</script> & &amp;",
     "zero\u200bwidth and \u202eright-to-left override",
-    "fts5 syntax: NEAR(a b) OR \"phrase\" AND -not *",
+    'fts5 syntax: NEAR(a b) OR "phrase" AND -not *',
     "-starts with a dash",
     "x" * 20000,
 ]
@@ -228,8 +237,9 @@ def test_hostile_content_round_trips_verbatim(cli, project, brain_path, content)
 
 def test_hostile_content_in_other_fields(cli, add, brain_path):
     hostile = "'; DROP TABLE nodes; -- 🧠"
-    node_id = add("x", "--subtype", hostile, "--metadata", '{"q": "\' OR 1=1 --", "e": "🔥"}',
-                  "--origin-actor", hostile)
+    node_id = add(
+        "x", "--subtype", hostile, "--metadata", '{"q": "\' OR 1=1 --", "e": "🔥"}', "--origin-actor", hostile
+    )
     n = node(brain_path, node_id)
     assert n.subtype == hostile
     assert n.metadata == {"q": "' OR 1=1 --", "e": "🔥"}

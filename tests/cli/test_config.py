@@ -27,10 +27,16 @@ def test_set_json(cli, brain_path):
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("gc_threshold", "0"), ("gc_threshold", "1"), ("gc_threshold", "0.05"),
-        ("bm25_enabled", "false"), ("stop_guard_enabled", "true"),
-        ("rerank_command", "my-reranker --top 5"), ("rerank_command", ""),
-        ("rerank_fusion", "rrf"), ("search_limit", "1"), ("expand_spread_threshold", "0.0"),
+        ("gc_threshold", "0"),
+        ("gc_threshold", "1"),
+        ("gc_threshold", "0.05"),
+        ("bm25_enabled", "false"),
+        ("stop_guard_enabled", "true"),
+        ("rerank_command", "my-reranker --top 5"),
+        ("rerank_command", ""),
+        ("rerank_fusion", "rrf"),
+        ("search_limit", "1"),
+        ("expand_spread_threshold", "0.0"),
     ],
 )
 def test_set_valid_values(cli, brain_path, key, value):
@@ -43,12 +49,18 @@ def test_set_valid_values(cli, brain_path, key, value):
 def test_get_default_and_set(cli, brain_path):
     assert ok(cli("config", "get", "prime_limit")).stdout == "prime_limit = 20 (default)\n"
     assert ok(cli("config", "get", "prime_limit", "--format", "json")).json() == {
-        "key": "prime_limit", "value": "20", "source": "default", "default": "20",
+        "key": "prime_limit",
+        "value": "20",
+        "source": "default",
+        "default": "20",
     }
     ok(cli("config", "set", "prime_limit", "5"))
     assert ok(cli("config", "get", "prime_limit")).stdout == "prime_limit = 5 (default: 20)\n"
     assert ok(cli("config", "get", "prime_limit", "--format", "json")).json() == {
-        "key": "prime_limit", "value": "5", "source": "brain", "default": "20",
+        "key": "prime_limit",
+        "value": "5",
+        "source": "brain",
+        "default": "20",
     }
 
 
@@ -57,10 +69,26 @@ def test_list_json_in_registry_order(cli, brain_path):
     data = ok(cli("config", "list", "--format", "json")).json()
     assert [e["key"] for e in data] == list(config.REGISTRY)
     assert [e["key"] for e in data] == [
-        "prime_limit", "gc_threshold", "search_limit", "search_threshold", "recall_threshold",
-        "indegree_bonus_enabled", "stop_guard_enabled", "rerank_enabled", "rerank_command", "rerank_fusion",
-        "bm25_enabled", "expand_threshold", "expand_spread_threshold",
-        "fusion", "keyword_weight", "lane_depth", "prime_token_budget", "feedback_docs", "feedback_weight", "centering",
+        "prime_limit",
+        "gc_threshold",
+        "search_limit",
+        "search_threshold",
+        "recall_threshold",
+        "indegree_bonus_enabled",
+        "stop_guard_enabled",
+        "rerank_enabled",
+        "rerank_command",
+        "rerank_fusion",
+        "bm25_enabled",
+        "expand_threshold",
+        "expand_spread_threshold",
+        "fusion",
+        "keyword_weight",
+        "lane_depth",
+        "prime_token_budget",
+        "feedback_docs",
+        "feedback_weight",
+        "centering",
     ]
     for entry in data:
         assert set(entry) == {"key", "value", "source", "default", "description"}
@@ -78,9 +106,7 @@ def test_list_md(cli, brain_path):
     lines = out.splitlines()
     assert lines[0] == "# Cerebro Configuration"
     assert lines[-1] == "Set with: cerebro config set <key> <value>"
-    positions = [
-        next(i for i, line in enumerate(lines) if line.startswith(key + " ")) for key in config.REGISTRY
-    ]
+    positions = [next(i for i, line in enumerate(lines) if line.startswith(key + " ")) for key in config.REGISTRY]
     assert positions == sorted(positions)
 
 
@@ -115,8 +141,11 @@ def test_reset_needs_key_or_all(cli, brain_path, brain_snapshot):
 @pytest.mark.parametrize(
     "args",
     [
-        ("get", "nope"), ("set", "nope", "1"), ("reset", "nope"),
-        ("get", "config.prime_limit"), ("get", "PRIME_LIMIT"),
+        ("get", "nope"),
+        ("set", "nope", "1"),
+        ("reset", "nope"),
+        ("get", "config.prime_limit"),
+        ("get", "PRIME_LIMIT"),
     ],
 )
 def test_unknown_key_exit_3(cli, brain_path, brain_snapshot, args):
@@ -129,11 +158,21 @@ def test_unknown_key_exit_3(cli, brain_path, brain_snapshot, args):
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("prime_limit", "0"), ("prime_limit", "-1"), ("prime_limit", "abc"), ("prime_limit", "1.5"),
+        ("prime_limit", "0"),
+        ("prime_limit", "-1"),
+        ("prime_limit", "abc"),
+        ("prime_limit", "1.5"),
         ("prime_limit", ""),
-        ("gc_threshold", "nan"), ("gc_threshold", "2"), ("gc_threshold", "-0.1"), ("gc_threshold", "abc"),
-        ("bm25_enabled", "True"), ("bm25_enabled", "yes"), ("bm25_enabled", "1"), ("bm25_enabled", ""),
-        ("rerank_fusion", "bogus"), ("rerank_fusion", "RRF"),
+        ("gc_threshold", "nan"),
+        ("gc_threshold", "2"),
+        ("gc_threshold", "-0.1"),
+        ("gc_threshold", "abc"),
+        ("bm25_enabled", "True"),
+        ("bm25_enabled", "yes"),
+        ("bm25_enabled", "1"),
+        ("bm25_enabled", ""),
+        ("rerank_fusion", "bogus"),
+        ("rerank_fusion", "RRF"),
     ],
 )
 def test_invalid_values_exit_2_unchanged(cli, brain_path, brain_snapshot, key, value):

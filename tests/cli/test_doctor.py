@@ -82,11 +82,7 @@ def listing(*roots: Path) -> dict[str, tuple]:
     for root in roots:
         for path in [root, *sorted(root.rglob("*"))]:
             info = path.lstat()
-            digest = (
-                hashlib.sha256(path.read_bytes()).hexdigest()
-                if path.is_file() and not path.is_symlink()
-                else ""
-            )
+            digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() and not path.is_symlink() else ""
             seen[str(path)] = (path.is_dir(), info.st_size, info.st_mode, info.st_mtime_ns, digest)
     return seen
 
@@ -137,9 +133,7 @@ def test_markdown_report_one_line_per_check_then_fixes(cli, project: Path) -> No
     result = cli("doctor", "--no-latency")
     assert result.exit_code == 12
     lines = result.stdout.splitlines()
-    marks = {
-        line.split()[1]: line.split()[0] for line in lines if line[:1] in "✓!✗-" and len(line.split()) > 1
-    }
+    marks = {line.split()[1]: line.split()[0] for line in lines if line[:1] in "✓!✗-" and len(line.split()) > 1}
     assert list(marks) == list(doctor.CHECK_NAMES)
     assert marks["brain"] == "✗" and marks["hooks"] == "!" and marks["hook-latency"] == "-"
     assert marks["cli-on-path"] == "✓"
@@ -253,9 +247,7 @@ def test_an_edited_skill_beside_the_plugin_is_named_for_removal(cli, wired: Path
     assert cli("init", "--force").exit_code == 0  # removes init's hooks and its unedited skills
     hooks = run_doctor(cli)[1]["hooks"]
     assert hooks["status"] == "warn"
-    assert (
-        "skills doubled: .claude/skills/{recall}" in hooks["detail"] and "init keeps them" in hooks["detail"]
-    )
+    assert "skills doubled: .claude/skills/{recall}" in hooks["detail"] and "init keeps them" in hooks["detail"]
     assert hooks["fix"] == f"rm {edited}"
 
 
@@ -348,7 +340,7 @@ def test_latency_is_measured_and_reported(cli, wired: Path) -> None:
 
 
 def test_latency_over_budget_warns_then_fails(wired: Path) -> None:
-    roomy = {event: (1e9, 1e9) for event in ("SessionEnd", "SessionStart", "UserPromptSubmit")}
+    roomy = dict.fromkeys(("SessionEnd", "SessionStart", "UserPromptSubmit"), (1000000000.0, 1000000000.0))
     assert doctor.check_hook_latency(wired, budgets=roomy, runs=1).status == "ok"
 
     over_warn = {**roomy, "SessionEnd": (0.0, 1e9)}
@@ -361,8 +353,7 @@ def test_latency_over_budget_warns_then_fails(wired: Path) -> None:
     failed = doctor.check_hook_latency(wired, budgets=over_fail, runs=1)
     assert failed.status == "fail"
     assert (
-        "prime takes" in failed.detail
-        and "Claude Code gives UserPromptSubmit hooks before cancelling" in failed.detail
+        "prime takes" in failed.detail and "Claude Code gives UserPromptSubmit hooks before cancelling" in failed.detail
     )
     assert failed.fix == f"cerebro gc -p {wired}"
     assert len(failed.extra["prime_ms"]) == 1
@@ -386,9 +377,7 @@ def test_corrupted_brain_fails_with_a_restore(cli, wired: Path, damage: str) -> 
     brain = paths.project_brain_path(wired)
     backup = cli("backup")
     assert backup.exit_code == 0, backup
-    if (
-        damage == "index"
-    ):  # an index that disagrees with its table: every read still works, integrity_check does not
+    if damage == "index":  # an index that disagrees with its table: every read still works, integrity_check does not
         import sqlean.dbapi2 as sqlean
 
         conn = sqlean.connect(str(brain))
@@ -437,9 +426,7 @@ def test_a_go_brain_is_upgraded_on_a_copy_only(cli, project: Path, isolated_home
     check = run_doctor(cli)[1]["brain"]
     assert check["status"] == "ok", check
     assert (check["revision"], check["schema_version"], check["upgrade_pending"]) == (None, 7, True)
-    assert (
-        "schema v7 (Go cerebro), upgraded to py0002 by the next command (tried on a copy)" in check["detail"]
-    )
+    assert "schema v7 (Go cerebro), upgraded to py0002 by the next command (tried on a copy)" in check["detail"]
     assert check["active_nodes"] > 0 and check["fts_missing"] == 0  # the upgraded copy's indexes, checked
     assert listing(isolated_home) == before  # no upgrade, backup or lock in the real home
 
@@ -456,9 +443,7 @@ def test_an_upgrade_that_fails_is_a_failure(cli, wired: Path) -> None:
 
 
 def test_a_brain_from_a_newer_cerebro_fails(cli, wired: Path) -> None:
-    raw_exec(
-        paths.project_brain_path(wired), "UPDATE schema_meta SET value = '99' WHERE key = 'schema_version'"
-    )
+    raw_exec(paths.project_brain_path(wired), "UPDATE schema_meta SET value = '99' WHERE key = 'schema_version'")
     check = run_doctor(cli)[1]["brain"]
     assert (check["status"], check["fix"]) == ("fail", "pip install -U cerebro-memory")
     assert "newer cerebro (schema_version 99)" in check["detail"]

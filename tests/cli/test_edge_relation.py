@@ -12,8 +12,17 @@ from .helpers import MISSING_ID, assert_one_line_error, detail, ok, raw_rows
 
 T0 = datetime(2026, 3, 11, 10, 0, 0, tzinfo=UTC)
 EDGE_RESULT_KEYS = {
-    "id", "source_id", "target_id", "relation", "weight", "metadata", "created_at", "valid_at", "invalid_at",
-    "created", "registered",
+    "id",
+    "source_id",
+    "target_id",
+    "relation",
+    "weight",
+    "metadata",
+    "created_at",
+    "valid_at",
+    "invalid_at",
+    "created",
+    "registered",
 }
 
 
@@ -49,8 +58,22 @@ def test_edge_json_shape(cli, pair):
 
 def test_readd_keeps_id_and_weight_unless_given_and_reasserts_window(cli, pair, brain_path):
     a, b = pair
-    first = ok(cli("edge", a, b, "supports", "--weight", "0.5", "--valid-at", "2026-01-01",
-                   "--invalid-at", "2026-06-01", "--format", "json")).json()
+    first = ok(
+        cli(
+            "edge",
+            a,
+            b,
+            "supports",
+            "--weight",
+            "0.5",
+            "--valid-at",
+            "2026-01-01",
+            "--invalid-at",
+            "2026-06-01",
+            "--format",
+            "json",
+        )
+    ).json()
 
     # Re-add without --weight and with only one bound: weight kept, the omitted bound becomes null.
     second = ok(cli("edge", a, b, "supports", "--valid-at", "2026-02-01", "--format", "json")).json()
@@ -138,7 +161,7 @@ def test_inverted_window_message(cli, pair):
     assert_one_line_error(
         cli("edge", a, b, "supports", "--valid-at", "2026-02-01", "--invalid-at", "2026-01-01"),
         "invalid window",
-    exit_code=2,
+        exit_code=2,
     )
 
 

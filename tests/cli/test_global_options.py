@@ -75,9 +75,7 @@ def test_claude_project_dir_then_cwd(cli, brain_path, project, tmp_path, monkeyp
     assert node(brain_path, node_id).content == "via cwd"
 
 
-@pytest.mark.parametrize(
-    "argv", [("--format", "xml", "list"), ("list", "--format", "xml"), ("list", "--format=")]
-)
+@pytest.mark.parametrize("argv", [("--format", "xml", "list"), ("list", "--format", "xml"), ("list", "--format=")])
 def test_bad_format_rejected(cli, brain_path, brain_snapshot, argv):
     before = brain_snapshot(brain_path)
     assert_one_line_error(cli(*argv), "--format", exit_code=2)
@@ -116,9 +114,7 @@ def test_version(cli):
         assert result.stderr == ""
 
 
-def test_project_symlink_and_relative_path_reach_the_same_brain(
-    cli, project, brain_path, tmp_path, monkeypatch
-):
+def test_project_symlink_and_relative_path_reach_the_same_brain(cli, project, brain_path, tmp_path, monkeypatch):
     link = tmp_path / "project-link"
     link.symlink_to(project)
     node_id = ok(cli("add", "via symlink", "-p", str(link))).stdout.strip()

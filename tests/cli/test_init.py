@@ -9,7 +9,13 @@ from cerebro import Brain, paths
 from .helpers import assert_one_line_error, ok
 
 INIT_KEYS = {
-    "path", "created", "embedding_provider", "embedding_model", "embedding_dimensions", "backup", "is_global",
+    "path",
+    "created",
+    "embedding_provider",
+    "embedding_model",
+    "embedding_dimensions",
+    "backup",
+    "is_global",
     "integration",
 }
 
@@ -49,9 +55,16 @@ def test_init_json_shape(cli, project):
         "backup": None,
         "is_global": False,
         "integration": {
-            "settings": "created", "settings_file": ".claude/settings.json", "skills_written": 5, "skills_removed": 0,
-            "claudemd": "created", "claudemd_file": "CLAUDE.md", "plugin": None, "warnings": [],
-            "project": str(project), "marketplace": str(paths.home() / "claude-plugin"),
+            "settings": "created",
+            "settings_file": ".claude/settings.json",
+            "skills_written": 5,
+            "skills_removed": 0,
+            "claudemd": "created",
+            "claudemd_file": "CLAUDE.md",
+            "plugin": None,
+            "warnings": [],
+            "project": str(project),
+            "marketplace": str(paths.home() / "claude-plugin"),
         },
     }
 

@@ -98,10 +98,22 @@ def test_supersede_json_and_overrides(cli, add, brain_path):
     old = add("old", "--type", "concept", "--subtype", "decision")
     data = ok(
         cli(
-            "supersede", old[:5], "replacement",
-            "--type", "reflection", "--subtype", "", "--importance", "0.7",
-            "--metadata", '{"why": "moved"}', "--provenance-root",
-            "--origin-actor", "bob", "--format", "json",
+            "supersede",
+            old[:5],
+            "replacement",
+            "--type",
+            "reflection",
+            "--subtype",
+            "",
+            "--importance",
+            "0.7",
+            "--metadata",
+            '{"why": "moved"}',
+            "--provenance-root",
+            "--origin-actor",
+            "bob",
+            "--format",
+            "json",
         )
     ).json()
     assert set(data) == {"id", "superseded"}

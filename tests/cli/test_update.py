@@ -98,8 +98,7 @@ def test_metadata_merges_and_null_removes(cli, add, brain_path):
 
 def test_several_fields_at_once(cli, add, brain_path):
     node_id = add("before")
-    ok(cli("update", node_id, "--content", "after", "--importance", "0.1", "--subtype", "s",
-           "--metadata", '{"m": 1}'))
+    ok(cli("update", node_id, "--content", "after", "--importance", "0.1", "--subtype", "s", "--metadata", '{"m": 1}'))
     n = node(brain_path, node_id)
     assert (n.content, n.importance, n.subtype, n.metadata) == ("after", 0.1, "s", {"m": 1})
 

@@ -42,11 +42,7 @@ REPO = E2E_DIR.parent.parent
 NODE_DIR = E2E_DIR / "node"
 PACKAGE = "@anthropic-ai/claude-code"
 # The venv running pytest (`make setup`'s .venv): its `cerebro` runs this working tree's code.
-VENV_BIN = (
-    Path(sys.executable).parent
-    if (Path(sys.executable).parent / "cerebro").exists()
-    else REPO / ".venv" / "bin"
-)
+VENV_BIN = Path(sys.executable).parent if (Path(sys.executable).parent / "cerebro").exists() else REPO / ".venv" / "bin"
 CEREBRO = VENV_BIN / "cerebro"
 RUN_TIMEOUT = 120.0
 # A dummy key in the shape of a real one (interactive mode remembers approved keys by their last 20 chars).
@@ -326,9 +322,7 @@ class World:
             cwd=self.project,
         )
         if check and out.returncode != 0:
-            raise AssertionError(
-                f"cerebro {' '.join(args)} exited {out.returncode}\n{out.stdout}\n{out.stderr}"
-            )
+            raise AssertionError(f"cerebro {' '.join(args)} exited {out.returncode}\n{out.stdout}\n{out.stderr}")
         return out.stdout
 
     def init(self, *extra: str) -> str:
@@ -424,12 +418,8 @@ class World:
             _kill_group(proc.pid)
             stdout, stderr = proc.communicate()
             run = ClaudeRun.build(argv, -1, stdout, stderr, _read(debug_file), time.monotonic() - started)
-            raise AssertionError(
-                f"claude -p did not finish within {timeout:.0f}s\n{run.describe()}"
-            ) from None
-        return ClaudeRun.build(
-            argv, proc.returncode, stdout, stderr, _read(debug_file), time.monotonic() - started
-        )
+            raise AssertionError(f"claude -p did not finish within {timeout:.0f}s\n{run.describe()}") from None
+        return ClaudeRun.build(argv, proc.returncode, stdout, stderr, _read(debug_file), time.monotonic() - started)
 
     def trust_project(self) -> None:
         """What interactive mode needs to go straight to the prompt: onboarding done, this project's folder

@@ -105,7 +105,8 @@ class CodexRun:
     def items(self, kind: str) -> list[dict[str, Any]]:
         """The completed items of one type (``mcp_tool_call``, ``agent_message``, ``error``…)."""
         return [
-            e["item"] for e in self.events
+            e["item"]
+            for e in self.events
             if e.get("type") == "item.completed" and isinstance(e.get("item"), dict) and e["item"].get("type") == kind
         ]
 

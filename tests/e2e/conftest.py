@@ -18,6 +18,7 @@ from .codex_client import CodexWorld, find_codex
 from .fake_api import FakeAnthropic
 from .fake_openai import FakeOpenAI
 
+
 def _require(found: tuple[Path | None, str], client: str) -> Path:
     """The client's path; without it a skip with the reason — or, under CI, a failure (CI must drive it)."""
     path, reason = found

@@ -84,9 +84,7 @@ class FakeAnthropic:
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
@@ -203,9 +201,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         split = urlsplit(self.path)
         body = self._read_body() if self.command in ("POST", "PUT", "PATCH") else None
-        self.owner._record(
-            RecordedRequest(self.command, split.path, split.query, dict(self.headers.items()), body)
-        )
+        self.owner._record(RecordedRequest(self.command, split.path, split.query, dict(self.headers.items()), body))
         if self.command == "POST" and split.path == "/v1/messages" and isinstance(body, dict):
             self._messages(body)
         elif self.command == "POST" and split.path == "/v1/messages/count_tokens" and isinstance(body, dict):

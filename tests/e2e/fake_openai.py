@@ -134,14 +134,16 @@ class FakeOpenAI:
             {"type": "response.created", "response": {"id": response_id, "status": "in_progress"}}
         ]
         if self.mode == "error":
-            events.append({
-                "type": "response.failed",
-                "response": {
-                    "id": response_id,
-                    "status": "failed",
-                    "error": {"code": "invalid_request", "message": "fake OpenAI API: scripted failure"},
-                },
-            })
+            events.append(
+                {
+                    "type": "response.failed",
+                    "response": {
+                        "id": response_id,
+                        "status": "failed",
+                        "error": {"code": "invalid_request", "message": "fake OpenAI API: scripted failure"},
+                    },
+                }
+            )
             return events
         item: dict[str, Any]
         text = self.reply_text
@@ -158,20 +160,35 @@ class FakeOpenAI:
                     "arguments": json.dumps(self.tool_input),
                     "status": "completed",
                 }
-                events += [{"type": "response.output_item.added", "output_index": 0, "item": item},
-                           {"type": "response.output_item.done", "output_index": 0, "item": item}]
+                events += [
+                    {"type": "response.output_item.added", "output_index": 0, "item": item},
+                    {"type": "response.output_item.done", "output_index": 0, "item": item},
+                ]
                 return events + [_completed(response_id, body)]
             with self._lock:
                 self.tool_results.append(output)
             text = self.final_text
         item_id = self._next_id("msg")
-        item = {"type": "message", "id": item_id, "role": "assistant", "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}]}
+        item = {
+            "type": "message",
+            "id": item_id,
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
         events += [
-            {"type": "response.output_item.added", "output_index": 0,
-             "item": {**item, "status": "in_progress", "content": []}},
-            {"type": "response.output_text.delta", "item_id": item_id, "output_index": 0, "content_index": 0,
-             "delta": text},
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {**item, "status": "in_progress", "content": []},
+            },
+            {
+                "type": "response.output_text.delta",
+                "item_id": item_id,
+                "output_index": 0,
+                "content_index": 0,
+                "delta": text,
+            },
             {"type": "response.output_item.done", "output_index": 0, "item": item},
             _completed(response_id, body),
         ]
@@ -270,8 +287,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _responses(self, body: dict[str, Any]) -> None:
         if self.owner.mode == "error" and self.owner.error_status >= 400:
-            self._json(self.owner.error_status,
-                       {"error": {"type": "invalid_request_error", "message": "fake OpenAI API: scripted failure"}})
+            self._json(
+                self.owner.error_status,
+                {"error": {"type": "invalid_request_error", "message": "fake OpenAI API: scripted failure"}},
+            )
             return
         events = self.owner.events_for(body)
         data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()

@@ -51,9 +51,7 @@ def _assert_end_of_session_work_done(world: World, session_id: str, stale_id: st
     archive (gc ran) — the hook itself may have handed the work to something that outlives the client."""
 
     def ingested() -> bool:
-        rows = query(
-            world.metrics_path, "SELECT COUNT(*) FROM turn_metrics WHERE session_id = ?", (session_id,)
-        )
+        rows = query(world.metrics_path, "SELECT COUNT(*) FROM turn_metrics WHERE session_id = ?", (session_id,))
         return bool(rows and rows[0][0] >= 1)
 
     def collected() -> bool:
@@ -87,15 +85,11 @@ def test_session_start_hook_primes_the_model_with_the_projects_memories(world: W
     assert primed, f"no SessionStart hook provided additionalContext\n{run.describe()}"
     lines = run.debug_log.splitlines()
     finished = [
-        i
-        for i, line in enumerate(lines)
-        if "SessionStart:startup" in line and "finished with status 0" in line
+        i for i, line in enumerate(lines) if "SessionStart:startup" in line and "finished with status 0" in line
     ]
     assert finished, f"the SessionStart hook did not finish with status 0\n{run.describe()}"
     assert any(
-        "Successfully parsed and validated hook JSON output" in line
-        for i in finished
-        for line in lines[i + 1 : i + 4]
+        "Successfully parsed and validated hook JSON output" in line for i in finished for line in lines[i + 1 : i + 4]
     ), run.describe()
     session_start = [e for e in run.hook_responses if e.get("hook_event") == "SessionStart"]
     assert session_start and all(e.get("exit_code") == 0 for e in session_start), run.hook_responses
@@ -172,9 +166,7 @@ def test_plugin_manifests_validate_strictly(world: World, target: str) -> None:
 def test_plugin_and_init_together_prime_once_and_do_not_double_skills(world: World) -> None:
     for args in (("plugin", "marketplace", "add", str(REPO)), ("plugin", "install", "cerebro@cerebro")):
         out = world.claude_cli(*args)
-        assert out.returncode == 0, (
-            f"claude {' '.join(args)}: exit {out.returncode}\n{out.stdout}\n{out.stderr}"
-        )
+        assert out.returncode == 0, f"claude {' '.join(args)}: exit {out.returncode}\n{out.stdout}\n{out.stderr}"
     world.init()
     world.add(MEMORY)
 

@@ -50,7 +50,10 @@ def test_ok_mode_streams_one_assistant_message() -> None:
     assert (status, kind) == (200, "text/event-stream")
     events = _events(text)
     assert [e["type"] for e in events] == [
-        "response.created", "response.output_item.added", "response.output_text.delta", "response.output_item.done",
+        "response.created",
+        "response.output_item.added",
+        "response.output_text.delta",
+        "response.output_item.done",
         "response.completed",
     ]
     assert events[3]["item"]["content"] == [{"type": "output_text", "text": "Hi", "annotations": []}]
@@ -67,8 +70,11 @@ def test_tool_mode_calls_a_namespaced_function_then_records_its_output() -> None
         assert (call["type"], call["namespace"], call["name"]) == ("function_call", "mcp__cerebro", "recall")
         assert json.loads(call["arguments"]) == {"query": "q"}
         second = _request(
-            [*first["input"], {k: call[k] for k in ("type", "call_id", "namespace", "name", "arguments")},
-             {"type": "function_call_output", "call_id": call["call_id"], "output": "the memory"}],
+            [
+                *first["input"],
+                {k: call[k] for k in ("type", "call_id", "namespace", "name", "arguments")},
+                {"type": "function_call_output", "call_id": call["call_id"], "output": "the memory"},
+            ],
             [NAMESPACE],
         )
         _, _, text = _post(api, "/responses", second)

@@ -64,9 +64,7 @@ def test_fake_api_streams_a_complete_message_and_records_the_request() -> None:
         "message_delta",
         "message_stop",
     ]
-    assert (
-        "".join(data["delta"]["text"] for name, data in events if name == "content_block_delta") == "Hi there"
-    )
+    assert "".join(data["delta"]["text"] for name, data in events if name == "content_block_delta") == "Hi there"
     assert events[-2][1]["delta"]["stop_reason"] == "end_turn"
     [recorded] = api.requests
     assert (recorded.path, recorded.query, recorded.tool_names) == ("/v1/messages", "beta=true", ["Bash"])
@@ -75,9 +73,7 @@ def test_fake_api_streams_a_complete_message_and_records_the_request() -> None:
 
 def test_fake_api_answers_non_streaming_calls_token_counts_and_unknown_paths() -> None:
     with FakeAnthropic(reply_text="Title") as api:
-        status, _, text = _post(
-            api, "/v1/messages", _request([], [{"role": "user", "content": "x"}], stream=False)
-        )
+        status, _, text = _post(api, "/v1/messages", _request([], [{"role": "user", "content": "x"}], stream=False))
         assert status == 200 and json.loads(text)["content"] == [{"type": "text", "text": "Title"}]
         status, _, text = _post(api, "/v1/messages/count_tokens", {"messages": []})
         assert status == 200 and json.loads(text)["input_tokens"] >= 1
@@ -103,9 +99,7 @@ def test_fake_api_tool_mode_asks_for_the_tool_then_records_its_result() -> None:
         events = _sse(text)
         start = next(data for name, data in events if name == "content_block_start")["content_block"]
         assert (start["type"], start["name"]) == ("tool_use", "mcp__cerebro__recall")
-        partial = next(data for name, data in events if name == "content_block_delta")["delta"][
-            "partial_json"
-        ]
+        partial = next(data for name, data in events if name == "content_block_delta")["delta"]["partial_json"]
         assert json.loads(partial) == {"query": "deploy"}
         assert events[-2][1]["delta"]["stop_reason"] == "tool_use"
         second = _request(
@@ -164,10 +158,7 @@ def test_offered_skills_reads_the_skill_list_of_a_request() -> None:
     body = json.dumps(
         {
             "messages": [
-                {
-                    "content": f"x {SKILL_LIST_HEADER}\n\n- recall: R: r\n"
-                    "- cerebro:remember: S\n\nafter\n- not: a skill"
-                }
+                {"content": f"x {SKILL_LIST_HEADER}\n\n- recall: R: r\n- cerebro:remember: S\n\nafter\n- not: a skill"}
             ]
         }
     )

@@ -39,8 +39,10 @@ MEMORY = "The deploy password rotation runs every Tuesday at 04:00 UTC"
 QUERY = {"query": "deploy password rotation"}
 CLAUDE_MCP_ENV = {"MCP_CONNECTION_NONBLOCKING": "false", "ENABLE_TOOL_SEARCH": "false", "MCP_TIMEOUT": "60000"}
 CODEX_MCP_OVERRIDES = (
-    "-c", "mcp_servers.cerebro.required=true",
-    "-c", "mcp_servers.cerebro.startup_timeout_sec=60",
+    "-c",
+    "mcp_servers.cerebro.required=true",
+    "-c",
+    "mcp_servers.cerebro.startup_timeout_sec=60",
 )
 
 
@@ -54,7 +56,8 @@ def test_claude_code_recalls_through_the_mcp_server_init_registered(world: World
 
     run = world.claude(
         "When does the deploy password rotate?",
-        "--allowedTools", "mcp__cerebro__recall",
+        "--allowedTools",
+        "mcp__cerebro__recall",
         env=world.env(**CLAUDE_MCP_ENV),
     )
 
@@ -108,9 +111,7 @@ def test_codex_recalls_through_the_mcp_server_init_registered(codex_world: Codex
     codex_world.init("--agent", "codex")
     codex_world.add(MEMORY)
     config = tomllib.loads((codex_world.project / ".codex" / "config.toml").read_text())
-    assert config == {
-        "mcp_servers": {"cerebro": {"command": "cerebro", "args": ["mcp"], "env_vars": ["CEREBRO_HOME"]}}
-    }
+    assert config == {"mcp_servers": {"cerebro": {"command": "cerebro", "args": ["mcp"], "env_vars": ["CEREBRO_HOME"]}}}
     api = codex_world.api
     api.mode, api.tool_name, api.tool_input = "tool", "mcp__cerebro__recall", QUERY
 

@@ -60,10 +60,7 @@ def ollama_ok(dims: int = 768) -> Callable[[Recorded, int], Reply]:
 def voyage_ok(dims: int = 1024, *, reverse: bool = False) -> Callable[[Recorded, int], Reply]:
     def answer(request: Recorded, _n: int) -> Reply:
         inputs = request.body.get("input", []) if isinstance(request.body, dict) else []
-        data = [
-            {"object": "embedding", "embedding": vector_for(t, dims), "index": i}
-            for i, t in enumerate(inputs)
-        ]
+        data = [{"object": "embedding", "embedding": vector_for(t, dims), "index": i} for i, t in enumerate(inputs)]
         if reverse:
             data.reverse()
         return Reply(200, {"object": "list", "data": data, "model": request.body.get("model")})
@@ -77,9 +74,7 @@ def truncated_json(text: str = '{"embedding": [0.25, 0.5', announced: int = 1000
     return Reply(raw=head.encode() + text.encode())
 
 
-def scripted(
-    *replies: Reply, then: Callable[[Recorded, int], Reply] | None = None
-) -> Callable[[Recorded, int], Reply]:
+def scripted(*replies: Reply, then: Callable[[Recorded, int], Reply] | None = None) -> Callable[[Recorded, int], Reply]:
     """The n-th request gets ``replies[n-1]``; after the script, ``then`` (default: 400)."""
 
     def answer(request: Recorded, n: int) -> Reply:
@@ -151,9 +146,7 @@ class LoopbackServer(ThreadingHTTPServer):
         self.requests: list[Recorded] = []
         self.lock = threading.Lock()
         self.release = threading.Event()
-        self._thread = threading.Thread(
-            target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         self.running = True
 
@@ -165,9 +158,7 @@ class LoopbackServer(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def handle_error(
-        self, request: Any, client_address: Any
-    ) -> None:  # a client that hung up is no error here
+    def handle_error(self, request: Any, client_address: Any) -> None:  # a client that hung up is no error here
         pass
 
     def stop(self) -> None:

@@ -10,7 +10,6 @@ import pytest
 from cerebro import Brain, paths
 from cerebro.db.engine import connect_raw
 from cerebro.embed import registry
-from cerebro.embed.base import EmbeddingError
 from cerebro.embed.ollama import OllamaEmbedder
 from cerebro.store import vec
 from tests.embed.conftest import ollama_ok, truncated_json, unit_mean, vector_for

@@ -268,8 +268,9 @@ def test_vectors_match_the_recorded_reference(embedder):
         assert cosine(got, expected) >= 0.9999
 
 
-
-@pytest.mark.parametrize(("value", "expected"), [("1", 1), ("3", 3), ("0", None), ("-2", None), ("many", None), ("", None)])
+@pytest.mark.parametrize(
+    ("value", "expected"), [("1", 1), ("3", 3), ("0", None), ("-2", None), ("many", None), ("", None)]
+)
 def test_the_thread_cap_comes_from_the_environment_when_it_is_a_positive_number(monkeypatch, value, expected):
     from types import SimpleNamespace
 

@@ -81,9 +81,7 @@ def test_gives_up_after_four_attempts(http_server, monkeypatch, status):
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404])
 def test_client_errors_are_not_retried(http_server, monkeypatch, status):
-    server = http_server(
-        lambda request, n: Reply(status, {"error": f'model "nomic-embed-text" not found ({status})'})
-    )
+    server = http_server(lambda request, n: Reply(status, {"error": f'model "nomic-embed-text" not found ({status})'}))
     monkeypatch.setenv("CEREBRO_OLLAMA_URL", server.url)
     with pytest.raises(EmbeddingError) as caught:
         embedder().embed(["x"])

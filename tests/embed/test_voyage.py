@@ -66,9 +66,7 @@ def test_batches_of_64(http_server, monkeypatch, keyed):
     assert vectors[69] == pytest.approx(unit_mean([vector_for("text 69", 8)]), abs=1e-12)
 
 
-@pytest.mark.parametrize(
-    "failures", [[500], [503], [429], [429, 503, 500]], ids=["500", "503", "429", "mixed"]
-)
+@pytest.mark.parametrize("failures", [[500], [503], [429], [429, 503, 500]], ids=["500", "503", "429", "mixed"])
 def test_retries_transient_statuses_then_succeeds(http_server, monkeypatch, keyed, failures):
     server = start(
         http_server,
@@ -93,9 +91,7 @@ def test_gives_up_after_four_attempts(http_server, monkeypatch, keyed, status):
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404])
 def test_client_errors_are_not_retried(http_server, monkeypatch, keyed, status):
-    server = start(
-        http_server, monkeypatch, lambda r, n: Reply(status, {"detail": "Provided API key is invalid."})
-    )
+    server = start(http_server, monkeypatch, lambda r, n: Reply(status, {"detail": "Provided API key is invalid."}))
     with pytest.raises(EmbeddingError) as caught:
         embedder(dims=8).embed(["x"])
     assert len(server.requests) == 1
@@ -182,9 +178,7 @@ def test_long_text_is_chunked_and_mean_pooled(voyage_server):
 
 
 def test_key_never_appears_in_errors(http_server, monkeypatch, keyed, closed_port):
-    server = start(
-        http_server, monkeypatch, lambda r, n: Reply(401, {"detail": "Provided API key is invalid."})
-    )
+    server = start(http_server, monkeypatch, lambda r, n: Reply(401, {"detail": "Provided API key is invalid."}))
     with pytest.raises(EmbeddingError) as caught:
         embedder(dims=8).embed(["x"])
     assert KEY not in str(caught.value)
@@ -215,23 +209,23 @@ def test_redirects_are_not_followed_so_the_key_never_reaches_another_host(monkey
     seen: list[str] = []
 
     class Target(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             seen.append(self.headers.get("Authorization", ""))
             self.send_response(200)
             self.end_headers()
 
-        def log_message(self, *args):  # noqa: ANN002
+        def log_message(self, *args):
             pass
 
     target = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Target)
 
     class Redirect(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             self.send_response(302)
             self.send_header("Location", f"http://localhost:{target.server_port}/v1/embeddings")
             self.end_headers()
 
-        def log_message(self, *args):  # noqa: ANN002
+        def log_message(self, *args):
             pass
 
     source = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)

@@ -58,9 +58,7 @@ def test_add_embeds_once(fake_brain, fake_brain_path, warned):
     before = FakeEmbedder.calls
     node_id = fake_brain.add("use uv for the virtualenv")
     assert FakeEmbedder.calls == before + 1
-    assert stored(fake_brain_path, node_id) == pytest.approx(
-        hashed_vector("use uv for the virtualenv"), abs=1e-6
-    )
+    assert stored(fake_brain_path, node_id) == pytest.approx(hashed_vector("use uv for the virtualenv"), abs=1e-6)
     assert row(fake_brain_path, node_id) == ("fake-hash-64", "active")
     assert warned == []
 
@@ -78,9 +76,7 @@ def test_update_with_identical_content_does_not_embed(fake_brain, fake_brain_pat
     assert warned == []
 
 
-def test_update_with_identical_content_while_provider_down_keeps_the_vector(
-    fake_brain, fake_brain_path, warned
-):
+def test_update_with_identical_content_while_provider_down_keeps_the_vector(fake_brain, fake_brain_path, warned):
     node_id = fake_brain.add("same words")
     vector = stored(fake_brain_path, node_id)
     FakeEmbedder.broken = True
@@ -95,9 +91,7 @@ def test_update_with_new_content_replaces_the_vector(fake_brain, fake_brain_path
     before = FakeEmbedder.calls
     fake_brain.update(node_id, content="redis holds the sessions now")
     assert FakeEmbedder.calls == before + 1
-    assert stored(fake_brain_path, node_id) == pytest.approx(
-        hashed_vector("redis holds the sessions now"), abs=1e-6
-    )
+    assert stored(fake_brain_path, node_id) == pytest.approx(hashed_vector("redis holds the sessions now"), abs=1e-6)
     assert vector_count(fake_brain_path) == 1  # replaced, not added
     assert row(fake_brain_path, node_id)[0] == "fake-hash-64"
     assert fake_brain.search("redis holds the sessions now", threshold=0.0).ids[0] == node_id
@@ -163,16 +157,12 @@ def test_add_with_provider_down_stores_and_backfills_in_batches(fake_brain, fake
     FakeEmbedder.broken = False
     before = FakeEmbedder.calls
     progress: list[tuple[int, int]] = []
-    report = fake_brain.embed_pending(
-        batch_size=2, progress=lambda done, total: progress.append((done, total))
-    )
+    report = fake_brain.embed_pending(batch_size=2, progress=lambda done, total: progress.append((done, total)))
     assert (report.embedded, report.failed, report.remaining) == (5, 0, 0)
     assert FakeEmbedder.calls == before + 3  # batches of 2, 2, 1
     assert progress == [(2, 5), (4, 5), (5, 5)]
     for i, node_id in enumerate(ids):
-        assert stored(fake_brain_path, node_id) == pytest.approx(
-            hashed_vector(f"memory number {i}"), abs=1e-6
-        )
+        assert stored(fake_brain_path, node_id) == pytest.approx(hashed_vector(f"memory number {i}"), abs=1e-6)
         assert row(fake_brain_path, node_id)[0] == "fake-hash-64"
     assert flag(fake_brain_path) is None
     assert fake_brain.stats().pending_embeddings == 0

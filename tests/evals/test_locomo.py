@@ -42,13 +42,13 @@ def test_zip_and_folder_read_the_same(tmp_path: Path) -> None:
     ("path", "numbers", "message"),
     [("missing", None, "no LoCoMo data"), (".", (77,), "conversations not found")],
 )
-def test_bad_paths_and_numbers(path: str, numbers, message: str) -> None:  # noqa: ANN001
+def test_bad_paths_and_numbers(path: str, numbers, message: str) -> None:
     target = DATA if path == "." else DATA / path
     with pytest.raises(InvalidInput, match=message):
         locomo.load(target, numbers)
 
 
-def test_cli_runs_the_protocol_and_reports_every_slice(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_cli_runs_the_protocol_and_reports_every_slice(cli, tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     result = cli("eval", "locomo", str(DATA), "--conversations", "901", "--out", str(out), "--format", "json")
     assert result.exit_code == 0, result.stderr
@@ -68,14 +68,14 @@ def test_cli_runs_the_protocol_and_reports_every_slice(cli, tmp_path: Path) -> N
     assert report["settings"]["embedding_model"] == "all-MiniLM-L6-v2-onnx-int8"
 
 
-def test_cli_markdown_table(cli) -> None:  # noqa: ANN001
+def test_cli_markdown_table(cli) -> None:
     result = cli("eval", "locomo", str(DATA), "--conversations", "901")
     assert result.exit_code == 0, result.stderr
     assert "| pipeline | all | 6 |" in result.stdout
     assert "| bm25 | categories 1-4 | 5 |" in result.stdout
 
 
-def test_cli_bad_conversation_list(cli) -> None:  # noqa: ANN001
+def test_cli_bad_conversation_list(cli) -> None:
     result = cli("eval", "locomo", str(DATA), "--conversations", "9x")
     assert result.exit_code == 2
     assert result.stderr.startswith("cerebro: error:") and result.stdout == ""

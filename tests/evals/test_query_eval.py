@@ -16,7 +16,7 @@ def _jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 @pytest.fixture
-def eval_files(fake_brain_path: Path, tmp_path: Path):  # noqa: ANN201
+def eval_files(fake_brain_path: Path, tmp_path: Path):
     with Brain.open(fake_brain_path) as brain:
         ids = {
             "deploy": brain.add("deploy script needs AWS_PROFILE set before running"),
@@ -25,20 +25,26 @@ def eval_files(fake_brain_path: Path, tmp_path: Path):  # noqa: ANN201
         }
         gone = brain.add("obsolete fact about the deploy")
         brain.supersede(gone, "current fact about the deploy")
-    queries = _jsonl(tmp_path / "q.jsonl", [
-        {"query_id": "q1", "query": "deploy script AWS_PROFILE"},
-        {"query_id": "q2", "query": "JWT refresh tokens"},
-        {"query_id": "q3", "query": "something else"},
-    ])
-    truth = _jsonl(tmp_path / "g.jsonl", [
-        {"query_id": "q1", "relevant_node_ids": [ids["deploy"]]},
-        {"query_id": "q2", "relevant_node_ids": [ids["jwt"], gone]},
-        {"query_id": "q3", "relevant_node_ids": ["00000000-0000-4000-8000-000000000000"]},
-    ])
+    queries = _jsonl(
+        tmp_path / "q.jsonl",
+        [
+            {"query_id": "q1", "query": "deploy script AWS_PROFILE"},
+            {"query_id": "q2", "query": "JWT refresh tokens"},
+            {"query_id": "q3", "query": "something else"},
+        ],
+    )
+    truth = _jsonl(
+        tmp_path / "g.jsonl",
+        [
+            {"query_id": "q1", "relevant_node_ids": [ids["deploy"]]},
+            {"query_id": "q2", "relevant_node_ids": [ids["jwt"], gone]},
+            {"query_id": "q3", "relevant_node_ids": ["00000000-0000-4000-8000-000000000000"]},
+        ],
+    )
     return queries, truth, ids, gone
 
 
-def test_baseline_json_and_skipped_ids(cli, eval_files, tmp_path: Path) -> None:  # noqa: ANN001
+def test_baseline_json_and_skipped_ids(cli, eval_files, tmp_path: Path) -> None:
     queries, truth, ids, gone = eval_files
     out = tmp_path / "baseline.json"
     result = cli("eval", "--queries", str(queries), "--ground-truth", str(truth), "--out", str(out), "--format", "json")
@@ -55,7 +61,7 @@ def test_baseline_json_and_skipped_ids(cli, eval_files, tmp_path: Path) -> None:
     assert "q3" in result.stderr and "skipped" in result.stderr
 
 
-def test_no_resolvable_ground_truth_is_an_error(cli, fake_brain_path: Path, tmp_path: Path) -> None:  # noqa: ANN001
+def test_no_resolvable_ground_truth_is_an_error(cli, fake_brain_path: Path, tmp_path: Path) -> None:
     q = _jsonl(tmp_path / "q.jsonl", [{"query_id": "a", "query": "x"}])
     g = _jsonl(tmp_path / "g.jsonl", [{"query_id": "a", "relevant_node_ids": ["deadbeef-0000-4000-8000-000000000000"]}])
     result = cli("eval", "--queries", str(q), "--ground-truth", str(g))
@@ -72,7 +78,7 @@ def test_no_resolvable_ground_truth_is_an_error(cli, fake_brain_path: Path, tmp_
         ('{"query_id": "a", "query": "x"}', '{"query_id": "b", "relevant_node_ids": []}', "no query has ground truth"),
     ],
 )
-def test_malformed_files(cli, fake_brain_path: Path, tmp_path: Path, queries: str, truth: str, message: str) -> None:  # noqa: ANN001
+def test_malformed_files(cli, fake_brain_path: Path, tmp_path: Path, queries: str, truth: str, message: str) -> None:
     q = tmp_path / "q.jsonl"
     g = tmp_path / "g.jsonl"
     q.write_text(queries)

@@ -137,8 +137,9 @@ def test_a_gc_that_archives_nothing_writes_no_log_line(project: Path) -> None:
     assert not aftercare.gc_log_path(project).exists()
 
 
-def test_a_project_without_a_brain_is_done_without_error(project: Path, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_project_without_a_brain_is_done_without_error(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))  # no transcripts either
     aftercare.enqueue(project, "nothing", None)
     assert aftercare.catch_up() == 1
@@ -172,7 +173,8 @@ def test_a_failing_step_does_not_stop_the_other_and_is_retried_then_given_up(pro
     log = aftercare.log_path().read_text().splitlines()
     assert len(log) == 1 and log[0].endswith(  # one line; ingest ran and succeeded
         f"{job.path.name}: gc: {brain_file} is not a readable brain (file is not a database); restore a copy from "
-        f"{paths.home() / 'backups'}")
+        f"{paths.home() / 'backups'}"
+    )
     import re
 
     stamp, _ = log[0].split(" ", 1)  # each line starts with its UTC time
@@ -185,8 +187,12 @@ def test_a_failing_step_does_not_stop_the_other_and_is_retried_then_given_up(pro
     assert aftercare.catch_up() == 0
     assert aftercare.catch_up() == 1  # the third failure: given up, moved to done
     assert aftercare.pending_jobs() == []
-    assert aftercare.log_path().read_text().splitlines()[-1].endswith(
-        f"{job.path.name}: given up after {aftercare.MAX_ATTEMPTS} attempts")
+    assert (
+        aftercare.log_path()
+        .read_text()
+        .splitlines()[-1]
+        .endswith(f"{job.path.name}: given up after {aftercare.MAX_ATTEMPTS} attempts")
+    )
 
 
 def test_a_worker_finding_the_lock_taken_leaves_the_work_to_its_holder(project: Path) -> None:
@@ -213,7 +219,8 @@ def test_done_jobs_are_kept_seven_days(project: Path) -> None:
     aftercare.enqueue(project, "trigger", None)
     assert aftercare.catch_up() == 1  # every worker sweeps
     assert sorted(p.name for p in done.iterdir()) == sorted(
-        aftercare._job_name(project, s) for s in ("recent", "trigger"))
+        aftercare._job_name(project, s) for s in ("recent", "trigger")
+    )
     assert aftercare.enqueue(project, "old", None) is True  # forgotten after a week
 
 
@@ -237,8 +244,9 @@ def test_private_appends_create_a_private_file_in_a_private_folder(isolated_home
     assert target.stat().st_mode & 0o777 == 0o600 and target.parent.stat().st_mode & 0o777 == 0o700
 
 
-def test_a_job_enqueued_while_the_worker_runs_is_done_by_that_worker(project: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_job_enqueued_while_the_worker_runs_is_done_by_that_worker(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Another session ends while the worker is busy: its hook sees the lock taken and starts nobody, so the
     worker must look again before it leaves."""
     Brain.init(paths.project_brain_path(project), embed_provider="none")

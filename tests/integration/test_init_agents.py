@@ -124,8 +124,13 @@ def test_the_agent_section_is_the_claude_section_with_the_mcp_tools(cli) -> None
         text = agents.section(agent)
         assert "through the cerebro MCP tools (or the CLI)" in text
         # The shared rules come from the one template, unchanged in substance.
-        for heading in ("### Capability map", "### When to remember", "### When to recall", "### Close the loop",
-                        "### Configuration"):
+        for heading in (
+            "### Capability map",
+            "### When to remember",
+            "### When to recall",
+            "### Close the loop",
+            "### Configuration",
+        ):
             assert heading in text and heading in claude
         for line in claude.splitlines():
             if line.startswith("- ") and "→" in line:  # the capability map
@@ -317,8 +322,15 @@ def test_an_inline_codex_server_table_is_refused_with_the_snippet(cli, project: 
     assert (project / ".codex" / "config.toml").read_text() == original
 
 
-@pytest.mark.parametrize("args", [["--agent", "codex", "--local"], ["--agent", "codex", "--global"],
-                                  ["--agent", "codex", "--skip-integration"], ["--agent", "aider"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--agent", "codex", "--local"],
+        ["--agent", "codex", "--global"],
+        ["--agent", "codex", "--skip-integration"],
+        ["--agent", "aider"],
+    ],
+)
 def test_agent_flags_that_do_not_go_together(cli, project: Path, isolated_home: Path, args: list[str]) -> None:
     result = cli("init", *args)
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result

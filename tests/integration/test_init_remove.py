@@ -46,7 +46,9 @@ def test_remove_takes_out_exactly_what_init_added(cli, user_project: Path) -> No
     assert "Removed 5 skill files from .claude/skills/" in result.stdout
     assert "Removed the Cerebro Memory System section from CLAUDE.md" in result.stdout
     # The user's settings, key order and hooks as they were; their CLAUDE.md sections around ours too.
-    assert settings_of(user_project).read_text() == templates.dump_json(json.loads((GOLDEN / "settings.user.json").read_text()))
+    assert settings_of(user_project).read_text() == templates.dump_json(
+        json.loads((GOLDEN / "settings.user.json").read_text())
+    )
     assert (user_project / "CLAUDE.md").read_text() == "# Acme\n\nBuild with make.\n\n## Deployment\nRelease train.\n"
     assert not (user_project / ".claude" / "skills").exists()
     assert paths.project_brain_path(user_project).exists()  # the brain stays without --purge
@@ -166,14 +168,22 @@ def test_the_printed_marketplace_is_real(cli, project: Path) -> None:
     root = Path(line.split("marketplace add", 1)[1].strip())
     for relative, text in plugin.render().items():
         assert (root / relative).read_text() == text
-    assert json.loads((root / ".claude-plugin" / "marketplace.json").read_text())["plugins"][0]["source"] == "./claude-plugin/cerebro"
+    assert (
+        json.loads((root / ".claude-plugin" / "marketplace.json").read_text())["plugins"][0]["source"]
+        == "./claude-plugin/cerebro"
+    )
 
 
 # --------------------------------------------------------------------------- upstream's hooks
 
 
 def _current_handlers() -> set[tuple[str, str, str]]:
-    return {(e, g["matcher"], h["command"]) for e, gs in templates.hooks_config()["hooks"].items() for g in gs for h in g["hooks"]}
+    return {
+        (e, g["matcher"], h["command"])
+        for e, gs in templates.hooks_config()["hooks"].items()
+        for g in gs
+        for h in g["hooks"]
+    }
 
 
 @pytest.mark.parametrize("version", ["v1", "v3"])
@@ -200,8 +210,13 @@ def test_force_over_upstreams_hook_set_leaves_one_set(cli, project: Path, versio
 
 
 def test_the_shape_recogniser_leaves_user_hooks_alone() -> None:
-    for command in ("echo 'remember: cerebro is our memory tool'", "cerebro stats", "cerebro gc --dry-run",
-                    'cerebro stop-guard -p "$CLAUDE_PROJECT_DIR" 2>>/tmp/g.log', "notify-send cerebro"):
+    for command in (
+        "echo 'remember: cerebro is our memory tool'",
+        "cerebro stats",
+        "cerebro gc --dry-run",
+        'cerebro stop-guard -p "$CLAUDE_PROJECT_DIR" 2>>/tmp/g.log',
+        "notify-send cerebro",
+    ):
         assert not templates.is_cerebro_hook(command), command
     for version in ("v1", "v3"):
         for event, groups in UPSTREAM[version]["hooks"].items():

@@ -89,8 +89,9 @@ def test_force_replaces_only_cerebro_entries_and_drops_the_old_stop_guard(cli, u
     ok(cli("init", "--embed-provider", "none"))
     stale = json.loads(settings_of(user_project).read_text())
     # An older scaffold wired the stop-guard; the user also moved our startup entry ahead of theirs.
-    stale["hooks"]["Stop"].append({"matcher": "", "hooks": [
-        {"type": "command", "command": 'cerebro stop-guard -p "$CLAUDE_PROJECT_DIR"'}]})
+    stale["hooks"]["Stop"].append(
+        {"matcher": "", "hooks": [{"type": "command", "command": 'cerebro stop-guard -p "$CLAUDE_PROJECT_DIR"'}]}
+    )
     starts = stale["hooks"]["SessionStart"]
     starts.insert(0, starts.pop(1))
     settings_of(user_project).write_text(json.dumps(stale, indent=2))
@@ -103,8 +104,18 @@ def test_force_replaces_only_cerebro_entries_and_drops_the_old_stop_guard(cli, u
 
 def test_force_without_a_stop_guard_legacy_keeps_a_user_hook_that_runs_it_differently(cli, project: Path) -> None:
     """Recognition is exact: a user's own stop-guard wiring with other flags is theirs."""
-    own = {"hooks": {"Stop": [{"matcher": "", "hooks": [
-        {"type": "command", "command": 'cerebro stop-guard -p "$CLAUDE_PROJECT_DIR" 2>>/tmp/guard.log'}]}]}}
+    own = {
+        "hooks": {
+            "Stop": [
+                {
+                    "matcher": "",
+                    "hooks": [
+                        {"type": "command", "command": 'cerebro stop-guard -p "$CLAUDE_PROJECT_DIR" 2>>/tmp/guard.log'}
+                    ],
+                }
+            ]
+        }
+    }
     settings_of(project).parent.mkdir()
     settings_of(project).write_text(json.dumps(own))
     ok(cli("init", "--embed-provider", "none", "--force"))
@@ -166,9 +177,16 @@ def test_unreadable_settings_refuses_before_anything_is_written(cli, project: Pa
 def test_json_output_reports_each_step(cli, user_project: Path) -> None:
     data = ok(cli("init", "--embed-provider", "none", "--format", "json")).json()
     assert data["integration"] == {
-        "settings": "updated", "settings_file": ".claude/settings.json", "skills_written": 5, "skills_removed": 0,
-        "claudemd": "skipped", "claudemd_file": "CLAUDE.md", "plugin": None, "warnings": [],
-        "project": str(user_project), "marketplace": str(paths.home() / "claude-plugin"),
+        "settings": "updated",
+        "settings_file": ".claude/settings.json",
+        "skills_written": 5,
+        "skills_removed": 0,
+        "claudemd": "skipped",
+        "claudemd_file": "CLAUDE.md",
+        "plugin": None,
+        "warnings": [],
+        "project": str(user_project),
+        "marketplace": str(paths.home() / "claude-plugin"),
     }
 
 
@@ -191,7 +209,9 @@ def test_texts_mention_only_commands_and_flags_that_exist(name: str, cli) -> Non
     text = templates.claudemd_section() if name == "CLAUDE.md" else templates.skill_text(name)
     checked = 0
     for line in _code_spans(text):
-        for match in re.finditer(r"(?<![<\w-])cerebro ((?:relation |config |eval |inbox )?[a-z][a-z-]*)((?:[^|;&]*))", line):
+        for match in re.finditer(
+            r"(?<![<\w-])cerebro ((?:relation |config |eval |inbox )?[a-z][a-z-]*)((?:[^|;&]*))", line
+        ):
             command, rest = match.group(1), match.group(2)
             top = command.split()[0]
             assert top in COMMANDS, f"{name}: cerebro {command} is not a command"
@@ -207,9 +227,16 @@ def test_claudemd_section_carries_the_capability_map() -> None:
     section = templates.claudemd_section()
     assert section.startswith("## Cerebro Memory System\n")
     assert usage.claudemd_block() in section
-    for heading in ("### Capability map", "### Automatic behavior", "### Post-compaction recovery",
-                    "### When to remember", "### When to recall", "### Close the loop", "### Origin identity",
-                    "### Configuration"):
+    for heading in (
+        "### Capability map",
+        "### Automatic behavior",
+        "### Post-compaction recovery",
+        "### When to remember",
+        "### When to recall",
+        "### Close the loop",
+        "### Origin identity",
+        "### Configuration",
+    ):
         assert heading in section
 
 
@@ -224,8 +251,16 @@ def test_a_heading_quoted_in_a_code_fence_is_not_our_section(cli, project: Path)
 
 
 def test_force_keeps_a_stop_guard_the_user_turned_on(cli, project: Path) -> None:
-    wired = {"hooks": {"Stop": [{"matcher": "", "hooks": [
-        {"type": "command", "command": 'cerebro stop-guard -p "$CLAUDE_PROJECT_DIR"'}]}]}}
+    wired = {
+        "hooks": {
+            "Stop": [
+                {
+                    "matcher": "",
+                    "hooks": [{"type": "command", "command": 'cerebro stop-guard -p "$CLAUDE_PROJECT_DIR"'}],
+                }
+            ]
+        }
+    }
     settings_of(project).parent.mkdir()
     settings_of(project).write_text(json.dumps(wired))
     ok(cli("init", "--embed-provider", "none"))

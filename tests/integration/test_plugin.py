@@ -75,21 +75,38 @@ def test_rules_skill_carries_the_claudemd_section_verbatim() -> None:
 
 
 def _payload(session: str, event: str, **extra: object) -> str:
-    return json.dumps({"session_id": session, "transcript_path": "/tmp/x.jsonl", "cwd": "/tmp",
-                       "hook_event_name": event, "permission_mode": "default", "unknown_future": [1], **extra})
+    return json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": "/tmp/x.jsonl",
+            "cwd": "/tmp",
+            "hook_event_name": event,
+            "permission_mode": "default",
+            "unknown_future": [1],
+            **extra,
+        }
+    )
 
 
 def _run(command: str, home: Path, project: Path, stdin: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_ENV_FILE", "CLAUDE_SESSION_ID")}
-    env.update(CEREBRO_HOME=str(home), CLAUDE_PROJECT_DIR=str(project),
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
-    return subprocess.run(["bash", "-c", command], input=stdin, capture_output=True, text=True, env=env,
-                          timeout=120, cwd=project)
+    env.update(
+        CEREBRO_HOME=str(home),
+        CLAUDE_PROJECT_DIR=str(project),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+    )
+    return subprocess.run(
+        ["bash", "-c", command], input=stdin, capture_output=True, text=True, env=env, timeout=120, cwd=project
+    )
 
 
 def _wired(settings: dict) -> dict[tuple[str, str], str]:
-    return {(event, g["matcher"]): h["command"]
-            for event, groups in settings["hooks"].items() for g in groups for h in g["hooks"]}
+    return {
+        (event, g["matcher"]): h["command"]
+        for event, groups in settings["hooks"].items()
+        for g in groups
+        for h in g["hooks"]
+    }
 
 
 @pytest.fixture
@@ -158,7 +175,9 @@ def test_plugin_is_silent_without_a_brain_and_init_hooks_say_so_once(project: Pa
 @pytest.mark.parametrize("source", ["plugin", "init"])
 def test_hooks_are_silent_when_the_cli_is_missing(project: Path, isolated_home: Path, source: str) -> None:
     """A teammate without cerebro shares the committed settings.json: no "exit 127 … not found", ever."""
-    wired = json.loads((PLUGIN / "hooks" / "hooks.json").read_text()) if source == "plugin" else templates.hooks_config()
+    wired = (
+        json.loads((PLUGIN / "hooks" / "hooks.json").read_text()) if source == "plugin" else templates.hooks_config()
+    )
     assert "cerebro" not in " ".join(os.listdir("/usr/bin") + os.listdir("/bin"))
     env = {"PATH": "/usr/bin:/bin", "CLAUDE_PROJECT_DIR": str(project), "HOME": str(isolated_home)}
     for (event, _), command in _wired(wired).items():

@@ -84,62 +84,135 @@ def test_window_fillers_have_the_lengths_the_table_claims() -> None:
 R = pytest.param
 TABLE = [
     # ---- ordinary completions: allow
-    R("I've updated `parse_payload` to ignore non-string session ids and added three regression tests. "
-      "All 48 tests pass and ruff is clean.", False, "", id="allow-plain-summary-with-test-results"),
-    R("## Summary\n- Fixed the off-by-one in pagination\n- Added `test_last_page`\n\n"
-      "Full suite: 312 passed, 0 failed in 41s.", False, "", id="allow-multiline-markdown-summary"),
-    R("Which timezone should the weekly report use: UTC, or each user's local zone?", False, "",
-      id="allow-genuine-question-without-phrases"),
-    R("The Marshall Islands locale now formats dates correctly.", False, "",
-      id="allow-shall-i-inside-a-word-is-not-a-match"),
+    R(
+        "I've updated `parse_payload` to ignore non-string session ids and added three regression tests. "
+        "All 48 tests pass and ruff is clean.",
+        False,
+        "",
+        id="allow-plain-summary-with-test-results",
+    ),
+    R(
+        "## Summary\n- Fixed the off-by-one in pagination\n- Added `test_last_page`\n\n"
+        "Full suite: 312 passed, 0 failed in 41s.",
+        False,
+        "",
+        id="allow-multiline-markdown-summary",
+    ),
+    R(
+        "Which timezone should the weekly report use: UTC, or each user's local zone?",
+        False,
+        "",
+        id="allow-genuine-question-without-phrases",
+    ),
+    R(
+        "The Marshall Islands locale now formats dates correctly.",
+        False,
+        "",
+        id="allow-shall-i-inside-a-word-is-not-a-match",
+    ),
     R("The parser is good enough for now. Done.", False, "", id="allow-for-now-without-comma"),
     R("", False, "", id="allow-empty-message"),
     R("  \n\t \n ", False, "", id="allow-whitespace-only-message"),
     # ---- permission-seeking
-    R("I found the root cause in `cache.py`: the TTL is read in seconds but stored in ms. "
-      "Would you like me to fix it?", False, PERM, id="perm-would-you-like-me-to-fix"),
+    R(
+        "I found the root cause in `cache.py`: the TTL is read in seconds but stored in ms. "
+        "Would you like me to fix it?",
+        False,
+        PERM,
+        id="perm-would-you-like-me-to-fix",
+    ),
     R("Shall I proceed with the refactor of the retry loop?", False, PERM, id="perm-shall-i-proceed"),
     R("LET ME KNOW IF you want the same change in the CLI.", False, PERM, id="perm-upper-case"),
-    R("Summary:\n- added retries to the HTTP client\n- documented CEREBRO_TIMEOUT\n\n"
-      "The flaky test is still flaky; let me know if you'd like me to dig into it.\nThanks!", False, PERM,
-      id="perm-mid-paragraph-multiline"),
+    R(
+        "Summary:\n- added retries to the HTTP client\n- documented CEREBRO_TIMEOUT\n\n"
+        "The flaky test is still flaky; let me know if you'd like me to dig into it.\nThanks!",
+        False,
+        PERM,
+        id="perm-mid-paragraph-multiline",
+    ),
     # exemption 1: destructive / outward-facing verb within 40 chars
-    R("The branch is rebased onto main. Would you like me to open a PR and merge it?", False, "",
-      id="perm-exempt-destructive-verb-nearby"),
+    R(
+        "The branch is rebased onto main. Would you like me to open a PR and merge it?",
+        False,
+        "",
+        id="perm-exempt-destructive-verb-nearby",
+    ),
     R("Let me know if I should delete the old fixtures too.", False, "", id="perm-exempt-let-me-know-if-delete"),
     R(DESTRUCTIVE_AT_40, False, "", id="perm-exempt-destructive-verb-at-40-chars"),
     R(DESTRUCTIVE_AT_41, False, PERM, id="perm-near-miss-destructive-verb-at-41-chars"),
-    R("Would you like me to\ndelete the scratch branch?", False, PERM,
-      id="perm-destructive-window-does-not-cross-a-newline"),
+    R(
+        "Would you like me to\ndelete the scratch branch?",
+        False,
+        PERM,
+        id="perm-destructive-window-does-not-cross-a-newline",
+    ),
     # exemption 2: verified done, then the question within 200 chars
-    R("Done. All tests pass.\n\nShall I also update the changelog?", False, "",
-      id="perm-exempt-tests-pass-across-newline"),
+    R(
+        "Done. All tests pass.\n\nShall I also update the changelog?",
+        False,
+        "",
+        id="perm-exempt-tests-pass-across-newline",
+    ),
     R("CI is all green. Let me know if you want anything else tweaked.", False, "", id="perm-exempt-all-green"),
-    R("Ran the full suite: 0 failures, 2 skipped.\nWould you like me to look at the skipped ones?", False, "",
-      id="perm-exempt-0-failures-across-newline"),
+    R(
+        "Ran the full suite: 0 failures, 2 skipped.\nWould you like me to look at the skipped ones?",
+        False,
+        "",
+        id="perm-exempt-0-failures-across-newline",
+    ),
     R(VERIFIED_AT_200, False, "", id="perm-exempt-verified-at-200-chars"),
     R(VERIFIED_AT_201, False, PERM, id="perm-near-miss-verified-at-201-chars"),
-    R("Shall I run the tests? Once all tests pass I'll report back.", False, PERM,
-      id="perm-verified-after-the-question-does-not-exempt"),
+    R(
+        "Shall I run the tests? Once all tests pass I'll report back.",
+        False,
+        PERM,
+        id="perm-verified-after-the-question-does-not-exempt",
+    ),
     # exemption 3: a plan / proposal / design, then the question within 500 chars
-    R("Proposed approach:\n1. Split `store.py` into reads and writes\n2. Move the retry helper\n\n"
-      "Shall I go ahead with this?", False, "", id="perm-exempt-approach-then-shall-i"),
-    R("The PR is ready for your review. Would you like me to address anything else?", False, "",
-      id="perm-exempt-ready-for-review"),
+    R(
+        "Proposed approach:\n1. Split `store.py` into reads and writes\n2. Move the retry helper\n\n"
+        "Shall I go ahead with this?",
+        False,
+        "",
+        id="perm-exempt-approach-then-shall-i",
+    ),
+    R(
+        "The PR is ready for your review. Would you like me to address anything else?",
+        False,
+        "",
+        id="perm-exempt-ready-for-review",
+    ),
     R(PLAN_AT_500, False, "", id="perm-exempt-proposal-at-500-chars"),
     R(PLAN_AT_501, False, PERM, id="perm-near-miss-proposal-at-501-chars"),
-    R("Here is the plan: cache the parsed config and invalidate on mtime. Let me know if that works.", False, PERM,
-      id="perm-plan-exemption-does-not-cover-let-me-know-if"),
+    R(
+        "Here is the plan: cache the parsed config and invalidate on mtime. Let me know if that works.",
+        False,
+        PERM,
+        id="perm-plan-exemption-does-not-cover-let-me-know-if",
+    ),
     # beyond upstream: the exemptions' words are whole words ("explanation" is no plan, "10 failures" no pass)
-    R("I added an explanation to the README. Shall I also update the changelog?", False, PERM,
-      id="perm-explanation-is-not-a-plan"),
-    R("10 failures remain in the legacy suite. Shall I keep going?", False, PERM,
-      id="perm-10-failures-is-not-0-failures"),
+    R(
+        "I added an explanation to the README. Shall I also update the changelog?",
+        False,
+        PERM,
+        id="perm-explanation-is-not-a-plan",
+    ),
+    R(
+        "10 failures remain in the legacy suite. Shall I keep going?",
+        False,
+        PERM,
+        id="perm-10-failures-is-not-0-failures",
+    ),
     # ---- premature-stopping
     R("The main path works end to end, so I can stop here.", False, PREM, id="prem-i-can-stop-here"),
     R("I'll leave it there for today; the remaining edge cases are minor.", False, PREM, id="prem-ill-leave-it"),
-    R("Changes:\n1. Added the index on `nodes.created_at`\n2. Rewrote the query to use it\n\n"
-      "THAT SHOULD BE SUFFICIENT to fix the slowdown.", False, PREM, id="prem-multiline-upper-case"),
+    R(
+        "Changes:\n1. Added the index on `nodes.created_at`\n2. Rewrote the query to use it\n\n"
+        "THAT SHOULD BE SUFFICIENT to fix the slowdown.",
+        False,
+        PREM,
+        id="prem-multiline-upper-case",
+    ),
     R("I\u2019ll leave it there.", False, PREM, id="prem-curly-apostrophe"),  # beyond upstream: typographic quote
     # ---- scope-reduction
     R("Handling Windows paths is beyond the scope of this change.", False, SCOPE, id="scope-beyond-the-scope"),
@@ -147,41 +220,94 @@ TABLE = [
     R("I've noted the batching as a future improvement in TODO.md.", False, SCOPE, id="scope-as-a-future"),
     R("The fix is in. For now, the parser just skips malformed lines.", False, SCOPE, id="scope-for-now-comma"),
     # ---- the confirmation gate (checked before every category)
-    R("for now, I've held off on the force-push \u2014 need your confirmation", False, "",
-      id="gate-spec-example-force-push-need-your-confirmation"),
-    R("I'll leave it here: the migration is written but not run. Awaiting your go-ahead before I run it "
-      "against the live database.", False, "", id="gate-request-and-risk-far-apart"),
-    R("Shall I tag v2.3.0? Just need your OK on the changelog first.", False, "",
-      id="gate-risk-tag-request-need-your"),
-    R("Two decisions required before I continue: the date format, and whether to keep the legacy flag. "
-      "I can stop here until you answer.", False, "", id="gate-idiom-decisions-required"),
+    R(
+        "for now, I've held off on the force-push \u2014 need your confirmation",
+        False,
+        "",
+        id="gate-spec-example-force-push-need-your-confirmation",
+    ),
+    R(
+        "I'll leave it here: the migration is written but not run. Awaiting your go-ahead before I run it "
+        "against the live database.",
+        False,
+        "",
+        id="gate-request-and-risk-far-apart",
+    ),
+    R("Shall I tag v2.3.0? Just need your OK on the changelog first.", False, "", id="gate-risk-tag-request-need-your"),
+    R(
+        "Two decisions required before I continue: the date format, and whether to keep the legacy flag. "
+        "I can stop here until you answer.",
+        False,
+        "",
+        id="gate-idiom-decisions-required",
+    ),
     R(BLOCKED_AT_120, False, "", id="gate-idiom-blocked-on-only-you-across-newline"),
     R(BLOCKED_AT_121, False, PREM, id="gate-near-miss-blocked-on-only-you-at-121-chars"),
-    R("The OAuth login step must run interactively, so I can stop here.", False, "",
-      id="gate-idiom-must-run-interactively"),
-    R("Notarization requires human review in the Apple portal. That should be sufficient for today.", False, "",
-      id="gate-idiom-requires-human"),
-    R("The next step requires an interactive terminal; I'll leave it to you.", False, "",
-      id="gate-idiom-requires-an-interactive"),
-    R("Everything is staged behind the push gate. Shall I continue with the docs?", False, "",
-      id="gate-idiom-push-gate"),
-    R("The release gate is still closed, so I'll leave it at the changelog update.", False, "",
-      id="gate-idiom-release-gate"),
-    R("Please confirm the new wording reads well. I can stop here.", False, PREM,
-      id="gate-closed-request-without-risk"),
-    R("I pushed the branch and deployed to staging. Shall I also update the docs?", False, PERM,
-      id="gate-closed-risk-without-request"),
+    R(
+        "The OAuth login step must run interactively, so I can stop here.",
+        False,
+        "",
+        id="gate-idiom-must-run-interactively",
+    ),
+    R(
+        "Notarization requires human review in the Apple portal. That should be sufficient for today.",
+        False,
+        "",
+        id="gate-idiom-requires-human",
+    ),
+    R(
+        "The next step requires an interactive terminal; I'll leave it to you.",
+        False,
+        "",
+        id="gate-idiom-requires-an-interactive",
+    ),
+    R(
+        "Everything is staged behind the push gate. Shall I continue with the docs?",
+        False,
+        "",
+        id="gate-idiom-push-gate",
+    ),
+    R(
+        "The release gate is still closed, so I'll leave it at the changelog update.",
+        False,
+        "",
+        id="gate-idiom-release-gate",
+    ),
+    R(
+        "Please confirm the new wording reads well. I can stop here.",
+        False,
+        PREM,
+        id="gate-closed-request-without-risk",
+    ),
+    R(
+        "I pushed the branch and deployed to staging. Shall I also update the docs?",
+        False,
+        PERM,
+        id="gate-closed-risk-without-request",
+    ),
     # ---- stop_hook_active: never block twice in a row
     R("Shall I proceed? For now, I can stop here.", True, "", id="active-hook-allows-a-blocking-message"),
     R("Shall I proceed? For now, I can stop here.", False, PERM, id="active-hook-control-same-message-blocks"),
     # ---- category order: the first category that matches and is not exempt
-    R("I can stop here. Shall I also add docs for it?", False, PERM,
-      id="order-permission-before-premature-whatever-the-text-order"),
+    R(
+        "I can stop here. Shall I also add docs for it?",
+        False,
+        PERM,
+        id="order-permission-before-premature-whatever-the-text-order",
+    ),
     R("For now, that should be sufficient.", False, PREM, id="order-premature-before-scope"),
-    R("All tests pass. Shall I open the PR? Otherwise I'll leave it as is.", False, PREM,
-      id="order-exempt-permission-falls-through-to-premature"),
-    R("Would you like me to delete the temp files? Out of scope here: the cache rework.", False, SCOPE,
-      id="order-exempt-permission-falls-through-to-scope"),
+    R(
+        "All tests pass. Shall I open the PR? Otherwise I'll leave it as is.",
+        False,
+        PREM,
+        id="order-exempt-permission-falls-through-to-premature",
+    ),
+    R(
+        "Would you like me to delete the temp files? Out of scope here: the cache rework.",
+        False,
+        SCOPE,
+        id="order-exempt-permission-falls-through-to-scope",
+    ),
 ]
 
 
@@ -211,10 +337,17 @@ FINE = "Refactored the loader and added four tests; the full suite passes (212 p
 
 
 def _payload(message: object = BLOCKING, *, active: object = False, session: str = "sess-1") -> str:
-    return json.dumps({
-        "session_id": session, "transcript_path": "/tmp/transcript.jsonl", "cwd": "/tmp", "hook_event_name": "Stop",
-        "stop_hook_active": active, "last_assistant_message": message, "some_future_field": {"x": [1, 2]},
-    })
+    return json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": "/tmp/transcript.jsonl",
+            "cwd": "/tmp",
+            "hook_event_name": "Stop",
+            "stop_hook_active": active,
+            "last_assistant_message": message,
+            "some_future_field": {"x": [1, 2]},
+        }
+    )
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
@@ -272,7 +405,9 @@ def test_only_the_literal_true_enables(project: Path, isolated_home: Path, value
     brain_file = _make_brain(project)
     conn = sqlite3.connect(brain_file)
     with conn:
-        conn.execute("INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('config.stop_guard_enabled', ?)", (value,))
+        conn.execute(
+            "INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('config.stop_guard_enabled', ?)", (value,)
+        )
     conn.close()
     assert _guard(isolated_home, project, _payload(BLOCKING)) == {}
 
@@ -289,8 +424,14 @@ def test_disabled_guard_does_not_read_stdin(project: Path, isolated_home: Path, 
     """Spec §4 Gate: when disabled the guard answers `{}` without reading stdin (stdin is never closed here)."""
     if with_brain:
         _make_brain(project)
-    proc = subprocess.Popen([*CEREBRO, "stop-guard", "-p", str(project)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(isolated_home))
+    proc = subprocess.Popen(
+        [*CEREBRO, "stop-guard", "-p", str(project)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(isolated_home),
+    )
     try:
         code = proc.wait(timeout=60)
         assert (code, proc.stdout.read()) == (0, "{}\n")
@@ -304,15 +445,17 @@ def test_disabled_guard_does_not_read_stdin(project: Path, isolated_home: Path, 
 
 def test_the_answer_is_one_compact_json_line(enabled_project: Path, isolated_home: Path) -> None:
     for message, category in ((BLOCKING, PERM), ("That should be sufficient.", PREM)):
-        done = run_in_process(["stop-guard", "-p", str(enabled_project)], stdin=_payload(message),
-                              env=_env(isolated_home))
+        done = run_in_process(
+            ["stop-guard", "-p", str(enabled_project)], stdin=_payload(message), env=_env(isolated_home)
+        )
         assert done.stdout == json.dumps(_block(category), ensure_ascii=False, separators=(",", ":")) + "\n"
     assert not REASONS[PREM].isascii()  # UTF-8 as is, not \u escapes
 
 
 def test_extra_arguments_allow_the_stop_with_one_line_on_stderr(enabled_project: Path, isolated_home: Path) -> None:
-    done = run_in_process(["stop-guard", "extra", "-p", str(enabled_project)], stdin=_payload(BLOCKING),
-                          env=_env(isolated_home))
+    done = run_in_process(
+        ["stop-guard", "extra", "-p", str(enabled_project)], stdin=_payload(BLOCKING), env=_env(isolated_home)
+    )
     assert (done.returncode, done.stdout) == (0, "{}\n")
     assert done.stderr == "cerebro: stop-guard: unexpected arguments ['extra']\n"
 
@@ -344,14 +487,19 @@ def test_enabled_resolves_the_project_from_claude_project_dir(enabled_project: P
         R(_payload(BLOCKING, active=True), id="stop-hook-active"),
     ],
 )
-def test_enabled_allows_unusable_input_and_active_continuations(enabled_project: Path, isolated_home: Path,
-                                                                 stdin: str) -> None:
+def test_enabled_allows_unusable_input_and_active_continuations(
+    enabled_project: Path, isolated_home: Path, stdin: str
+) -> None:
     assert _guard(isolated_home, enabled_project, stdin) == {}
 
 
 def test_enabled_ignores_unknown_fields_and_a_missing_session(enabled_project: Path, isolated_home: Path) -> None:
-    payload = {"hook_event_name": "Stop", "last_assistant_message": BLOCKING, "permission_mode": "plan",
-               "nested": {"deep": [None, True]}}
+    payload = {
+        "hook_event_name": "Stop",
+        "last_assistant_message": BLOCKING,
+        "permission_mode": "plan",
+        "nested": {"deep": [None, True]},
+    }
     assert _guard(isolated_home, enabled_project, json.dumps(payload)) == _block(PERM)
 
 
@@ -421,7 +569,9 @@ def test_the_brain_is_not_modified(project: Path, isolated_home: Path, cli, brai
 
 @pytest.mark.parametrize("flag", [True, 1, "true"])
 def test_any_sign_of_a_forced_continuation_never_blocks(flag: object) -> None:
-    message, active, _ = stop_guard.stop_fields({"stop_hook_active": flag, "last_assistant_message": "Shall I continue?"})
+    message, active, _ = stop_guard.stop_fields(
+        {"stop_hook_active": flag, "last_assistant_message": "Shall I continue?"}
+    )
     assert active and not stop_guard.evaluate(message, stop_hook_active=active).blocks
 
 
@@ -437,18 +587,22 @@ def test_only_the_messages_last_characters_are_judged() -> None:
     assert not stop_guard.evaluate(ask + _pad(stop_guard.MESSAGE_TAIL)).blocks
 
 
-@pytest.mark.parametrize(("payload", "expected"), [
-    ({"last_assistant_message": 123, "session_id": 5}, ("", False, "")),
-    ({"last_assistant_message": None, "session_id": ""}, ("", False, "")),
-    ({"last_assistant_message": "done", "session_id": "s", "stop_hook_active": "true"}, ("done", True, "s")),
-    ({}, ("", False, "")),
-])
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        ({"last_assistant_message": 123, "session_id": 5}, ("", False, "")),
+        ({"last_assistant_message": None, "session_id": ""}, ("", False, "")),
+        ({"last_assistant_message": "done", "session_id": "s", "stop_hook_active": "true"}, ("done", True, "s")),
+        ({}, ("", False, "")),
+    ],
+)
 def test_stop_fields_of_the_wrong_type_read_as_empty(payload: dict, expected: tuple) -> None:
     assert stop_guard.stop_fields(payload) == expected
 
 
-def test_a_decision_that_cannot_be_recorded_still_blocks_and_says_why(enabled_project: Path, isolated_home: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_decision_that_cannot_be_recorded_still_blocks_and_says_why(
+    enabled_project: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from cerebro.metrics import store
 
     def unwritable(*_args: object) -> None:

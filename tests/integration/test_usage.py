@@ -17,7 +17,7 @@ def test_usage_mentions_only_commands_that_exist() -> None:
         assert invocation.startswith(f"cerebro {name}")
 
 
-def test_cli_usage_and_claudemd_block(cli) -> None:  # noqa: ANN001
+def test_cli_usage_and_claudemd_block(cli) -> None:
     table = cli("usage", project_dir=None)
     assert table.exit_code == 0 and table.stdout.startswith("# Cerebro capability map\n\nAlways pass")
     assert "- Before starting a task, or when stuck → `cerebro recall" in table.stdout

@@ -22,7 +22,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Copy the tracked sources only, so a stale build/ or .venv in the checkout cannot leak in.
     files = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, capture_output=True, text=True, check=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     for name in files:
         target = source / name
@@ -32,24 +35,40 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env_dir = root / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     done = subprocess.run(
-        [str(env_dir / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)],
-        capture_output=True, text=True,
+        [
+            str(env_dir / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0:
         output = done.stdout + done.stderr
         offline = any(sign in output for sign in OFFLINE_SIGNS)
         if offline and os.environ.get("CI") != "true":  # CI has the index; a laptop on a plane may not
-            pytest.skip("pip cannot reach the package index to install the wheel's dependencies: "
-                        + output.strip().splitlines()[-1])
+            pytest.skip(
+                "pip cannot reach the package index to install the wheel's dependencies: "
+                + output.strip().splitlines()[-1]
+            )
         raise AssertionError(f"pip install of the wheel failed:\n{output}")
     return env_dir
 
 
 # What pip says when the package index is out of reach (no network, no proxy, DNS down).
 OFFLINE_SIGNS = (
-    "NewConnectionError", "Failed to establish a new connection", "Temporary failure in name resolution",
-    "Network is unreachable", "No matching distribution found", "Could not find a version that satisfies",
-    "ProxyError", "ConnectTimeoutError",
+    "NewConnectionError",
+    "Failed to establish a new connection",
+    "Temporary failure in name resolution",
+    "Network is unreachable",
+    "No matching distribution found",
+    "Could not find a version that satisfies",
+    "ProxyError",
+    "ConnectTimeoutError",
 )
 
 
@@ -83,21 +102,41 @@ def test_installed_package_upgrades_a_v1_brain_from_its_own_migrations(installed
     env["CEREBRO_HOME"] = str(home)
     # Place the v1 fixture where the project's brain lives, using the installed package's own paths.
     brain = subprocess.run(
-        [python, "-c", "from cerebro import paths; import sys; print(paths.project_brain_path(sys.argv[1]))", str(project)],
-        env=env, cwd=tmp_path, capture_output=True, text=True, check=True,
+        [
+            python,
+            "-c",
+            "from cerebro import paths; import sys; print(paths.project_brain_path(sys.argv[1]))",
+            str(project),
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     Path(brain).parent.mkdir(parents=True)
     subprocess.run(
-        [python, "-c", "import sqlean.dbapi2 as s, sys; c=s.connect(sys.argv[1]); c.executescript(open(sys.argv[2]).read()); c.commit()",
-         brain, str(V1_FIXTURE)],
-        env=env, cwd=tmp_path, check=True,
+        [
+            python,
+            "-c",
+            "import sqlean.dbapi2 as s, sys; c=s.connect(sys.argv[1]); c.executescript(open(sys.argv[2]).read()); c.commit()",
+            brain,
+            str(V1_FIXTURE),
+        ],
+        env=env,
+        cwd=tmp_path,
+        check=True,
     )
     stats = _run(installed, home, project, "stats", "--format", "json")
     assert stats.returncode == 0, stats.stderr
     assert '"schema_version": 7' in stats.stdout
     where = subprocess.run(
         [python, "-c", "from cerebro.db.migrate import script_location; print(script_location())"],
-        env=env, cwd=tmp_path, capture_output=True, text=True, check=True,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     assert where.startswith(str(installed)), where
     assert where.endswith("_migrations")

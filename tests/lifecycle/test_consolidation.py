@@ -36,7 +36,13 @@ def world(fake_brain, at, fake_brain_path):
     b.add_edge(concept, e1, "derived_from", weight=0.4, valid_at="2026-01-01", invalid_at="2027-01-01")
     at(1)
     return {
-        "e1": e1, "e2": e2, "e3": e3, "old": old, "new": new, "concept": concept, "procedure": procedure,
+        "e1": e1,
+        "e2": e2,
+        "e3": e3,
+        "old": old,
+        "new": new,
+        "concept": concept,
+        "procedure": procedure,
         "path": fake_brain_path,
     }
 
@@ -73,7 +79,9 @@ def test_bad_ids_change_nothing(cli, world, case):
 
 
 def test_error_messages_name_the_problem(cli, world):
-    assert_one_line_error(cli("consolidate", "--into", world["concept"], world["e2"], MISSING_ID), MISSING_ID, exit_code=3)
+    assert_one_line_error(
+        cli("consolidate", "--into", world["concept"], world["e2"], MISSING_ID), MISSING_ID, exit_code=3
+    )
     assert_one_line_error(cli("consolidate", "--into", world["concept"], world["procedure"]), "episode", exit_code=2)
     assert_one_line_error(cli("consolidate", "--into", world["concept"], world["old"]), "superseded")
     assert_one_line_error(cli("consolidate", "--into", world["e2"], world["e2"]), "itself")
@@ -83,12 +91,18 @@ def test_refusals_in_full(fake_brain, world):
     """The API's messages word for word: 8-character ids, the type or status found, what would be needed."""
     cases = [
         (lambda: fake_brain.consolidate(world["concept"], []), "give at least one episode id"),
-        (lambda: fake_brain.consolidate(world["concept"], [world["procedure"]]),
-         f"{world['procedure'][:8]} is a procedure, not an episode: only episodes consolidate"),
-        (lambda: fake_brain.consolidate(world["concept"], [world["old"]]),
-         f"{world['old'][:8]} is superseded: only active episodes consolidate"),
-        (lambda: fake_brain.consolidate(world["e2"], [world["e2"]]),
-         f"{world['e2'][:8]} cannot be consolidated into itself"),
+        (
+            lambda: fake_brain.consolidate(world["concept"], [world["procedure"]]),
+            f"{world['procedure'][:8]} is a procedure, not an episode: only episodes consolidate",
+        ),
+        (
+            lambda: fake_brain.consolidate(world["concept"], [world["old"]]),
+            f"{world['old'][:8]} is superseded: only active episodes consolidate",
+        ),
+        (
+            lambda: fake_brain.consolidate(world["e2"], [world["e2"]]),
+            f"{world['e2'][:8]} cannot be consolidated into itself",
+        ),
     ]
     for call, message in cases:
         with pytest.raises(InvalidInput) as refused:
@@ -108,7 +122,11 @@ def test_consolidate_writes_edges_and_statuses(run, world):
     assert report["edges_added"] == 2
 
     edges = derived_edges(path)
-    assert set(edges) == {(world["concept"], world["e1"]), (world["concept"], world["e2"]), (world["concept"], world["e3"])}
+    assert set(edges) == {
+        (world["concept"], world["e1"]),
+        (world["concept"], world["e2"]),
+        (world["concept"], world["e3"]),
+    }
     for source in ("e2", "e3"):
         edge = edges[(world["concept"], world[source])]
         assert edge[4] == 1.0  # weight
@@ -141,7 +159,11 @@ def test_existing_edge_is_left_exactly_as_it_was(run, world):
     assert report["consolidated"] == 2
     edges = derived_edges(path)
     assert edges[(world["concept"], world["e1"])] == pre  # id, weight, metadata, created_at, window
-    assert [r for r in edge_rows(path) if (r[1], r[2]) not in {(world["concept"], world["e1"]), (world["concept"], world["e2"])}] == other_edges
+    assert [
+        r
+        for r in edge_rows(path)
+        if (r[1], r[2]) not in {(world["concept"], world["e1"]), (world["concept"], world["e2"])}
+    ] == other_edges
     assert node_row(path, world["e1"])["status"] == "consolidated"
     # Again: still untouched.
     run("consolidate", "--into", world["concept"], world["e1"])
@@ -152,7 +174,11 @@ def test_duplicate_source_ids_count_once(run, world):
     report = run("consolidate", "--into", world["concept"], world["e2"], world["e2"][:6], world["e2"])
     assert report["sources"] == [world["e2"]]
     assert report["edges_added"] == 1
-    rows = raw_rows(world["path"], "SELECT COUNT(*) FROM edges WHERE source_id = ? AND target_id = ?", (world["concept"], world["e2"]))
+    rows = raw_rows(
+        world["path"],
+        "SELECT COUNT(*) FROM edges WHERE source_id = ? AND target_id = ?",
+        (world["concept"], world["e2"]),
+    )
     assert rows == [(1,)]
 
 
@@ -206,7 +232,16 @@ def episodes_by_subtype(fake_brain, at):
     """deploy ×4 (one more later consolidated), test ×2, no subtype ×1, written on different days and out
     of order, plus a concept with a subtype (never suggested)."""
     made: dict[str | None, list[tuple[int, str]]] = {"deploy": [], "test": [], None: []}
-    plan = [(3, "deploy"), (1, "test"), (5, None), (0, "deploy"), (4, "test"), (2, "deploy"), (6, "deploy"), (7, "deploy")]
+    plan = [
+        (3, "deploy"),
+        (1, "test"),
+        (5, None),
+        (0, "deploy"),
+        (4, "test"),
+        (2, "deploy"),
+        (6, "deploy"),
+        (7, "deploy"),
+    ]
     ids = {}
     for number, subtype in plan:
         at(number)
@@ -274,9 +309,9 @@ def test_legacy_statuses_on_an_upgraded_brain(upgraded, run_any, cli, at):
     assert node_row(path, "e0000001-0000-4000-8000-000000000001")["status"] == "consolidated"
     assert "e0000001-0000-4000-8000-000000000001" not in fts_ids(path)
     # The Go-written edge f0000004 → e0000005 (derived_from) is untouched.
-    assert derived_edges(path)[("f0000004-0000-4000-8000-000000000004", "e0000005-0000-4000-8000-000000000005")] == next(
-        r for r in before["edges"] if r[1] == "f0000004-0000-4000-8000-000000000004" and r[3] == "derived_from"
-    )
+    assert derived_edges(path)[
+        ("f0000004-0000-4000-8000-000000000004", "e0000005-0000-4000-8000-000000000005")
+    ] == next(r for r in before["edges"] if r[1] == "f0000004-0000-4000-8000-000000000004" and r[3] == "derived_from")
 
 
 def test_suggestions_see_every_active_episode_and_list_twenty_by_default(fake_brain):
@@ -307,10 +342,10 @@ def test_consolidate_names_what_it_needs(tmp_path) -> None:
     from cerebro.errors import InvalidInput
 
     Brain.init(tmp_path / "b.db", embed_provider="none")
-    with Brain.open(tmp_path / "b.db") as brain:
-        with pytest.raises(InvalidInput) as refused:
-            brain.consolidate("", ["abcd1234"])
+    with Brain.open(tmp_path / "b.db") as brain, pytest.raises(InvalidInput) as refused:
+        brain.consolidate("", ["abcd1234"])
     assert str(refused.value) == "consolidate needs --into <id>"
+
 
 def test_derived_from_edges_are_stamped_with_the_time_of_consolidation(fake_brain, world):
     from cerebro import clock

@@ -186,7 +186,7 @@ def test_apply_is_one_transaction(fake_brain, notes, monkeypatch, hard):
 
 
 def test_case_insensitive_beyond_ascii(fake_brain, at):
-    """"Case-insensitively" (spec §5 forget) is about letters, not only A–Z: BRÜCKE is Brücke."""
+    """ "Case-insensitively" (spec §5 forget) is about letters, not only A–Z: BRÜCKE is Brücke."""
     at(0)
     bridge = fake_brain.add("Über die Brücke gehen")
     school = fake_brain.add("ÉCOLE normale supérieure")

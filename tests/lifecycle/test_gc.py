@@ -185,8 +185,13 @@ def victim_graph(run, add, at, fake_brain_path):
     """A decaying episode with edges in both directions, between two memories that stay."""
     at(0)
     victim = add(
-        "scratch: tried three spellings of the env var", "--importance", "0.01", "--subtype", "scratch",
-        "--metadata", '{"k": "v", "n": [1, 2]}',
+        "scratch: tried three spellings of the env var",
+        "--importance",
+        "0.01",
+        "--subtype",
+        "scratch",
+        "--metadata",
+        '{"k": "v", "n": [1, 2]}',
     )
     keeper = add("concept: the env var is CEREBRO_HOME", "--type", "concept")
     other = add("episode: set CEREBRO_HOME in the CI config", "--importance", "0.5")
@@ -444,7 +449,11 @@ def test_gc_on_an_upgraded_go_brain_without_a_vector_table(upgraded, run_any, at
     archived = archive_rows(path)
     assert {k: v for k, v in archived.items() if k in archive_before} == archive_before
     row = archived[V4_F10]
-    assert (row["archive_reason"], row["status"], row["original_created_at"]) == ("decayed", "active", "2026-07-26 11:00:00")
+    assert (row["archive_reason"], row["status"], row["original_created_at"]) == (
+        "decayed",
+        "active",
+        "2026-07-26 11:00:00",
+    )
     assert row["archived_at"] == layout(now)
     assert V4_F10 not in node_ids(path) | fts_ids(path)
     assert not [e for e in edge_rows(path) if V4_F10 in (e[1], e[2])]

@@ -13,13 +13,13 @@ from cerebro.values import Origin, RecallResult
 
 
 @pytest.fixture
-def global_path(isolated_home):  # noqa: ANN001, ANN201
+def global_path(isolated_home):
     path = paths.global_brain_path()
     Brain.init(path, embed_provider="fake")
     return path
 
 
-def test_promote_needs_a_global_brain(cli, fake_brain_path, brain_snapshot) -> None:  # noqa: ANN001
+def test_promote_needs_a_global_brain(cli, fake_brain_path, brain_snapshot) -> None:
     with Brain.open(fake_brain_path) as brain:
         node_id = brain.add("a fact")
     before = brain_snapshot(fake_brain_path)
@@ -35,8 +35,12 @@ def test_promote_copies_with_provenance_metadata_and_origin(fake_brain_path, glo
     clock.set_now(datetime(2026, 5, 1, 8, 0, tzinfo=UTC))
     with Brain.open(fake_brain_path) as brain:
         source = brain.add(
-            "Use uv for Python envs", type="procedure", subtype="tooling", importance=0.9,
-            metadata={"k": "v"}, origin=Origin("claude-code", "skill", "s-1", "laptop"),
+            "Use uv for Python envs",
+            type="procedure",
+            subtype="tooling",
+            importance=0.9,
+            metadata={"k": "v"},
+            origin=Origin("claude-code", "skill", "s-1", "laptop"),
         )
         global_id = brain.promote(source, content="Prefer uv to manage Python environments")
         marked = brain.get(source).node
@@ -56,7 +60,7 @@ def test_promote_copies_with_provenance_metadata_and_origin(fake_brain_path, glo
     assert copy.origin == Origin("claude-code", "skill", "s-1", "laptop")
 
 
-def test_cli_promote_positional_content(cli, fake_brain_path, global_path) -> None:  # noqa: ANN001
+def test_cli_promote_positional_content(cli, fake_brain_path, global_path) -> None:
     with Brain.open(fake_brain_path) as brain:
         node_id = brain.add("original words")
     result = cli("promote", node_id, "general words", "--format", "json")
@@ -65,11 +69,11 @@ def test_cli_promote_positional_content(cli, fake_brain_path, global_path) -> No
         assert other.get(result.json()["id"]).node.content == "general words"
 
 
-def _scored(brain, query):  # noqa: ANN001, ANN202
+def _scored(brain, query):
     return {r.node.id: r for r in brain.recall(query)}
 
 
-def test_recall_global_weights_global_results(fake_brain_path, global_path, pinned_clock) -> None:  # noqa: ANN001
+def test_recall_global_weights_global_results(fake_brain_path, global_path, pinned_clock) -> None:
     with Brain.open(fake_brain_path) as brain:
         local = brain.add("zebra stripes in the project")
     with Brain.open(global_path) as other:
@@ -88,18 +92,29 @@ def test_project_copy_wins_a_duplicate_id() -> None:
     from cerebro.values import Node, ScoredNode
 
     def node(node_id: str, content: str) -> Node:
-        return Node(node_id, "concept", None, content, None, 0.5, 0.02, 0, 0, "active", "", None, None, None,
-                    None, None, False)
+        return Node(
+            node_id, "concept", None, content, None, 0.5, 0.02, 0, 0, "active", "", None, None, None, None, None, False
+        )
 
     project = RecallResult("q", [ScoredNode(node("a" * 36, "project copy"), 0.2, 0.1, fused=0.2)], "hybrid", "off")
-    other = RecallResult("q", [ScoredNode(node("a" * 36, "global copy"), 0.9, 0.9, fused=0.9),
-                               ScoredNode(node("b" * 36, "global only"), 0.5, 0.5, fused=0.5)], "hybrid", "off")
+    other = RecallResult(
+        "q",
+        [
+            ScoredNode(node("a" * 36, "global copy"), 0.9, 0.9, fused=0.9),
+            ScoredNode(node("b" * 36, "global only"), 0.5, 0.5, fused=0.5),
+        ],
+        "hybrid",
+        "off",
+    )
     merged = merge(project, other, limit=10)
-    assert [(r.node.content, r.store) for r in merged.results] == [("global only", "global"), ("project copy", "project")]
+    assert [(r.node.content, r.store) for r in merged.results] == [
+        ("global only", "global"),
+        ("project copy", "project"),
+    ]
     assert merged.results[0].fused == pytest.approx(0.5 * GLOBAL_WEIGHT)
 
 
-def test_global_brain_on_another_model(fake_brain_path, isolated_home, cli) -> None:  # noqa: ANN001
+def test_global_brain_on_another_model(fake_brain_path, isolated_home, cli) -> None:
     """The project is on the fake 64-dim model, the global brain on 'none': each embeds for itself."""
     Brain.init(paths.global_brain_path(), embed_provider="none")
     with Brain.open(fake_brain_path) as brain:
@@ -112,7 +127,7 @@ def test_global_brain_on_another_model(fake_brain_path, isolated_home, cli) -> N
     assert "project" in stores.values()
 
 
-def test_cli_recall_global_touches_each_brain(cli, fake_brain_path, global_path) -> None:  # noqa: ANN001
+def test_cli_recall_global_touches_each_brain(cli, fake_brain_path, global_path) -> None:
     with Brain.open(fake_brain_path) as brain:
         local = brain.add("walrus tusks")
     with Brain.open(global_path) as other:

@@ -67,8 +67,9 @@ def insert_candidate(path: Path, candidate_id: str, content: str = "raw candidat
 def test_add_quarantines_and_list_is_oldest_first(fake_brain, fake_brain_path, at):
     before = full_snapshot(fake_brain_path)
     at(0)
-    first = fake_brain.inbox_add("first candidate", type="concept", subtype="style", importance=0.7,
-                                 metadata='{"k": ["é", 1]}', origin=ORIGIN)
+    first = fake_brain.inbox_add(
+        "first candidate", type="concept", subtype="style", importance=0.7, metadata='{"k": ["é", 1]}', origin=ORIGIN
+    )
     at(1)
     second = fake_brain.inbox_add("second candidate")
     third = fake_brain.inbox_add("third candidate, same instant as the second")
@@ -76,9 +77,16 @@ def test_add_quarantines_and_list_is_oldest_first(fake_brain, fake_brain_path, a
     assert [c.id for c in listed] == [first, second, third]
     assert [c.id for c in fake_brain.inbox_list(limit=2)] == [first, second]
     assert listed[0].to_dict() == {
-        "id": first, "type": "concept", "subtype": "style", "content": "first candidate",
-        "metadata": {"k": ["é", 1]}, "importance": 0.7, "created_at": "2026-03-02T09:00:00Z",
-        "origin_actor": "claude-code", "origin_channel": "skill", "origin_session": "sess-42",
+        "id": first,
+        "type": "concept",
+        "subtype": "style",
+        "content": "first candidate",
+        "metadata": {"k": ["é", 1]},
+        "importance": 0.7,
+        "created_at": "2026-03-02T09:00:00Z",
+        "origin_actor": "claude-code",
+        "origin_channel": "skill",
+        "origin_session": "sess-42",
         "origin_host": "laptop",
     }
     assert listed[1].type == "episode" and listed[1].importance == 0.5 and listed[1].origin.channel == "api"
@@ -118,21 +126,35 @@ def test_add_validates_as_add_does(fake_brain, fake_brain_path, kwargs, fragment
 
 def test_approve_keeps_id_origin_and_created_at_then_indexes_and_embeds(fake_brain, fake_brain_path, at):
     at(0)
-    candidate = fake_brain.inbox_add("Quokkas prefer the shade at noon", type="concept", subtype="fauna",
-                                     importance=0.7, metadata={"source": "hook"}, origin=ORIGIN)
+    candidate = fake_brain.inbox_add(
+        "Quokkas prefer the shade at noon",
+        type="concept",
+        subtype="fauna",
+        importance=0.7,
+        metadata={"source": "hook"},
+        origin=ORIGIN,
+    )
     at(3)
     node_id = fake_brain.inbox_approve(candidate[:6])
     assert node_id == candidate
     row = node_row(fake_brain_path, node_id)
     assert {k: row[k] for k in ("type", "subtype", "content", "importance", "decay_rate", "status")} == {
-        "type": "concept", "subtype": "fauna", "content": "Quokkas prefer the shade at noon",
-        "importance": 0.7, "decay_rate": 0.02, "status": "active",
+        "type": "concept",
+        "subtype": "fauna",
+        "content": "Quokkas prefer the shade at noon",
+        "importance": 0.7,
+        "decay_rate": 0.02,
+        "status": "active",
     }
     assert json.loads(row["metadata"]) == {"source": "hook"}
     assert row["created_at"] == layout(day(0))  # the candidate's, not the approval's
     assert row["last_accessed"] == layout(day(3))
     assert (row["origin_actor"], row["origin_channel"], row["origin_session"], row["origin_host"]) == (
-        "claude-code", "skill", "sess-42", "laptop")
+        "claude-code",
+        "skill",
+        "sess-42",
+        "laptop",
+    )
     assert row["provenance_root"] == 0 and row["access_count"] == 0
     assert row["embedding_model"] == "fake-hash-64"
     assert node_id in fts_ids(fake_brain_path) and node_id in vec_ids(fake_brain_path)
@@ -177,7 +199,12 @@ def test_discard_deletes_only_the_candidate(fake_brain, fake_brain_path, at):
     drop = fake_brain.inbox_add("drop me", type="reflection", origin=ORIGIN)
     before = full_snapshot(fake_brain_path)
     discarded = fake_brain.inbox_discard(drop[:4] if drop[:4] != keep[:4] else drop)
-    assert (discarded.id, discarded.content, discarded.type, discarded.origin) == (drop, "drop me", "reflection", ORIGIN)
+    assert (discarded.id, discarded.content, discarded.type, discarded.origin) == (
+        drop,
+        "drop me",
+        "reflection",
+        ORIGIN,
+    )
     assert [c.id for c in fake_brain.inbox_list()] == [keep]
     after = full_snapshot(fake_brain_path)
     assert {t: r for t, r in after.items() if t != "inbox_candidates"} == {
@@ -338,8 +365,13 @@ def test_import_never_creates_candidates(cli, quarantined, tmp_path, fmt):
 
 def test_import_takes_no_inbox_records(cli, fake_brain_path, tmp_path):
     """An inbox record in a jsonl file is refused whole; an inbox list in a json bundle is ignored."""
-    node = {"kind": "node", "id": "e0000601-0000-4000-8000-000000000601", "type": "episode", "content": "real",
-            "status": "active"}
+    node = {
+        "kind": "node",
+        "id": "e0000601-0000-4000-8000-000000000601",
+        "type": "episode",
+        "content": "real",
+        "status": "active",
+    }
     candidate = {"kind": "inbox", "id": "b0000601-0000-4000-8000-000000000601", "type": "episode", "content": "x"}
     lines = tmp_path / "smuggled.jsonl"
     lines.write_text(json.dumps(node) + "\n" + json.dumps(candidate) + "\n")
@@ -361,9 +393,27 @@ def test_import_takes_no_inbox_records(cli, fake_brain_path, tmp_path):
 
 def test_cli_add_list_approve_discard(cli, run_any, fake_brain_path, at):
     at(0)
-    added = cli("inbox", "add", "Koalas sleep twenty hours", "--type", "concept", "--subtype", "fauna",
-                "--importance", "0.6", "--metadata", '{"seen": 2}', "--origin-actor", "claude-code",
-                "--origin-channel", "skill", "--origin-session", "s-9", "--origin-host", "laptop")
+    added = cli(
+        "inbox",
+        "add",
+        "Koalas sleep twenty hours",
+        "--type",
+        "concept",
+        "--subtype",
+        "fauna",
+        "--importance",
+        "0.6",
+        "--metadata",
+        '{"seen": 2}',
+        "--origin-actor",
+        "claude-code",
+        "--origin-channel",
+        "skill",
+        "--origin-session",
+        "s-9",
+        "--origin-host",
+        "laptop",
+    )
     assert added.exit_code == 0 and added.stderr == ""
     koala = added.stdout.strip()
     assert len(koala) == 36 and added.stdout == koala + "\n"
@@ -375,9 +425,15 @@ def test_cli_add_list_approve_discard(cli, run_any, fake_brain_path, at):
     listed = run_any("inbox", "list")
     assert [c["id"] for c in listed["candidates"]] == [koala, platypus]
     first = listed["candidates"][0]
-    assert (first["created_at"], first["origin_actor"], first["origin_channel"], first["origin_session"],
-            first["origin_host"], first["metadata"], first["subtype"]) == (
-        "2026-03-02T09:00:00Z", "claude-code", "skill", "s-9", "laptop", {"seen": 2}, "fauna")
+    assert (
+        first["created_at"],
+        first["origin_actor"],
+        first["origin_channel"],
+        first["origin_session"],
+        first["origin_host"],
+        first["metadata"],
+        first["subtype"],
+    ) == ("2026-03-02T09:00:00Z", "claude-code", "skill", "s-9", "laptop", {"seen": 2}, "fauna")
     assert listed["candidates"][1]["content"] == "Platypus lay eggs\n"
     assert listed["candidates"][1]["origin_channel"] == "cli"
     assert run_any("inbox", "list", "--limit", "1")["candidates"] == listed["candidates"][:1]
@@ -395,7 +451,11 @@ def test_cli_add_list_approve_discard(cli, run_any, fake_brain_path, at):
     assert approved.exit_code == 0 and approved.stderr == "" and approved.stdout == koala + "\n"
     node = run_any("get", koala)
     assert (node["created_at"], node["origin_actor"], node["origin_channel"], node["type"]) == (
-        "2026-03-02T09:00:00Z", "claude-code", "skill", "concept")
+        "2026-03-02T09:00:00Z",
+        "claude-code",
+        "skill",
+        "concept",
+    )
     assert [r["id"] for r in run_any("recall", "koalas")["results"]] == [koala]
 
     discarded = cli("inbox", "discard", platypus[:8])
@@ -478,14 +538,32 @@ def test_go_brains_candidates_list_approve_and_discard(upgraded, at):
     with Brain.open(path) as brain:
         listed = brain.inbox_list()
         assert [c.to_dict() for c in listed] == [
-            {"id": "b0000201-0000-4000-8000-000000000201", "type": "procedure", "subtype": "candidate",
-             "content": "Check `cerebro stats` for the keyword lane after an upgrade", "metadata": {"source": "hook"},
-             "importance": 0.5, "created_at": "2026-08-27T10:00:00Z", "origin_actor": "claude-code",
-             "origin_channel": "hook", "origin_session": "sess-d2", "origin_host": "devbox"},
-            {"id": "b0000202-0000-4000-8000-000000000202", "type": "reflection", "subtype": None,
-             "content": "Quarantine keeps the brain clean", "metadata": None, "importance": 1.0,
-             "created_at": "2026-08-27T10:05:00Z", "origin_actor": None, "origin_channel": None,
-             "origin_session": None, "origin_host": None},
+            {
+                "id": "b0000201-0000-4000-8000-000000000201",
+                "type": "procedure",
+                "subtype": "candidate",
+                "content": "Check `cerebro stats` for the keyword lane after an upgrade",
+                "metadata": {"source": "hook"},
+                "importance": 0.5,
+                "created_at": "2026-08-27T10:00:00Z",
+                "origin_actor": "claude-code",
+                "origin_channel": "hook",
+                "origin_session": "sess-d2",
+                "origin_host": "devbox",
+            },
+            {
+                "id": "b0000202-0000-4000-8000-000000000202",
+                "type": "reflection",
+                "subtype": None,
+                "content": "Quarantine keeps the brain clean",
+                "metadata": None,
+                "importance": 1.0,
+                "created_at": "2026-08-27T10:05:00Z",
+                "origin_actor": None,
+                "origin_channel": None,
+                "origin_session": None,
+                "origin_host": None,
+            },
         ]
         brain.config_set("bm25_enabled", "true")  # the fixture turned the keyword lane off
         assert "b0000201-0000-4000-8000-000000000201" not in brain.recall("cerebro stats upgrade").ids
@@ -497,9 +575,18 @@ def test_go_brains_candidates_list_approve_and_discard(upgraded, at):
         assert brain.inbox_list() == []
     row = node_row(path, "b0000201-0000-4000-8000-000000000201")
     assert (row["created_at"], row["last_accessed"], row["type"], row["subtype"], row["decay_rate"]) == (
-        "2026-08-27 10:00:00", UPGRADED_TEXT, "procedure", "candidate", 0.005)
+        "2026-08-27 10:00:00",
+        UPGRADED_TEXT,
+        "procedure",
+        "candidate",
+        0.005,
+    )
     assert (row["origin_actor"], row["origin_channel"], row["origin_session"], row["origin_host"]) == (
-        "claude-code", "hook", "sess-d2", "devbox")
+        "claude-code",
+        "hook",
+        "sess-d2",
+        "devbox",
+    )
     assert json.loads(row["metadata"]) == {"source": "hook"}
     assert row["embedding_model"] == ""  # provider none: no vector, and nothing pending
     assert meta_value(path, "has_pending_embeddings") is None

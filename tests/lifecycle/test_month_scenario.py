@@ -25,7 +25,14 @@ PLAN = [
     (1, "m1", "episode", 0.7, "migration", "Ran the alembic migration on staging without a backup and had to restore"),
     (1, "n1", "episode", 0.08, None, "Tried a new terminal font"),
     (1, "proc1", "procedure", 0.05, None, "Restart the file watcher with make watch"),
-    (2, "m2", "episode", 0.6, "migration", "Second migration attempt took a sqlite backup first and the upgrade went fine"),
+    (
+        2,
+        "m2",
+        "episode",
+        0.6,
+        "migration",
+        "Second migration attempt took a sqlite backup first and the upgrade went fine",
+    ),
     (2, "n2", "episode", 0.05, "scratch", "Looked up the syntax for git worktree"),
     (3, "f3", "concept", 0.6, "infra", "The staging database runs PostgreSQL 14"),
     (3, "m3", "episode", 0.08, "migration", "Migration dry run printed the SQL before the upgrade"),
@@ -64,8 +71,12 @@ def test_a_simulated_month(run, cli, at, fake_brain_path, project):
             assert groups["migration"]["count"] == 3
             at(today, hours=10)
             ids["c8"] = run(
-                "add", "Database migrations: always take a backup before running alembic upgrade",
-                "--type", "concept", "--importance", "0.8",
+                "add",
+                "Database migrations: always take a backup before running alembic upgrade",
+                "--type",
+                "concept",
+                "--importance",
+                "0.8",
             )["id"]
             report = run("consolidate", "--into", ids["c8"], *migration)
             assert report["edges_added"] == 3 and report["consolidated"] == 3
@@ -148,8 +159,9 @@ def test_a_simulated_month(run, cli, at, fake_brain_path, project):
     assert "### Provenance" in text
     for key in CONSOLIDATED:
         assert f"- {ids[key][:8]} [episode/consolidated]" in text
-    recalled = {r["id"]: r for r in run("recall", "database migration backup alembic upgrade", "--with-provenance")["results"]}
+    recalled = {
+        r["id"]: r for r in run("recall", "database migration backup alembic upgrade", "--with-provenance")["results"]
+    }
     assert {p["id"] for p in recalled[ids["c8"]]["provenance"]} == consolidated
     assert run("get", ids["f12"])["provenance_status"] == "none"
     assert any(e["relation"] == "supersedes" and e["target_id"] == ids["f3"] for e in run("get", ids["f12"])["edges"])
-

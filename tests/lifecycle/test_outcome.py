@@ -22,7 +22,9 @@ def test_success_and_failure_increment_and_keep_other_keys(run, add, at):
     run("outcome", node[:8], "--success")
     run("outcome", node, "--failure")
     assert metadata(run, node) == {
-        "source": "README", "nested": {"a": [1, 2]}, "outcomes": {"success": 2, "failure": 1},
+        "source": "README",
+        "nested": {"a": [1, 2]},
+        "outcomes": {"success": 2, "failure": 1},
     }
     text = run("outcome", node, "--failure", fmt="md")
     assert text.startswith(f"Recorded failure for {node[:8]}")

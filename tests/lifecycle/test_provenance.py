@@ -106,10 +106,18 @@ def test_only_outgoing_derived_from_is_followed():
 def chain(fake_brain, at):
     """n0 → n1 → … → n6 over derived_from, with distinct words in each node, plus noise edges."""
     at(0)
-    ids = [fake_brain.add(content) for content in (
-        "zebra quartz lantern summary", "walrus copper", "falcon marble", "otter velvet", "badger cobalt",
-        "heron saffron", "lynx obsidian",
-    )]
+    ids = [
+        fake_brain.add(content)
+        for content in (
+            "zebra quartz lantern summary",
+            "walrus copper",
+            "falcon marble",
+            "otter velvet",
+            "badger cobalt",
+            "heron saffron",
+            "lynx obsidian",
+        )
+    ]
     for parent, child in itertools.pairwise(ids):
         fake_brain.add_edge(parent, child, "derived_from")
     stranger = fake_brain.add("a stranger that cites n0")
@@ -131,7 +139,7 @@ def test_get_with_provenance_default_depth_is_5(run, chain):
 
 def test_the_libraries_default_depth_is_5_too(fake_brain, chain):
     walked = fake_brain.walk_provenance(chain[0])
-    assert [(n.id, d) for n, d in walked] == [(chain[i], i) for i in range(0, 6)]
+    assert [(n.id, d) for n, d in walked] == [(chain[i], i) for i in range(6)]
 
 
 def test_get_provenance_depth(run, chain):
@@ -194,9 +202,7 @@ def test_walk_through_the_brain_diamond_and_cycle(fake_brain, run, at):
     assert walked[0] == (a, 0)
     assert dict(walked) == {a: 0, b: 1, c: 1, d: 2, e: 3}
     assert len(walked) == 5
-    assert sorted(provenance_of(run("get", a, "--provenance-depth", "100"))) == sorted(
-        [(b, 1), (c, 1), (d, 2), (e, 3)]
-    )
+    assert sorted(provenance_of(run("get", a, "--provenance-depth", "100"))) == sorted([(b, 1), (c, 1), (d, 2), (e, 3)])
     assert [(n.id, depth) for n, depth in fake_brain.walk_provenance(a, depth=0)] == [(a, 0)]
 
 
@@ -307,7 +313,9 @@ def test_boundary_is_strict_and_compared_as_time(upgraded, run_any, at):
     assert nodes[just_before]["origin_status"] == "legacy"
     # The same instant written as RFC 3339 with an offset: the comparison is on parsed time, so a node
     # stored as "2026-09-01 12:30:00" is after it (a string compare would call it earlier: ' ' < 'T').
-    raw_exec(path, "UPDATE schema_meta SET value = '2026-09-01T14:00:00+02:00' WHERE key = 'provenance_convention_since'")
+    raw_exec(
+        path, "UPDATE schema_meta SET value = '2026-09-01T14:00:00+02:00' WHERE key = 'provenance_convention_since'"
+    )
     nodes = listed(run_any)
     assert nodes[on_the_boundary]["provenance_status"] == "none"
     assert nodes[just_before]["provenance_status"] == "legacy"

@@ -29,7 +29,11 @@ def cli(home: Path, *args: str, check: bool = True, timeout: float = 300) -> sub
     env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
     env.update(server_env(home))
     done = subprocess.run(
-        [sys.executable, "-m", "tests.mcp.launch", *args], env=env, capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "tests.mcp.launch", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         check=False,
     )
     if check:

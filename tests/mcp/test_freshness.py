@@ -26,7 +26,9 @@ def test_two_clients_on_one_brain_at_once(home: Path, fake_brain_path: Path, pro
     async def body() -> None:
         async with serve(home, project) as a, serve(home, project) as b:
             alpha = await a.ok("remember", content="Alpha: the billing service retries webhooks three times")
-            assert [r["id"] for r in (await b.ok("recall", query="billing webhooks retries"))["results"]] == [alpha["id"]]
+            assert [r["id"] for r in (await b.ok("recall", query="billing webhooks retries"))["results"]] == [
+                alpha["id"]
+            ]
             beta = await b.ok("remember", content="Beta: the search indexer rebuilds every night")
             assert beta["id"] in [r["id"] for r in (await a.ok("recall", query="search indexer nightly"))["results"]]
 
@@ -70,7 +72,9 @@ def test_a_brain_locked_by_another_process(home: Path, fake_brain_path: Path, pr
                 message = await client.error("remember", content="Written during the lock")
                 assert "locked" in message
                 # WAL: reads still work while another process writes
-                assert [r["id"] for r in (await client.ok("recall", query="written before lock"))["results"]] == [before["id"]]
+                assert [r["id"] for r in (await client.ok("recall", query="written before lock"))["results"]] == [
+                    before["id"]
+                ]
             finally:
                 holder.execute("ROLLBACK")
             holder.close()
@@ -95,12 +99,16 @@ def test_a_brain_re_embedded_by_another_process(home: Path, fake_brain_path: Pat
             stats = await client.ok("stats")
             assert stats["embedding_dimensions"] == 32 and stats["pending_embeddings"] == 0
             assert stats["embedded_nodes"] == 2, stats  # the new memory was embedded with the new model
-            assert newer["id"] in [r["id"] for r in (await client.ok("recall", query="feature flags cleanup"))["results"]]
+            assert newer["id"] in [
+                r["id"] for r in (await client.ok("recall", query="feature flags cleanup"))["results"]
+            ]
 
     run(body)
 
 
-def test_a_brain_upgraded_by_a_newer_cerebro_is_refused_then_served_again(home: Path, fake_brain_path: Path, project: Path) -> None:
+def test_a_brain_upgraded_by_a_newer_cerebro_is_refused_then_served_again(
+    home: Path, fake_brain_path: Path, project: Path
+) -> None:
     async def body() -> None:
         async with serve(home, project) as client:
             await client.ok("remember", content="A memory before the upgrade")
@@ -122,7 +130,9 @@ def test_a_brain_upgraded_by_a_newer_cerebro_is_refused_then_served_again(home: 
     run(body)
 
 
-def test_a_brain_replaced_by_an_old_copy_and_upgraded_by_the_cli(home: Path, fake_brain_path: Path, project: Path, tmp_path: Path) -> None:
+def test_a_brain_replaced_by_an_old_copy_and_upgraded_by_the_cli(
+    home: Path, fake_brain_path: Path, project: Path, tmp_path: Path
+) -> None:
     async def body() -> None:
         async with serve(home, project) as client:
             await client.ok("remember", content="Only in the brain that gets replaced")

@@ -12,7 +12,7 @@ from cerebro.errors import BrainNotFound
 from cerebro.mcp.host import Host, MemoEmbedder
 
 
-def wait_for(condition) -> None:  # noqa: ANN001
+def wait_for(condition) -> None:
     """Poll a background build's counter: the thread signals nothing else. The deadline only turns a hang
     into a failure."""
     import time
@@ -66,7 +66,9 @@ def test_a_commit_elsewhere_drops_the_mean_and_re_reads_the_settings(fake_brain_
         host.close()
 
 
-def test_a_replaced_file_is_opened_afresh_and_a_missing_one_says_how_to_fix_it(fake_brain_path: Path, project: Path) -> None:
+def test_a_replaced_file_is_opened_afresh_and_a_missing_one_says_how_to_fix_it(
+    fake_brain_path: Path, project: Path
+) -> None:
     host = Host(project)
     try:
         first = host.project()
@@ -193,7 +195,7 @@ def test_own_writes_during_a_build_are_applied_when_it_is_adopted(
     loaded, go_on = threading.Event(), threading.Event()
     load = warm_module.WarmVectors.load
 
-    def load_then_wait(self, conn):  # noqa: ANN001, ANN202 - the build has read the brain, then stalls
+    def load_then_wait(self, conn):  # the build has read the brain, then stalls
         result = load(self, conn)
         loaded.set()
         assert go_on.wait(60)

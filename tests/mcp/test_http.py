@@ -16,15 +16,23 @@ import pytest
 
 from tests.mcp.helpers import cli, run, server_env
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
+}
 
 
 def start(home: Path, project: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
     env = {**{k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}, **server_env(home)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.mcp.launch", "mcp", "--project", str(project), "--http", "127.0.0.1:0", *extra],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     for line in proc.stderr:  # the server says where it listens once the socket is bound
         found = re.search(r"streamable HTTP on (http://127\.0\.0\.1:\d+/mcp)", line)
@@ -45,7 +53,9 @@ def stop(proc: subprocess.Popen[str]) -> None:
 
 def post(url: str, headers: dict[str, str]) -> tuple[int, str]:
     request = urllib.request.Request(
-        url, data=json.dumps(INIT).encode(), method="POST",
+        url,
+        data=json.dumps(INIT).encode(),
+        method="POST",
         headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers},
     )
     try:
@@ -106,7 +116,9 @@ def test_a_host_that_is_not_loopback_is_refused(home: Path, fake_brain_path: Pat
     assert len(done.stderr.splitlines()) == 1 and not (home / "mcp-token").exists()
 
 
-def test_a_token_file_others_could_read_or_a_symlink_is_refused(home: Path, fake_brain_path: Path, project: Path, tmp_path: Path) -> None:
+def test_a_token_file_others_could_read_or_a_symlink_is_refused(
+    home: Path, fake_brain_path: Path, project: Path, tmp_path: Path
+) -> None:
     home.mkdir(exist_ok=True)
     token_file = home / "mcp-token"
     token_file.write_text("x" * 43 + "\n")

@@ -12,11 +12,15 @@ def test_near_duplicates_and_recall_by_meaning_with_the_local_model(home: Path, 
 
     async def body() -> None:
         async with serve(home, project) as client:
-            first = await client.ok("remember", content="JWT auth: 15 min access tokens, 7 day refresh tokens",
-                                    type="concept")
+            first = await client.ok(
+                "remember", content="JWT auth: 15 min access tokens, 7 day refresh tokens", type="concept"
+            )
             await client.ok("remember", content="The staging database is restored from production every Sunday")
-            again = await client.ok("remember", type="concept",
-                                    content="JWT auth: access tokens last 15 minutes and refresh tokens last 7 days")
+            again = await client.ok(
+                "remember",
+                type="concept",
+                content="JWT auth: access tokens last 15 minutes and refresh tokens last 7 days",
+            )
             assert [d["id"] for d in again["near_duplicates"]] == [first["id"]]
             found = await client.ok("recall", query="how long does a login stay valid", explain=True)
             top = found["results"][0]

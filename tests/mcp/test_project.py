@@ -43,7 +43,8 @@ def test_the_clients_first_root_names_the_project(home: Path, tmp_path: Path) ->
     run(body)
     assert contents(rooted_brain) == ["Stored in the rooted project"]
     assert sorted(contents(other_brain)) == sorted(
-        ["Stored in the current directory's project", "Stored in CLAUDE_PROJECT_DIR", "Stored in --project"])
+        ["Stored in the current directory's project", "Stored in CLAUDE_PROJECT_DIR", "Stored in --project"]
+    )
 
 
 def test_no_brain_is_a_tool_error_and_none_is_created(home: Path, project: Path) -> None:
@@ -89,6 +90,12 @@ def test_the_sdk_is_imported_only_by_cerebro_mcp(home: Path, fake_brain_path: Pa
         "import cerebro.mcp, cerebro.mcp.framing\n"
         "print('SDK', sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'starlette', 'uvicorn')))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120,
-                          env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
     assert "SDK []" in done.stdout, (done.stdout, done.stderr)

@@ -54,8 +54,16 @@ def sample_turns() -> tuple[list[TurnMetrics], list[ToolCall]]:
         ops = {5: "recall", 9: "add"}  # turns with Bash calls
         blocks = 0 if i % 4 == 3 else 1 + i % 2
         turn_calls = (
-            [ToolCall(session, number, stamp, ("Read", "Grep", "Glob")[k % 3],
-                      file_path=f"/work/proj/src/module_{i}_{k}.py" if k % 3 == 0 else None) for k in range(reads)]
+            [
+                ToolCall(
+                    session,
+                    number,
+                    stamp,
+                    ("Read", "Grep", "Glob")[k % 3],
+                    file_path=f"/work/proj/src/module_{i}_{k}.py" if k % 3 == 0 else None,
+                )
+                for k in range(reads)
+            ]
             + [ToolCall(session, number, stamp, "Edit", file_path=f"/work/proj/src/module_{i}_0.py")] * edits
             + [ToolCall(session, number, stamp, "Bash", cerebro_op=ops.get(i) if k == 0 else None) for k in range(bash)]
             + [ToolCall(session, number, stamp, "Task")] * other

@@ -144,8 +144,9 @@ def test_compact_tokens(count: int, expected: str) -> None:
 
 
 def test_turn_row_cells() -> None:
-    row = turn(7, reads=2, edits=1, input_tokens=11000, output_tokens=800, thinking_blocks=1, thinking_chars=49,
-               tool_bash=1)
+    row = turn(
+        7, reads=2, edits=1, input_tokens=11000, output_tokens=800, thinking_blocks=1, thinking_chars=49, tool_bash=1
+    )
     assert turn_row_cells(row) == ("7", "10:07:05", "sess-abc", "11.0K", "800", "49", "2.0", "2", "1", "4")
     assert turn_row_cells(turn(2, reads=1))[5:7] == ("-", "-")  # no thinking, no ratio
     assert turn_row_cells(turn(2, thinking_blocks=3))[5] == "^"  # redacted thinking
@@ -157,8 +158,9 @@ def test_quality_flags() -> None:
         "[i] Thinking redacted (blocks present, content empty)",
         "[ ] Research turn (reads only, no edits)",
     ]
-    assert [f.text for f in quality_flags(turn(reads=1, edits=1, thinking_blocks=1, thinking_chars=5,
-                                               stop_guard_fired=1))] == ["[!] STOP GUARD FIRED"]
+    assert [
+        f.text for f in quality_flags(turn(reads=1, edits=1, thinking_blocks=1, thinking_chars=5, stop_guard_fired=1))
+    ] == ["[!] STOP GUARD FIRED"]
 
 
 def test_tool_call_lines_show_basenames_ops_and_cap_at_fifteen() -> None:
@@ -184,8 +186,16 @@ def test_tool_bars_scale_to_the_busiest_and_never_hide_a_used_tool() -> None:
 
 def test_render_stats_metrics_exact_block() -> None:
     turns = [
-        turn(1, reads=2, edits=1, thinking_blocks=1, thinking_chars=49,
-             input_tokens=11000, cache_read_tokens=6500, cache_create_tokens=4000),
+        turn(
+            1,
+            reads=2,
+            edits=1,
+            thinking_blocks=1,
+            thinking_chars=49,
+            input_tokens=11000,
+            cache_read_tokens=6500,
+            cache_create_tokens=4000,
+        ),
         turn(2, tool_bash=1, input_tokens=7000, cache_read_tokens=6800),
         turn(3, tool_bash=2),
     ]

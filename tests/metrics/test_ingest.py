@@ -33,7 +33,9 @@ def _all_rows(path: Path) -> dict[str, list[tuple]]:
                 "SELECT session_id, turn_number, timestamp, tool_name, file_path, cerebro_op FROM tool_calls ORDER BY id"
             ).fetchall(),
             "stop_guard_events": conn.execute("SELECT * FROM stop_guard_events ORDER BY id").fetchall(),
-            "ingest_state": conn.execute("SELECT file_path, last_offset, malformed_lines FROM ingest_state ORDER BY 1").fetchall(),
+            "ingest_state": conn.execute(
+                "SELECT file_path, last_offset, malformed_lines FROM ingest_state ORDER BY 1"
+            ).fetchall(),
         }
     finally:
         conn.close()
@@ -107,15 +109,40 @@ def test_a_grown_file_updates_its_last_turn_and_adds_new_ones(project: Path, add
     _append(
         path,
         # more work in turn 3 (a tool result, then another assistant message)...
-        {"type": "user", "timestamp": "2026-04-23T10:02:06Z", "sessionId": "test-session-1",
-         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t6", "content": "ok"}]}},
-        {"type": "assistant", "timestamp": "2026-04-23T10:02:09Z", "sessionId": "test-session-1",
-         "message": {"role": "assistant", "content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "/src/x.go"}}],
-                     "usage": {"input_tokens": 100, "output_tokens": 10}}},
+        {
+            "type": "user",
+            "timestamp": "2026-04-23T10:02:06Z",
+            "sessionId": "test-session-1",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t6", "content": "ok"}]},
+        },
+        {
+            "type": "assistant",
+            "timestamp": "2026-04-23T10:02:09Z",
+            "sessionId": "test-session-1",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "/src/x.go"}}],
+                "usage": {"input_tokens": 100, "output_tokens": 10},
+            },
+        },
         # ...and a new prompt: turn 4
-        {"type": "user", "timestamp": "2026-04-23T10:05:00Z", "sessionId": "test-session-1", "message": {"role": "user", "content": "ship it"}},
-        {"type": "assistant", "timestamp": "2026-04-23T10:05:05Z", "sessionId": "test-session-1",
-         "message": {"role": "assistant", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "cd /p && cerebro add 'shipped'"}}]}},
+        {
+            "type": "user",
+            "timestamp": "2026-04-23T10:05:00Z",
+            "sessionId": "test-session-1",
+            "message": {"role": "user", "content": "ship it"},
+        },
+        {
+            "type": "assistant",
+            "timestamp": "2026-04-23T10:05:05Z",
+            "sessionId": "test-session-1",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "name": "Bash", "input": {"command": "cd /p && cerebro add 'shipped'"}}
+                ],
+            },
+        },
     )
     report = ingest_project(project)
     assert (report.files_processed, report.turns_ingested, report.tool_calls) == (1, 4, 8)
@@ -124,7 +151,13 @@ def test_a_grown_file_updates_its_last_turn_and_adds_new_ones(project: Path, add
         assert [t.id for t in after[:3]] == [t.id for t in before]  # re-parsed from byte 0: stable numbers and ids
         assert after[:2] == before[:2]
         t3, t4 = after[2], after[3]
-        assert (t3.input_tokens, t3.output_tokens, t3.tool_reads, t3.tool_bash, t3.assistant_messages) == (8100, 410, 1, 2, 2)
+        assert (t3.input_tokens, t3.output_tokens, t3.tool_reads, t3.tool_bash, t3.assistant_messages) == (
+            8100,
+            410,
+            1,
+            2,
+            2,
+        )
         assert (t4.turn_number, t4.tool_bash, t4.cerebro_writes) == (4, 1, 1)
         assert store.ingest_offset(str(path)) == path.stat().st_size
         assert [c.tool_name for c in store.tool_calls_for_turn("test-session-1", 3)] == ["Bash", "Bash", "Read"]
@@ -177,8 +210,12 @@ def test_cli_ingest_json_and_text(cli, project: Path, add_transcript):
     add_transcript(SIDECHAIN)
     data = ok(cli("ingest", "--format", "json")).json()
     assert data == {
-        "files_processed": 2, "turns_ingested": 5, "tool_calls": 8, "malformed_lines": 0,
-        "metrics_path": str(metrics_path(project)), "session_dir": str(add_transcript(SIMPLE).parent),
+        "files_processed": 2,
+        "turns_ingested": 5,
+        "tool_calls": 8,
+        "malformed_lines": 0,
+        "metrics_path": str(metrics_path(project)),
+        "session_dir": str(add_transcript(SIMPLE).parent),
     }
     text = ok(cli("ingest", "--force")).stdout
     assert text == "Ingested 5 turns and 8 tool calls from 2 files\n"
@@ -188,7 +225,9 @@ def test_cli_ingest_json_and_text(cli, project: Path, add_transcript):
 def test_cli_garbage_and_truncated_lines_are_skipped_and_counted(cli, project: Path, session_dir: Path):
     lines = SIMPLE.read_bytes().splitlines(keepends=True)
     (session_dir / "test-session-1.jsonl").write_bytes(
-        b"".join(lines[:3] + [b"{not json at all\n", b"\x00\x01garbage\n"] + lines[3:-1] + [lines[-1][: len(lines[-1]) // 2]])
+        b"".join(
+            lines[:3] + [b"{not json at all\n", b"\x00\x01garbage\n"] + lines[3:-1] + [lines[-1][: len(lines[-1]) // 2]]
+        )
     )
     result = ok(cli("ingest", "--format", "json"))
     data = result.json()
@@ -262,12 +301,25 @@ def test_a_file_repeating_part_of_a_session_never_erases_its_turns(project: Path
     lines = SIMPLE.read_bytes().splitlines(keepends=True)
     resumed = session_dir / "b-resumed.jsonl"  # read after a.jsonl (lexical order)
     resumed.write_bytes(b"".join(lines[:4]))  # turn 1 of test-session-1, copied
-    _append(resumed,
-            {"type": "user", "sessionId": "new-session", "timestamp": "2026-04-23T12:00:00Z",
-             "message": {"role": "user", "content": "carry on"}},
-            {"type": "assistant", "sessionId": "new-session", "timestamp": "2026-04-23T12:00:05Z",
-             "message": {"id": "m-new", "role": "assistant", "content": [
-                 {"type": "tool_use", "name": "Bash", "input": {"command": "cerebro recall x"}}]}})
+    _append(
+        resumed,
+        {
+            "type": "user",
+            "sessionId": "new-session",
+            "timestamp": "2026-04-23T12:00:00Z",
+            "message": {"role": "user", "content": "carry on"},
+        },
+        {
+            "type": "assistant",
+            "sessionId": "new-session",
+            "timestamp": "2026-04-23T12:00:05Z",
+            "message": {
+                "id": "m-new",
+                "role": "assistant",
+                "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "cerebro recall x"}}],
+            },
+        },
+    )
     add_transcript(SIMPLE, "a.jsonl")
     ingest_project(project)
     for _ in range(2):  # and again with --force: stable
@@ -280,7 +332,7 @@ def test_a_file_repeating_part_of_a_session_never_erases_its_turns(project: Path
 
 def test_a_file_with_no_prompt_is_not_reread_until_it_grows(project: Path, session_dir: Path):
     bad = session_dir / "bad.jsonl"
-    bad.write_bytes(b"\xff\xfe not json\n{\"type\": \"summary\"}\n")
+    bad.write_bytes(b'\xff\xfe not json\n{"type": "summary"}\n')
     assert ingest_project(project).malformed_lines == 1
     assert ingest_project(project).malformed_lines == 0  # remembered: not re-read, not re-counted
     _append(bad, {"type": "summary", "summary": "more"})

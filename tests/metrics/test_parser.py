@@ -42,7 +42,10 @@ def test_simple_session_matches_upstream_numbers():
     # Turn 1: a1 (thinking + Read; usage 5000/300/cc 4000/cr 1000) + a2 (Grep + Edit; 6000/500/0/5500).
     assert t1.timestamp == "2026-04-23T10:00:00Z"
     assert (t1.input_tokens, t1.output_tokens, t1.cache_create_tokens, t1.cache_read_tokens) == (11000, 800, 4000, 6500)
-    assert (t1.thinking_blocks, t1.thinking_chars) == (1, 49)  # len("Let me read the file first to understand the bug.")
+    assert (t1.thinking_blocks, t1.thinking_chars) == (
+        1,
+        49,
+    )  # len("Let me read the file first to understand the bug.")
     assert (t1.tool_reads, t1.tool_edits, t1.tool_bash, t1.tool_other, t1.tool_calls_total) == (2, 1, 0, 0, 3)
     assert t1.read_edit_ratio == 2.0
     assert t1.assistant_messages == 2
@@ -59,23 +62,47 @@ def test_simple_session_matches_upstream_numbers():
     assert all(t.stop_guard_fired == 0 for t in parsed.turns)
 
     assert _sums(parsed.turns) == {
-        "input_tokens": 26000, "output_tokens": 1400, "cache_read_tokens": 21100, "cache_create_tokens": 4000,
+        "input_tokens": 26000,
+        "output_tokens": 1400,
+        "cache_read_tokens": 21100,
+        "cache_create_tokens": 4000,
     }
     calls = parsed.tool_calls
     assert [c.tool_name for c in calls] == ["Read", "Grep", "Edit", "Bash", "Bash", "Bash"]
     assert [c.turn_number for c in calls] == [1, 1, 1, 2, 3, 3]
-    assert [c.file_path for c in calls] == ["/src/main.go", None, "/src/main.go", None, None, None]  # Grep's path is not used
+    assert [c.file_path for c in calls] == [
+        "/src/main.go",
+        None,
+        "/src/main.go",
+        None,
+        None,
+        None,
+    ]  # Grep's path is not used
     assert [c.cerebro_op for c in calls] == [None, None, None, None, "add", "recall"]
     assert [c.timestamp for c in calls[:3]] == ["2026-04-23T10:00:05Z", "2026-04-23T10:00:10Z", "2026-04-23T10:00:10Z"]
 
 
 def test_appending_a_turn_renumbers_nothing_and_adds_turn_4():
     lines = SIMPLE.read_bytes().splitlines(keepends=True)
-    extra = _jsonl([
-        {"type": "user", "timestamp": "2026-04-23T10:03:00Z", "sessionId": "test-session-1", "message": {"role": "user", "content": "again"}},
-        {"type": "assistant", "timestamp": "2026-04-23T10:03:05Z", "sessionId": "test-session-1",
-         "message": {"role": "assistant", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "ls"}}]}},
-    ])
+    extra = _jsonl(
+        [
+            {
+                "type": "user",
+                "timestamp": "2026-04-23T10:03:00Z",
+                "sessionId": "test-session-1",
+                "message": {"role": "user", "content": "again"},
+            },
+            {
+                "type": "assistant",
+                "timestamp": "2026-04-23T10:03:05Z",
+                "sessionId": "test-session-1",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "ls"}}],
+                },
+            },
+        ]
+    )
     parsed = parse_lines(lines + extra)
     assert [t.turn_number for t in parsed.turns] == [1, 2, 3, 4]
     assert parsed.turns[3].tool_bash == 1
@@ -89,14 +116,24 @@ def test_sidechain_session_excludes_the_subagent_and_the_meta_record():
     assert parsed.size == 1908
     assert len(parsed.turns) == 2  # the isMeta user record starts no turn (same as upstream)
     t1, t2 = parsed.turns
-    assert (t1.turn_number, t1.timestamp, t2.turn_number, t2.timestamp) == (1, "2026-04-23T11:00:00Z", 2, "2026-04-23T11:02:00Z")
+    assert (t1.turn_number, t1.timestamp, t2.turn_number, t2.timestamp) == (
+        1,
+        "2026-04-23T11:00:00Z",
+        2,
+        "2026-04-23T11:02:00Z",
+    )
     # Turn 1: a1 only (Read; 3000/200/cc 2000/cr 0); the sidechain Write's usage (1000/100) is not counted.
     assert (t1.input_tokens, t1.output_tokens, t1.cache_create_tokens, t1.cache_read_tokens) == (3000, 200, 2000, 0)
     assert (t1.tool_reads, t1.tool_edits, t1.tool_calls_total, t1.assistant_messages) == (1, 0, 1, 1)
     # Turn 2: a2 (Bash "git commit -m 'fix test'": no cerebro op; 4000/300/0/3500).
     assert (t2.input_tokens, t2.output_tokens, t2.cache_read_tokens) == (4000, 300, 3500)
     assert (t2.tool_bash, t2.cerebro_writes, t2.cerebro_recalls) == (1, 0, 0)
-    assert _sums(parsed.turns) == {"input_tokens": 7000, "output_tokens": 500, "cache_read_tokens": 3500, "cache_create_tokens": 2000}
+    assert _sums(parsed.turns) == {
+        "input_tokens": 7000,
+        "output_tokens": 500,
+        "cache_read_tokens": 3500,
+        "cache_create_tokens": 2000,
+    }
     assert [c.tool_name for c in parsed.tool_calls] == ["Read", "Bash"]  # no Write
     assert parsed.tool_calls[0].file_path == "/src/test.go"
 
@@ -112,7 +149,10 @@ def test_representative_messages_tool_results_start_no_turn():
     # record, the 2 tool_result carriers (10:01:31, 10:03:01) included: 6 turns.
     assert len(parsed.turns) == 4
     assert [t.timestamp for t in parsed.turns] == [
-        "2025-06-14T10:00:00Z", "2025-06-14T10:01:00Z", "2025-06-14T10:02:30Z", "2025-06-14T10:04:00Z",
+        "2025-06-14T10:00:00Z",
+        "2025-06-14T10:01:00Z",
+        "2025-06-14T10:02:30Z",
+        "2025-06-14T10:04:00Z",
     ]
     t1, t2, t3, t4 = parsed.turns
     assert (t1.input_tokens, t1.output_tokens, t1.assistant_messages, t1.tool_calls_total) == (25, 120, 1, 0)
@@ -126,9 +166,15 @@ def test_representative_messages_tool_results_start_no_turn():
     # Turn 4: the last prompt has no reply.
     assert (t4.input_tokens, t4.output_tokens, t4.assistant_messages, t4.tool_calls_total) == (0, 0, 0, 0)
     # Message ids are all distinct here, so de-duplication changes no sum: upstream's totals are the same.
-    assert _sums(parsed.turns) == {"input_tokens": 218, "output_tokens": 445, "cache_read_tokens": 0, "cache_create_tokens": 0}
+    assert _sums(parsed.turns) == {
+        "input_tokens": 218,
+        "output_tokens": 445,
+        "cache_read_tokens": 0,
+        "cache_create_tokens": 0,
+    }
     assert [(c.tool_name, c.turn_number, c.file_path) for c in parsed.tool_calls] == [
-        ("Edit", 2, "/tmp/decorator_example.py"), ("Bash", 3, None),
+        ("Edit", 2, "/tmp/decorator_example.py"),
+        ("Bash", 3, None),
     ]
     assert all(t.thinking_blocks == 0 for t in parsed.turns)
 
@@ -150,16 +196,30 @@ def test_sidechain_integrated_has_no_prompt_so_no_turn():
 
 def test_sidechain_integrated_after_a_prompt():
     records = _lines(INTEGRATED)
-    prompt = {"type": "user", "timestamp": "2025-11-19T22:53:30.000Z", "sessionId": records[0]["sessionId"],
-              "message": {"role": "user", "content": "Research data-border-color"}}
+    prompt = {
+        "type": "user",
+        "timestamp": "2025-11-19T22:53:30.000Z",
+        "sessionId": records[0]["sessionId"],
+        "message": {"role": "user", "content": "Research data-border-color"},
+    }
     parsed = parse_lines(_jsonl([prompt, *records]))
     # One turn: the main-chain Task record (3/365/cc 141272) + the main-chain reply after the tool result
     # (3/190/cc 2952/cr 141272). The sidechain records (Grep, 2 × usage 3/183/cc 19830) stay out.
     # Upstream: 2 turns (the tool result opens a second one holding the reply).
     assert len(parsed.turns) == 1
     turn = parsed.turns[0]
-    assert (turn.input_tokens, turn.output_tokens, turn.cache_create_tokens, turn.cache_read_tokens) == (6, 555, 144224, 141272)
-    assert (turn.tool_other, turn.tool_reads, turn.tool_calls_total, turn.assistant_messages) == (1, 0, 1, 2)  # Task is "other"
+    assert (turn.input_tokens, turn.output_tokens, turn.cache_create_tokens, turn.cache_read_tokens) == (
+        6,
+        555,
+        144224,
+        141272,
+    )
+    assert (turn.tool_other, turn.tool_reads, turn.tool_calls_total, turn.assistant_messages) == (
+        1,
+        0,
+        1,
+        2,
+    )  # Task is "other"
     assert [c.tool_name for c in parsed.tool_calls] == ["Task"]
 
 
@@ -169,7 +229,12 @@ def test_usage_counted_once_per_api_message():
     records = _lines(INTEGRATED)[2:4]
     for record in records:
         record["isSidechain"] = False
-    prompt = {"type": "user", "timestamp": "2025-11-19T22:53:38Z", "sessionId": "s", "message": {"role": "user", "content": "go"}}
+    prompt = {
+        "type": "user",
+        "timestamp": "2025-11-19T22:53:38Z",
+        "sessionId": "s",
+        "message": {"role": "user", "content": "go"},
+    }
     parsed = parse_lines(_jsonl([prompt, *records]))
     turn = parsed.turns[0]
     # DECISION "once per API message": 3/183/cc 19830 and 1 message. Upstream sums both records:
@@ -205,8 +270,11 @@ def test_garbage_and_truncated_lines_are_counted_not_fatal():
 
 def test_a_huge_line_is_parsed():
     # Go's scanner stops at 1 MiB; we read any length (a long tool result must not end the parse).
-    big = {"type": "assistant", "timestamp": "2026-01-01T00:00:01Z",
-           "message": {"content": [{"type": "thinking", "thinking": "é" * 1_500_000}], "usage": {"input_tokens": 1}}}
+    big = {
+        "type": "assistant",
+        "timestamp": "2026-01-01T00:00:01Z",
+        "message": {"content": [{"type": "thinking", "thinking": "é" * 1_500_000}], "usage": {"input_tokens": 1}},
+    }
     prompt = {"type": "user", "timestamp": "2026-01-01T00:00:00Z", "sessionId": "s", "message": {"content": "x"}}
     turn = parse_lines(_jsonl([prompt, big])).turns[0]
     assert turn.thinking_chars == 3_000_000  # UTF-8 bytes, as upstream's Go len()
@@ -225,9 +293,18 @@ def test_unknown_record_types_and_odd_shapes_are_skipped():
         {"type": "summary", "summary": "x"},
         {"type": "file-history-snapshot", "snapshot": {}},
         {"type": "user", "timestamp": "2026-01-01T00:00:00Z", "message": "not an object"},
-        {"type": "user", "timestamp": "2026-01-01T00:00:00Z", "sessionId": "s", "isMeta": None, "isSidechain": None,
-         "message": {"content": [{"type": "text", "text": "hi"}]}},
-        {"type": "assistant", "message": {"content": [{"type": "redacted_thinking", "data": "…"}, "junk", {"type": "tool_use"}]}},
+        {
+            "type": "user",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "sessionId": "s",
+            "isMeta": None,
+            "isSidechain": None,
+            "message": {"content": [{"type": "text", "text": "hi"}]},
+        },
+        {
+            "type": "assistant",
+            "message": {"content": [{"type": "redacted_thinking", "data": "…"}, "junk", {"type": "tool_use"}]},
+        },
         {"type": "system", "content": "hook output"},
     ]
     parsed = parse_lines(_jsonl(records), default_session_id="from-file-name")
@@ -253,7 +330,7 @@ def test_session_id_falls_back_to_the_file_name(tmp_path: Path):
     [
         # upstream's expectations (spec §2.6)
         ("cerebro add --type concept 'x'", "add"),
-        ("cerebro recall \"error handling\"", "recall"),
+        ('cerebro recall "error handling"', "recall"),
         ("cerebro search x", "search"),
         ("cerebro update abc --importance 1", "update"),
         ("cerebro supersede abc new", "supersede"),
@@ -270,7 +347,7 @@ def test_session_id_falls_back_to_the_file_name(tmp_path: Path):
         ("cat notes | cerebro import -", "import"),
         # still not a cerebro call
         ("echo cerebro add", None),
-        ("grep -r \"cerebro recall\" docs", None),
+        ('grep -r "cerebro recall" docs', None),
         ("cerebro init", None),
         ("cerebro recallx", None),
         ("Cerebro add x", None),  # case-sensitive, as upstream
@@ -285,13 +362,20 @@ def test_extract_cerebro_op(command: str, op: str | None):
 @pytest.mark.parametrize(
     ("name", "kind"),
     [
-        ("Read", "read"), ("Grep", "read"), ("Glob", "read"),
-        ("Edit", "edit"), ("Write", "edit"),
+        ("Read", "read"),
+        ("Grep", "read"),
+        ("Glob", "read"),
+        ("Edit", "edit"),
+        ("Write", "edit"),
         ("MultiEdit", "edit"),  # OURS: an Edit with several hunks; upstream says "other"
         ("NotebookEdit", "other"),  # as upstream
         ("Bash", "bash"),
-        ("Agent", "other"), ("TaskCreate", "other"), ("Unknown", "other"), ("Task", "other"),
-        ("mcp__server__tool", "other"), ("", "other"),
+        ("Agent", "other"),
+        ("TaskCreate", "other"),
+        ("Unknown", "other"),
+        ("Task", "other"),
+        ("mcp__server__tool", "other"),
+        ("", "other"),
     ],
 )
 def test_classify_tool(name: str, kind: str):

@@ -66,7 +66,9 @@ def _upstream_db(path: Path) -> None:
         "INSERT INTO turn_metrics (session_id, turn_number, timestamp, input_tokens, tool_reads, tool_edits, "
         "tool_calls_total, read_edit_ratio, assistant_messages) VALUES ('go-session', 1, '2026-04-01T09:00:00Z', 500, 2, 1, 3, 2.0, 1)"
     )
-    conn.execute("INSERT INTO tool_calls (session_id, turn_number, timestamp, tool_name) VALUES ('go-session', 1, '2026-04-01T09:00:01Z', 'Read')")
+    conn.execute(
+        "INSERT INTO tool_calls (session_id, turn_number, timestamp, tool_name) VALUES ('go-session', 1, '2026-04-01T09:00:01Z', 'Read')"
+    )
     conn.execute("INSERT INTO ingest_state (file_path, last_offset) VALUES ('/x/go-session.jsonl', 1234)")
     conn.commit()
     conn.close()
@@ -112,7 +114,9 @@ def test_upstream_database_is_adopted_with_every_row(tmp_path: Path):
     _upstream_db(path)
     with MetricsStore.open(path) as store:
         turns = store.recent_turns()
-        assert [(t.session_id, t.turn_number, t.input_tokens, t.read_edit_ratio) for t in turns] == [("go-session", 1, 500, 2.0)]
+        assert [(t.session_id, t.turn_number, t.input_tokens, t.read_edit_ratio) for t in turns] == [
+            ("go-session", 1, 500, 2.0)
+        ]
         assert store.tool_distribution() == {"Read": 1}
         assert store.ingest_offset("/x/go-session.jsonl") == 1234
         store.record_stop_guard("go-session", "premature-stopping", "2026-04-01T09:00:30Z")
@@ -173,7 +177,9 @@ def test_opening_at_head_imports_neither_sqlalchemy_nor_alembic(project: Path, i
         "print([m for m in ('sqlalchemy', 'alembic', 'sqlmodel') if m in sys.modules])"
     )
     env = {**os.environ, "CEREBRO_HOME": str(isolated_home)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=REPO).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=REPO
+    ).stdout
     assert out.split("\n")[:2] == ["2", "[]"]
 
 
@@ -188,7 +194,10 @@ def test_alembic_command_line_upgrades_and_adopts(tmp_path: Path):
     subprocess.run([*alembic, "-x", f"db={fresh}", "downgrade", "m0001"], check=True, capture_output=True, cwd=REPO)
     assert "stop_guard_events" not in {r[0] for r in _rows(fresh, "SELECT name FROM sqlite_master")}
     subprocess.run([*alembic, "-x", f"db={fresh}", "downgrade", "base"], check=True, capture_output=True, cwd=REPO)
-    assert {r[0] for r in _rows(fresh, "SELECT name FROM sqlite_master WHERE type='table'")} <= {"alembic_version", "sqlite_sequence"}
+    assert {r[0] for r in _rows(fresh, "SELECT name FROM sqlite_master WHERE type='table'")} <= {
+        "alembic_version",
+        "sqlite_sequence",
+    }
     with MetricsStore.open(fresh) as store:  # back to head from base
         assert store.recent_turns() == []
 
@@ -203,14 +212,24 @@ def store(tmp_path: Path):
 
 
 def test_save_parse_replaces_a_sessions_rows_in_place(store: MetricsStore):
-    turns = [_turn("a", 1, "2026-01-01T10:00:00Z", tool_reads=1), _turn("a", 2, "2026-01-01T10:05:00Z"),
-             _turn("a", 3, "2026-01-01T10:09:00Z")]
-    calls = [ToolCall("a", 1, "2026-01-01T10:00:01Z", "Read", "/f"), ToolCall("a", 2, "2026-01-01T10:05:01Z", "Bash", cerebro_op="add")]
+    turns = [
+        _turn("a", 1, "2026-01-01T10:00:00Z", tool_reads=1),
+        _turn("a", 2, "2026-01-01T10:05:00Z"),
+        _turn("a", 3, "2026-01-01T10:09:00Z"),
+    ]
+    calls = [
+        ToolCall("a", 1, "2026-01-01T10:00:01Z", "Read", "/f"),
+        ToolCall("a", 2, "2026-01-01T10:05:01Z", "Bash", cerebro_op="add"),
+    ]
     store.save_parse(turns, calls, file="/t/a.jsonl", size=100, malformed_lines=2)
     ids = [t.id for t in store.recent_turns()]
     # a rewritten transcript: turn 1 changed, turn 3 gone
-    store.save_parse([_turn("a", 1, "2026-01-01T10:00:00Z", tool_reads=4), _turn("a", 2, "2026-01-01T10:05:00Z")],
-                     calls[:1], file="/t/a.jsonl", size=90)
+    store.save_parse(
+        [_turn("a", 1, "2026-01-01T10:00:00Z", tool_reads=4), _turn("a", 2, "2026-01-01T10:05:00Z")],
+        calls[:1],
+        file="/t/a.jsonl",
+        size=90,
+    )
     again = store.recent_turns()
     assert [(t.turn_number, t.tool_reads) for t in again] == [(1, 4), (2, 0)]
     assert [t.id for t in again] == ids[:2]  # upsert: ids kept
@@ -221,12 +240,23 @@ def test_save_parse_replaces_a_sessions_rows_in_place(store: MetricsStore):
 
 def test_reads(store: MetricsStore):
     store.save_parse(
-        [_turn("a", 1, "2026-01-01T10:00:00Z"), _turn("a", 2, "2026-01-01T12:00:00Z"), _turn("b", 1, "2026-01-01T11:00:00Z")],
-        [ToolCall("a", 1, "2026-01-01T10:00:02Z", "Bash"), ToolCall("a", 1, "2026-01-01T10:00:01Z", "Read"),
-         ToolCall("a", 2, "2026-01-01T12:00:01Z", "Bash"), ToolCall("b", 1, "2026-01-01T11:00:01Z", "Edit")],
+        [
+            _turn("a", 1, "2026-01-01T10:00:00Z"),
+            _turn("a", 2, "2026-01-01T12:00:00Z"),
+            _turn("b", 1, "2026-01-01T11:00:00Z"),
+        ],
+        [
+            ToolCall("a", 1, "2026-01-01T10:00:02Z", "Bash"),
+            ToolCall("a", 1, "2026-01-01T10:00:01Z", "Read"),
+            ToolCall("a", 2, "2026-01-01T12:00:01Z", "Bash"),
+            ToolCall("b", 1, "2026-01-01T11:00:01Z", "Edit"),
+        ],
     )
     assert [(t.session_id, t.turn_number) for t in store.recent_turns()] == [("a", 1), ("b", 1), ("a", 2)]
-    assert [(t.session_id, t.turn_number) for t in store.recent_turns(2)] == [("b", 1), ("a", 2)]  # newest 2, oldest first
+    assert [(t.session_id, t.turn_number) for t in store.recent_turns(2)] == [
+        ("b", 1),
+        ("a", 2),
+    ]  # newest 2, oldest first
     assert [t.turn_number for t in store.recent_turns(session_id="a")] == [1, 2]
     assert store.tool_distribution() == {"Bash": 2, "Edit": 1, "Read": 1}
     assert store.tool_distribution("b") == {"Edit": 1}
@@ -255,8 +285,12 @@ def test_a_failed_write_leaves_nothing(store: MetricsStore):
 
 def test_stop_guard_attribution_by_time_range(store: MetricsStore):
     store.save_parse(
-        [_turn("s", 1, "2026-05-01T10:00:00Z"), _turn("s", 2, "2026-05-01T10:10:00.500Z"), _turn("s", 3, "2026-05-01T10:20:00Z"),
-         _turn("other", 1, "2026-05-01T10:00:00Z")],
+        [
+            _turn("s", 1, "2026-05-01T10:00:00Z"),
+            _turn("s", 2, "2026-05-01T10:10:00.500Z"),
+            _turn("s", 3, "2026-05-01T10:20:00Z"),
+            _turn("other", 1, "2026-05-01T10:00:00Z"),
+        ],
         [],
     )
     store.record_stop_guard("s", "premature-stopping", "2026-05-01T09:59:59Z")  # before the first turn: nowhere
@@ -269,8 +303,14 @@ def test_stop_guard_attribution_by_time_range(store: MetricsStore):
     assert fired == {("s", 1): 2, ("s", 2): 1, ("s", 3): 2, ("other", 1): 0}
     assert store.stop_guard_events("s")[1] == ("s", "2026-05-01T10:00:00.000000Z", "permission-seeking")
     # re-saving the parse (whose turns say 0) keeps the attribution
-    store.save_parse([_turn("s", 1, "2026-05-01T10:00:00Z"), _turn("s", 2, "2026-05-01T10:10:00.500Z"),
-                      _turn("s", 3, "2026-05-01T10:20:00Z")], [])
+    store.save_parse(
+        [
+            _turn("s", 1, "2026-05-01T10:00:00Z"),
+            _turn("s", 2, "2026-05-01T10:10:00.500Z"),
+            _turn("s", 3, "2026-05-01T10:20:00Z"),
+        ],
+        [],
+    )
     assert [t.stop_guard_fired for t in store.recent_turns(session_id="s")] == [2, 1, 2]
 
 

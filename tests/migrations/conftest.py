@@ -233,9 +233,7 @@ def foreign_key_problems(path: Path) -> list[tuple]:
 
 def active_index(rows: dict[str, dict[Any, dict[str, Any]]]) -> set[tuple[str, str, str]]:
     """What nodes_fts must hold for these node rows: the active ones, subtype as COALESCE(subtype,'')."""
-    return {
-        (n["id"], n["content"], n["subtype"] or "") for n in rows["nodes"].values() if n["status"] == "active"
-    }
+    return {(n["id"], n["content"], n["subtype"] or "") for n in rows["nodes"].values() if n["status"] == "active"}
 
 
 # --------------------------------------------------------------------------- expectations
@@ -263,8 +261,7 @@ def expected_after_upgrade(
     for table, rows in before.items():
         ts = TIMESTAMP_COLUMNS.get(table, set())
         expected[table] = {
-            key: {col: (norm_ts(val) if col in ts else val) for col, val in row.items()}
-            for key, row in rows.items()
+            key: {col: (norm_ts(val) if col in ts else val) for col, val in row.items()} for key, row in rows.items()
         }
     for table, defaults in ADDED_COLUMN_DEFAULTS.items():
         for row in expected[table].values():
@@ -380,9 +377,7 @@ def alembic_executable() -> str:
     return found
 
 
-def alembic_binary(
-    *args: str, brain: Path, home: Path, now: str | None = None
-) -> subprocess.CompletedProcess[str]:
+def alembic_binary(*args: str, brain: Path, home: Path, now: str | None = None) -> subprocess.CompletedProcess[str]:
     """The real ``alembic`` executable: ``alembic -x brain=PATH <args>``, run from the checkout."""
     extra = {"CEREBRO_NOW": now} if now else {}
     return subprocess.run(

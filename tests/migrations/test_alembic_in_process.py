@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import sqlite3
 import stat
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -37,8 +37,11 @@ def alembic(
     # test process's logging back afterwards.
     root = logging.getLogger()
     saved = (root.level, root.handlers[:])
-    named = {name: (logger.level, logger.handlers[:], logger.propagate, logger.disabled)
-             for name, logger in logging.Logger.manager.loggerDict.items() if isinstance(logger, logging.Logger)}
+    named = {
+        name: (logger.level, logger.handlers[:], logger.propagate, logger.disabled)
+        for name, logger in logging.Logger.manager.loggerDict.items()
+        if isinstance(logger, logging.Logger)
+    }
     clock.set_now(kit.PINNED)
 
     def run(*args: str, brain: Path | str) -> None:

@@ -37,9 +37,7 @@ def test_upgrade_from_before_v5_stamps_both_boundaries_with_the_migration_instan
 
 def test_subprocess_upgrade_takes_the_instant_from_cerebro_now(kit, tmp_path):
     path = kit.load("v4", tmp_path / "brain.sqlite")
-    result = kit.alembic_binary(
-        "upgrade", "head", brain=path, home=tmp_path / "home", now="2026-10-02T03:04:05+02:00"
-    )
+    result = kit.alembic_binary("upgrade", "head", brain=path, home=tmp_path / "home", now="2026-10-02T03:04:05+02:00")
     assert result.returncode == 0, result.stderr
     meta = kit.meta(path)
     assert meta[PROVENANCE] == "2026-10-02 01:04:05"

@@ -122,9 +122,7 @@ def walked_down_and_up(kit, tmp_path_factory):
             "later_text": later_text,
         }
         steps.append(kit.step("upgrade", "head", brain=path, now=kit.PINNED_ENV, checkpoint=run["head"]))
-        steps += [
-            kit.step("downgrade", f"v{n}", brain=path, checkpoint=run["cp"][n]) for n in range(7, 0, -1)
-        ]
+        steps += [kit.step("downgrade", f"v{n}", brain=path, checkpoint=run["cp"][n]) for n in range(7, 0, -1)]
         steps.append(kit.step("upgrade", "head", brain=path, now=later_env, checkpoint=run["final"]))
         runs[name] = run
     kit.alembic_batch(steps, home=root / "home")

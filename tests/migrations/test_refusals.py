@@ -56,9 +56,7 @@ TOO_NEW = {
 
 
 @pytest.mark.parametrize("case", sorted(TOO_NEW))
-def test_brain_from_a_newer_cerebro_is_refused_and_untouched(
-    case, kit, tmp_path, isolated_home, brain_snapshot
-):
+def test_brain_from_a_newer_cerebro_is_refused_and_untouched(case, kit, tmp_path, isolated_home, brain_snapshot):
     path = tmp_path / "brain.sqlite"
     TOO_NEW[case](kit, path)
     backups_before = _backups(isolated_home)
@@ -112,12 +110,7 @@ def _backups(home):
 def test_opening_a_brain_at_head_does_not_import_alembic(kit, tmp_path):
     path = tmp_path / "head.sqlite"
     Brain.init(path)
-    code = (
-        "import sys, cerebro\n"
-        f"b = cerebro.Brain.open({str(path)!r})\n"
-        "b.stats()\n"
-        "print('alembic' in sys.modules)\n"
-    )
+    code = f"import sys, cerebro\nb = cerebro.Brain.open({str(path)!r})\nb.stats()\nprint('alembic' in sys.modules)\n"
     result = subprocess.run(
         [sys.executable, "-c", code],
         cwd=tmp_path,

@@ -96,9 +96,7 @@ def test_real_alembic_executable_upgrades_a_go_brain(kit, tmp_path):
 # --------------------------------------------------------------------------- (2) Brain.open
 
 
-def test_brain_open_upgrades_backs_up_and_is_idempotent(
-    fixture_name, kit, tmp_path, isolated_home, brain_snapshot
-):
+def test_brain_open_upgrades_backs_up_and_is_idempotent(fixture_name, kit, tmp_path, isolated_home, brain_snapshot):
     path = kit.load(fixture_name, tmp_path / f"{fixture_name}.sqlite")
     before = kit.read_tables(path)
     before_fts = kit.fts_rows(path)
@@ -250,8 +248,7 @@ def test_go_zero_time_normalises_to_a_four_digit_year(kit, tmp_path):
     path = kit.load("go_v4_rfc3339", tmp_path / "brain.sqlite")
     conn = kit.connect(path)
     conn.execute(
-        "UPDATE nodes SET last_reinforced = '0001-01-01T00:00:00Z' "
-        "WHERE id = 'e0000005-0000-4000-8000-000000000005'"
+        "UPDATE nodes SET last_reinforced = '0001-01-01T00:00:00Z' WHERE id = 'e0000005-0000-4000-8000-000000000005'"
     )
     conn.commit()
     conn.close()

@@ -20,22 +20,29 @@ def varied(fake_brain_path: Path) -> dict[str, str]:
     clock.set_now(datetime(2026, 4, 1, 9, 30, tzinfo=UTC))
     with Brain.open(fake_brain_path) as brain:
         ids = {
-            "concept": brain.add("JWT rotates weekly", type="concept", subtype="auth", importance=0.8,
-                                 metadata={"k": [1, "é"]}, provenance_root=True,
-                                 origin=Origin("claude-code", "skill", "s1", "laptop")),
+            "concept": brain.add(
+                "JWT rotates weekly",
+                type="concept",
+                subtype="auth",
+                importance=0.8,
+                metadata={"k": [1, "é"]},
+                provenance_root=True,
+                origin=Origin("claude-code", "skill", "s1", "laptop"),
+            ),
             "ep1": brain.add("episode one"),
             "ep2": brain.add("episode two"),
             "old": brain.add("old fact", type="concept"),
         }
         ids["new"] = brain.supersede(ids["old"], "new fact")
         brain.consolidate(ids["concept"], [ids["ep1"]])
-        brain.add_edge(ids["concept"], ids["ep2"], "supports", weight=0.4,
-                       valid_at="2026-01-01", invalid_at="2026-12-31T00:00:00Z")
+        brain.add_edge(
+            ids["concept"], ids["ep2"], "supports", weight=0.4, valid_at="2026-01-01", invalid_at="2026-12-31T00:00:00Z"
+        )
         brain.config_set("prime_limit", "7")
     return ids
 
 
-def test_json_bundle_is_upstreams_shape_with_every_status(cli, varied) -> None:  # noqa: ANN001
+def test_json_bundle_is_upstreams_shape_with_every_status(cli, varied) -> None:
     result = cli("export")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
@@ -53,12 +60,15 @@ def test_json_bundle_is_upstreams_shape_with_every_status(cli, varied) -> None: 
     assert "subtype" not in episode and "metadata" not in episode  # omitempty, as upstream
     windowed = next(e for e in data["edges"] if e["relation"] == "supports")
     assert (windowed["weight"], windowed["valid_at"], windowed["invalid_at"]) == (
-        0.4, "2026-01-01T00:00:00Z", "2026-12-31T00:00:00Z")
+        0.4,
+        "2026-01-01T00:00:00Z",
+        "2026-12-31T00:00:00Z",
+    )
     assert {e["relation"] for e in data["edges"]} == {"supports", "supersedes", "derived_from"}
     assert all("metadata" not in e for e in data["edges"])  # none has any: omitempty, as upstream
 
 
-def test_jsonl_is_sorted_and_byte_stable(cli, varied, tmp_path: Path) -> None:  # noqa: ANN001
+def test_jsonl_is_sorted_and_byte_stable(cli, varied, tmp_path: Path) -> None:
     first = cli("export", "--format", "jsonl").stdout
     clock.set_now(datetime(2027, 1, 1, tzinfo=UTC))  # a later export time changes nothing
     second = cli("export", "--format", "jsonl").stdout
@@ -78,7 +88,7 @@ def test_jsonl_is_sorted_and_byte_stable(cli, varied, tmp_path: Path) -> None:  
     assert (out.stat().st_mode & 0o777) == 0o600
 
 
-def test_export_refuses_bad_format_missing_output_and_overwrites(cli, varied, tmp_path: Path) -> None:  # noqa: ANN001
+def test_export_refuses_bad_format_missing_output_and_overwrites(cli, varied, tmp_path: Path) -> None:
     assert cli("export", "--format", "xml").exit_code == 2
     assert cli("export", "--format", "sqlite").exit_code == 2
     existing = tmp_path / "taken.json"
@@ -87,7 +97,7 @@ def test_export_refuses_bad_format_missing_output_and_overwrites(cli, varied, tm
     assert result.exit_code == 2 and existing.read_text() == "keep me"
 
 
-def test_backup_defaults_to_the_backups_folder(cli, varied, isolated_home: Path, fake_brain_path: Path) -> None:  # noqa: ANN001
+def test_backup_defaults_to_the_backups_folder(cli, varied, isolated_home: Path, fake_brain_path: Path) -> None:
     result = cli("backup", "--format", "json")
     assert result.exit_code == 0, result.stderr
     target = Path(result.json()["backup"])
@@ -99,7 +109,7 @@ def test_backup_defaults_to_the_backups_folder(cli, varied, isolated_home: Path,
     copy.close()
 
 
-def _writer(path: str, home: str, writing, stop, index: int) -> None:  # noqa: ANN001
+def _writer(path: str, home: str, writing, stop, index: int) -> None:
     os.environ["CEREBRO_HOME"] = home
     with Brain.open(path) as brain:
         n = 0
@@ -107,8 +117,6 @@ def _writer(path: str, home: str, writing, stop, index: int) -> None:  # noqa: A
             brain.add(f"writer {index} memory {n}")
             n += 1
             writing.release()  # one commit more
-
-
 
 
 @pytest.mark.slow

@@ -23,13 +23,15 @@ def _rows(path: Path, table: str, columns: str) -> list[tuple]:
         conn.close()
 
 
-NODE_COLUMNS = ("id, type, subtype, content, metadata, importance, access_count, times_reinforced, status, "
-                "created_at, last_accessed, last_reinforced, updated_at, provenance_root, origin_actor, "
-                "origin_channel, origin_session, origin_host")
+NODE_COLUMNS = (
+    "id, type, subtype, content, metadata, importance, access_count, times_reinforced, status, "
+    "created_at, last_accessed, last_reinforced, updated_at, provenance_root, origin_actor, "
+    "origin_channel, origin_session, origin_host"
+)
 EDGE_COLUMNS = "source_id, target_id, relation, weight, valid_at, invalid_at"
 
 
-def test_upstream_bundle_imports_with_timestamps_normalised(cli, fake_brain_path: Path) -> None:  # noqa: ANN001
+def test_upstream_bundle_imports_with_timestamps_normalised(cli, fake_brain_path: Path) -> None:
     result = cli("import", str(UPSTREAM), "--format", "json")
     assert result.exit_code == 0, result.stderr
     report = result.json()
@@ -46,26 +48,39 @@ def test_upstream_bundle_imports_with_timestamps_normalised(cli, fake_brain_path
         concept = brain.get("a1b2c3d4-0000-4000-8000-000000000001").node
     assert concept.metadata == {"outcomes": {"success": 2}}
     assert concept.origin.actor == "claude-code"
-    rows = {r[0]: r for r in _rows(fake_brain_path, "nodes", "id, created_at, last_accessed, origin_actor, origin_channel")}
+    rows = {
+        r[0]: r for r in _rows(fake_brain_path, "nodes", "id, created_at, last_accessed, origin_actor, origin_channel")
+    }
     assert rows["a1b2c3d4-0000-4000-8000-000000000001"][1:3] == ("2026-07-01 10:00:00", "2026-08-20 06:30:00")
     assert rows["a1b2c3d4-0000-4000-8000-000000000002"][1] == "2026-06-30 16:45:12"
     # Origin-less nodes are stamped by the import.
     assert rows["a1b2c3d4-0000-4000-8000-000000000002"][3:] == ("import", "import")
     edges = _rows(fake_brain_path, "edges", EDGE_COLUMNS)
-    assert ("a1b2c3d4-0000-4000-8000-000000000001", "a1b2c3d4-0000-4000-8000-000000000003", "contradicts", 0.5,
-            "2026-07-02 00:00:00", "2026-09-01 00:00:00") in edges
+    assert (
+        "a1b2c3d4-0000-4000-8000-000000000001",
+        "a1b2c3d4-0000-4000-8000-000000000003",
+        "contradicts",
+        0.5,
+        "2026-07-02 00:00:00",
+        "2026-09-01 00:00:00",
+    ) in edges
     # Only active nodes are in the keyword lane.
     fts = _rows(fake_brain_path, "nodes_fts_content", "c0")
     assert [r[0] for r in fts] == ["a1b2c3d4-0000-4000-8000-000000000001"]
 
 
-def test_skip_then_replace_counts_and_edges_survive(cli, fake_brain_path: Path, tmp_path: Path) -> None:  # noqa: ANN001
+def test_skip_then_replace_counts_and_edges_survive(cli, fake_brain_path: Path, tmp_path: Path) -> None:
     assert cli("import", str(UPSTREAM)).exit_code == 0
     with Brain.open(fake_brain_path) as brain:
         local = brain.add("a local memory")
         brain.add_edge(local, "a1b2c3d4-0000-4000-8000-000000000001", "supports")
     again = cli("import", str(UPSTREAM), "--format", "json").json()
-    assert (again["nodes_imported"], again["nodes_skipped"], again["edges_imported"], again["edges_skipped"]) == (0, 3, 0, 2)
+    assert (again["nodes_imported"], again["nodes_skipped"], again["edges_imported"], again["edges_skipped"]) == (
+        0,
+        3,
+        0,
+        2,
+    )
     changed = json.loads(UPSTREAM.read_text())
     changed["nodes"][0]["content"] = "Refresh tokens rotate every 14 days"
     changed["edges"][1]["weight"] = 0.9
@@ -81,18 +96,23 @@ def test_skip_then_replace_counts_and_edges_survive(cli, fake_brain_path: Path, 
     assert (local, "supports", 1.0) in relations
     assert ("a1b2c3d4-0000-4000-8000-000000000001", "contradicts", 0.9) in relations
     assert [r[1] for r in _rows(fake_brain_path, "nodes_fts_content", "c0, c1") if r[0].endswith("0001")] == [
-        "Refresh tokens rotate every 14 days"]
+        "Refresh tokens rotate every 14 days"
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])
-def test_round_trip_recreates_the_same_rows(cli, fmt: str, tmp_path: Path, isolated_home: Path) -> None:  # noqa: ANN001
+def test_round_trip_recreates_the_same_rows(cli, fmt: str, tmp_path: Path, isolated_home: Path) -> None:
     source_project = tmp_path / "source"
     source_project.mkdir()
     assert cli("init", "--embed-provider", "fake", project_dir=source_project).exit_code == 0
     assert cli("import", str(UPSTREAM), project_dir=source_project).exit_code == 0
     assert cli("config", "set", "gc_threshold", "0.2", project_dir=source_project).exit_code == 0
-    assert cli("add", "an original source", "--provenance-root", "--origin-actor", "ada",
-               project_dir=source_project).exit_code == 0
+    assert (
+        cli(
+            "add", "an original source", "--provenance-root", "--origin-actor", "ada", project_dir=source_project
+        ).exit_code
+        == 0
+    )
     out = tmp_path / f"export.{fmt}"
     assert cli("export", "--format", fmt, "-o", str(out), project_dir=source_project).exit_code == 0
     target_project = tmp_path / "target"
@@ -141,7 +161,7 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("name", sorted(MALFORMED))
-def test_malformed_input_is_one_line_and_changes_nothing(cli, fake_brain_path: Path, tmp_path: Path, name: str) -> None:  # noqa: ANN001
+def test_malformed_input_is_one_line_and_changes_nothing(cli, fake_brain_path: Path, tmp_path: Path, name: str) -> None:
     with Brain.open(fake_brain_path) as brain:
         brain.add("already here")
     before = snapshot(fake_brain_path)
@@ -154,7 +174,7 @@ def test_malformed_input_is_one_line_and_changes_nothing(cli, fake_brain_path: P
     assert snapshot(fake_brain_path) == before
 
 
-def test_bad_conflict_policy_and_missing_file(cli, fake_brain_path: Path, tmp_path: Path) -> None:  # noqa: ANN001
+def test_bad_conflict_policy_and_missing_file(cli, fake_brain_path: Path, tmp_path: Path) -> None:
     assert cli("import", str(UPSTREAM), "--on-conflict", "merge").exit_code == 2
     assert cli("import", str(tmp_path / "missing.json")).exit_code == 2
     binary = tmp_path / "binary.json"
@@ -162,7 +182,7 @@ def test_bad_conflict_policy_and_missing_file(cli, fake_brain_path: Path, tmp_pa
     assert cli("import", str(binary)).exit_code == 2
 
 
-def _source_with_archive(cli, tmp_path: Path) -> Path:  # noqa: ANN001
+def _source_with_archive(cli, tmp_path: Path) -> Path:
     from cerebro import paths
 
     project = tmp_path / "source"
@@ -177,7 +197,7 @@ def _source_with_archive(cli, tmp_path: Path) -> Path:  # noqa: ANN001
 ARCHIVE_COLUMNS = "id, type, content, status, archive_reason, original_created_at, archived_at"
 
 
-def test_jsonl_round_trip_carries_the_archive(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_jsonl_round_trip_carries_the_archive(cli, tmp_path: Path) -> None:
     from cerebro import paths
 
     source = _source_with_archive(cli, tmp_path)
@@ -188,10 +208,12 @@ def test_jsonl_round_trip_carries_the_archive(cli, tmp_path: Path) -> None:  # n
     target.mkdir()
     assert cli("init", "--embed-provider", "fake", project_dir=target).exit_code == 0
     assert cli("import", str(out), project_dir=target).exit_code == 0
-    assert _rows(source, "nodes_archive", ARCHIVE_COLUMNS) == _rows(paths.project_brain_path(target), "nodes_archive", ARCHIVE_COLUMNS)
+    assert _rows(source, "nodes_archive", ARCHIVE_COLUMNS) == _rows(
+        paths.project_brain_path(target), "nodes_archive", ARCHIVE_COLUMNS
+    )
 
 
-def test_sql_dump_runs_in_sqlite3_and_the_next_open_rebuilds_keywords(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_sql_dump_runs_in_sqlite3_and_the_next_open_rebuilds_keywords(cli, tmp_path: Path) -> None:
     import sqlite3
 
     from cerebro import paths
@@ -215,13 +237,15 @@ def test_sql_dump_runs_in_sqlite3_and_the_next_open_rebuilds_keywords(cli, tmp_p
         stats = brain.stats()
         assert stats.pending_embeddings == stats.active_nodes == 1  # no vectors travel in a dump
         assert brain.config_get("prime_limit").value == "12"
-        assert [r.node.id for r in brain.recall("refresh tokens rotate")][:1] == ["a1b2c3d4-0000-4000-8000-000000000001"]
+        assert [r.node.id for r in brain.recall("refresh tokens rotate")][:1] == [
+            "a1b2c3d4-0000-4000-8000-000000000001"
+        ]
     fts = _rows(target, "nodes_fts_content", "c0")
     assert [r[0] for r in fts] == ["a1b2c3d4-0000-4000-8000-000000000001"]
     assert "needs_fts_rebuild" not in dict(_rows(target, "schema_meta", "key, value"))
 
 
-def test_sqlite_export_round_trip(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_sqlite_export_round_trip(cli, tmp_path: Path) -> None:
     source = _source_with_archive(cli, tmp_path)
     copy = tmp_path / "copy.sqlite"
     assert cli("export", "--format", "sqlite", "-o", str(copy), project_dir=tmp_path / "source").exit_code == 0
@@ -234,8 +258,12 @@ def test_sqlite_export_round_trip(cli, tmp_path: Path) -> None:  # noqa: ANN001
 def test_a_file_refused_after_parsing_writes_no_config_either(cli, fake_brain_path: Path, tmp_path: Path) -> None:
     """Every part of an import is one transaction: a bundle whose config is valid but whose edge points at
     nothing is refused whole — its config keys included."""
-    node = {"id": "c0000001-0000-4000-8000-000000000001", "type": "concept", "content": "a fact",
-            "created_at": "2026-08-01T10:00:00Z"}
+    node = {
+        "id": "c0000001-0000-4000-8000-000000000001",
+        "type": "concept",
+        "content": "a fact",
+        "created_at": "2026-08-01T10:00:00Z",
+    }
     edge = {"source_id": node["id"], "target_id": "d0000009-0000-4000-8000-000000000009", "relation": "supports"}
     bundle = tmp_path / "bundle.json"
     bundle.write_text(json.dumps({"version": 1, "meta": {"config.prime_limit": "3"}, "nodes": [node], "edges": [edge]}))

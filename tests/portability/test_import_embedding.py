@@ -14,8 +14,10 @@ from tests.fakes import FakeEmbedder
 
 
 def _bundle(tmp_path: Path, count: int, *, first: int = 0) -> Path:
-    nodes = [{"id": f"abcd{i:04d}", "type": "episode", "content": f"imported memory number {i}"}
-             for i in range(first, first + count)]
+    nodes = [
+        {"id": f"abcd{i:04d}", "type": "episode", "content": f"imported memory number {i}"}
+        for i in range(first, first + count)
+    ]
     path = tmp_path / f"bundle-{first}-{count}.json"
     path.write_text(json.dumps({"nodes": nodes}))
     return path
@@ -73,9 +75,8 @@ def test_without_a_provider_nothing_is_embedded_or_pending(tmp_path: Path) -> No
 
 
 def test_an_unknown_conflict_policy_is_refused_naming_both(tmp_path: Path) -> None:
-    with Brain.open(_brain(tmp_path, "none")) as brain:
-        with pytest.raises(InvalidInput) as refused:
-            brain.import_file(_bundle(tmp_path, 1), on_conflict="merge")
+    with Brain.open(_brain(tmp_path, "none")) as brain, pytest.raises(InvalidInput) as refused:
+        brain.import_file(_bundle(tmp_path, 1), on_conflict="merge")
     assert str(refused.value) == "--on-conflict must be skip or replace"
 
 
@@ -102,8 +103,11 @@ def test_replacing_with_the_provider_down_drops_the_old_vectors(tmp_path: Path) 
 
 def test_an_imported_subtype_is_in_the_keyword_lane(tmp_path: Path) -> None:
     path = tmp_path / "sub.json"
-    path.write_text(json.dumps({"nodes": [{"id": "abcd1234", "type": "concept", "subtype": "zeppelin",
-                                           "content": "airships need helium"}]}))
+    path.write_text(
+        json.dumps(
+            {"nodes": [{"id": "abcd1234", "type": "concept", "subtype": "zeppelin", "content": "airships need helium"}]}
+        )
+    )
     with Brain.open(_brain(tmp_path, "none")) as brain:
         brain.import_file(path)
         assert [r.node.id for r in brain.recall("zeppelin").results] == ["abcd1234"]

@@ -13,9 +13,17 @@ from cerebro import importing
 from cerebro.errors import InvalidInput
 
 ARCHIVED = {
-    "kind": "archive", "id": "abcd1234-0000", "type": "concept", "subtype": "decision", "content": "Use WAL",
-    "metadata": {"note": "größer"}, "importance": 0.7, "status": "active", "archive_reason": "decayed",
-    "original_created_at": "2026-01-02T03:04:05Z", "archived_at": "2026-02-03T04:05:06+01:00",
+    "kind": "archive",
+    "id": "abcd1234-0000",
+    "type": "concept",
+    "subtype": "decision",
+    "content": "Use WAL",
+    "metadata": {"note": "größer"},
+    "importance": 0.7,
+    "status": "active",
+    "archive_reason": "decayed",
+    "original_created_at": "2026-01-02T03:04:05Z",
+    "archived_at": "2026-02-03T04:05:06+01:00",
 }
 
 
@@ -35,11 +43,20 @@ def test_an_archive_record_is_read_field_for_field_with_times_normalised(tmp_pat
     # Two lines, so that the file is read as jsonl (a single object line is a bundle).
     meta = {"kind": "meta", "key": "config.prime_limit", "value": "7"}
     parsed = importing.read(_jsonl(tmp_path, meta, ARCHIVED))
-    assert parsed.archive == [{
-        "id": "abcd1234-0000", "type": "concept", "subtype": "decision", "content": "Use WAL",
-        "metadata": '{"note": "größer"}', "importance": 0.7, "status": "active", "archive_reason": "decayed",
-        "original_created_at": "2026-01-02 03:04:05", "archived_at": "2026-02-03 03:05:06",
-    }]
+    assert parsed.archive == [
+        {
+            "id": "abcd1234-0000",
+            "type": "concept",
+            "subtype": "decision",
+            "content": "Use WAL",
+            "metadata": '{"note": "größer"}',
+            "importance": 0.7,
+            "status": "active",
+            "archive_reason": "decayed",
+            "original_created_at": "2026-01-02 03:04:05",
+            "archived_at": "2026-02-03 03:05:06",
+        }
+    ]
     assert parsed.config == {"config.prime_limit": "7"}
 
 
@@ -47,8 +64,16 @@ def test_an_archive_record_with_only_what_is_required_gets_the_defaults(tmp_path
     bare = {"kind": "archive", "id": "abcd1234", "type": "episode", "content": "x"}
     parsed = importing.read(_jsonl(tmp_path, bare, bare | {"id": "abcd5678"}))
     assert parsed.archive[0] == {
-        "id": "abcd1234", "type": "episode", "subtype": None, "content": "x", "metadata": None, "importance": 0.5,
-        "status": None, "archive_reason": None, "original_created_at": None, "archived_at": None,
+        "id": "abcd1234",
+        "type": "episode",
+        "subtype": None,
+        "content": "x",
+        "metadata": None,
+        "importance": 0.5,
+        "status": None,
+        "archive_reason": None,
+        "original_created_at": None,
+        "archived_at": None,
     }
 
 
@@ -91,13 +116,19 @@ BUNDLE_REFUSALS = {
     "node nul": ({"nodes": [NODE | {"content": "a\x00b"}]}, "node 1: content holds a NUL character"),
     "node surrogate": ({"nodes": [NODE | {"subtype": "\ud800"}]}, "node 1: subtype is not valid UTF-8"),
     "node importance low": ({"nodes": [NODE | {"importance": -0.5}]}, "node 1: importance -0.5 is out of range"),
-    "node importance nan": ({"nodes": [NODE | {"importance": float("nan")}]}, "node 1: importance must be a finite number"),
+    "node importance nan": (
+        {"nodes": [NODE | {"importance": float("nan")}]},
+        "node 1: importance must be a finite number",
+    ),
     "node status": ({"nodes": [NODE | {"status": "gone"}]}, 'node 1: unknown status "gone"'),
     "node blank content": ({"nodes": [NODE | {"content": " "}]}, "node 1: content is empty"),
     "node metadata text": ({"nodes": [NODE | {"metadata": "{nope"}]}, "node 1: metadata is not JSON"),
     "node metadata json list": ({"nodes": [NODE | {"metadata": "[1]"}]}, "node 1: metadata must be an object"),
     "node metadata list": ({"nodes": [NODE | {"metadata": [1]}]}, "node 1: metadata must be an object"),
-    "node count": ({"nodes": [NODE | {"times_reinforced": 1.5}]}, "node 1: times_reinforced must be a whole number ≥ 0"),
+    "node count": (
+        {"nodes": [NODE | {"times_reinforced": 1.5}]},
+        "node 1: times_reinforced must be a whole number ≥ 0",
+    ),
     "node decay": ({"nodes": [NODE | {"decay_rate": -1}]}, "node 1: decay_rate -1 is out of range"),
     "node importance": ({"nodes": [NODE | {"importance": True}]}, "node 1: importance must be a finite number"),
     "node not object": ({"nodes": [NODE, 3]}, "node 2: a node must be an object"),
@@ -109,15 +140,25 @@ BUNDLE_REFUSALS = {
         {"nodes": [NODE], "edges": [EDGE | {"valid_at": "2026-02-01", "invalid_at": "2026-01-01"}]},
         "edge 1: valid_at is after invalid_at",
     ),
-    "edge no relation": ({"nodes": [NODE], "edges": [{k: v for k, v in EDGE.items() if k != "relation"}]},
-                         "edge 1: missing relation"),
-    "edge valid time": ({"nodes": [NODE], "edges": [EDGE | {"valid_at": "soon"}]}, 'edge 1: valid_at "soon" is not a timestamp'),
-    "edge invalid time": ({"nodes": [NODE], "edges": [EDGE | {"invalid_at": "never"}]},
-                          'edge 1: invalid_at "never" is not a timestamp'),
+    "edge no relation": (
+        {"nodes": [NODE], "edges": [{k: v for k, v in EDGE.items() if k != "relation"}]},
+        "edge 1: missing relation",
+    ),
+    "edge valid time": (
+        {"nodes": [NODE], "edges": [EDGE | {"valid_at": "soon"}]},
+        'edge 1: valid_at "soon" is not a timestamp',
+    ),
+    "edge invalid time": (
+        {"nodes": [NODE], "edges": [EDGE | {"invalid_at": "never"}]},
+        'edge 1: invalid_at "never" is not a timestamp',
+    ),
     "edge source": ({"nodes": [NODE], "edges": [EDGE | {"source_id": "x"}]}, 'edge 1: source_id "x" is not a node id'),
     "edges not a list": ({"nodes": [NODE], "edges": {"a": 1}}, "edges must be a list"),
     "meta not an object": ({"meta": ["config.x"], "nodes": []}, "meta must be an object"),
-    "meta value": ({"meta": {"config.prime_limit": 3}, "nodes": []}, 'meta "config.prime_limit": meta keys and values must be text'),
+    "meta value": (
+        {"meta": {"config.prime_limit": 3}, "nodes": []},
+        'meta "config.prime_limit": meta keys and values must be text',
+    ),
     "version": ({"version": 2, "nodes": []}, 'export version "2" is not supported'),
 }
 
@@ -132,14 +173,26 @@ def test_a_bad_bundle_is_refused_naming_the_record(tmp_path: Path, case: str) ->
 
 
 def test_an_edge_keeps_its_metadata_weight_and_a_zero_length_window(tmp_path: Path) -> None:
-    edge = EDGE | {"weight": 0.25, "metadata": {"why": "größer"}, "created_at": "2026-01-01T00:00:00Z",
-                   "valid_at": "2026-03-01T00:00:00Z", "invalid_at": "2026-03-01T00:00:00Z"}
+    edge = EDGE | {
+        "weight": 0.25,
+        "metadata": {"why": "größer"},
+        "created_at": "2026-01-01T00:00:00Z",
+        "valid_at": "2026-03-01T00:00:00Z",
+        "invalid_at": "2026-03-01T00:00:00Z",
+    }
     parsed = importing.read(_bundle(tmp_path, {"nodes": [NODE], "edges": [edge]}))
-    assert parsed.edges == [{
-        "source_id": "abcd1234", "target_id": "abcd1234", "relation": "supports", "weight": 0.25,
-        "metadata": '{"why": "größer"}', "created_at": "2026-01-01 00:00:00", "valid_at": "2026-03-01 00:00:00",
-        "invalid_at": "2026-03-01 00:00:00",
-    }]
+    assert parsed.edges == [
+        {
+            "source_id": "abcd1234",
+            "target_id": "abcd1234",
+            "relation": "supports",
+            "weight": 0.25,
+            "metadata": '{"why": "größer"}',
+            "created_at": "2026-01-01 00:00:00",
+            "valid_at": "2026-03-01 00:00:00",
+            "invalid_at": "2026-03-01 00:00:00",
+        }
+    ]
 
 
 def test_a_node_listed_twice_or_an_edge_to_nowhere_is_refused_before_any_write(tmp_path: Path) -> None:
@@ -179,18 +232,36 @@ def test_an_empty_time_reads_as_none_as_go_writes_never(tmp_path: Path) -> None:
 
 def test_a_node_record_is_read_field_for_field(tmp_path: Path) -> None:
     full = {
-        "id": "abcd1234-0001", "type": "procedure", "subtype": "deploy", "content": "Tag, then push",
-        "metadata": '{"note": "größer"}', "importance": 0.9, "decay_rate": 0.25, "access_count": 3,
-        "times_reinforced": 2, "status": "superseded", "created_at": "2026-01-02T03:04:05Z",
-        "last_accessed": "2026-01-03T00:00:00Z", "last_reinforced": "2026-01-04T00:00:00Z",
-        "updated_at": "2026-01-05T00:00:00Z", "last_surfaced": "2026-01-06T00:00:00Z", "provenance_root": True,
-        "origin_actor": "claude-code", "origin_channel": "hook", "origin_session": "s1", "origin_host": "laptop",
+        "id": "abcd1234-0001",
+        "type": "procedure",
+        "subtype": "deploy",
+        "content": "Tag, then push",
+        "metadata": '{"note": "größer"}',
+        "importance": 0.9,
+        "decay_rate": 0.25,
+        "access_count": 3,
+        "times_reinforced": 2,
+        "status": "superseded",
+        "created_at": "2026-01-02T03:04:05Z",
+        "last_accessed": "2026-01-03T00:00:00Z",
+        "last_reinforced": "2026-01-04T00:00:00Z",
+        "updated_at": "2026-01-05T00:00:00Z",
+        "last_surfaced": "2026-01-06T00:00:00Z",
+        "provenance_root": True,
+        "origin_actor": "claude-code",
+        "origin_channel": "hook",
+        "origin_session": "s1",
+        "origin_host": "laptop",
     }
     (node,) = importing.read(_bundle(tmp_path, {"nodes": [full]})).nodes
     assert node == full | {
-        "metadata": '{"note": "größer"}', "created_at": "2026-01-02 03:04:05", "last_accessed": "2026-01-03 00:00:00",
-        "last_reinforced": "2026-01-04 00:00:00", "updated_at": "2026-01-05 00:00:00",
-        "last_surfaced": "2026-01-06 00:00:00", "provenance_root": 1,
+        "metadata": '{"note": "größer"}',
+        "created_at": "2026-01-02 03:04:05",
+        "last_accessed": "2026-01-03 00:00:00",
+        "last_reinforced": "2026-01-04 00:00:00",
+        "updated_at": "2026-01-05 00:00:00",
+        "last_surfaced": "2026-01-06 00:00:00",
+        "provenance_root": 1,
     }
 
 
@@ -198,11 +269,26 @@ def test_a_bare_node_gets_its_types_decay_rate_and_the_import_time(tmp_path: Pat
     bare = {"id": "abcd1234", "type": "concept", "content": "x", "subtype": ""}
     (node,) = importing.read(_bundle(tmp_path, {"nodes": [bare]})).nodes
     assert node == {
-        "id": "abcd1234", "type": "concept", "subtype": None, "content": "x", "metadata": None, "importance": 0.5,
-        "decay_rate": 0.02, "access_count": 0, "times_reinforced": 0, "status": "active",
-        "created_at": "2026-03-11 10:00:00", "last_accessed": None, "last_reinforced": None, "updated_at": None,
-        "last_surfaced": None, "provenance_root": 0, "origin_actor": None, "origin_channel": None,
-        "origin_session": None, "origin_host": None,
+        "id": "abcd1234",
+        "type": "concept",
+        "subtype": None,
+        "content": "x",
+        "metadata": None,
+        "importance": 0.5,
+        "decay_rate": 0.02,
+        "access_count": 0,
+        "times_reinforced": 0,
+        "status": "active",
+        "created_at": "2026-03-11 10:00:00",
+        "last_accessed": None,
+        "last_reinforced": None,
+        "updated_at": None,
+        "last_surfaced": None,
+        "provenance_root": 0,
+        "origin_actor": None,
+        "origin_channel": None,
+        "origin_session": None,
+        "origin_host": None,
     }
 
 
@@ -258,7 +344,6 @@ def test_unreadable_files_are_refused_naming_the_problem(tmp_path: Path, monkeyp
     assert refusal(exact) == f"{exact} is larger than {exact.stat().st_size - 1} bytes: not a brain export"
 
 
-
 def test_a_jsonl_file_whose_first_line_is_bad_names_that_line(tmp_path: Path) -> None:
     meta = json.dumps({"kind": "meta", "key": "config.prime_limit", "value": "9"})
     for first, message in (("{nope", "malformed JSON line"), ('{"x": 1}', 'unknown record kind "None"')):
@@ -275,10 +360,14 @@ def test_a_jsonl_file_whose_first_line_is_bad_names_that_line(tmp_path: Path) ->
 
 
 NODE_FIELD_REFUSALS = {
-    **{f: ({f: "soon"}, f'{f} "soon" is not a timestamp')
-       for f in ("created_at", "last_accessed", "last_reinforced", "updated_at", "last_surfaced")},
-    **{f: ({f: 5}, f"{f} must be text")
-       for f in ("status", "subtype", "origin_actor", "origin_channel", "origin_session", "origin_host")},
+    **{
+        f: ({f: "soon"}, f'{f} "soon" is not a timestamp')
+        for f in ("created_at", "last_accessed", "last_reinforced", "updated_at", "last_surfaced")
+    },
+    **{
+        f: ({f: 5}, f"{f} must be text")
+        for f in ("status", "subtype", "origin_actor", "origin_channel", "origin_session", "origin_host")
+    },
     **{f: ({f: -1}, f"{f} must be a whole number ≥ 0") for f in ("access_count", "times_reinforced")},
 }
 
@@ -292,10 +381,13 @@ def test_every_node_field_refusal_names_the_node(tmp_path: Path, field: str) -> 
     assert str(refused.value) == f"{path}: node 2: {message}"
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"target_id": "x"}, 'target_id "x" is not a node id'),
-    ({"created_at": "soon"}, 'created_at "soon" is not a timestamp'),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"target_id": "x"}, 'target_id "x" is not a node id'),
+        ({"created_at": "soon"}, 'created_at "soon" is not a timestamp'),
+    ],
+)
 def test_edge_field_refusals_name_the_edge(tmp_path: Path, change: dict[str, Any], message: str) -> None:
     path = _bundle(tmp_path, {"nodes": [NODE], "edges": [EDGE, EDGE | change]})
     with pytest.raises(InvalidInput) as refused:
@@ -312,10 +404,20 @@ def test_an_archived_importance_below_zero_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_bare_edge_weighs_one_and_provenance_root_reads_true_or_one(tmp_path: Path) -> None:
-    parsed = importing.read(_bundle(tmp_path, {
-        "nodes": [NODE | {"provenance_root": True}, NODE | {"id": "abcd0002", "provenance_root": 1},
-                  NODE | {"id": "abcd0003", "provenance_root": 2}, NODE | {"id": "abcd0004", "provenance_root": "yes"}],
-        "edges": [EDGE]}))
+    parsed = importing.read(
+        _bundle(
+            tmp_path,
+            {
+                "nodes": [
+                    NODE | {"provenance_root": True},
+                    NODE | {"id": "abcd0002", "provenance_root": 1},
+                    NODE | {"id": "abcd0003", "provenance_root": 2},
+                    NODE | {"id": "abcd0004", "provenance_root": "yes"},
+                ],
+                "edges": [EDGE],
+            },
+        )
+    )
     assert [n["provenance_root"] for n in parsed.nodes] == [1, 1, 0, 0]
     assert parsed.edges[0]["weight"] == 1.0
 
@@ -342,11 +444,14 @@ def test_replace_rewrites_archived_rows_and_skip_keeps_them(tmp_path: Path) -> N
         assert archived_content(brain) == "Use WAL, always"
 
 
-@pytest.mark.parametrize(("record", "message"), [
-    ({"kind": "node"} | NODE | {"type": "memo"}, 'unknown type "memo"'),
-    ({"kind": "edge"} | EDGE | {"relation": ""}, "relation is empty"),
-    ({"kind": "meta", "key": "config.prime_limit", "value": 3}, "meta keys and values must be text"),
-])
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"kind": "node"} | NODE | {"type": "memo"}, 'unknown type "memo"'),
+        ({"kind": "edge"} | EDGE | {"relation": ""}, "relation is empty"),
+        ({"kind": "meta", "key": "config.prime_limit", "value": 3}, "meta keys and values must be text"),
+    ],
+)
 def test_jsonl_refusals_name_the_line(tmp_path: Path, record: dict[str, Any], message: str) -> None:
     meta = {"kind": "meta", "key": "config.prime_limit", "value": "7"}
     path = _jsonl(tmp_path, meta, record)
@@ -365,10 +470,16 @@ def test_importing_the_same_file_twice_skips_every_node_and_edge(tmp_path: Path)
     from cerebro import Brain
 
     Brain.init(tmp_path / "b.db", embed_provider="none")
-    bundle = _bundle(tmp_path, {"nodes": [NODE, NODE | {"id": "abcd5678"}],
-                                "edges": [EDGE, EDGE | {"target_id": "abcd5678"}]})
+    bundle = _bundle(
+        tmp_path, {"nodes": [NODE, NODE | {"id": "abcd5678"}], "edges": [EDGE, EDGE | {"target_id": "abcd5678"}]}
+    )
     with Brain.open(tmp_path / "b.db") as brain:
         first = brain.import_file(bundle)
         again = brain.import_file(bundle)
     assert (first["edges_imported"], first["edges_skipped"]) == (2, 0)
-    assert (again["nodes_imported"], again["nodes_skipped"], again["edges_imported"], again["edges_skipped"]) == (0, 2, 0, 2)
+    assert (again["nodes_imported"], again["nodes_skipped"], again["edges_imported"], again["edges_skipped"]) == (
+        0,
+        2,
+        0,
+        2,
+    )

@@ -17,7 +17,7 @@ def _old_brain(project_via_link: Path) -> Path:
 
 
 @pytest.fixture
-def tree(tmp_path: Path):  # noqa: ANN201
+def tree(tmp_path: Path):
     real_root = tmp_path / "real"
     (real_root / "alpha").mkdir(parents=True)
     (real_root / "beta").mkdir()
@@ -35,7 +35,7 @@ def _make_old(path: Path, content: str) -> None:
         brain.add(content)
 
 
-def test_case_a_renames_and_a_second_run_is_a_no_op(cli, tree) -> None:  # noqa: ANN001
+def test_case_a_renames_and_a_second_run_is_a_no_op(cli, tree) -> None:
     real_root, link_root = tree
     old = _old_brain(link_root / "alpha")
     _make_old(old, "alpha memory")
@@ -54,7 +54,7 @@ def test_case_a_renames_and_a_second_run_is_a_no_op(cli, tree) -> None:  # noqa:
     assert again.stdout.startswith("Nothing to migrate.")
 
 
-def test_case_c_merges_with_backups(cli, tree, isolated_home: Path) -> None:  # noqa: ANN001
+def test_case_c_merges_with_backups(cli, tree, isolated_home: Path) -> None:
     real_root, link_root = tree
     old = _old_brain(link_root / "beta")
     _make_old(old, "from the old brain")
@@ -70,7 +70,7 @@ def test_case_c_merges_with_backups(cli, tree, isolated_home: Path) -> None:  # 
     assert {old.name, new.name} <= {p.name for p in backup_dir.iterdir()}
 
 
-def test_dry_run_changes_nothing(cli, tree) -> None:  # noqa: ANN001
+def test_dry_run_changes_nothing(cli, tree) -> None:
     real_root, link_root = tree
     old = _old_brain(link_root / "alpha")
     _make_old(old, "x")
@@ -80,7 +80,7 @@ def test_dry_run_changes_nothing(cli, tree) -> None:  # noqa: ANN001
     assert old.exists() and not paths.project_brain_path(real_root / "alpha").exists()
 
 
-def test_symlinked_subdirectory_is_skipped(tree) -> None:  # noqa: ANN001
+def test_symlinked_subdirectory_is_skipped(tree) -> None:
     from cerebro.realpath_migration import walk
 
     real_root, link_root = tree
@@ -89,7 +89,7 @@ def test_symlinked_subdirectory_is_skipped(tree) -> None:  # noqa: ANN001
     assert {"alpha", "beta", "gamma", "nested"} <= set(seen)
 
 
-def test_lock_held_refuses(cli, tree, isolated_home: Path) -> None:  # noqa: ANN001
+def test_lock_held_refuses(cli, tree, isolated_home: Path) -> None:
     _, link_root = tree
     paths.ensure_private_dir(isolated_home)
     (isolated_home / "migrate.lock").write_text("12345")
@@ -99,7 +99,7 @@ def test_lock_held_refuses(cli, tree, isolated_home: Path) -> None:  # noqa: ANN
     assert (isolated_home / "migrate.lock").exists()  # someone else's lock is left alone
 
 
-def test_needs_a_kind_flag(cli) -> None:  # noqa: ANN001
+def test_needs_a_kind_flag(cli) -> None:
     result = cli("migrate", project_dir=None)
     assert result.exit_code == 2
     assert "at least one migration kind flag is required" in result.stderr

@@ -12,12 +12,12 @@ import pytest
 from cerebro import Brain, metadata, paths
 from tests.lifecycle.conftest import load_fixture
 
-TEXT = "c0000002-0000-4000-8000-000000000002"   # 'free text, not JSON'
+TEXT = "c0000002-0000-4000-8000-000000000002"  # 'free text, not JSON'
 EMPTY = "e0000001-0000-4000-8000-000000000001"  # ''
-LIST = "d0000003-0000-4000-8000-000000000003"   # '[1, 2, 3]'
-BLOB = "f0000004-0000-4000-8000-000000000004"   # a BLOB of UTF-8 JSON
+LIST = "d0000003-0000-4000-8000-000000000003"  # '[1, 2, 3]'
+BLOB = "f0000004-0000-4000-8000-000000000004"  # a BLOB of UTF-8 JSON
 BAD_BLOB = "e0000005-0000-4000-8000-000000000005"  # a BLOB that is not UTF-8
-HALF = "c0000006-0000-4000-8000-000000000006"   # '{"half": '
+HALF = "c0000006-0000-4000-8000-000000000006"  # '{"half": '
 
 
 @pytest.fixture
@@ -45,14 +45,31 @@ def test_reading_tolerates_every_odd_value_and_flags_it(odd: Path, cli) -> None:
     assert {n["id"] for n in listed} >= {TEXT, LIST, BLOB, HALF}
 
 
-@pytest.mark.parametrize("command", [
-    ["list"], ["get", TEXT[:8]], ["get", BLOB[:8], "--with-provenance"], ["recall", "layout rule"],
-    ["recall", "--prime"], ["stats"], ["gc", "--dry-run"], ["gc"], ["forget", "--subject", "the"],
-    ["consolidate", "--suggest"], ["search", "x"], ["edge", TEXT[:8], LIST[:8], "supports"],
-    ["reinforce", TEXT[:8]], ["outcome", TEXT[:8], "--success"], ["update", LIST[:8], "--importance", "0.9"],
-    ["supersede", LIST[:8], "a better fact"], ["export", "--format", "json"], ["export", "--format", "jsonl"],
-    ["export", "--format", "sql"], ["backup"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["list"],
+        ["get", TEXT[:8]],
+        ["get", BLOB[:8], "--with-provenance"],
+        ["recall", "layout rule"],
+        ["recall", "--prime"],
+        ["stats"],
+        ["gc", "--dry-run"],
+        ["gc"],
+        ["forget", "--subject", "the"],
+        ["consolidate", "--suggest"],
+        ["search", "x"],
+        ["edge", TEXT[:8], LIST[:8], "supports"],
+        ["reinforce", TEXT[:8]],
+        ["outcome", TEXT[:8], "--success"],
+        ["update", LIST[:8], "--importance", "0.9"],
+        ["supersede", LIST[:8], "a better fact"],
+        ["export", "--format", "json"],
+        ["export", "--format", "jsonl"],
+        ["export", "--format", "sql"],
+        ["backup"],
+    ],
+)
 def test_every_command_runs(odd: Path, cli, command: list[str]) -> None:
     result = cli(*command)
     assert result.exit_code in (0, 10), result  # 10: `search` needs an embedding provider (this brain has none)
@@ -70,8 +87,10 @@ def test_writes_store_valid_json(odd: Path, cli) -> None:
     finally:
         conn.close()
     assert json.loads(rows[TEXT]) == {metadata.RAW_KEY: "free text, not JSON", "ticket": "HS-049"}
-    assert json.loads(rows[LIST]) == {metadata.RAW_KEY: "[1, 2, 3]", "outcomes": {"success": 0, "failure": 1}} or \
-        json.loads(rows[LIST])["outcomes"]["failure"] == 1
+    assert (
+        json.loads(rows[LIST]) == {metadata.RAW_KEY: "[1, 2, 3]", "outcomes": {"success": 0, "failure": 1}}
+        or json.loads(rows[LIST])["outcomes"]["failure"] == 1
+    )
 
 
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])

@@ -23,7 +23,7 @@ class _Ollama(http.server.BaseHTTPRequestHandler):
     fail_after: int | None = None
     served = 0
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         cls = type(self)
         if cls.fail_after is not None and cls.served >= cls.fail_after:
@@ -42,26 +42,28 @@ class _Ollama(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    def log_message(self, *args):  # noqa: ANN002
+    def log_message(self, *args):
         pass
 
 
 @pytest.fixture
-def ollama(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+def ollama(monkeypatch: pytest.MonkeyPatch):
     _Ollama.prompts = Counter()
     _Ollama.fail_after = None
     _Ollama.served = 0
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Ollama)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("CEREBRO_OLLAMA_URL", f"http://127.0.0.1:{server.server_port}")
-    fast = registry.ProviderSpec("ollama", "nomic-embed-text", 768, lambda m, d: OllamaEmbedder(m, d, attempts=1, backoff=0.01))
+    fast = registry.ProviderSpec(
+        "ollama", "nomic-embed-text", 768, lambda m, d: OllamaEmbedder(m, d, attempts=1, backoff=0.01)
+    )
     monkeypatch.setitem(registry.PROVIDERS, "ollama", fast)
     yield _Ollama
     server.shutdown()
     server.server_close()
 
 
-def test_reembed_interrupted_resumed_and_back(brain_path, ollama, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_reembed_interrupted_resumed_and_back(brain_path, ollama, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reembed_module, "BATCH", 2)
     with Brain.open(brain_path) as brain:
         ids = [brain.add(f"memory {i}: kettle {i} descaling note") for i in range(7)]
@@ -89,11 +91,14 @@ def test_reembed_interrupted_resumed_and_back(brain_path, ollama, monkeypatch: p
         brain.reembed(provider="local")
         stats = brain.stats()
         assert (stats.embedding_model, stats.embedding_dimensions, stats.embedded_nodes) == (
-            "all-MiniLM-L6-v2-onnx-int8", 384, 7)
+            "all-MiniLM-L6-v2-onnx-int8",
+            384,
+            7,
+        )
         assert brain.recall("kettle descaling").results
 
 
-def test_a_different_switch_while_one_is_half_done_is_refused(brain_path, ollama) -> None:  # noqa: ANN001
+def test_a_different_switch_while_one_is_half_done_is_refused(brain_path, ollama) -> None:
     from cerebro.errors import InvalidInput
 
     with Brain.open(brain_path) as brain:
@@ -106,7 +111,9 @@ def test_a_different_switch_while_one_is_half_done_is_refused(brain_path, ollama
         brain.reembed(provider="voyage")
 
 
-def test_the_same_brain_object_recalls_on_the_new_model_right_after_the_switch(brain_path, ollama, pinned_clock) -> None:  # noqa: ANN001
+def test_the_same_brain_object_recalls_on_the_new_model_right_after_the_switch(
+    brain_path, ollama, pinned_clock
+) -> None:
     """What one process cached from the old vectors (the centering mean, the warm index) goes with them: the
     Brain that switched ranks exactly as a freshly opened one (a stale 384-d mean would rank uncentered)."""
     from cerebro.recall import CENTERING_MIN

@@ -25,9 +25,12 @@ AUTH = "def login(user):\n    check(user)\n    issue_token(user)\n    audit(user
 def git(repo: Path, *args: str) -> str:
     env = {
         **os.environ,
-        "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
-        "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-        "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.com",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.com",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
     }
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True)
     return done.stdout.strip()
@@ -105,8 +108,19 @@ def test_no_git_no_commit(cli, project, fake_brain_path, monkeypatch):
 
 def test_supersede_takes_anchors(cli, repo):
     old = add(cli, "login checks the user")
-    new = ok(cli("supersede", old, "login checks and audits the user", "--anchor", "src/auth.py:2-4",
-                 "--beads-id", "bd-a1b2", "--format", "json")).json()["id"]
+    new = ok(
+        cli(
+            "supersede",
+            old,
+            "login checks and audits the user",
+            "--anchor",
+            "src/auth.py:2-4",
+            "--beads-id",
+            "bd-a1b2",
+            "--format",
+            "json",
+        )
+    ).json()["id"]
     data = get_json(cli, new)
     assert data["anchor_status"] == "verified"
     assert data["anchors"][0]["lines"] == [2, 4]
@@ -146,7 +160,9 @@ def test_anchor_ref_without_anchor_and_supersede_with_a_bad_anchor_write_nothing
     before = snapshot(fake_brain_path)
     assert_one_line_error(cli("add", "x", "--anchor-ref", "v1"), "--anchor-ref needs", exit_code=2)
     assert_one_line_error(cli("supersede", old, "y", "--anchor", "gone.py"), "no such file", exit_code=2)
-    assert_one_line_error(cli("add", "x", "--anchor", "README.md", "--metadata", '{"anchors": []}'), "anchors", exit_code=2)
+    assert_one_line_error(
+        cli("add", "x", "--anchor", "README.md", "--metadata", '{"anchors": []}'), "anchors", exit_code=2
+    )
     assert snapshot(fake_brain_path) == before
 
 
@@ -277,11 +293,18 @@ def test_upstream_anchor_forms_are_read(repo, fake_brain_path):
     with Brain.open(fake_brain_path) as brain:
         brain.project = repo
         hashed = brain.add("go form", metadata={"anchor": {"path": "src/auth.py", "sha256": sha(data)}})
-        absolute = brain.add("go form, absolute", metadata={"anchor": {"path": str(repo / "src/auth.py"), "sha256": sha(data)}})
+        absolute = brain.add(
+            "go form, absolute", metadata={"anchor": {"path": str(repo / "src/auth.py"), "sha256": sha(data)}}
+        )
         bare = brain.add("go form, bare path", metadata={"anchor": "src/cache.py"})
         junk = brain.add("junk", metadata={"anchor": 7, "anchors": ["", {"nopath": 1}, 3]})
         status = lambda i: brain.get(i).node.anchor_status
-        assert [status(hashed), status(absolute), status(bare), status(junk)] == ["verified", "verified", "unknown", None]
+        assert [status(hashed), status(absolute), status(bare), status(junk)] == [
+            "verified",
+            "verified",
+            "unknown",
+            None,
+        ]
         (repo / "src" / "auth.py").write_text("changed\n")
         (repo / "src" / "cache.py").unlink()
         assert [status(hashed), status(absolute), status(bare)] == ["stale", "stale", "missing"]
@@ -370,7 +393,9 @@ def test_recall_explain_shows_the_factor(cli, repo, pinned):
     data = ok(cli("recall", "session cache expiry", "--explain", "--format", "json")).json()
     item = next(r for r in data["results"] if r["id"] == stale)
     assert item["explain"]["components"]["anchor"] == 0.8
-    assert item["anchors"] == [{"path": f"src/{path.name}", "lines": None, "commit": item["anchors"][0]["commit"], "status": "stale"}]
+    assert item["anchors"] == [
+        {"path": f"src/{path.name}", "lines": None, "commit": item["anchors"][0]["commit"], "status": "stale"}
+    ]
 
 
 def test_prime_demotes_and_marks_a_stale_memory(cli, repo, pinned):
@@ -379,8 +404,12 @@ def test_prime_demotes_and_marks_a_stale_memory(cli, repo, pinned):
     (repo / "src" / "a.py").write_text("A = 1\n")
     (repo / "src" / "b.py").write_text("B = 1\n")
     with Brain.for_project(repo) as brain:
-        leader = brain.add("deploys go through the blue green pipeline", type="concept", importance=0.8, anchors=["src/a.py"])
-        runner = brain.add("database migrations run before the web tier", type="concept", importance=0.75, anchors=["src/b.py"])
+        leader = brain.add(
+            "deploys go through the blue green pipeline", type="concept", importance=0.8, anchors=["src/a.py"]
+        )
+        runner = brain.add(
+            "database migrations run before the web tier", type="concept", importance=0.75, anchors=["src/b.py"]
+        )
         before = {p.node.id: p for p in brain.prime()}
         assert next(p.node.id for p in brain.prime()) == leader
         (repo / "src" / "a.py").write_text("A = 2\n")
@@ -392,9 +421,9 @@ def test_prime_demotes_and_marks_a_stale_memory(cli, repo, pinned):
     assert after[leader].node.anchor_status == "stale"
     text, _ = render_prime(primed, 2, 2000)
     openings = {line.split('id="')[1][:8]: line for line in text.splitlines() if line.startswith("<memory-")}
-    assert f'type="concept" importance="0.80"' in openings[leader[:8]]
+    assert 'type="concept" importance="0.80"' in openings[leader[:8]]
     assert openings[leader[:8]].endswith('anchor="stale: src/a.py changed">')
-    assert f'importance="0.75"' in openings[runner[:8]] and "anchor=" not in openings[runner[:8]]
+    assert 'importance="0.75"' in openings[runner[:8]] and "anchor=" not in openings[runner[:8]]
     md = ok(cli("recall", "--prime")).stdout
     assert f"## {leader[:8]} [concept]" in md and "[stale: src/a.py changed]" in md
     data = ok(cli("recall", "--prime", "--format", "json")).json()
@@ -416,7 +445,9 @@ def test_anchors_command_lists_and_filters(cli, repo):
     assert [m["id"] for m in everything] == [missing, stale, verified]
     only = ok(cli("anchors", "--stale", "--format", "json")).json()["memories"]
     assert [(m["id"], m["anchor_status"]) for m in only] == [(missing, "missing"), (stale, "stale")]
-    assert [m["id"] for m in ok(cli("anchors", "--stale", "--limit", "1", "--format", "json")).json()["memories"]] == [missing]
+    assert [m["id"] for m in ok(cli("anchors", "--stale", "--limit", "1", "--format", "json")).json()["memories"]] == [
+        missing
+    ]
 
     md = ok(cli("anchors", "--stale")).stdout
     assert md.splitlines()[0].endswith("[missing: README.md]")

@@ -48,9 +48,7 @@ def test_centering_lets_the_specific_memory_beat_the_hub(fake_brain):
     assert centered[0] == TARGET
     # The reported similarity stays the cosine to the query as asked.
     hit = next(r for r in fake_brain.recall(QUERY, lanes=("vector",)) if r.node.content == TARGET)
-    assert hit.similarity == pytest.approx(
-        scoring.cosine(hashed_vector(QUERY), hashed_vector(TARGET)), abs=1e-6
-    )
+    assert hit.similarity == pytest.approx(scoring.cosine(hashed_vector(QUERY), hashed_vector(TARGET)), abs=1e-6)
 
 
 def test_threshold_keeps_its_meaning_under_centering(fake_brain):

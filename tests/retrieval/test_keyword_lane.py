@@ -116,11 +116,7 @@ def test_hostile_queries_never_error_via_cli(cli, seeded):
     failures = []
     for query in HOSTILE:
         result = cli("recall", query, "--format", "json")
-        if (
-            result.exit_code != 0
-            or "error" in result.stderr
-            or not isinstance(result.json()["results"], list)
-        ):
+        if result.exit_code != 0 or "error" in result.stderr or not isinstance(result.json()["results"], list):
             failures.append(f"{_label(query)}: {result}")
     assert failures == []
 
@@ -187,9 +183,7 @@ def test_keyword_search_joins_on_active_status(fake_brain, fake_brain_path):
     node_id = fake_brain.add("numbat migration notes")
     conn = sqlean.connect(str(fake_brain_path))
     try:
-        assert [
-            r[0] for r in conn.execute("SELECT node_id FROM nodes_fts WHERE nodes_fts MATCH 'numbat'")
-        ] == [node_id]
+        assert [r[0] for r in conn.execute("SELECT node_id FROM nodes_fts WHERE nodes_fts MATCH 'numbat'")] == [node_id]
         assert [i for i, _ in fts.search(conn, "numbat", 10)] == [node_id]
         conn.execute("UPDATE nodes SET status = 'consolidated' WHERE id = ?", (node_id,))
         conn.commit()

@@ -673,7 +673,9 @@ def test_relevance_feedback_steers_the_vector_lane_but_not_the_reported_similari
     target = fake_brain.add("zebra crossing near the station, painted stripes")
     fake_brain.add("unrelated note about lunch")
     query = "zebra"
-    raw = sum(a * b for a, b in zip(hashed_vector(query), hashed_vector("zebra crossing near the station, painted stripes")))
+    raw = sum(
+        a * b for a, b in zip(hashed_vector(query), hashed_vector("zebra crossing near the station, painted stripes"))
+    )
     fake_brain.config_set("recall_threshold", "0")
     with_feedback = {r.node.id: r for r in fake_brain.recall(query)}[target]
     fake_brain.config_set("feedback_docs", "0")

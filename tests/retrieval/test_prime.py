@@ -65,8 +65,7 @@ def test_budgets_round_half_away_from_zero_like_go():
 def test_concept_pool_is_capped_at_budget_times_multiplier(fake_brain):
     at(T0 - timedelta(days=30))  # too old for the 48 h "recent" pool
     ids = [
-        fake_brain.add(f"concept number {i} about topic{i}", type="concept", importance=i / 10)
-        for i in range(1, 11)
+        fake_brain.add(f"concept number {i} about topic{i}", type="concept", importance=i / 10) for i in range(1, 11)
     ]
     at(T0)
     # limit 4: concept budget round(1.4) = 1, ×3 = 3 candidates; no other pool has anything.
@@ -129,8 +128,7 @@ def test_non_active_memories_are_excluded(fake_brain):
 
 def test_every_type_is_primed(fake_brain):
     ids = {
-        t: fake_brain.add(f"a {t} memory item{t}", type=t)
-        for t in ("concept", "procedure", "episode", "reflection")
+        t: fake_brain.add(f"a {t} memory item{t}", type=t) for t in ("concept", "procedure", "episode", "reflection")
     }
     assert {p.node.id for p in fake_brain.prime(limit=20)} == set(ids.values())
 

@@ -56,7 +56,7 @@ QUERIES = {
 
 
 @pytest.fixture(scope="module")
-def ranked_brain(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def ranked_brain(tmp_path_factory: pytest.TempPathFactory):
     import os
 
     home = tmp_path_factory.mktemp("ranking-home")
@@ -76,14 +76,14 @@ def ranked_brain(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
 
 
 @pytest.mark.parametrize("question", list(QUERIES))
-def test_the_vector_lane_alone_finds_the_memory_a_question_means(ranked_brain, question: str) -> None:  # noqa: ANN001
+def test_the_vector_lane_alone_finds_the_memory_a_question_means(ranked_brain, question: str) -> None:
     brain, ids = ranked_brain
     found = brain.recall(question, limit=3, lanes=("vector",), threshold=0.0)
     top3 = [r.node.id for r in found]
     assert ids[QUERIES[question]] in top3, [k for k, v in ids.items() if v in top3]
 
 
-def test_hybrid_recall_keeps_the_meant_memory_in_its_top_three(ranked_brain) -> None:  # noqa: ANN001
+def test_hybrid_recall_keeps_the_meant_memory_in_its_top_three(ranked_brain) -> None:
     """The keyword lane cannot find these (no shared word) and must not push them out: a query's words do
     collide with other memories ("production", "release", "test")."""
     brain, ids = ranked_brain

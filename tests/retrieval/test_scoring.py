@@ -24,10 +24,7 @@ def test_weights_are_upstreams():
         0.25,
         0.15,
     )
-    assert (
-        scoring.W_RELEVANCE + scoring.W_IMPORTANCE + scoring.W_RECENCY + scoring.W_STRUCTURAL
-        == pytest.approx(1.0)
-    )
+    assert pytest.approx(1.0) == scoring.W_RELEVANCE + scoring.W_IMPORTANCE + scoring.W_RECENCY + scoring.W_STRUCTURAL
 
 
 def test_composite_against_hand_computed_numbers():
@@ -84,8 +81,9 @@ def test_score_parts_to_dict_rounds_and_names_every_component():
     assert parts.anchor == 1.0  # the code-anchor factor is applied after fusion (recall.apply_anchors)
 
 
-@pytest.mark.parametrize(("status", "factor"), [("stale", 0.8), ("missing", 0.6), ("verified", 1.0),
-                                                ("unknown", 1.0), (None, 1.0)])
+@pytest.mark.parametrize(
+    ("status", "factor"), [("stale", 0.8), ("missing", 0.6), ("verified", 1.0), ("unknown", 1.0), (None, 1.0)]
+)
 def test_anchor_factor(status, factor):
     assert scoring.anchor_factor(status) == factor
 

@@ -12,8 +12,21 @@ def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(warm, "MIN_VECTORS", 1)
 
 
-def test_warm_index_matches_the_vec0_scan(fake_brain, small_threshold) -> None:  # noqa: ANN001
-    words = "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lumen".split()
+def test_warm_index_matches_the_vec0_scan(fake_brain, small_threshold) -> None:
+    words = [
+        "amber",
+        "basil",
+        "cedar",
+        "delta",
+        "ember",
+        "fjord",
+        "garnet",
+        "harbor",
+        "iris",
+        "juniper",
+        "kelp",
+        "lumen",
+    ]
     for i in range(40):  # distinct word pairs: distinct vectors, so no ties decide the order
         fake_brain.add(f"{words[i % 12]} {words[(i * 5 + 1) % 12]} item{i}")
     query = fake_brain.handle.embed(["cedar harbor"])[0]
@@ -31,7 +44,7 @@ def test_warm_index_matches_the_vec0_scan(fake_brain, small_threshold) -> None: 
     assert group(got) == group(expected)
 
 
-def test_warm_index_is_dropped_after_another_connection_writes(fake_brain, small_threshold) -> None:  # noqa: ANN001
+def test_warm_index_is_dropped_after_another_connection_writes(fake_brain, small_threshold) -> None:
     fake_brain.add("first")
     index = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
@@ -43,8 +56,21 @@ def test_warm_index_is_dropped_after_another_connection_writes(fake_brain, small
         assert len(index.knn(fake_brain.handle.embed(["x"])[0], 10)) == 2
 
 
-def test_recall_is_the_same_with_the_warm_index(fake_brain, small_threshold, pinned_clock) -> None:  # noqa: ANN001
-    words = "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lumen".split()
+def test_recall_is_the_same_with_the_warm_index(fake_brain, small_threshold, pinned_clock) -> None:
+    words = [
+        "amber",
+        "basil",
+        "cedar",
+        "delta",
+        "ember",
+        "fjord",
+        "garnet",
+        "harbor",
+        "iris",
+        "juniper",
+        "kelp",
+        "lumen",
+    ]
     for i in range(30):
         fake_brain.add(f"{words[i % 12]} {words[(i * 7 + 2) % 12]} note{i}")
     first = fake_brain.recall("delta iris", limit=10)  # vec0 scan
@@ -53,7 +79,7 @@ def test_recall_is_the_same_with_the_warm_index(fake_brain, small_threshold, pin
     assert sorted(round(r.score, 6) for r in first) == sorted(round(r.score, 6) for r in second)
 
 
-def test_warm_vectors_are_the_stored_unit_vectors(fake_brain, small_threshold) -> None:  # noqa: ANN001
+def test_warm_vectors_are_the_stored_unit_vectors(fake_brain, small_threshold) -> None:
     ids = [fake_brain.add(f"note about topic {i}") for i in range(12)]
     index = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
@@ -67,7 +93,7 @@ def test_warm_vectors_are_the_stored_unit_vectors(fake_brain, small_threshold) -
         assert got[node_id] == pytest.approx([x / norm for x in vector], abs=1e-6)
 
 
-def test_the_fast_read_of_sqlite_vec_tables_equals_the_virtual_table(fake_brain) -> None:  # noqa: ANN001
+def test_the_fast_read_of_sqlite_vec_tables_equals_the_virtual_table(fake_brain) -> None:
     import numpy as np
 
     ids = [fake_brain.add(f"vector number {i} about subject{i % 7}") for i in range(40)]
@@ -86,10 +112,23 @@ def test_the_fast_read_of_sqlite_vec_tables_equals_the_virtual_table(fake_brain)
         conn.execute("RELEASE layout")
 
 
-def test_changes_applied_in_place_give_the_answers_of_a_fresh_load(fake_brain, small_threshold) -> None:  # noqa: ANN001
+def test_changes_applied_in_place_give_the_answers_of_a_fresh_load(fake_brain, small_threshold) -> None:
     """What a long-lived server relies on: its own writes, handed over by ``Brain.on_vectors_written``, bring
     a loaded copy to exactly what loading it again would give — new vectors, changed ones, deleted ones."""
-    words = "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lumen".split()
+    words = [
+        "amber",
+        "basil",
+        "cedar",
+        "delta",
+        "ember",
+        "fjord",
+        "garnet",
+        "harbor",
+        "iris",
+        "juniper",
+        "kelp",
+        "lumen",
+    ]
     ids = [fake_brain.add(f"{words[i % 12]} {words[(i * 5 + 1) % 12]} item{i}") for i in range(24)]
     applied = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
@@ -134,7 +173,7 @@ def test_changes_applied_in_place_give_the_answers_of_a_fresh_load(fake_brain, s
         "DROP TABLE vec_nodes_info",
     ],
 )
-def test_the_fast_read_refuses_a_layout_it_cannot_trust(fake_brain, corruption: str) -> None:  # noqa: ANN001
+def test_the_fast_read_refuses_a_layout_it_cannot_trust(fake_brain, corruption: str) -> None:
     """Each check of the fast read guards a way the chunk tables could disagree with the virtual table: any of
     them gives None (the caller then reads through the virtual table), never wrong vectors."""
     for i in range(12):
@@ -150,7 +189,7 @@ def test_the_fast_read_refuses_a_layout_it_cannot_trust(fake_brain, corruption: 
             conn.execute("RELEASE corrupt")
 
 
-def test_the_fast_read_checks_sampled_vectors_against_the_virtual_table(fake_brain, monkeypatch) -> None:  # noqa: ANN001
+def test_the_fast_read_checks_sampled_vectors_against_the_virtual_table(fake_brain, monkeypatch) -> None:
     import numpy as np
 
     for i in range(12):
@@ -163,7 +202,7 @@ def test_the_fast_read_checks_sampled_vectors_against_the_virtual_table(fake_bra
             index = {"first": 0, "middle": middle, "last": len(fast[0]) - 1}[wrong]
 
             class Skewed:  # the virtual table disagrees with the chunk at one sampled row
-                def execute(self, sql, params=(), index=index):  # noqa: ANN001, ANN202
+                def execute(self, sql, params=(), index=index):
                     cursor = real(sql, params)
                     if sql.startswith("SELECT node_id, embedding FROM vec_nodes WHERE rowid"):
                         row = cursor.fetchone()
@@ -175,7 +214,7 @@ def test_the_fast_read_checks_sampled_vectors_against_the_virtual_table(fake_bra
             assert warm._shadow_rows(Skewed()) is None, wrong
 
 
-def test_changes_applied_one_commit_at_a_time_match_a_fresh_load(fake_brain, small_threshold) -> None:  # noqa: ANN001
+def test_changes_applied_one_commit_at_a_time_match_a_fresh_load(fake_brain, small_threshold) -> None:
     """As the server applies them (after every commit): more new vectors than the side matrix first holds,
     deletions of new ones (the last and one in the middle), a vector deleted then written again, a vector of
     another width, k = 0 and 1, and a query that is not unit length."""
@@ -218,7 +257,7 @@ def test_changes_applied_one_commit_at_a_time_match_a_fresh_load(fake_brain, sma
     assert applied.dots(["no-such-id"], query) == {}
 
 
-def test_without_the_fast_read_the_virtual_table_gives_the_same_index(fake_brain, monkeypatch) -> None:  # noqa: ANN001
+def test_without_the_fast_read_the_virtual_table_gives_the_same_index(fake_brain, monkeypatch) -> None:
     """A layout the fast read does not know (another sqlite-vec): the vectors are read through vec_nodes."""
     ids = [fake_brain.add(f"note {i} about topic{i % 4}") for i in range(15)]
     fast, slow = warm.WarmVectors(), warm.WarmVectors()
@@ -235,7 +274,7 @@ def test_without_the_fast_read_the_virtual_table_gives_the_same_index(fake_brain
 
 @pytest.mark.parametrize("emptied", [False, True], ids=["never-filled", "all-deleted"])
 @pytest.mark.parametrize("fast_read", [True, False])
-def test_an_empty_vector_table_loads_nothing(fake_brain, monkeypatch, fast_read: bool, emptied: bool) -> None:  # noqa: ANN001
+def test_an_empty_vector_table_loads_nothing(fake_brain, monkeypatch, fast_read: bool, emptied: bool) -> None:
     if emptied:  # chunks left behind with every slot free
         for i in range(3):
             fake_brain.add(f"short-lived {i}")
@@ -248,7 +287,7 @@ def test_an_empty_vector_table_loads_nothing(fake_brain, monkeypatch, fast_read:
         assert index.ready(conn) is False and index.ready(conn) is False
 
 
-def test_a_loaded_index_is_reused_until_something_commits(fake_brain, small_threshold) -> None:  # noqa: ANN001
+def test_a_loaded_index_is_reused_until_something_commits(fake_brain, small_threshold) -> None:
     fake_brain.add("first")
     index = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
@@ -263,7 +302,7 @@ def test_a_loaded_index_is_reused_until_something_commits(fake_brain, small_thre
     assert index._matrix is not loaded and index._matrix.shape[0] == 2
 
 
-def test_applied_vectors_are_normalised_and_a_rewritten_new_vector_replaces_itself(fake_brain) -> None:  # noqa: ANN001
+def test_applied_vectors_are_normalised_and_a_rewritten_new_vector_replaces_itself(fake_brain) -> None:
     import numpy as np
 
     fake_brain.add("the one loaded memory")
@@ -285,7 +324,7 @@ def test_applied_vectors_are_normalised_and_a_rewritten_new_vector_replaces_itse
     assert index.vectors(["short"])["short"][1] == pytest.approx(1.0)
 
 
-def _index_of(vectors) -> warm.WarmVectors:  # noqa: ANN001
+def _index_of(vectors) -> warm.WarmVectors:
     """A loaded index over these rows (ids "n0", "n1", …), without a brain: for the ranking arithmetic."""
     index = warm.WarmVectors()
     index._ids = [f"n{i}" for i in range(len(vectors))]
@@ -320,7 +359,7 @@ def test_knn_over_an_index_whose_rows_are_all_removed_is_empty() -> None:
     assert index.dots(["n0", "n1"], [1.0, 0.0, 0.0]) == {} and index.vectors(["n2"]) == {}
 
 
-def test_a_dropped_index_ignores_changes_until_it_is_loaded_again(fake_brain) -> None:  # noqa: ANN001
+def test_a_dropped_index_ignores_changes_until_it_is_loaded_again(fake_brain) -> None:
     fake_brain.add("first")
     index = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
@@ -338,7 +377,7 @@ def test_an_index_never_loaded_answers_nothing_and_ignores_changes() -> None:
     assert index.vectors(["a"]) == {} and index.dots(["a"], [1.0, 0.0]) == {}
 
 
-def test_the_fast_read_spans_every_chunk_of_a_big_brain(fake_brain) -> None:  # noqa: ANN001
+def test_the_fast_read_spans_every_chunk_of_a_big_brain(fake_brain) -> None:
     """sqlite-vec keeps 1,024 vectors a chunk: a brain past that has several, and the fast read (the point of
     which is big brains) must read them all rather than give up."""
     import numpy as np
@@ -350,13 +389,17 @@ def test_the_fast_read_spans_every_chunk_of_a_big_brain(fake_brain) -> None:  # 
         try:
             for i in range(1_100):
                 vector = rng.normal(size=dims).astype("<f4")
-                conn.execute("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (?, ?, ?)",
-                             (10_000 + i, f"n{i:04d}-0000-4000-8000-000000000000", vector.tobytes()))
+                conn.execute(
+                    "INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (?, ?, ?)",
+                    (10_000 + i, f"n{i:04d}-0000-4000-8000-000000000000", vector.tobytes()),
+                )
             assert conn.execute("SELECT COUNT(*) FROM vec_nodes_chunks").fetchone()[0] >= 2
             fast = warm._shadow_rows(conn)
             rows = conn.execute("SELECT node_id, embedding FROM vec_nodes").fetchall()
             assert fast is not None and fast[0] == [r[0] for r in rows]
-            assert np.array_equal(fast[1], np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1))
+            assert np.array_equal(
+                fast[1], np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+            )
         finally:
             conn.execute("ROLLBACK TO many")
             conn.execute("RELEASE many")

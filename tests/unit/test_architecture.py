@@ -26,8 +26,10 @@ FORBIDDEN = {
     # The command line and the agent integrations go through the library (cerebro.Brain), never around it.
     "cerebro.cli": ("cerebro.store", "cerebro.db"),
     "cerebro.integration": ("cerebro.store", "cerebro.db"),
-    **{f"cerebro.{leaf}": ("cerebro.api", "cerebro.cli", "cerebro.store", "cerebro.db", "cerebro.models")
-       for leaf in LEAVES},
+    **{
+        f"cerebro.{leaf}": ("cerebro.api", "cerebro.cli", "cerebro.store", "cerebro.db", "cerebro.models")
+        for leaf in LEAVES
+    },
 }
 
 
@@ -84,7 +86,7 @@ def test_the_domain_reaches_the_store_through_its_interface() -> None:
             if not imported.startswith("cerebro.store."):
                 continue
             part = imported.split(".")[2]
-            if part == "interface" or module in SQLITE_STORE_USERS and part in ("sqlite", "warm"):
+            if part == "interface" or (module in SQLITE_STORE_USERS and part in ("sqlite", "warm")):
                 continue
             violations.append(f"{module} imports {imported}")
     assert violations == []
@@ -110,14 +112,21 @@ def test_cli_help_does_not_import_the_orm() -> None:
 
 
 def test_modules_stay_small() -> None:
-    too_long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 800}
+    too_long = {
+        str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 800
+    }
     assert too_long == {}
 
 
 # SQL lives in the storage layers: the brain's store and engine, the metrics database's own store and schema,
 # and the migrations. A statement anywhere else is a storage detail leaking into the domain.
-SQL_HOMES = ("cerebro/store/", "cerebro/db/", "cerebro/metrics/store.py", "cerebro/metrics/schema.py",
-             "cerebro/metrics/migrations/")
+SQL_HOMES = (
+    "cerebro/store/",
+    "cerebro/db/",
+    "cerebro/metrics/store.py",
+    "cerebro/metrics/schema.py",
+    "cerebro/metrics/migrations/",
+)
 _SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|BEGIN|COMMIT|ROLLBACK|REPLACE|WITH)\b")
 
 
@@ -166,7 +175,11 @@ def test_every_error_lives_in_errors_py_with_an_exit_code_of_its_own() -> None:
         importlib.import_module(_module_name(path))
     classes = {cls for cls in _subclasses(errors.CerebroError)}
     assert {cls.__module__ for cls in classes} == {"cerebro.errors"}
-    own = {cls.__name__: cls.__dict__["exit_code"] for cls in classes | {errors.CerebroError} if "exit_code" in cls.__dict__}
+    own = {
+        cls.__name__: cls.__dict__["exit_code"]
+        for cls in classes | {errors.CerebroError}
+        if "exit_code" in cls.__dict__
+    }
     assert len(set(own.values())) == len(own), own
     readme = (PACKAGE.parent / "README.md").read_text()
     for code in own.values():

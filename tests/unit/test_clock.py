@@ -44,7 +44,7 @@ def test_clock_can_be_pinned_in_process_and_by_env(monkeypatch: pytest.MonkeyPat
     assert abs((clock.now() - datetime.now(UTC)).total_seconds()) < 5
 
 
-def test_stored_timestamps_come_from_the_clock(brain) -> None:  # noqa: ANN001
+def test_stored_timestamps_come_from_the_clock(brain) -> None:
     clock.set_now(datetime(2029, 5, 6, 7, 8, 9, tzinfo=UTC))
     node_id = brain.add("pinned")
     node = brain.get(node_id).node

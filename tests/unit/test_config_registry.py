@@ -6,11 +6,27 @@ from cerebro import config
 from cerebro.errors import InvalidInput, NotFound
 
 UPSTREAM_ORDER = [
-    "prime_limit", "gc_threshold", "search_limit", "search_threshold", "recall_threshold",
-    "indegree_bonus_enabled", "stop_guard_enabled", "rerank_enabled", "rerank_command", "rerank_fusion",
-    "bm25_enabled", "expand_threshold", "expand_spread_threshold",
+    "prime_limit",
+    "gc_threshold",
+    "search_limit",
+    "search_threshold",
+    "recall_threshold",
+    "indegree_bonus_enabled",
+    "stop_guard_enabled",
+    "rerank_enabled",
+    "rerank_command",
+    "rerank_fusion",
+    "bm25_enabled",
+    "expand_threshold",
+    "expand_spread_threshold",
     # ours, after upstream's (ADR 0010)
-    "fusion", "keyword_weight", "lane_depth", "prime_token_budget", "feedback_docs", "feedback_weight", "centering",
+    "fusion",
+    "keyword_weight",
+    "lane_depth",
+    "prime_token_budget",
+    "feedback_docs",
+    "feedback_weight",
+    "centering",
 ]
 
 
@@ -28,10 +44,20 @@ def test_registry_has_upstream_keys_in_upstream_order() -> None:
 @pytest.mark.parametrize(
     ("key", "bad"),
     [
-        ("prime_limit", "0"), ("prime_limit", "-3"), ("prime_limit", "2.5"), ("prime_limit", "x"),
-        ("gc_threshold", "nan"), ("gc_threshold", "NaN"), ("gc_threshold", "1.01"), ("gc_threshold", "-0.1"),
-        ("bm25_enabled", "True"), ("bm25_enabled", "1"), ("bm25_enabled", "yes"), ("bm25_enabled", ""),
-        ("rerank_fusion", "RRF"), ("rerank_fusion", "mean"),
+        ("prime_limit", "0"),
+        ("prime_limit", "-3"),
+        ("prime_limit", "2.5"),
+        ("prime_limit", "x"),
+        ("gc_threshold", "nan"),
+        ("gc_threshold", "NaN"),
+        ("gc_threshold", "1.01"),
+        ("gc_threshold", "-0.1"),
+        ("bm25_enabled", "True"),
+        ("bm25_enabled", "1"),
+        ("bm25_enabled", "yes"),
+        ("bm25_enabled", ""),
+        ("rerank_fusion", "RRF"),
+        ("rerank_fusion", "mean"),
     ],
 )
 def test_validators_refuse(key: str, bad: str) -> None:
@@ -41,8 +67,14 @@ def test_validators_refuse(key: str, bad: str) -> None:
 
 @pytest.mark.parametrize(
     ("key", "good"),
-    [("prime_limit", "5"), ("gc_threshold", "0"), ("gc_threshold", "1"), ("bm25_enabled", "false"),
-     ("rerank_fusion", "reorder"), ("rerank_command", "python3 rerank.py --fast")],
+    [
+        ("prime_limit", "5"),
+        ("gc_threshold", "0"),
+        ("gc_threshold", "1"),
+        ("bm25_enabled", "false"),
+        ("rerank_fusion", "reorder"),
+        ("rerank_command", "python3 rerank.py --fast"),
+    ],
 )
 def test_validators_accept(key: str, good: str) -> None:
     assert config.lookup(key).validate(good) == good
@@ -53,7 +85,7 @@ def test_unknown_key_names_the_fix() -> None:
         config.lookup("nope")
 
 
-def test_brain_precedence_default_then_brain(brain) -> None:  # noqa: ANN001
+def test_brain_precedence_default_then_brain(brain) -> None:
     assert brain.config_value("prime_limit") == 20
     brain.config_set("prime_limit", "7")
     assert brain.config_value("prime_limit") == 7
@@ -69,6 +101,6 @@ def test_readme_documents_every_config_key() -> None:
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("### Configuration"):readme.index("## Claude Code")]
+    table = readme[readme.index("### Configuration") : readme.index("## Claude Code")]
     missing = [key for key in config.REGISTRY if f"`{key}`" not in table]
     assert not missing, f"README's configuration table lacks {missing}"

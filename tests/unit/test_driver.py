@@ -11,14 +11,14 @@ from cerebro.errors import DriverUnavailable
 class _NoExtensions:
     """A DB-API module whose connections cannot load extensions (like pyenv's stdlib sqlite3 here)."""
 
-    def connect(self, *_args, **_kwargs):  # noqa: ANN002, ANN003, ANN201
+    def connect(self, *_args, **_kwargs):
         import sqlite3
 
         class Conn:
             def __init__(self) -> None:
                 self._c = sqlite3.connect(":memory:")
 
-            def execute(self, *a):  # noqa: ANN002, ANN201
+            def execute(self, *a):
                 return self._c.execute(*a)
 
             def close(self) -> None:
@@ -48,7 +48,7 @@ class _Recorder:
     def __init__(self, *, fts5: bool = True) -> None:
         self.fts5, self.closed, self.connected = fts5, 0, 0
 
-    def connect(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+    def connect(self, *args, **kwargs):
         real = engine.driver().connect(*args, **kwargs)
         module = self
         module.connected += 1
@@ -57,7 +57,7 @@ class _Recorder:
             def enable_load_extension(self, on: bool) -> None:
                 real.enable_load_extension(on)
 
-            def execute(self, sql: str, *a):  # noqa: ANN002, ANN201
+            def execute(self, sql: str, *a):
                 if not module.fts5 and "fts5" in sql:
                     raise RuntimeError("no such module: fts5")
                 return real.execute(sql, *a)
@@ -78,9 +78,18 @@ def test_the_first_candidate_that_can_load_extensions_and_has_fts5_wins() -> Non
     assert (usable.connected, usable.closed) == (1, 1)
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (None, 5000), ("250", 250), ("0", 0), ("-1", 5000), ("soon", 5000), ("", 5000), ("2.5", 5000),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, 5000),
+        ("250", 250),
+        ("0", 0),
+        ("-1", 5000),
+        ("soon", 5000),
+        ("", 5000),
+        ("2.5", 5000),
+    ],
+)
 def test_busy_timeout_comes_from_the_environment_when_it_is_a_whole_number(
     monkeypatch: pytest.MonkeyPatch, value: str | None, expected: int
 ) -> None:
@@ -95,7 +104,7 @@ def test_busy_timeout_comes_from_the_environment_when_it_is_a_whole_number(
 class _LoadingRefused(_Recorder):
     """Connections that have the method but refuse to turn extension loading on (a locked-down build)."""
 
-    def connect(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+    def connect(self, *args, **kwargs):
         conn = super().connect(*args, **kwargs)
         allowed = conn.enable_load_extension
 
@@ -114,7 +123,7 @@ def test_a_driver_that_refuses_to_load_extensions_is_passed_over() -> None:
     assert refused.closed == 1
 
 
-def test_probing_drivers_leaves_no_file_behind(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_probing_drivers_leaves_no_file_behind(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe opens an in-memory database: nothing appears in the current folder (a project)."""
     monkeypatch.chdir(tmp_path)
     assert engine.pick_driver([_Recorder()]) is not None

@@ -17,7 +17,7 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def brain(tmp_path: Path):  # noqa: ANN201
+def brain(tmp_path: Path):
     path = tmp_path / "brain.sqlite"
     Brain.init(path, embed_provider="none")
     with Brain.open(path) as opened:
@@ -51,7 +51,11 @@ def test_meta_increment_counts_from_one_and_resets_what_is_not_a_number(brain: B
     brain.handle.write(lambda s: meta.increment(s, "count.odd"))
     brain.handle.write(lambda s: meta.put(s, "count.big", "41"))
     brain.handle.write(lambda s: meta.increment(s, "count.big"))
-    assert brain.handle.read(lambda s: meta.get_many(s, "count.")) == {"count.new": "2", "count.odd": "1", "count.big": "42"}
+    assert brain.handle.read(lambda s: meta.get_many(s, "count.")) == {
+        "count.new": "2",
+        "count.odd": "1",
+        "count.big": "42",
+    }
 
 
 # ------------------------------------------------------------------ relation registry
@@ -88,13 +92,26 @@ def test_an_unreadable_registry_counts_every_relation_as_registered(brain: Brain
 
 def test_inbox_rows_read_back_with_their_defaults(brain: Brain) -> None:
     origin = values.Origin("agent", "cli", "s-1", "host")
-    candidate_id = brain.handle.write(lambda s: inbox.insert(
-        s, content="c", type="concept", subtype="decision", importance=0.25, metadata_={"k": 1}, origin=origin,
-        now=NOW))
+    candidate_id = brain.handle.write(
+        lambda s: inbox.insert(
+            s,
+            content="c",
+            type="concept",
+            subtype="decision",
+            importance=0.25,
+            metadata_={"k": 1},
+            origin=origin,
+            now=NOW,
+        )
+    )
     got = brain.handle.read(lambda s: inbox.get(s, candidate_id))
     assert got == values.InboxCandidate(candidate_id, "concept", "decision", "c", {"k": 1}, 0.25, NOW, origin)
-    brain.handle.write(lambda s: s.execute(inbox.text(
-        "UPDATE inbox_candidates SET importance = NULL, created_at = '' WHERE id = :id"), {"id": candidate_id}))
+    brain.handle.write(
+        lambda s: s.execute(
+            inbox.text("UPDATE inbox_candidates SET importance = NULL, created_at = '' WHERE id = :id"),
+            {"id": candidate_id},
+        )
+    )
     bare = brain.handle.read(lambda s: inbox.get(s, candidate_id))
     assert (bare.importance, bare.created_at) == (0.5, None)
 
@@ -106,9 +123,18 @@ def test_inbox_get_of_a_missing_id_names_it(brain: Brain) -> None:
 
 def test_inbox_list_is_oldest_first_and_limited(brain: Brain) -> None:
     ids = [
-        brain.handle.write(lambda s, i=i: inbox.insert(
-            s, content=f"c{i}", type="episode", subtype=None, importance=0.5, metadata_=None,
-            origin=values.Origin(), now=NOW.replace(hour=10 - i)))
+        brain.handle.write(
+            lambda s, i=i: inbox.insert(
+                s,
+                content=f"c{i}",
+                type="episode",
+                subtype=None,
+                importance=0.5,
+                metadata_=None,
+                origin=values.Origin(),
+                now=NOW.replace(hour=10 - i),
+            )
+        )
         for i in range(3)
     ]
     assert [c.id for c in brain.handle.read(lambda s: inbox.list_all(s, None))] == ids[::-1]
@@ -161,13 +187,24 @@ def test_other_errors_are_not_lock_errors(message: str) -> None:
 
 def test_an_edge_reads_back_with_everything_it_was_given(brain: Brain, pinned_clock: datetime) -> None:
     a, b = brain.add("source memory"), brain.add("target memory")
-    result = brain.add_edge(a, b, "supports", metadata={"why": "measured"},
-                            valid_at="2026-01-01T00:00:00Z", invalid_at="2026-06-01T00:00:00Z")
+    result = brain.add_edge(
+        a,
+        b,
+        "supports",
+        metadata={"why": "measured"},
+        valid_at="2026-01-01T00:00:00Z",
+        invalid_at="2026-06-01T00:00:00Z",
+    )
     assert result.created is True
     edge = result.edge
     assert edge.id > 0 and (edge.source_id, edge.target_id, edge.relation) == (a, b, "supports")
     assert edge.weight == 1.0  # no weight given: 1, stored (exports and upstream read the column)
-    assert brain.handle.read(lambda s: s.execute(meta.text("SELECT weight FROM edges WHERE id = :i"), {"i": edge.id}).scalar()) == 1.0
+    assert (
+        brain.handle.read(
+            lambda s: s.execute(meta.text("SELECT weight FROM edges WHERE id = :i"), {"i": edge.id}).scalar()
+        )
+        == 1.0
+    )
     assert edge.metadata == {"why": "measured"}
     assert edge.created_at == pinned_clock
     assert (edge.valid_at, edge.invalid_at) == (datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC))
@@ -205,13 +242,21 @@ def test_deleting_a_vector_stored_at_another_nodes_rowid_deletes_only_that_vecto
     with Brain.open(path) as brain:
         a, b = brain.add("alpha kettle"), brain.add("beta descaling")
 
-        def swap(session) -> None:  # noqa: ANN001
-            rows = {r[0]: (r[1], r[2]) for r in session.execute(meta.text(
-                "SELECT v.node_id, n.rowid, v.embedding FROM vec_nodes v JOIN nodes n ON n.id = v.node_id")).all()}
+        def swap(session) -> None:
+            rows = {
+                r[0]: (r[1], r[2])
+                for r in session.execute(
+                    meta.text(
+                        "SELECT v.node_id, n.rowid, v.embedding FROM vec_nodes v JOIN nodes n ON n.id = v.node_id"
+                    )
+                ).all()
+            }
             session.execute(meta.text("DELETE FROM vec_nodes"))
             for node_id, other in ((a, b), (b, a)):  # each vector at the other node's rowid
-                session.execute(meta.text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (:r, :id, :v)"),
-                                {"r": rows[other][0], "id": node_id, "v": rows[node_id][1]})
+                session.execute(
+                    meta.text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (:r, :id, :v)"),
+                    {"r": rows[other][0], "id": node_id, "v": rows[node_id][1]},
+                )
 
         brain.handle.write(swap)
         brain.handle.write(lambda s: vec.delete(s, a))
@@ -241,11 +286,13 @@ def test_vectors_are_found_where_they_are_stored_even_at_another_nodes_rowid(tmp
             before = vec.vectors_for(conn, [a, b, c])
         assert set(before) == {a, b, c} and all(len(v) == len(before[a]) for v in before.values())
 
-        def move_a(session) -> None:  # noqa: ANN001 - a's vector to a rowid no node has
+        def move_a(session) -> None:  # a's vector to a rowid no node has
             blob = session.execute(meta.text("SELECT embedding FROM vec_nodes WHERE node_id = :id"), {"id": a}).scalar()
             session.execute(meta.text("DELETE FROM vec_nodes WHERE node_id = :id"), {"id": a})
-            session.execute(meta.text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (999, :id, :v)"),
-                            {"id": a, "v": blob})
+            session.execute(
+                meta.text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (999, :id, :v)"),
+                {"id": a, "v": blob},
+            )
 
         brain.handle.write(move_a)
         with brain.handle.snapshot() as conn:

@@ -13,7 +13,9 @@ app = App(name="config", help="View and change this brain's configuration.")
 
 
 @app.command(name="set")
-def config_set(key: Annotated[str, Parameter(help="Config key")], value: Annotated[str, Parameter(help="New value")]) -> None:
+def config_set(
+    key: Annotated[str, Parameter(help="Config key")], value: Annotated[str, Parameter(help="New value")]
+) -> None:
     """Set a key for this brain."""
     with open_brain() as brain:
         change = brain.config_set(key, value)

@@ -25,7 +25,9 @@ def dashboard(
     if last < 1:
         raise InvalidInput(f"--last must be at least 1, got {last}")
     if state.format == "json":
-        raise InvalidInput("dashboard draws on a terminal and has no JSON form; use 'cerebro stats --metrics --format json'")
+        raise InvalidInput(
+            "dashboard draws on a terminal and has no JSON form; use 'cerebro stats --metrics --format json'"
+        )
     if not sys.stdout.isatty():
         raise InvalidInput("dashboard needs a terminal on stdout; use 'cerebro stats --metrics' for text")
     if session_dir is not None and not session_dir.is_dir():

@@ -15,9 +15,7 @@ def doctor(
     *,
     no_latency: Annotated[
         bool,
-        Parameter(
-            name="--no-latency", help="Do not time the hook commands (hook-latency is reported as skipped)"
-        ),
+        Parameter(name="--no-latency", help="Do not time the hook commands (hook-latency is reported as skipped)"),
     ] = False,
 ) -> None:
     """Check this project's Claude Code + cerebro setup and print the command that fixes each problem.
@@ -54,6 +52,4 @@ def doctor(
     emit(data, md)
     failed = [c.name for c in checks if c.status == "fail"]
     if failed:
-        raise ChecksFailed(
-            f"doctor: {len(failed)} check{'s' if len(failed) > 1 else ''} failed ({', '.join(failed)})"
-        )
+        raise ChecksFailed(f"doctor: {len(failed)} check{'s' if len(failed) > 1 else ''} failed ({', '.join(failed)})")

@@ -17,7 +17,9 @@ def edge(
     target: Annotated[str, Parameter(help="Target memory id (or prefix)")],
     relation: Annotated[str, Parameter(help="e.g. derived_from, supports, contradicts, supersedes")],
     *,
-    weight: Annotated[float | None, Parameter(help="Edge weight > 0 (default 1.0; kept on re-add unless given)")] = None,
+    weight: Annotated[
+        float | None, Parameter(help="Edge weight > 0 (default 1.0; kept on re-add unless given)")
+    ] = None,
     valid_at: Annotated[str | None, Parameter(help="Valid from (RFC 3339 or YYYY-MM-DD)")] = None,
     invalid_at: Annotated[str | None, Parameter(help="Valid until, exclusive (RFC 3339 or YYYY-MM-DD)")] = None,
 ) -> None:
@@ -53,7 +55,10 @@ def relation_list() -> None:
         rows = brain.relations()
 
     def md() -> str:
-        return "\n".join(f"- {r.name}" + (f" ({r.traversal_class})" if r.traversal_class else "") for r in rows) or "No relations registered."
+        return (
+            "\n".join(f"- {r.name}" + (f" ({r.traversal_class})" if r.traversal_class else "") for r in rows)
+            or "No relations registered."
+        )
 
     emit([r.to_dict() for r in rows], md)
 

@@ -27,7 +27,9 @@ def eval_queries(
     queries: Annotated[Path, Parameter(help="JSON lines {query_id, query}")],
     ground_truth: Annotated[Path, Parameter(help="JSON lines {query_id, relevant_node_ids}")],
     limit: Annotated[int, Parameter(help="Results per query")] = 20,
-    threshold: Annotated[float | None, Parameter(help="Vector-lane threshold (default: config recall_threshold)")] = None,
+    threshold: Annotated[
+        float | None, Parameter(help="Vector-lane threshold (default: config recall_threshold)")
+    ] = None,
     out: Annotated[Path | None, Parameter(help="Also write the baseline JSON here")] = None,
 ) -> None:
     """Macro recall@5/10/20 and MRR of recall on the current brain."""

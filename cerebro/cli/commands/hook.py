@@ -8,7 +8,9 @@ from cyclopts import Parameter
 
 
 def hook(
-    name: Annotated[str, Parameter(help="prime, post-compact, session-end, catch-up, or has-brain (the plugin's 0/1 gate)")],
+    name: Annotated[
+        str, Parameter(help="prime, post-compact, session-end, catch-up, or has-brain (the plugin's 0/1 gate)")
+    ],
     *,
     event: Annotated[str | None, Parameter(help="prime only: sessionstart or userpromptsubmit")] = None,
 ) -> None:

@@ -17,7 +17,9 @@ PROGRESS_FROM_FILES = 5  # fewer files finish before a progress line would be wo
 
 def ingest(
     *,
-    force: Annotated[bool, Parameter(help="Re-read every transcript, even those unchanged since the last ingest")] = False,
+    force: Annotated[
+        bool, Parameter(help="Re-read every transcript, even those unchanged since the last ingest")
+    ] = False,
     session_dir: Annotated[
         Path | None,
         Parameter(name="--session-dir", help="Read transcripts from DIR (default ~/.claude/projects/<slug>/)"),

@@ -39,36 +39,46 @@ _MCP_MESSAGES = {
 # What each agent needs before it uses the server it was given.
 _AGENT_NOTES = {
     "claude-code": "Claude Code asks once to approve the project's .mcp.json server (or set "
-                   "enableAllProjectMcpServers / enabledMcpjsonServers in its settings)",
+    "enableAllProjectMcpServers / enabledMcpjsonServers in its settings)",
     "codex": "Codex reads .codex/config.toml only in a project you trust: accept its trust prompt there "
-             "(or run `codex exec --trust` once)",
+    "(or run `codex exec --trust` once)",
     "gemini": "With folder trust on (security.folderTrust.enabled), Gemini CLI reads .gemini/settings.json only "
-              "once you trust the folder",
+    "once you trust the folder",
 }
 AgentName = Literal["claude-code", "codex", "gemini", "cursor"]
 
 
 def init(
     *,
-    global_: Annotated[bool, Parameter(name="--global", help="Create the global brain (CEREBRO_HOME/global.sqlite)")] = False,
-    embed_provider: Annotated[str | None, Parameter(help="local (default: offline MiniLM), ollama, voyage or none")] = None,
+    global_: Annotated[
+        bool, Parameter(name="--global", help="Create the global brain (CEREBRO_HOME/global.sqlite)")
+    ] = False,
+    embed_provider: Annotated[
+        str | None, Parameter(help="local (default: offline MiniLM), ollama, voyage or none")
+    ] = None,
     embed_model: Annotated[str | None, Parameter(help="Embedding model (default: the provider's)")] = None,
     embed_dims: Annotated[int | None, Parameter(help="Vector dimensions (0 or omitted: the provider's)")] = None,
     force: Annotated[
         bool,
-        Parameter(help="Back up the brain and refresh cerebro's hooks, skills and CLAUDE.md section (replacing "
-                       "older cerebro and upstream hooks); with --embed-*, also re-write the embedding settings"),
+        Parameter(
+            help="Back up the brain and refresh cerebro's hooks, skills and CLAUDE.md section (replacing "
+            "older cerebro and upstream hooks); with --embed-*, also re-write the embedding settings"
+        ),
     ] = False,
     skip_integration: Annotated[bool, Parameter(help="Only create the brain; write no Claude Code files")] = False,
     local: Annotated[
         bool,
-        Parameter(help="Wire Claude Code for you alone: hooks in .claude/settings.local.json and the section in "
-                       "CLAUDE.local.md (neither is committed); no project skills"),
+        Parameter(
+            help="Wire Claude Code for you alone: hooks in .claude/settings.local.json and the section in "
+            "CLAUDE.local.md (neither is committed); no project skills"
+        ),
     ] = False,
     remove: Annotated[
         bool,
-        Parameter(help="Take out what init added (cerebro's hooks, its unedited skills, the CLAUDE.md section); "
-                       "the brain stays unless --purge"),
+        Parameter(
+            help="Take out what init added (cerebro's hooks, its unedited skills, the CLAUDE.md section); "
+            "the brain stays unless --purge"
+        ),
     ] = False,
     purge: Annotated[bool, Parameter(help="With --remove: also delete the project's brain, after a backup")] = False,
     agent: Annotated[
@@ -76,9 +86,9 @@ def init(
         Parameter(
             name="--agent",
             help="Wire this agent (repeatable): its MCP server configuration (.mcp.json, .codex/config.toml, "
-                 ".gemini/settings.json, .cursor/mcp.json) with the cerebro server, and its instructions section "
-                 "(CLAUDE.md, AGENTS.md, GEMINI.md); claude-code also gets the hooks and skills. With --remove: "
-                 "take out what it wrote",
+            ".gemini/settings.json, .cursor/mcp.json) with the cerebro server, and its instructions section "
+            "(CLAUDE.md, AGENTS.md, GEMINI.md); claude-code also gets the hooks and skills. With --remove: "
+            "take out what it wrote",
         ),
     ] = None,
 ) -> None:
@@ -144,7 +154,14 @@ def init(
             lines = [f"{what} re-initialized at {result.path} (backup: {result.backup})"]
         else:
             lines = [f"{what} already initialized at {result.path}"]
-        lines.append(f"Embeddings: {result.embedding_provider}" + (f" ({result.embedding_model}, {result.embedding_dimensions} dims)" if result.embedding_dimensions else ""))
+        lines.append(
+            f"Embeddings: {result.embedding_provider}"
+            + (
+                f" ({result.embedding_model}, {result.embedding_dimensions} dims)"
+                if result.embedding_dimensions
+                else ""
+            )
+        )
         if scaffolded is not None:
             lines.append("")
             lines.extend(_report_lines(scaffolded, force=force))
@@ -152,7 +169,9 @@ def init(
                 lines.append("")
                 lines.append("Claude Code plugin (instead of these files; hooks run once per session either way):")
                 lines.append(f"  claude plugin marketplace add {marketplace}")
-                lines.append("  claude plugin install cerebro@cerebro     then: cerebro init --force (removes init's copies)")
+                lines.append(
+                    "  claude plugin install cerebro@cerebro     then: cerebro init --force (removes init's copies)"
+                )
         if wired:
             lines.append("")
             lines.extend(_agent_lines(wired, force=force))
@@ -210,13 +229,16 @@ def _report_lines(report, *, force: bool) -> list[str]:  # noqa: ANN001
     else:
         written = report.skills_written
         lines.append(
-            f"{'Updated' if force else 'Created'} {written} skill files in .claude/skills/" if written
-            else "Skipped skills (already up to date)" if force
+            f"{'Updated' if force else 'Created'} {written} skill files in .claude/skills/"
+            if written
+            else "Skipped skills (already up to date)"
+            if force
             else "Skipped skills (already present, use --force to update)"
         )
     lines.append(
         f"Skipped {report.claudemd_file} (Cerebro section already up to date)"
-        if force and report.claudemd == "skipped" else _CLAUDEMD_MESSAGES[report.claudemd].format(file=report.claudemd_file)
+        if force and report.claudemd == "skipped"
+        else _CLAUDEMD_MESSAGES[report.claudemd].format(file=report.claudemd_file)
     )
     return lines
 
@@ -239,7 +261,7 @@ def _remove(targets, *, purge: bool, chosen=None) -> None:  # noqa: ANN001
     else:
         chosen_for_mcp = chosen
     unwired = mcp_agents.unwire(targets.project, chosen_for_mcp) if chosen_for_mcp else []
-    for message in (report.warnings if report else ()):
+    for message in report.warnings if report else ():
         warn(message)
     for agent_report in unwired:
         for message in agent_report.warnings:
@@ -263,13 +285,15 @@ def _remove(targets, *, purge: bool, chosen=None) -> None:  # noqa: ANN001
         lines = []
         if report is not None:
             lines.append(
-                "Left .claude settings alone (no cerebro hooks)" if report.settings == "skipped"
+                "Left .claude settings alone (no cerebro hooks)"
+                if report.settings == "skipped"
                 else _SETTINGS_MESSAGES[report.settings].format(file=report.settings_file, plugin=report.plugin)
             )
             if report.skills_removed:
                 lines.append(f"Removed {report.skills_removed} skill files from .claude/skills/")
             lines.append(
-                f"Left {report.claudemd_file} alone (no Cerebro section)" if report.claudemd == "skipped"
+                f"Left {report.claudemd_file} alone (no Cerebro section)"
+                if report.claudemd == "skipped"
                 else _CLAUDEMD_MESSAGES[report.claudemd].format(file=report.claudemd_file)
             )
         lines.extend(_agent_lines(unwired, removing=True))

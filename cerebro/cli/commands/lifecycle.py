@@ -18,14 +18,19 @@ def reinforce(node_id: IdArg) -> None:
     """Count a use of an active memory: access and reinforcement counters up, timestamps now."""
     with open_brain() as brain:
         node = brain.reinforce(node_id)
-    emit(node.to_dict(), f"Reinforced {node.short_id} (access count {node.access_count}, reinforced {node.times_reinforced}x)")
+    emit(
+        node.to_dict(),
+        f"Reinforced {node.short_id} (access count {node.access_count}, reinforced {node.times_reinforced}x)",
+    )
 
 
 def supersede(
     old_id: Annotated[str, Parameter(name="old-id", help="The active memory being replaced")],
     content: Annotated[str, Parameter(help="The replacement's text ('-' reads stdin)")],
     *,
-    type_: Annotated[str | None, Parameter(name="--type", help="Type of the replacement (default: the old one's)")] = None,
+    type_: Annotated[
+        str | None, Parameter(name="--type", help="Type of the replacement (default: the old one's)")
+    ] = None,
     subtype: Annotated[str | None, Parameter(help="Subtype of the replacement (default: the old one's)")] = None,
     importance: Annotated[float, Parameter(help="0 to 1; 0 means the default 0.5, as upstream")] = 0.5,
     metadata: Annotated[str | None, Parameter(help="A JSON object stored with the replacement")] = None,
@@ -62,7 +67,10 @@ def supersede(
 
 def gc(
     *,
-    threshold: Annotated[float | None, Parameter(help="Retention below which memories are archived (default: config gc_threshold, else 0.01)")] = None,
+    threshold: Annotated[
+        float | None,
+        Parameter(help="Retention below which memories are archived (default: config gc_threshold, else 0.01)"),
+    ] = None,
     dry_run: Annotated[bool, Parameter(help="Report what would be archived; change nothing")] = False,
     log: Annotated[Path | None, Parameter(help="Append this run's result as one JSON line to FILE")] = None,
 ) -> None:
@@ -86,7 +94,9 @@ def gc(
         with open_brain() as brain:
             report = brain.gc(threshold=threshold, dry_run=dry_run)
         if handle is not None:
-            line = json.dumps({"at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"), **report.to_dict()}, ensure_ascii=False)
+            line = json.dumps(
+                {"at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"), **report.to_dict()}, ensure_ascii=False
+            )
             handle.write(line + "\n")
     finally:
         if handle is not None:
@@ -188,7 +198,10 @@ def forget(
     def md() -> str:
         verb = ("Deleted" if hard else "Archived") if apply else "Would forget"
         lines = [f"{verb} {len(report.matched)} memor{'y' if len(report.matched) == 1 else 'ies'}:"]
-        lines += [f"  - {m['id'][:8]} [{m['type']}/{m['status']}] {' '.join(m['content'].split())[:120]}" for m in report.matched]
+        lines += [
+            f"  - {m['id'][:8]} [{m['type']}/{m['status']}] {' '.join(m['content'].split())[:120]}"
+            for m in report.matched
+        ]
         if not apply and report.matched:
             lines.append("Run again with --apply to archive them (add --hard to delete).")
         return "\n".join(lines)
@@ -198,7 +211,9 @@ def forget(
 
 def promote(
     node_id: IdArg,
-    generalized: Annotated[str | None, Parameter(name="content", help="Generalised content for the global copy")] = None,
+    generalized: Annotated[
+        str | None, Parameter(name="content", help="Generalised content for the global copy")
+    ] = None,
     *,
     content: Annotated[str | None, Parameter(name="--content", help="Same as the positional content")] = None,
 ) -> None:

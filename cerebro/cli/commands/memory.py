@@ -74,8 +74,12 @@ def get(
     node_id: Annotated[str, Parameter(name="id", help="Full id or a unique prefix of 4+ characters")],
     *,
     as_of: Annotated[str | None, Parameter(help="Only edges valid at this instant (RFC 3339 or YYYY-MM-DD)")] = None,
-    with_provenance: Annotated[bool, Parameter(help="Also walk derived_from edges back to the sources (depth 5)")] = False,
-    provenance_depth: Annotated[int | None, Parameter(help="Walk this deep (implies --with-provenance; at most 100)")] = None,
+    with_provenance: Annotated[
+        bool, Parameter(help="Also walk derived_from edges back to the sources (depth 5)")
+    ] = False,
+    provenance_depth: Annotated[
+        int | None, Parameter(help="Walk this deep (implies --with-provenance; at most 100)")
+    ] = None,
 ) -> None:
     """Show a memory with its edges (and, on request, where it came from)."""
     from cerebro.cli.render import provenance_depth as depth_of
@@ -92,7 +96,9 @@ def get(
         lines.append(f"- id: {node.id}")
         if node.subtype:
             lines.append(f"- subtype: {node.subtype}")
-        lines.append(f"- created: {json_time(node.created_at)}  accessed: {node.access_count}x  reinforced: {node.times_reinforced}x")
+        lines.append(
+            f"- created: {json_time(node.created_at)}  accessed: {node.access_count}x  reinforced: {node.times_reinforced}x"
+        )
         if node.updated_at:
             lines.append(f"- updated: {json_time(node.updated_at)}")
         if node.origin.actor or node.origin.channel:

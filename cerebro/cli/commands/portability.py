@@ -16,8 +16,15 @@ from cerebro.errors import InvalidInput
 
 def export(
     *,
-    format: Annotated[str, Parameter(name=["--format", "-f"], help="json (upstream's bundle), jsonl (sorted, git-friendly), sql or sqlite")] = "json",
-    output: Annotated[Path | None, Parameter(name=["--output", "-o"], help="Write here (required for sqlite; default stdout)")] = None,
+    format: Annotated[
+        str,
+        Parameter(
+            name=["--format", "-f"], help="json (upstream's bundle), jsonl (sorted, git-friendly), sql or sqlite"
+        ),
+    ] = "json",
+    output: Annotated[
+        Path | None, Parameter(name=["--output", "-o"], help="Write here (required for sqlite; default stdout)")
+    ] = None,
 ) -> None:
     """Export the brain. On this command --format names the dump format; the command prints no report."""
     if format not in ("json", "jsonl", "sql", "sqlite"):
@@ -31,7 +38,11 @@ def export(
             brain.export_sqlite(output)
             return
         data = brain.export(format)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n" if format == "json" else "".join(f"{line}\n" for line in data)  # jsonl, sql
+    text = (
+        json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        if format == "json"
+        else "".join(f"{line}\n" for line in data)
+    )  # jsonl, sql
     if output is None:
         sys.stdout.write(text)
         return
@@ -44,7 +55,9 @@ def export(
 
 def backup(
     *,
-    output: Annotated[Path | None, Parameter(name=["--output", "-o"], help="Write the copy here instead of CEREBRO_HOME/backups")] = None,
+    output: Annotated[
+        Path | None, Parameter(name=["--output", "-o"], help="Write the copy here instead of CEREBRO_HOME/backups")
+    ] = None,
 ) -> None:
     """A consistent copy of the brain (safe while agents write)."""
     with open_brain() as brain:
@@ -77,7 +90,9 @@ def import_(
 def migrate(
     *,
     realpath_hashes: Annotated[bool, Parameter(help="Re-key brains hashed from a path through a symlink")] = False,
-    scan_root: Annotated[list[Path] | None, Parameter(help="Where to look for projects (repeatable; default $HOME)")] = None,
+    scan_root: Annotated[
+        list[Path] | None, Parameter(help="Where to look for projects (repeatable; default $HOME)")
+    ] = None,
     max_depth: Annotated[int, Parameter(help="How deep below each root")] = 4,
     dry_run: Annotated[bool, Parameter(help="Report what would change; change nothing")] = False,
 ) -> None:
@@ -108,10 +123,14 @@ def migrate(
     def md() -> str:
         moved = len(report.renamed) + len(report.merged)
         if not moved:
-            return (f"Nothing to migrate. Scanned {report.scanned} director(ies). "
-                    "All brains are already keyed by realpath hashes.")
-        lines = [f"Migrated {moved} brain(s){' (dry run)' if dry_run else ''}. Renamed {len(report.renamed)}. "
-                 f"Merged {len(report.merged)}."]
+            return (
+                f"Nothing to migrate. Scanned {report.scanned} director(ies). "
+                "All brains are already keyed by realpath hashes."
+            )
+        lines = [
+            f"Migrated {moved} brain(s){' (dry run)' if dry_run else ''}. Renamed {len(report.renamed)}. "
+            f"Merged {len(report.merged)}."
+        ]
         lines += [f"  renamed {e['old'][:12]} → {e['new'][:12]} ({e['project']})" for e in report.renamed]
         lines += [f"  merged {e['old'][:12]} → {e['new'][:12]} ({e['project']})" for e in report.merged]
         return "\n".join(lines)

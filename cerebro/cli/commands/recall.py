@@ -15,15 +15,27 @@ from cerebro.logs import warn
 
 def recall(
     *words: Annotated[str, Parameter(help="What to recall (omit with --prime); unquoted words are joined with spaces")],
-    limit: Annotated[int | None, Parameter(name=["--limit", "-l"], help="At most this many results (default 20; prime: config prime_limit)")] = None,
+    limit: Annotated[
+        int | None,
+        Parameter(name=["--limit", "-l"], help="At most this many results (default 20; prime: config prime_limit)"),
+    ] = None,
     prime: Annotated[bool, Parameter(help="Session-start context: important, surprising, diverse memories")] = False,
-    threshold: Annotated[float | None, Parameter(name=["--threshold", "-T"], help="Minimum cosine for the vector lane (default: config recall_threshold)")] = None,
+    threshold: Annotated[
+        float | None,
+        Parameter(
+            name=["--threshold", "-T"], help="Minimum cosine for the vector lane (default: config recall_threshold)"
+        ),
+    ] = None,
     subtype: Annotated[str | None, Parameter(help="Only this subtype (empty: no subtype)")] = None,
     as_of: Annotated[str | None, Parameter(help="Follow only edges valid at this instant")] = None,
     explain: Annotated[bool, Parameter(help="Show each result's score components, lanes and ranks")] = False,
-    global_: Annotated[bool, Parameter(name="--global", help="Also recall from the global brain (its scores × 0.7)")] = False,
+    global_: Annotated[
+        bool, Parameter(name="--global", help="Also recall from the global brain (its scores × 0.7)")
+    ] = False,
     with_provenance: Annotated[bool, Parameter(help="Attach each result's derived_from sources (depth 1)")] = False,
-    provenance_depth: Annotated[int | None, Parameter(help="Walk this deep (implies --with-provenance; at most 100)")] = None,
+    provenance_depth: Annotated[
+        int | None, Parameter(help="Walk this deep (implies --with-provenance; at most 100)")
+    ] = None,
 ) -> None:
     """Composite-scored recall: vector and keyword lanes, one graph hop, fused by rank."""
     from cerebro.cli import fast
@@ -52,8 +64,15 @@ def recall(
 
 def search(
     *words: Annotated[str, Parameter(help="Text to search for; unquoted words are joined with spaces")],
-    limit: Annotated[int | None, Parameter(name=["--limit", "-l"], help="At most this many (default: config search_limit)")] = None,
-    threshold: Annotated[float | None, Parameter(name=["--threshold", "-T"], help="Minimum cosine for the vector lane (default: config search_threshold)")] = None,
+    limit: Annotated[
+        int | None, Parameter(name=["--limit", "-l"], help="At most this many (default: config search_limit)")
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        Parameter(
+            name=["--threshold", "-T"], help="Minimum cosine for the vector lane (default: config search_threshold)"
+        ),
+    ] = None,
     as_of: Annotated[str | None, Parameter(help="Follow only edges valid at this instant")] = None,
 ) -> None:
     """Hybrid search as upstream runs it — recall's pipeline with the search defaults (needs an embedding provider)."""

@@ -151,7 +151,7 @@ def spawn_worker() -> None:
         if pid == 0:  # the intermediate: start the worker, leave
             try:
                 os.setsid()
-                subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
+                subprocess.Popen(  # our own interpreter and module, no shell
                     [sys.executable, "-m", "cerebro", "hook", "catch-up"],
                     stdin=subprocess.DEVNULL,
                     stdout=log,
@@ -329,5 +329,9 @@ def status() -> dict[str, Any]:
     jobs = pending_jobs()
     running = worker_running()
     overdue = [j for j in jobs if j.age_seconds > OVERDUE_SECONDS] if not running else []
-    return {"pending": len(jobs), "overdue": len(overdue), "worker_running": running,
-            "oldest_age_seconds": round(jobs[0].age_seconds, 1) if jobs else None}
+    return {
+        "pending": len(jobs),
+        "overdue": len(overdue),
+        "worker_running": running,
+        "oldest_age_seconds": round(jobs[0].age_seconds, 1) if jobs else None,
+    }

@@ -72,7 +72,9 @@ def claim(sid: str, event: str) -> bool:
         fd = os.open(_claim_path(sid, event), os.O_CREAT | os.O_EXCL | os.O_WRONLY, paths.FILE_MODE)
     except FileExistsError:
         return False
-    os.write(fd, json.dumps({"session_id_sha256": hashlib.sha256(sid.encode()).hexdigest(), "at": time.time()}).encode())
+    os.write(
+        fd, json.dumps({"session_id_sha256": hashlib.sha256(sid.encode()).hexdigest(), "at": time.time()}).encode()
+    )
     os.close(fd)
     sweep()
     return True
@@ -120,7 +122,7 @@ def render_prime(primed: list[Any], total_active: int, budget_tokens: int, tail:
     if more:
         text += (
             f"\n\n_{more} more memor{'y' if more == 1 else 'ies'} in this brain — "
-            "`cerebro recall \"<topic>\"` finds them._"
+            '`cerebro recall "<topic>"` finds them._'
         )
     return text, shown
 
@@ -179,8 +181,10 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
         delivered = True
         if event == "sessionstart":
             return json.dumps(
-                {"systemMessage": banner,
-                 "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": body}},
+                {
+                    "systemMessage": banner,
+                    "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": body},
+                },
                 ensure_ascii=False,
             )
         return body
@@ -245,9 +249,14 @@ def _catch_up(rest: list[str]) -> int:
     done = aftercare.catch_up()
     if not os.environ.get("CEREBRO_AFTERCARE_WORKER"):
         left = len(aftercare.pending_jobs())
-        print(f"End-of-session work done for {done} session{'' if done == 1 else 's'}"
-              + (f"; {left} still pending (another worker is running, or a step failed: see {aftercare.log_path()})"
-                 if left else ""))
+        print(
+            f"End-of-session work done for {done} session{'' if done == 1 else 's'}"
+            + (
+                f"; {left} still pending (another worker is running, or a step failed: see {aftercare.log_path()})"
+                if left
+                else ""
+            )
+        )
     return 0
 
 

@@ -29,28 +29,34 @@ DESCRIPTION = (
 def render() -> dict[str, str]:
     """Relative path → file text, for every file of the marketplace and the plugin."""
     files = {
-        ".claude-plugin/marketplace.json": templates.dump_json({
-            "name": "cerebro",
-            "owner": {"name": "Cerebro maintainers"},
-            "description": "Cerebro: local-first persistent memory for coding agents (a per-project SQLite brain).",
-            "plugins": [{
+        ".claude-plugin/marketplace.json": templates.dump_json(
+            {
                 "name": "cerebro",
-                "source": f"./{PLUGIN_DIR}",
-                "description": "Local-first persistent memory for coding agents (requires the cerebro CLI).",
+                "owner": {"name": "Cerebro maintainers"},
+                "description": "Cerebro: local-first persistent memory for coding agents (a per-project SQLite brain).",
+                "plugins": [
+                    {
+                        "name": "cerebro",
+                        "source": f"./{PLUGIN_DIR}",
+                        "description": "Local-first persistent memory for coding agents (requires the cerebro CLI).",
+                        "version": __version__,
+                    }
+                ],
+            }
+        ),
+        f"{PLUGIN_DIR}/.claude-plugin/plugin.json": templates.dump_json(
+            {
+                "name": "cerebro",
                 "version": __version__,
-            }],
-        }),
-        f"{PLUGIN_DIR}/.claude-plugin/plugin.json": templates.dump_json({
-            "name": "cerebro",
-            "version": __version__,
-            "displayName": "Cerebro Memory",
-            "description": DESCRIPTION,
-            "author": {"name": "Cerebro maintainers"},
-            "license": "MIT",
-            "keywords": ["memory", "sqlite", "knowledge-graph", "recall"],
-            # No "hooks" key: Claude Code loads hooks/hooks.json by convention, and naming it again makes
-            # it report "Duplicate hooks file detected" (the plugin is then flagged hook-load-failed).
-        }),
+                "displayName": "Cerebro Memory",
+                "description": DESCRIPTION,
+                "author": {"name": "Cerebro maintainers"},
+                "license": "MIT",
+                "keywords": ["memory", "sqlite", "knowledge-graph", "recall"],
+                # No "hooks" key: Claude Code loads hooks/hooks.json by convention, and naming it again makes
+                # it report "Duplicate hooks file detected" (the plugin is then flagged hook-load-failed).
+            }
+        ),
         f"{PLUGIN_DIR}/hooks/hooks.json": templates.dump_json(templates.hooks_config(plugin=True)),
         # The cerebro MCP server, found by convention at the plugin root (as `init --agent claude-code` writes
         # .mcp.json into a project); Claude Code starts it with CLAUDE_PROJECT_DIR set to the project.

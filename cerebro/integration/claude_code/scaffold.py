@@ -98,14 +98,17 @@ def scaffold(targets: Targets, *, force: bool = False, stop_guard_enabled: bool 
         if plugin:
             settings = PLUGIN
             if force and targets.settings.exists() and remove_hooks(targets.settings) == REMOVED:
-                warnings.append(f"removed init's hooks from {_rel(targets, targets.settings)}: "
-                                f"the {plugin} plugin carries them")
+                warnings.append(
+                    f"removed init's hooks from {_rel(targets, targets.settings)}: the {plugin} plugin carries them"
+                )
         else:
             settings = merge_settings(targets.settings, force=force, keep_stop_guard=stop_guard_enabled)
             stale = _stale_hooks(targets.settings)
             if stale and not force:
-                warnings.append(f"{_rel(targets, targets.settings)} has older cerebro hooks ({', '.join(stale)}): "
-                                "run 'cerebro init --force' to replace them")
+                warnings.append(
+                    f"{_rel(targets, targets.settings)} has older cerebro hooks ({', '.join(stale)}): "
+                    "run 'cerebro init --force' to replace them"
+                )
     except (OSError, InvalidInput) as exc:
         settings = FAILED
         warnings.append(f"could not update {_rel(targets, targets.settings)}: {exc}")
@@ -124,8 +127,14 @@ def scaffold(targets: Targets, *, force: bool = False, stop_guard_enabled: bool 
         claudemd = FAILED
         warnings.append(f"could not update {targets.claudemd.name}: {exc}")
     return ScaffoldReport(
-        settings, skills_written, claudemd, tuple(warnings), plugin,
-        _rel(targets, targets.settings), targets.claudemd.name, skills_removed,
+        settings,
+        skills_written,
+        claudemd,
+        tuple(warnings),
+        plugin,
+        _rel(targets, targets.settings),
+        targets.claudemd.name,
+        skills_removed,
     )
 
 
@@ -153,8 +162,14 @@ def remove(targets: Targets) -> ScaffoldReport:
     except OSError:
         pass
     return ScaffoldReport(
-        settings, 0, claudemd, tuple(warnings), plugin_enabled(targets.project),
-        _rel(targets, targets.settings), targets.claudemd.name, removed,
+        settings,
+        0,
+        claudemd,
+        tuple(warnings),
+        plugin_enabled(targets.project),
+        _rel(targets, targets.settings),
+        targets.claudemd.name,
+        removed,
     )
 
 
@@ -208,7 +223,7 @@ def _load_settings(path: Path) -> dict[str, Any]:
         raise InvalidInput(f"{path} does not hold a JSON object; fix it and run init again")
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict) or any(not isinstance(v, list) for v in hooks.values()):
-        raise InvalidInput(f"{path}: \"hooks\" is not an object of event lists; fix it and run init again")
+        raise InvalidInput(f'{path}: "hooks" is not an object of event lists; fix it and run init again')
     return settings
 
 
@@ -220,16 +235,19 @@ def _is_ours(event: str, command: object, *, keep_stop_guard: bool = False) -> b
     """A handler this cerebro, an older one or upstream Go cerebro wrote (exact, or by shape)."""
     if (event, command) in _current() or templates.is_cerebro_hook(command):
         return True
-    return any(e == event and c == command and not (keep_stop_guard and e == "Stop")
-               for e, c in templates.LEGACY_COMMANDS)
+    return any(
+        e == event and c == command and not (keep_stop_guard and e == "Stop") for e, c in templates.LEGACY_COMMANDS
+    )
 
 
 def _handlers(hooks: dict[str, Any]) -> list[tuple[str, Any]]:
     return [
         (event, handler.get("command"))
         for event, groups in hooks.items()
-        for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-        for handler in group["hooks"] if isinstance(handler, dict)
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for handler in group["hooks"]
+        if isinstance(handler, dict)
     ]
 
 
@@ -239,8 +257,13 @@ def _stale_hooks(path: Path) -> list[str]:
         return []
     hooks = _load_settings(path).get("hooks", {})
     current = _current()
-    return sorted({event for event, command in _handlers(hooks)
-                   if templates.is_cerebro_hook(command) and (event, command) not in current})
+    return sorted(
+        {
+            event
+            for event, command in _handlers(hooks)
+            if templates.is_cerebro_hook(command) and (event, command) not in current
+        }
+    )
 
 
 def merge_settings(path: Path, *, force: bool = False, keep_stop_guard: bool = False) -> str:
@@ -289,8 +312,10 @@ def remove_hooks(path: Path) -> str:
 def _has_command(groups: list[Any], matcher: str, command: str) -> bool:
     """Is ``command`` wired under ``matcher``? (resume, compact and clear share one command.)"""
     return any(
-        isinstance(group, dict) and (group.get("matcher") or "") == matcher
-        and isinstance(handler, dict) and handler.get("command") == command
+        isinstance(group, dict)
+        and (group.get("matcher") or "") == matcher
+        and isinstance(handler, dict)
+        and handler.get("command") == command
         for group in groups
         for handler in (group.get("hooks") or [] if isinstance(group, dict) else [])
     )
@@ -306,8 +331,11 @@ def _remove_ours(hooks: dict[str, list[Any]], *, keep_stop_guard: bool = False) 
             if not isinstance(handlers, list):
                 kept_groups.append(group)
                 continue
-            kept = [h for h in handlers
-                    if not (isinstance(h, dict) and _is_ours(event, h.get("command"), keep_stop_guard=keep_stop_guard))]
+            kept = [
+                h
+                for h in handlers
+                if not (isinstance(h, dict) and _is_ours(event, h.get("command"), keep_stop_guard=keep_stop_guard))
+            ]
             removed += len(handlers) - len(kept)
             if kept:
                 kept_groups.append({**group, "hooks": kept})
@@ -412,7 +440,7 @@ def _lines_outside_fences(text: str) -> list[tuple[int, str]]:
         stripped = line.lstrip()
         marker = stripped[:3]
         if fence:
-            if stripped.startswith(fence) and not stripped[len(fence):].strip(fence[0]).strip():
+            if stripped.startswith(fence) and not stripped[len(fence) :].strip(fence[0]).strip():
                 fence = ""
         elif marker in ("```", "~~~"):
             fence = stripped[: len(stripped) - len(stripped.lstrip(marker[0]))]

@@ -63,14 +63,23 @@ CATEGORIES = (
         "and stop only when it is fully addressed.",
         exemptions=(
             # ... about to do something destructive or outward-facing: asking is right.
-            re.compile(r"(shall I|would you like me to|let me know if)\b.{0,40}"
-                       r"\b(push|deploy|merge|delete|remove|drop|force|publish|release|reset)\b", _I),
+            re.compile(
+                r"(shall I|would you like me to|let me know if)\b.{0,40}"
+                r"\b(push|deploy|merge|delete|remove|drop|force|publish|release|reset)\b",
+                _I,
+            ),
             # ... the work is done and verified; offering the next step is fine.
-            re.compile(r"\b(tests? pass|all green|build succeed|linter.{0,80}clean|0 (failures|errors))"
-                       r".{0,200}(shall I|would you like me to|let me know)", _IS),
+            re.compile(
+                r"\b(tests? pass|all green|build succeed|linter.{0,80}clean|0 (failures|errors))"
+                r".{0,200}(shall I|would you like me to|let me know)",
+                _IS,
+            ),
             # ... a plan or design put up for review before building it.
-            re.compile(r"\b(plans?|approach(es)?|proposals?|designs?|strateg(y|ies)|ready for.{0,10}review)\b"
-                       r".{0,500}(shall I|would you like me to)", _IS),
+            re.compile(
+                r"\b(plans?|approach(es)?|proposals?|designs?|strateg(y|ies)|ready for.{0,10}review)\b"
+                r".{0,500}(shall I|would you like me to)",
+                _IS,
+            ),
         ),
     ),
     Category(
@@ -182,4 +191,3 @@ def run(argv: list[str]) -> int:
         print(f"cerebro: stop-guard: {' '.join(str(exc).split())}", file=sys.stderr)  # decision: still ALLOW
     sys.stdout.write(decision.to_json() + "\n")
     return 0
-

@@ -58,9 +58,7 @@ def init_command(command: str) -> str:
 
 # Commands an older scaffold wrote that are ours to remove on `init --force` (recognised exactly, never by
 # the substring "cerebro": a user's own hook may mention it). The stop-guard is opt-in and no longer wired.
-LEGACY_COMMANDS: tuple[tuple[str, str], ...] = (
-    ("Stop", f"cerebro stop-guard -p {PROJECT}"),
-)
+LEGACY_COMMANDS: tuple[tuple[str, str], ...] = (("Stop", f"cerebro stop-guard -p {PROJECT}"),)
 
 # What a hook command written by any cerebro — this one's older scaffolds and plugin, upstream Go
 # cerebro's from 1.x to 3.4 — does, recognised by shape: a hook calling a cerebro hook/prime/gc, or

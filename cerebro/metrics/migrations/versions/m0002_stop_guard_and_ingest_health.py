@@ -30,7 +30,9 @@ def upgrade() -> None:
             category TEXT NOT NULL
         )"""
     )
-    bind.exec_driver_sql("CREATE INDEX IF NOT EXISTS idx_stop_guard_events_session ON stop_guard_events(session_id, at)")
+    bind.exec_driver_sql(
+        "CREATE INDEX IF NOT EXISTS idx_stop_guard_events_session ON stop_guard_events(session_id, at)"
+    )
     if not _has_column(bind, "ingest_state", "malformed_lines"):
         bind.exec_driver_sql("ALTER TABLE ingest_state ADD COLUMN malformed_lines INTEGER DEFAULT 0")
 
