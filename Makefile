@@ -11,7 +11,7 @@ CEREBRO := $(VENV)/bin/cerebro
 E2E_NODE := tests/e2e/node
 E2E_STAMP := $(E2E_NODE)/node_modules/.installed-from-lock
 
-.PHONY: setup demo test lock typecheck check clean plugin bench-peers mutate
+.PHONY: setup demo test lock lint typecheck check clean plugin bench-peers mutate
 
 setup:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check "uv>=0.5"
@@ -52,6 +52,11 @@ lock:
 
 typecheck: setup
 	$(VENV)/bin/mypy
+
+# ruff: the rule sets in pyproject.toml (lint) and the layout (format, line length 120).
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 check: setup $(E2E_STAMP)
 	$(VENV)/bin/python -m pytest -q -m "not slow"

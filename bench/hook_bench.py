@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -45,7 +46,7 @@ def _wait_idle(home: Path) -> float:
 
 
 @contextmanager
-def _load(n: int):
+def _load(n: int) -> Iterator[None]:
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
     try:
         yield

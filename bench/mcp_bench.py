@@ -35,12 +35,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from recall_bench import build, percentile, query, sentence
+from recall_bench import build, percentile, query, sentence  # noqa: E402 - needs bench/ on sys.path (above)
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 
 def stats(samples: list[float]) -> dict[str, float]:
@@ -64,7 +67,7 @@ async def measure(home: Path, project: Path, queries: list[str], writes: int, co
     )
     rng = random.Random(3)
 
-    async def timed(session: Any, name: str, arguments: dict[str, Any]) -> float:
+    async def timed(session: ClientSession, name: str, arguments: dict[str, Any]) -> float:
         started = time.perf_counter()
         result = await session.call_tool(name, arguments)
         elapsed = (time.perf_counter() - started) * 1000

@@ -49,11 +49,15 @@ import tempfile
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from recall_bench import TYPES, percentile, query, sentence  # the shared synthetic corpus
+# the shared synthetic corpus
+from recall_bench import TYPES, percentile, query, sentence  # noqa: E402 - needs bench/ on sys.path (above)
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 CEREBRO = str(Path(sys.executable).with_name("cerebro"))
 REFERENCE_PACKAGE = BENCH / "peers" / "node_modules" / "@modelcontextprotocol" / "server-memory"
@@ -183,7 +187,7 @@ def stats_ms(samples: list[float]) -> dict[str, float]:
 class Server:
     """One MCP server over stdio, driven through the official client session."""
 
-    def __init__(self, name: str, session: Any) -> None:
+    def __init__(self, name: str, session: ClientSession) -> None:
         self.name = name
         self.session = session
 
@@ -462,7 +466,7 @@ async def measure(
             )
 
 
-def without_raw(value: Any) -> Any:
+def without_raw(value: object) -> object:
     """The row without its per-call samples (kept in mcp_peers.json)."""
     if isinstance(value, dict):
         return {k: without_raw(v) for k, v in value.items() if k != "raw_ms"}

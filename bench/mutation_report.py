@@ -288,7 +288,7 @@ def main(argv: list[str]) -> int:
         print(_row(module, c))
     print(_row("**all**", total))
     if "--survivors" in argv:
-        for module, items in sorted(survivors.items()):
+        for _module, items in sorted(survivors.items()):
             for name, diff, reason in items:
                 print(f"\n{name}" + (f"  [equivalent: {reason}]" if reason else ""))
                 for line in diff:

@@ -195,7 +195,7 @@ def build(path: Path, size: int, home: Path) -> float:
 
 def percentile(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def bench_in_process(path: Path, queries: list[str]) -> dict[str, float]:

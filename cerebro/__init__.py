@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cerebro.errors import CerebroError
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # noqa: ANN401 - a lazily imported class or module of the package
     if name == "Brain":
         from cerebro.api import Brain
 

@@ -31,9 +31,12 @@ import re
 import stat
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro.errors import InvalidInput, quote
+
+if TYPE_CHECKING:
+    from cerebro.values import Node
 
 METADATA_KEY = "anchors"
 UPSTREAM_KEY = "anchor"  # upstream Go cerebro: one anchor, {"path", "sha256"}
@@ -49,7 +52,7 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 # ---------------------------------------------------------------------------------------------- writing
 
 
-def parse_spec(spec: Any) -> tuple[str, tuple[int, int] | None]:
+def parse_spec(spec: object) -> tuple[str, tuple[int, int] | None]:
     """``PATH[:START-END]`` (or ``PATH:LINE``) → (path, range or None). A range must be whole numbers."""
     if not isinstance(spec, str) or not spec.strip():
         raise InvalidInput("an anchor must be a file path, PATH[:START-END]")
@@ -71,7 +74,7 @@ def parse_spec(spec: Any) -> tuple[str, tuple[int, int] | None]:
     return path, (start, end)
 
 
-def check_ref(ref: Any) -> str | None:
+def check_ref(ref: object) -> str | None:
     """``--anchor-ref``: trimmed; empty is absent; one token of printable characters."""
     if ref is None:
         return None
@@ -85,7 +88,7 @@ def check_ref(ref: Any) -> str | None:
     return ref
 
 
-def resolve(project: str | os.PathLike[str] | None, specs: Any, ref: Any = None) -> list[dict[str, Any]]:
+def resolve(project: str | os.PathLike[str] | None, specs: Any, ref: object = None) -> list[dict[str, Any]]:  # noqa: ANN401 - validated here: text or a sequence of it, as a caller passed it
     """Check every anchor and build its record; raises InvalidInput (before anything is written) for a
     path that does not exist, is not a regular file, or lies outside the project, and for a bad range."""
     if isinstance(specs, str):
@@ -147,8 +150,8 @@ def head_commit(directory: str) -> str | None:
 
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
     try:
-        done = subprocess.run(
-            ["git", "-C", directory, "rev-parse", "--verify", "--quiet", "HEAD"],
+        done = subprocess.run(  # noqa: S603 - a fixed program with an argument list, no shell
+            ["git", "-C", directory, "rev-parse", "--verify", "--quiet", "HEAD"],  # noqa: S607 - git from PATH, as the user runs it
             capture_output=True,
             stdin=subprocess.DEVNULL,
             timeout=GIT_TIMEOUT_SECONDS,
@@ -173,7 +176,7 @@ def attach(metadata: dict[str, Any] | None, records: list[dict[str, Any]]) -> di
 # ---------------------------------------------------------------------------------------------- reading
 
 
-def records_of(metadata: Any) -> list[dict[str, Any]]:
+def records_of(metadata: object) -> list[dict[str, Any]]:
     """The anchors a memory's metadata holds (ours and upstream's), as records; malformed entries skipped."""
     if not isinstance(metadata, dict):
         return []
@@ -189,7 +192,7 @@ def records_of(metadata: Any) -> list[dict[str, Any]]:
     return found
 
 
-def _record(entry: Any) -> dict[str, Any] | None:
+def _record(entry: object) -> dict[str, Any] | None:
     if isinstance(entry, str):
         return {"path": entry} if entry.strip() and "\x00" not in entry else None
     if not isinstance(entry, dict):
@@ -250,7 +253,7 @@ class Checker:
         self.root = os.path.realpath(os.fspath(root)) if root is not None else None
         self._files: dict[str, _File | str] = {}  # real path → the file, or "missing" / "unknown"
 
-    def annotate(self, node: Any) -> Any:
+    def annotate(self, node: Node) -> Node:
         """``node`` with ``anchor_status`` and ``anchors`` filled (the node itself when it has no anchors)."""
         if node.anchor_status is not None:
             return node
@@ -359,12 +362,12 @@ def label(anchor: dict[str, Any]) -> str:
     return f"{anchor['path']}:{lines[0]}-{lines[1]}" if lines else anchor["path"]
 
 
-def marker(node: Any) -> str:
+def marker(node: object) -> str:
     """`` [stale: PATH changed]`` / `` [missing: PATH]`` for a heading line; empty when nothing is wrong."""
     status = getattr(node, "anchor_status", None)
     if status not in ("stale", "missing"):
         return ""
-    bad = [a for a in node.anchors or [] if a["status"] == status]
+    bad = [a for a in getattr(node, "anchors", None) or [] if a["status"] == status]
     if not bad:
         return ""
     first = label(bad[0]) + (" changed" if status == "stale" else "")

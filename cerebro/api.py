@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cerebro import values
 from cerebro.brain import (
@@ -30,6 +30,9 @@ from cerebro.brain import (
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import UNSET, parse_metadata  # noqa: F401 - part of the API
 from cerebro.provenance import GET_DEFAULT_DEPTH
+
+if TYPE_CHECKING:
+    from cerebro.embed.base import Embedder
 
 F = TypeVar("F", bound=Callable[..., Any])
 # `Brain.list` shadows the builtin inside the class body, so annotations there spell it `List`.
@@ -152,7 +155,7 @@ class Brain:
         self._handle.on_vectors_written = callback
 
     @property
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         """The brain's embedder, built from the settings stored at init (never another model)."""
         return self._handle.embedder
 
@@ -163,7 +166,7 @@ class Brain:
         return memories.resolve_id(self._handle, prefix)
 
     @_doc(memories.add)
-    def add(
+    def add(  # noqa: PLR0913 - the keyword-only fields of a memory
         self,
         content: str,
         *,
@@ -202,7 +205,7 @@ class Brain:
         return memories.add_many(self._handle, items, batch_size=batch_size, progress=progress)
 
     @_doc(memories.get)
-    def get(self, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
+    def get(self, node_id: str, *, as_of: Any = None) -> values.NodeDetail:  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
         return memories.get(self._handle, node_id, as_of=as_of)
 
     @_doc(memories.update)
@@ -238,8 +241,8 @@ class Brain:
         relation: str,
         *,
         weight: float | None = None,
-        valid_at: Any = None,
-        invalid_at: Any = None,
+        valid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
+        invalid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
         metadata: dict[str, Any] | str | None = None,
     ) -> values.EdgeResult:
         return memories.add_edge(
@@ -258,7 +261,7 @@ class Brain:
         return memories.reinforce(self._handle, node_id)
 
     @_doc(memories.supersede)
-    def supersede(
+    def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
         self,
         old_id: str,
         content: str,
@@ -325,7 +328,7 @@ class Brain:
         limit: int = 20,
         threshold: float | None = None,
         subtype: str | None = UNSET,
-        as_of: Any = None,
+        as_of: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
         lanes: tuple[str, ...] | None = None,
     ) -> values.RecallResult:
         return retrieval.recall(
@@ -334,7 +337,12 @@ class Brain:
 
     @_doc(retrieval.search)
     def search(
-        self, query: str, *, limit: int | None = None, threshold: float | None = None, as_of: Any = None
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        threshold: float | None = None,
+        as_of: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
     ) -> values.RecallResult:
         return retrieval.search(self._handle, query, limit=limit, threshold=threshold, as_of=as_of)
 
@@ -401,7 +409,7 @@ class Brain:
         return promotion.promote(self._handle, node_id, content=content)
 
     @_doc(promotion.recall_with_global)
-    def recall_with_global(self, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:
+    def recall_with_global(self, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:  # noqa: ANN401 - recall's keyword options, passed on; the public signature, pinned in tests/api/brain_api.txt
         return promotion.recall_with_global(self._handle, query, limit=limit, **options)
 
     # ------------------------------------------------------------------ settings
@@ -411,7 +419,7 @@ class Brain:
         return settings.config_get(self._handle, key)
 
     @_doc(settings.config_value)
-    def config_value(self, key: str) -> Any:
+    def config_value(self, key: str) -> Any:  # noqa: ANN401 - the setting's own type (int, float, bool or text); the public signature, pinned in tests/api/brain_api.txt
         return settings.config_value(self._handle, key)
 
     @_doc(settings.config_list)
@@ -441,7 +449,7 @@ class Brain:
     # ------------------------------------------------------------------ export, import, backup
 
     @_doc(exports.export)
-    def export(self, format: str = "json") -> Any:
+    def export(self, format: str = "json") -> Any:  # noqa: ANN401 - a dict (json) or a list of lines (jsonl, sql); the public signature, pinned in tests/api/brain_api.txt
         return exports.export(self._handle, format)
 
     @_doc(exports.export_sqlite)
@@ -453,7 +461,7 @@ class Brain:
         return exports.backup(self._handle, target)
 
     @_doc(exports.import_file)
-    def import_file(self, path: str | Path, *, on_conflict: str = "skip", progress: Any = None) -> dict[str, Any]:
+    def import_file(self, path: str | Path, *, on_conflict: str = "skip", progress: Any = None) -> dict[str, Any]:  # noqa: ANN401 - a progress callback or None; the public signature, pinned in tests/api/brain_api.txt
         return exports.import_file(self._handle, path, on_conflict=on_conflict, progress=progress)
 
     # ------------------------------------------------------------------ the inbox

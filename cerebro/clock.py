@@ -40,7 +40,7 @@ def now() -> datetime:
 
 def set_now(source: datetime | Callable[[], datetime] | None) -> None:
     """Pin the clock (tests). ``None`` restores the real clock. A datetime pins it to that instant."""
-    global _override
+    global _override  # noqa: PLW0603 - the process-wide setting this module exists to hold
     if source is None or callable(source):
         _override = source
     else:

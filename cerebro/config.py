@@ -120,7 +120,7 @@ _KEYS = [
 REGISTRY: dict[str, ConfigKey] = {k.key: k for k in _KEYS}
 
 
-def effective(key: str, stored: str | None) -> Any:
+def effective(key: str, stored: str | None) -> Any:  # noqa: ANN401 - the setting's own type (int, float, bool or text)
     """The parsed value of ``key``: the stored text, or the default when absent or invalid (a value
     written by hand or by another tool must never break recall)."""
     spec = REGISTRY[key]

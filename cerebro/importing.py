@@ -105,7 +105,7 @@ def _id(record: dict[str, Any], key: str, where: str) -> str:
     return value  # type: ignore[return-value]
 
 
-def _node(record: Any, where: str) -> dict[str, Any]:
+def _node(record: object, where: str) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise _fail(where, "a node must be an object")
     node_type = _text(record, "type", where, required=True)
@@ -151,7 +151,7 @@ def _node(record: Any, where: str) -> dict[str, Any]:
     }
 
 
-def _edge(record: Any, where: str) -> dict[str, Any]:
+def _edge(record: object, where: str) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise _fail(where, "an edge must be an object")
     relation = _text(record, "relation", where, required=True)
@@ -197,7 +197,7 @@ def _archived(record: dict[str, Any], where: str) -> dict[str, Any]:
     }
 
 
-def _meta(parsed: Parsed, key: Any, value: Any, where: str) -> None:
+def _meta(parsed: Parsed, key: object, value: object, where: str) -> None:
     if not isinstance(key, str) or not isinstance(value, str):
         raise _fail(where, "meta keys and values must be text")
     if not key.startswith("config."):

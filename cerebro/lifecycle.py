@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import scoring
+
+if TYPE_CHECKING:
+    from cerebro.values import Node
 
 DEFAULT_GC_THRESHOLD = 0.01
 _LATEST = datetime.max.replace(tzinfo=UTC)  # sorts undated memories last
 
 
-def retention(node: Any, now: datetime) -> float:
+def retention(node: Node, now: datetime) -> float:
     """0.5·importance·(1 + ln(1 + accesses)) + 0.5·e^(−λ·days since last access).
 
     Floor property (upstream, intended): the first half alone is ≥ importance/2, so a memory with
@@ -36,8 +39,8 @@ def suggest_groups(episodes: Sequence[Any], limit: int) -> list[dict[str, Any]]:
     )
     remaining = limit
     result = []
-    for subtype, members in ordered:
-        members = sorted(members, key=lambda n: (n.created_at or _LATEST, n.id))
+    for subtype, group in ordered:
+        members = sorted(group, key=lambda n: (n.created_at or _LATEST, n.id))
         shown = members[: max(0, remaining)]
         remaining -= len(shown)
         result.append({"subtype": subtype, "count": len(members), "episodes": shown})

@@ -16,7 +16,7 @@ from typing import Any
 RAW_KEY = "_raw_metadata"
 
 
-def load(value: Any) -> dict[str, Any] | None:
+def load(value: object) -> dict[str, Any] | None:
     """A stored metadata value (TEXT, BLOB, NULL, or already decoded) → a dict or None. Never raises."""
     if value is None:
         return None

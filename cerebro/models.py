@@ -24,7 +24,7 @@ class _DatetimeColumn(UserDefinedType):
 
     cache_ok = True
 
-    def get_col_spec(self, **kw: Any) -> str:
+    def get_col_spec(self, **kw: Any) -> str:  # noqa: ANN401 - SQLAlchemy's UserDefinedType hook
         return "DATETIME"
 
 
@@ -34,14 +34,14 @@ class StorageTime(TypeDecorator):
     impl = _DatetimeColumn
     cache_ok = True
 
-    def process_bind_param(self, value: Any, dialect: Any) -> str | None:
+    def process_bind_param(self, value: Any, dialect: Any) -> str | None:  # noqa: ANN401 - SQLAlchemy's TypeDecorator hook
         if value is None:
             return None
         if isinstance(value, datetime):
             return clock.format_ts(value)
         return clock.normalise(str(value))
 
-    def process_result_value(self, value: Any, dialect: Any) -> datetime | None:
+    def process_result_value(self, value: Any, dialect: Any) -> datetime | None:  # noqa: ANN401 - SQLAlchemy's TypeDecorator hook
         if value is None or value == "":
             return None
         # A value no layout can parse (py0001 leaves such text as it found it) reads as unknown, rather
@@ -49,7 +49,7 @@ class StorageTime(TypeDecorator):
         return clock.parse_optional(value)
 
 
-def _ts(**kw: Any) -> Any:
+def _ts(**kw: Any) -> Any:  # noqa: ANN401 - SQLModel's Field() arguments and result
     server_default = kw.pop("server_default", None)
     return Field(
         default=None,

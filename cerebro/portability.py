@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from cerebro import clock, metadata
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from cerebro.db.types import Connection
     from cerebro.store.interface import Store
 
@@ -78,7 +80,7 @@ _TIME_FIELDS = {
 }
 
 
-def _rfc3339(value: Any) -> Any:
+def _rfc3339(value: Any) -> object:  # noqa: ANN401 - a stored value: text, a datetime or NULL
     """Storage layout → RFC 3339 (what Go's encoder writes); anything unparseable passes through."""
     if value in (None, ""):
         return None
@@ -86,15 +88,16 @@ def _rfc3339(value: Any) -> Any:
     return parsed.strftime("%Y-%m-%dT%H:%M:%SZ") if parsed else value
 
 
-def _record(row: Any, columns: tuple[str, ...], *, omit_empty: tuple[str, ...] = ()) -> dict[str, Any]:
+def _record(row: Sequence[object], columns: tuple[str, ...], *, omit_empty: tuple[str, ...] = ()) -> dict[str, Any]:
     record: dict[str, Any] = {}
-    for name, value in zip(columns, row, strict=True):
+    for name, stored in zip(columns, row, strict=True):
+        value = stored
         if name in _TIME_FIELDS:
-            value = _rfc3339(value)
+            value = _rfc3339(stored)
         elif name == "metadata":
-            value = metadata.load(value)
+            value = metadata.load(stored)
         elif name == "provenance_root":
-            value = bool(value)
+            value = bool(stored)
         if name in omit_empty and value in (None, ""):
             continue
         record[name] = value

@@ -2,8 +2,8 @@
 
 Candidate pools per type — concepts, procedures and reflections by importance, episodes from the last
 7 days, anything changed in the last 48 hours — each scored ``0.6·importance + 0.4·surprise`` (times the
-code-anchor factor when an anchored file changed or is gone, ADR 0018), then an MMR pass (λ = 0.6) so the primed set is not ten paraphrases of one fact. Raw SQL: this runs on every
-session start.
+code-anchor factor when an anchored file changed or is gone, ADR 0018), then an MMR pass (λ = 0.6) so the
+primed set is not ten paraphrases of one fact. The store's raw reads: this runs on every session start.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from cerebro import clock, scoring
 from cerebro.values import ScoredNode
 
 if TYPE_CHECKING:
+    from cerebro.anchors import Checker
     from cerebro.db.types import Connection
     from cerebro.store.interface import Store
 
@@ -37,7 +38,7 @@ def budget(share: float, limit: int) -> int:
 
 
 def prime(
-    store: Store, conn: Connection, limit: int, now: datetime | None = None, anchors: Any = None
+    store: Store, conn: Connection, limit: int, now: datetime | None = None, anchors: Checker | None = None
 ) -> list[ScoredNode]:
     """The primed memories, best first. ``anchors`` (a ``cerebro.anchors.Checker``) fills anchor statuses
     and demotes memories whose anchored code changed."""

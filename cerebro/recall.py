@@ -27,6 +27,7 @@ from cerebro import scoring
 from cerebro.values import UNSET, Node, RecallResult, ScoredNode
 
 if TYPE_CHECKING:
+    from cerebro.anchors import Checker
     from cerebro.db.types import Connection
     from cerebro.store.interface import Store
 
@@ -191,7 +192,11 @@ def _attach_raw_similarity(seeds: list[_Candidate], cosines: dict[str, float]) -
 
 
 def keyword_lane(
-    store: Store, conn: Connection, query: str, width: int, subtype: Any = UNSET
+    store: Store,
+    conn: Connection,
+    query: str,
+    width: int,
+    subtype: Any = UNSET,  # noqa: ANN401 - UNSET is typed Any to fit any parameter (cerebro.values)
 ) -> list[tuple[str, float]]:
     """[(node_id, bm25)], best first (FTS5's bm25 is lower-is-better)."""
     return store.keywords.search(conn, query, width, subtype=... if subtype is UNSET else subtype)
@@ -245,7 +250,7 @@ def expand(
     return seeds + added
 
 
-def _subtype_matches(node: Node, wanted: Any) -> bool:
+def _subtype_matches(node: Node, wanted: object) -> bool:
     if wanted is UNSET:
         return True
     if not wanted:
@@ -368,7 +373,7 @@ def recall(
     return RecallResult(query, ordered[:limit], mode, expansion, list(notices or []))
 
 
-def apply_anchors(results: list[ScoredNode], checker: Any) -> list[ScoredNode]:
+def apply_anchors(results: list[ScoredNode], checker: Checker) -> list[ScoredNode]:
     """Fill each result's anchor status; multiply the score (and fused value) of a stale or missing one by
     its anchor factor, then re-sort (stable: equals keep their order). Only anchored memories pay."""
     out = []

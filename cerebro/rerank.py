@@ -49,7 +49,7 @@ def score(
 
     def read() -> None:
         total = 0
-        assert proc.stdout is not None
+        assert proc.stdout is not None  # noqa: S101 - narrows the type: started with PIPE
         while block := proc.stdout.read(65536):
             total += len(block)
             if total > max_output:
@@ -59,7 +59,7 @@ def score(
             chunks.append(block)
 
     def write() -> None:
-        assert proc.stdin is not None
+        assert proc.stdin is not None  # noqa: S101 - narrows the type: started with PIPE
         try:
             proc.stdin.write(payload)
             proc.stdin.close()

@@ -8,9 +8,12 @@ whole transaction, so many agents can share one brain.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from cerebro.errors import BrainBusy
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 T = TypeVar("T")
 
@@ -28,8 +31,14 @@ def run_with_retry(work: Callable[[], T]) -> T:
     """Run ``work``; on a lock error retry it with exponential backoff and jitter, then raise BrainBusy."""
     from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+    def note(state: RetryCallState) -> None:
+        from cerebro import logs
+
+        logs.debug("brain locked; retrying the transaction", attempt=state.attempt_number)
+
     retrying = Retrying(
         retry=retry_if_exception(is_lock_error),
+        before_sleep=note,
         stop=stop_after_attempt(ATTEMPTS),
         wait=wait_random_exponential(multiplier=INITIAL_WAIT, max=MAX_WAIT),
         reraise=True,

@@ -12,7 +12,7 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -71,7 +71,7 @@ def importance_term(importance: float, access_count: int) -> float:
     return importance * (1.0 + math.log1p(max(0, access_count)))
 
 
-def outcome_factor(metadata: Any) -> float:
+def outcome_factor(metadata: object) -> float:
     """1 + 0.10·ln(1+success) − 0.15·ln(1+failure), floored at 0.2; 1.0 without recorded outcomes."""
     if isinstance(metadata, str):
         try:
@@ -122,7 +122,7 @@ def composite(
     decay_rate: float,
     days_since_access: float,
     structural: float,
-    metadata: Any = None,
+    metadata: object = None,
 ) -> ScoreParts:
     imp = importance_term(importance, access_count)
     rec = recency(decay_rate, days_since_access)
@@ -143,9 +143,7 @@ def should_skip_expansion(similarities: Sequence[float], requested_k: int, top: 
     highest, lowest = max(similarities), min(similarities)
     if top > 0 and highest > top:  # NaN > 0 is False
         return True
-    if spread > 0 and count >= 2 and count >= requested_k and (highest - lowest) < spread:
-        return True
-    return False
+    return spread > 0 and count >= 2 and count >= requested_k and (highest - lowest) < spread
 
 
 def rrf(lanes: Sequence[Sequence[K]], k: int = RRF_K, weights: Sequence[float] | None = None) -> list[tuple[K, float]]:

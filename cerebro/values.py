@@ -34,7 +34,7 @@ def json_time(value: datetime | None) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
 
 
-def _copied(value: Any) -> Any:
+def _copied(value: Any) -> Any:  # noqa: ANN401 - JSON-like values (dicts and lists are copied), any of them
     """A deep copy of JSON-shaped data (dicts, lists), as ``dataclasses.asdict`` would give."""
     if isinstance(value, dict):
         return {key: _copied(item) for key, item in value.items()}

@@ -54,5 +54,5 @@ class DownEmbedder(FakeEmbedder):
 
 
 def register_fakes() -> None:
-    register(ProviderSpec("fake", "fake-hash-64", DIMS, lambda m, d: FakeEmbedder(m, d)))
-    register(ProviderSpec("fake-down", "fake-down", DIMS, lambda m, d: DownEmbedder(m, d)))
+    register(ProviderSpec("fake", "fake-hash-64", DIMS, FakeEmbedder))
+    register(ProviderSpec("fake-down", "fake-down", DIMS, DownEmbedder))

@@ -4,7 +4,7 @@ a memory, and the pending backfill. The embedder itself and the dimension checks
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cerebro import values
 from cerebro.brain.handle import Handle
@@ -12,11 +12,12 @@ from cerebro.errors import InvalidInput
 
 if TYPE_CHECKING:
     from cerebro.db.types import Session
+    from cerebro.models import Node as NodeRow
     from cerebro.store.interface import Store
 
 
 def store_vector(
-    h: Handle, session: Session, row: Any, vector: list[float] | None, error: str | None, *, fresh: bool = False
+    h: Handle, session: Session, row: NodeRow, vector: list[float] | None, error: str | None, *, fresh: bool = False
 ) -> None:
     """Write a node's vector (and only then its model id); on failure mark the brain pending."""
 
@@ -65,10 +66,14 @@ def embed_pending(
         ids = [i for i in ids if i not in skip][:batch_size]
         if not ids:
             break
-        rows = h.read(lambda s: [(r.id, r.content) for r in (h.store.nodes.get_row(s, i) for i in ids)])
+
+        def read(session: Session, ids: list[str] = ids) -> list[tuple[str, str]]:
+            return [(r.id, r.content) for r in (h.store.nodes.get_row(session, i) for i in ids)]
+
+        rows = h.read(read)
         try:
             vectors = h.embed([content for _, content in rows])
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a failed batch is reported and skipped; the rest go on
             errors.append(" ".join(str(exc).split()))
             failed += len(rows)
             skip.update(i for i, _ in rows)
@@ -86,7 +91,7 @@ def embed_pending(
         done += len(rows)
         if progress:
             progress(done + failed, total)
-    remaining = h.read(lambda s: h.store.vectors.count_missing_active(s))
+    remaining = h.read(h.store.vectors.count_missing_active)
     if remaining == 0:
         h.write(lambda s: h.store.meta.delete(s, "has_pending_embeddings"))
     return values.EmbedReport(embedded=done, failed=failed, remaining=remaining, errors=errors[:5])

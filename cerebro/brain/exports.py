@@ -11,12 +11,14 @@ from cerebro.errors import InvalidInput
 from cerebro.portability import _NODE_COLUMNS as _NODE_FIELDS  # one list of node columns
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cerebro.db.types import Session
 
 FORMATS = ("json", "jsonl", "sqlite")
 
 
-def export(h: Handle, format: str) -> Any:
+def export(h: Handle, format: str) -> dict[str, Any] | list[str]:
     """``json`` → the bundle (dict); ``jsonl`` → list of lines. Read in one snapshot: consistent while
     others write. For ``sqlite`` use :meth:`export_sqlite`."""
     from cerebro import portability
@@ -61,7 +63,9 @@ def backup(h: Handle, target: str | Path | None = None) -> Path:
 _ORIGIN = ("origin_actor", "origin_channel", "origin_session", "origin_host")
 
 
-def import_file(h: Handle, path: str | Path, *, on_conflict: str, progress: Any) -> dict[str, Any]:
+def import_file(
+    h: Handle, path: str | Path, *, on_conflict: str, progress: Callable[[int, int], None] | None
+) -> dict[str, Any]:
     """Import a json bundle (ours or upstream's) or a jsonl export, validated whole first, written in one
     transaction. ``skip`` keeps existing nodes and edges; ``replace`` updates them in place (never
     delete-and-insert, which would cascade away their edges). Returns the counts."""

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from cerebro.anchors import Checker
     from cerebro.db.types import Connection, Engine, Session
-    from cerebro.store.interface import Store
+    from cerebro.embed.base import Embedder
+    from cerebro.store.interface import Store, WarmIndex
 
 T = TypeVar("T")
 
@@ -58,7 +60,7 @@ class Handle:
         self._raw: Connection | None = None
         self._settings: tuple[str, str, int] | None = None
         self._embedder: Any = None
-        self._warm: Any = None  # a WarmVectors, made on first use
+        self._warm: WarmIndex | None = None  # a WarmVectors, made on first use
         self._mean: tuple[Any, int, float, Any] | None = None  # (connection, data_version, when, mean)
 
     # ------------------------------------------------------------------ connections
@@ -175,7 +177,7 @@ class Handle:
         self._settings = self._embedder = self._warm = self._mean = None
 
     @property
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         """The brain's embedder, built from the settings stored at init (never another model)."""
         if self._embedder is None:
             from cerebro.embed.registry import make_embedder
@@ -184,10 +186,10 @@ class Handle:
         return self._embedder
 
     @embedder.setter
-    def embedder(self, embedder: Any) -> None:
+    def embedder(self, embedder: Embedder) -> None:
         self._embedder = embedder
 
-    def loaded_embedder(self, settings: tuple[str, str, int]) -> Any:
+    def loaded_embedder(self, settings: tuple[str, str, int]) -> Embedder | None:
         """The embedder already built, if it serves ``settings`` (None otherwise): a reopened brain on the
         same model keeps its model loaded."""
         return self._embedder if self._settings == settings else None
@@ -221,19 +223,22 @@ class Handle:
 
     # ------------------------------------------------------------------ recall's caches
 
-    def warm(self, conn: Connection) -> Any:
+    def warm(self, conn: Connection) -> WarmIndex | None:
         """The in-memory vector index when this process keeps using a big brain (else None)."""
         if self._warm is None:
             from cerebro.store.warm import WarmVectors
 
-            self._warm = WarmVectors()
-        return self._warm if self._warm.ready(conn) else None
+            warm: WarmIndex = WarmVectors()
+            self._warm = warm
+        else:
+            warm = self._warm
+        return warm if warm.ready(conn) else None
 
-    def use_warm(self, warm: Any) -> None:
+    def use_warm(self, warm: WarmIndex) -> None:
         """Keep vectors in ``warm`` from now on (a server's index, loaded on its own thread)."""
         self._warm = warm
 
-    def brain_mean(self, conn: Connection) -> Any:
+    def brain_mean(self, conn: Connection) -> list[float] | None:
         """The brain's mean vector for centering (ADR 0010), cached: re-read once a commit has happened and
         a minute has passed. Every recall commits its access touches, and a mean of 256 vectors barely moves
         with a few writes; re-reading it on each commit would cost a long-lived agent ~6 ms per recall."""
@@ -249,7 +254,7 @@ class Handle:
             cached = self._mean = (conn, version, now, brain_mean(self.store, conn))
         return cached[3]
 
-    def anchor_checker(self) -> Any:
+    def anchor_checker(self) -> Checker:
         """Anchor statuses for one call, against the project this brain was opened for (None: unknown)."""
         from cerebro.anchors import Checker
 

@@ -112,20 +112,19 @@ def _consolidate(h: Handle, into: str | None, sources: Sequence[str]) -> values.
                 changed += 1
                 if h.store.keywords.available(session):
                     h.store.keywords.unindex(session, full)
-            if target is not None:
-                if not h.store.edges.exists(session, target, full, "derived_from"):
-                    h.store.edges.upsert(
-                        session,
-                        source_id=target,
-                        target_id=full,
-                        relation="derived_from",
-                        weight=None,
-                        valid_at=None,
-                        invalid_at=None,
-                        metadata=None,
-                        now=now,
-                    )
-                    added += 1
+            if target is not None and not h.store.edges.exists(session, target, full, "derived_from"):
+                h.store.edges.upsert(
+                    session,
+                    source_id=target,
+                    target_id=full,
+                    relation="derived_from",
+                    weight=None,
+                    valid_at=None,
+                    invalid_at=None,
+                    metadata=None,
+                    now=now,
+                )
+                added += 1
         session.flush()
         return values.ConsolidateReport(target, resolved, changed, added)
 

@@ -26,6 +26,7 @@ from cerebro.errors import InvalidInput, NotFound, quote
 from cerebro.values import NODE_TYPES
 
 if TYPE_CHECKING:
+    from cerebro.anchors import Checker
     from cerebro.db.types import Session
 
 DEFAULT_LIST_LIMIT = 50
@@ -38,7 +39,7 @@ def resolve_id(h: Handle, prefix: str) -> str:
     return h.read(lambda s: h.store.nodes.resolve_id(s, prefix))
 
 
-def add(
+def add(  # noqa: PLR0913 - the keyword-only fields of a memory
     h: Handle,
     content: str,
     *,
@@ -88,7 +89,11 @@ def add(
 
 
 def metadata_with(
-    h: Handle, meta_dict: dict[str, Any] | None, anchors: Any, anchor_ref: Any, beads_id: Any
+    h: Handle,
+    meta_dict: dict[str, Any] | None,
+    anchors: Any,  # noqa: ANN401 - validated here: whatever the caller passed
+    anchor_ref: Any,  # noqa: ANN401 - validated here: whatever the caller passed
+    beads_id: Any,  # noqa: ANN401 - validated here: whatever the caller passed
 ) -> dict[str, Any] | None:
     """``metadata`` plus the Beads id and the anchors' records (files read, git asked: before any write)."""
     from cerebro import anchors as anchoring
@@ -182,7 +187,7 @@ def add_many(
     return ids
 
 
-def get(h: Handle, node_id: str, *, as_of: Any = None) -> values.NodeDetail:
+def get(h: Handle, node_id: str, *, as_of: Any = None) -> values.NodeDetail:  # noqa: ANN401 - a datetime or RFC 3339 text, validated
     """A memory and every edge touching it (only edges valid at ``as_of`` when given)."""
 
     try:
@@ -303,8 +308,8 @@ def add_edge(
     relation: str,
     *,
     weight: float | None = None,
-    valid_at: Any = None,
-    invalid_at: Any = None,
+    valid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
+    invalid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
     metadata: dict[str, Any] | str | None = None,
 ) -> values.EdgeResult:
     """Link two memories. Re-adding an edge re-asserts its validity window (an omitted bound becomes
@@ -369,7 +374,7 @@ def reinforce(h: Handle, node_id: str) -> values.Node:
     return h.write(write)
 
 
-def supersede(
+def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
     h: Handle,
     old_id: str,
     content: str,
@@ -477,7 +482,7 @@ def active_count(h: Handle) -> int:
 # ------------------------------------------------------------------ read-time statuses
 
 
-def annotate(h: Handle, found: list[values.Node], checker: Any = None) -> list[values.Node]:
+def annotate(h: Handle, found: list[values.Node], checker: Checker | None = None) -> list[values.Node]:
     """Fill the read-time statuses (provenance_status, origin_status, anchor_status) in one batch."""
     from cerebro import provenance
 

@@ -8,7 +8,7 @@ lane and all). Global results weigh 0.7 of project ones; the project copy wins a
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, paths, values
 from cerebro.brain import memories, retrieval
@@ -16,10 +16,13 @@ from cerebro.brain.handle import Handle
 from cerebro.brain.opening import open_handle
 from cerebro.errors import BrainNotFound
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 GLOBAL_WEIGHT = 0.7  # upstream's mergeSearchResults
 
 
-def global_brain_path() -> Any:
+def global_brain_path() -> Path:
     """The global brain's path; BrainNotFound (naming the fix) when there is none."""
     path = paths.global_brain_path()
     if not path.exists() or path.stat().st_size == 0:
@@ -82,7 +85,7 @@ def promote(h: Handle, node_id: str, *, content: str | None = None) -> str:
     return global_id
 
 
-def recall_with_global(h: Handle, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:
+def recall_with_global(h: Handle, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:  # noqa: ANN401 - recall's keyword options, passed on
     """Recall from this brain and the global brain, merged (global × 0.7, project wins duplicates)."""
     project = retrieval.recall(h, query, limit=limit, **options)
     other = open_handle(global_brain_path())

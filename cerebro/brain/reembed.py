@@ -1,6 +1,7 @@
 """Switching a brain to another embedding model, resumably.
 
-The new vectors are built in a side table (``vec_nodes_next``, ``cerebro.store.vec``) while the brain keeps serving recall with
+The new vectors are built in a side table (``vec_nodes_next``, ``cerebro.store.vec``) while the brain keeps
+serving recall with
 its current model; the switch — new ``vec_nodes``, new settings, model ids — is one transaction at the
 end. The target is recorded in ``schema_meta`` (``reembed.*``), so an interrupted run resumes where it
 stopped and never embeds a node twice.

@@ -21,16 +21,17 @@ from cerebro.brain.validate import (
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection
+    from cerebro.recall import RecallOptions
     from cerebro.store.interface import Store
 
 
-def recall_options(store: Store, conn: Connection, **given: Any) -> Any:
+def recall_options(store: Store, conn: Connection, **given: object) -> RecallOptions:
     """The pipeline's options: the brain's stored settings, overridden by the ``given`` ones that are not None."""
     from cerebro.recall import RecallOptions
 
     stored = store.reads.config_values(conn)
 
-    def setting(key: str) -> Any:
+    def setting(key: str) -> Any:  # noqa: ANN401 - the setting's own type (int, float, bool or text)
         return config.effective(key, stored.get(key))
 
     options = {
@@ -56,7 +57,7 @@ def recall(
     limit: int = 20,
     threshold: float | None = None,
     subtype: str | None = UNSET,
-    as_of: Any = None,
+    as_of: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
     lanes: tuple[str, ...] | None = None,
 ) -> values.RecallResult:
     """Hybrid recall: vector + keyword lanes, graph expansion, composite score, RRF (read-only)."""
@@ -136,7 +137,12 @@ def recall(
 
 
 def search(
-    h: Handle, query: str, *, limit: int | None = None, threshold: float | None = None, as_of: Any = None
+    h: Handle,
+    query: str,
+    *,
+    limit: int | None = None,
+    threshold: float | None = None,
+    as_of: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
 ) -> values.RecallResult:
     """``search`` as upstream runs it: the hybrid recall pipeline with the search defaults (config
     ``search_limit``, ``search_threshold`` as the vector lane's minimum cosine), so an identifier such as
@@ -229,7 +235,7 @@ def _stored_config(store: Store, conn: Connection, key: str) -> str | None:
 class _Background:
     """``work(*args)`` on a thread of its own; :meth:`result` waits for it and returns or raises as it did."""
 
-    def __init__(self, work: Callable[..., Any], *args: Any) -> None:
+    def __init__(self, work: Callable[..., Any], *args: Any) -> None:  # noqa: ANN401 - the embedder's call and its arguments, run on a thread
         import threading
 
         self._outcome: tuple[bool, Any] = (False, None)
@@ -242,7 +248,7 @@ class _Background:
         except BaseException as exc:  # noqa: BLE001 - handed to result()
             self._outcome = (False, exc)
 
-    def result(self) -> Any:
+    def result(self) -> Any:  # noqa: ANN401 - what that call returned
         self._thread.join()
         ok, value = self._outcome
         if not ok:
@@ -272,7 +278,7 @@ def _rerank_settings(store: Store, conn: Connection) -> tuple[str, str] | None:
     return command.strip(), stored.get("rerank_fusion", "rrf")
 
 
-def _replace_options(options: Any, **changes: Any) -> Any:
+def _replace_options(options: RecallOptions, **changes: Any) -> RecallOptions:  # noqa: ANN401 - fields of RecallOptions, each its own type
     from dataclasses import replace
 
     return replace(options, **changes)

@@ -19,7 +19,7 @@ def config_get(h: Handle, key: str) -> values.ConfigEntry:
     return _entry(spec, stored)
 
 
-def config_value(h: Handle, key: str) -> Any:
+def config_value(h: Handle, key: str) -> Any:  # noqa: ANN401 - the setting's own type (int, float, bool or text)
     """The effective value, parsed to its type (brain value, else the default). Read on the raw
     connection: the hooks ask for settings on their hot path, where the ORM is never imported."""
 

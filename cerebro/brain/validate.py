@@ -24,7 +24,7 @@ def _check_status(status: str) -> str:
     return status
 
 
-def _check_importance(importance: Any) -> float:
+def _check_importance(importance: object) -> float:
     return _check_unit(importance, "importance")
 
 
@@ -37,7 +37,7 @@ def _check_text(value: str, what: str) -> str:
     return value
 
 
-def _check_content(content: Any) -> str:
+def _check_content(content: object) -> str:
     if not isinstance(content, str):
         raise InvalidInput("content must be text")
     _check_text(content, "content")
@@ -48,7 +48,7 @@ def _check_content(content: Any) -> str:
     return content
 
 
-def parse_metadata(metadata: Any) -> dict[str, Any] | None:
+def parse_metadata(metadata: object) -> dict[str, Any] | None:
     """A dict, or a JSON object given as text. Anything else is refused."""
     if metadata is None:
         return None
@@ -74,7 +74,7 @@ def parse_metadata(metadata: Any) -> dict[str, Any] | None:
 BEADS_ID = re.compile(r"^[a-z][a-z0-9-]{0,31}-[0-9a-z]{3,32}$")  # upstream's pattern (cmd_add_beadsid)
 
 
-def _check_beads_id(beads_id: Any) -> str | None:
+def _check_beads_id(beads_id: object) -> str | None:
     """A Beads issue id, trimmed; empty after trimming means none (upstream)."""
     if beads_id is None:
         return None
@@ -91,7 +91,7 @@ def _check_beads_id(beads_id: Any) -> str | None:
     return beads_id
 
 
-def _check_query(query: Any) -> str:
+def _check_query(query: object) -> str:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the query must not be empty")
     _check_text(query, "the query")
@@ -100,13 +100,13 @@ def _check_query(query: Any) -> str:
     return query
 
 
-def _check_limit(limit: Any) -> int:
+def _check_limit(limit: object) -> int:
     if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
         raise InvalidInput(f"limit must be a whole number above 0, got {limit!r}")
     return limit
 
 
-def _check_unit(value: Any, name: str) -> float:
+def _check_unit(value: Any, name: str) -> float:  # noqa: ANN401 - validated here: whatever the caller passed
     """A number in [0, 1] (importance, thresholds); the one check of the unit interval outside config."""
     try:
         number = float(value)
@@ -117,7 +117,7 @@ def _check_unit(value: Any, name: str) -> float:
     return number
 
 
-def _parse_instant(value: Any) -> Any:
+def _parse_instant(value: Any) -> Any:  # noqa: ANN401 - validated here: a datetime, RFC 3339 text or None in, a datetime or None out
     if value in (None, ""):
         return None
     try:

@@ -85,7 +85,7 @@ Each project gets a brain (one SQLite file under $CEREBRO_HOME, default ~/.cereb
 Global options, before or after the command: --format md|json, --project/-p DIR, --quiet/-q."""
 
 
-STDIN_TOKEN = "-"
+STDIN_TOKEN = "-"  # noqa: S105 - the command-line token for stdin, not a password
 
 
 class UsageError(Exception):
@@ -103,7 +103,7 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        if token == "--":
+        if token == "--":  # noqa: S105 - a command-line token, not a password
             rest.extend(tokens[i:])
             break
         name, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
@@ -189,7 +189,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     state.project = options.get("project")  # type: ignore[assignment]
     from cerebro import logs
 
-    logs.set_quiet(state.quiet)
+    logs.use_stderr(quiet=state.quiet)
 
     if rest[:1] == ["hook"] and not {"--help", "-h"} & set(rest):  # Claude Code's hooks: always exit 0
         from cerebro.integration.claude_code import hooks
@@ -239,7 +239,7 @@ def _guarded(work) -> int:  # noqa: ANN001
         return 0
     except SystemExit as exc:  # --help / --version
         return int(exc.code or 0) if isinstance(exc.code, int) else 0
-    except Exception as exc:  # a bug: still one line, the traceback only when asked for
+    except Exception as exc:  # noqa: BLE001 - a bug: still one line, the traceback only when asked for
         import os
 
         if os.environ.get("CEREBRO_LOG", "").lower() == "debug":

@@ -3,8 +3,8 @@
 Hooks run these on every session start and prompt, where start-up time is the whole cost: Cyclopts
 (and the rich console it brings) costs more than the prime itself. Only these exact shapes take the
 fast path — ``recall``, then either ``--prime`` or one query, optionally ``--limit/-l N`` and
-``--explain`` (unquoted query words are joined with spaces) — anything else (help, other flags, bad values) goes through Cyclopts as usual, so the
-two parsers never disagree about an error (ADR 0009).
+``--explain`` (unquoted query words are joined with spaces) — anything else (help, other flags, bad values)
+goes through Cyclopts as usual, so the two parsers never disagree about an error (ADR 0009).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ def parse(tokens: Sequence[str]) -> dict[str, object] | None:
     i = 0
     while i < len(rest):
         token = rest[i]
-        if token == "--prime":
+        if token == "--prime":  # noqa: S105 - a command-line token, not a password
             spec["prime"] = True
-        elif token == "--explain":
+        elif token == "--explain":  # noqa: S105 - a command-line token, not a password
             spec["explain"] = True
         elif token in ("--limit", "-l") and i + 1 < len(rest) and re.fullmatch(r"[0-9]{1,6}", rest[i + 1]):
             spec["limit"] = int(rest[i + 1])

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro.cli_state import state
 
+if TYPE_CHECKING:
+    from cerebro.values import Node
 
-def emit(data: Any, render_md: Callable[[], str] | str) -> None:
+
+def emit(data: object, render_md: Callable[[], str] | str) -> None:
     """Print ``data`` as JSON, or the markdown text, according to ``--format``."""
     if state.format == "json":
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -24,7 +27,7 @@ def one_line(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def node_heading(node: Any) -> str:
+def node_heading(node: Node) -> str:
     from cerebro.anchors import marker
 
     return f"## {node.short_id} [{node.type}/{node.status}] (importance: {node.importance:.2f}){marker(node)}"

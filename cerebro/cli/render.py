@@ -13,7 +13,10 @@ def render_scored(results, *, explain: bool, empty: str, expansion: str | None =
         node = item.node
         sub = f"/{node.subtype}" if node.subtype else ""
         where = " (global)" if getattr(item, "store", None) == "global" else ""
-        head = f"## {node.short_id} [{node.type}{sub}]{where} score={item.score:.3f} sim={item.similarity:.3f} imp={node.importance:.2f}{marker(node)}"
+        head = (
+            f"## {node.short_id} [{node.type}{sub}]{where} score={item.score:.3f} sim={item.similarity:.3f} "
+            f"imp={node.importance:.2f}{marker(node)}"
+        )
         block = f"{head}\n{node.content}"
         if explain and item.parts is not None:
             p = item.parts

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from cerebro.errors import DriverUnavailable
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection as SAConnection
+    from cerebro.db.types import Connection, Engine, SAConnection
 
 
 def _busy_timeout_ms(default: int = 5000) -> int:
@@ -49,7 +49,7 @@ def _usable(driver: ModuleType) -> bool:
             return True
         finally:
             conn.close()
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure means this SQLite cannot do FTS5
         return False
 
 
@@ -86,10 +86,10 @@ def vec_extension_path() -> str:
     spec = importlib.util.find_spec("sqlite_vec")
     if spec is None or not spec.submodule_search_locations:
         raise DriverUnavailable("the sqlite-vec package is missing: pip install sqlite-vec")
-    return os.path.normpath(os.path.join(list(spec.submodule_search_locations)[0], "vec0"))
+    return os.path.normpath(os.path.join(next(iter(spec.submodule_search_locations)), "vec0"))
 
 
-def setup_connection(dbapi_conn: Any, *, wal: bool = True) -> None:
+def setup_connection(dbapi_conn: Connection, *, wal: bool = True) -> None:
     """Per-connection set-up, shared by the engine and by raw connections (hot read paths).
 
     ``wal=False`` leaves the journal mode alone: used to inspect a file before deciding to open it, so
@@ -115,7 +115,15 @@ def setup_connection(dbapi_conn: Any, *, wal: bool = True) -> None:
     cursor.close()
 
 
-def connect_raw(path: str | os.PathLike[str], *, wal: bool = True) -> Any:
+def dbapi_connection(connection: SAConnection) -> Connection:
+    """The DB-API connection under a SQLAlchemy one (PRAGMAs that must run outside a transaction go here)."""
+    raw: Connection | None = connection.connection.driver_connection
+    if raw is None:
+        raise RuntimeError("the connection is closed")
+    return raw
+
+
+def connect_raw(path: str | os.PathLike[str], *, wal: bool = True) -> Connection:
     """A plain DB-API connection set up like the engine's (for hot paths that skip the ORM)."""
     conn = driver().connect(os.fspath(path), check_same_thread=False)
     try:
@@ -126,7 +134,7 @@ def connect_raw(path: str | os.PathLike[str], *, wal: bool = True) -> Any:
     return conn
 
 
-def create_engine(path: str | os.PathLike[str], *, connection: Any = None) -> Any:
+def create_engine(path: str | os.PathLike[str], *, connection: Connection | None = None) -> Engine:
     """The ORM engine for a brain. ``connection``: run every session on this one DB-API connection (from
     :func:`connect_raw`) instead of a pool of new ones — a long-lived server's single brain thread does, so
     that its own commits never change ``PRAGMA data_version`` on its read connection (ADR 0020)."""
@@ -152,7 +160,7 @@ def create_engine(path: str | os.PathLike[str], *, connection: Any = None) -> An
     )
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+    def _on_connect(dbapi_conn: Connection, _record: object) -> None:
         setup_connection(dbapi_conn)
 
     @event.listens_for(engine, "begin")

@@ -20,11 +20,16 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, paths
-from cerebro.db.engine import WRITE_OPTION, connect_raw
+from cerebro.db.engine import WRITE_OPTION, connect_raw, dbapi_connection
 from cerebro.errors import MigrationFailed, SchemaTooNew
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+    from cerebro.db.types import Connection, Engine, SAConnection
 
 HEAD_REVISION = "py0002"  # a test checks this against Alembic's script directory
 UPSTREAM_SCHEMA_VERSION = 7
@@ -56,28 +61,28 @@ def _ident(name: str) -> str:
     return name
 
 
-def table_exists(bind: Any, table: str) -> bool:
+def table_exists(bind: SAConnection, table: str) -> bool:
     row = bind.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone()
     return row is not None
 
 
-def column_exists(bind: Any, table: str, column: str) -> bool:
+def column_exists(bind: SAConnection, table: str, column: str) -> bool:
     rows = bind.exec_driver_sql(f"PRAGMA table_info({_ident(table)})").fetchall()
     return any(row[1] == column for row in rows)
 
 
-def add_column_if_absent(bind: Any, table: str, column: str, ddl: str) -> None:
+def add_column_if_absent(bind: SAConnection, table: str, column: str, ddl: str) -> None:
     """Upstream checks ``PRAGMA table_info`` first, so a half-migrated brain heals instead of failing."""
     if not column_exists(bind, table, column):
         bind.exec_driver_sql(f"ALTER TABLE {_ident(table)} ADD COLUMN {_ident(column)} {ddl}")
 
 
-def drop_column_if_present(bind: Any, table: str, column: str) -> None:
+def drop_column_if_present(bind: SAConnection, table: str, column: str) -> None:
     if column_exists(bind, table, column):
         bind.exec_driver_sql(f"ALTER TABLE {_ident(table)} DROP COLUMN {_ident(column)}")
 
 
-def set_schema_version(bind: Any, version: int) -> None:
+def set_schema_version(bind: SAConnection, version: int) -> None:
     bind.exec_driver_sql(
         "INSERT INTO schema_meta (key, value) VALUES ('schema_version', ?) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -85,12 +90,12 @@ def set_schema_version(bind: Any, version: int) -> None:
     )
 
 
-def stamp_boundary(bind: Any, key: str) -> None:
+def stamp_boundary(bind: SAConnection, key: str) -> None:
     """Stamp a convention boundary with the migration instant — once: INSERT OR IGNORE never re-stamps."""
     bind.exec_driver_sql("INSERT OR IGNORE INTO schema_meta (key, value) VALUES (?, ?)", (key, clock.now_text()))
 
 
-def ensure_fts_table(bind: Any) -> bool:
+def ensure_fts_table(bind: SAConnection) -> bool:
     """Create ``nodes_fts`` if absent and backfill it with the active nodes. Returns True if created."""
     if table_exists(bind, "nodes_fts"):
         return False
@@ -103,7 +108,7 @@ def ensure_fts_table(bind: Any) -> bool:
     return True
 
 
-def rebuild_fts_table(bind: Any, *, tokenize: str | None) -> None:
+def rebuild_fts_table(bind: SAConnection, *, tokenize: str | None) -> None:
     """Re-create ``nodes_fts`` with another tokenizer, keeping its rows (created fresh if absent)."""
     if not table_exists(bind, "nodes_fts"):
         ensure_fts_table(bind)
@@ -115,7 +120,7 @@ def rebuild_fts_table(bind: Any, *, tokenize: str | None) -> None:
         bind.exec_driver_sql("INSERT INTO nodes_fts (node_id, content, subtype) VALUES (?, ?, ?)", tuple(row))
 
 
-def remove_dangling_edges(bind: Any) -> int:
+def remove_dangling_edges(bind: SAConnection) -> int:
     """Go cerebro deletes nodes with foreign keys off, leaving edges that point at nothing; they can never
     be traversed, and they would fail the foreign-key check that ends every upgrade."""
     if not table_exists(bind, "edges"):
@@ -125,7 +130,7 @@ def remove_dangling_edges(bind: Any) -> int:
     ).rowcount
 
 
-def normalise_timestamps(bind: Any) -> int:
+def normalise_timestamps(bind: SAConnection) -> int:
     """Re-write every timestamp not in the storage layout. Unparseable text is left as it is (and counted)."""
     changed = 0
     for table, columns in TIMESTAMP_COLUMNS.items():
@@ -159,9 +164,9 @@ def normalise_timestamps(bind: Any) -> int:
 
 
 @contextlib.contextmanager
-def foreign_keys_off(connection: Any) -> Iterator[None]:
+def foreign_keys_off(connection: SAConnection) -> Iterator[None]:
     """``PRAGMA foreign_keys`` is a no-op inside a transaction, so flip it on the raw driver connection."""
-    raw = connection.connection.driver_connection
+    raw = dbapi_connection(connection)
     raw.execute("PRAGMA foreign_keys = OFF")
     try:
         yield
@@ -169,7 +174,7 @@ def foreign_keys_off(connection: Any) -> Iterator[None]:
         raw.execute("PRAGMA foreign_keys = ON")
 
 
-def check_foreign_keys(connection: Any) -> None:
+def check_foreign_keys(connection: SAConnection) -> None:
     problems = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
     if problems:
         raise MigrationFailed(
@@ -178,7 +183,7 @@ def check_foreign_keys(connection: Any) -> None:
         )
 
 
-def compare_type(context: Any, inspected: Any, metadata: Any, inspected_type: Any, metadata_type: Any) -> bool | None:
+def compare_type(context: Any, inspected: Any, metadata: Any, inspected_type: Any, metadata_type: Any) -> bool | None:  # noqa: ANN401 - Alembic's compare_type hook signature
     """Our DATETIME columns are a custom type over text; compare them by the declared name."""
     from cerebro.models import StorageTime
 
@@ -187,7 +192,7 @@ def compare_type(context: Any, inspected: Any, metadata: Any, inspected_type: An
     return None  # Alembic's default comparison
 
 
-def engine_for_alembic_cli(brain: str) -> Any:
+def engine_for_alembic_cli(brain: str) -> Engine:
     """``alembic -x brain=PATH``: an engine on PATH, created private when missing."""
     from cerebro.db.engine import create_engine
 
@@ -211,7 +216,7 @@ def script_location() -> Path:
     raise MigrationFailed("cerebro's migration scripts are missing from this installation; reinstall cerebro")
 
 
-def read_state(raw: Any) -> tuple[int | None, str | None, bool]:
+def read_state(raw: Connection) -> tuple[int | None, str | None, bool]:
     """(schema_version, alembic revision, has any table) read with plain SELECTs — never a write."""
     tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
     version = None
@@ -229,7 +234,7 @@ def read_state(raw: Any) -> tuple[int | None, str | None, bool]:
     return version, revision, bool(tables - {"sqlite_sequence"})
 
 
-def _alembic_config(connection: Any) -> Any:
+def _alembic_config(connection: SAConnection | None) -> Config:
     from alembic.config import Config
 
     cfg = Config()
@@ -310,7 +315,7 @@ def upgrade_lock(path: Path, suffix: str = "lock") -> Iterator[None]:
         os.close(fd)
 
 
-def needs_upgrade(raw: Any, path: Path) -> bool:
+def needs_upgrade(raw: Connection, path: Path) -> bool:
     """True when the brain is behind head. Refuses a brain newer than this code, whatever its revision:
     Go cerebro may have moved ``schema_version`` past 7 on a brain we had already upgraded."""
     version, revision, _ = read_state(raw)
@@ -319,10 +324,10 @@ def needs_upgrade(raw: Any, path: Path) -> bool:
     return revision != HEAD_REVISION
 
 
-def adopt_for_alembic_cli(connection: Any, path: str) -> None:
+def adopt_for_alembic_cli(connection: SAConnection, path: str) -> None:
     """``alembic -x brain=PATH …`` from a checkout: refuse a too-new brain and stamp a Go brain at its
     version first (as :func:`ensure_current` does), so the chain never replays over it from v1."""
-    raw = connection.connection.driver_connection
+    raw = dbapi_connection(connection)
     version, revision, _ = read_state(raw)
     if version is not None and version > UPSTREAM_SCHEMA_VERSION:
         raise SystemExit(too_new_message(Path(path), f"schema_version {version}"))
@@ -331,7 +336,7 @@ def adopt_for_alembic_cli(connection: Any, path: str) -> None:
         raw.execute("INSERT INTO alembic_version (version_num) VALUES (?)", (f"v{version}",))
 
 
-def ensure_current(engine: Any, path: Path) -> str | None:
+def ensure_current(engine: Engine, path: Path) -> str | None:
     """Bring the brain at ``path`` to head. Returns the backup path when one was taken."""
     with upgrade_lock(path):
         raw = connect_raw(path, wal=False)
@@ -363,16 +368,16 @@ def ensure_current(engine: Any, path: Path) -> str | None:
                 marker = backup.with_suffix(".fingerprint")
                 marker.write_text(fingerprint(backup))
                 os.chmod(marker, paths.FILE_MODE)
-            except Exception:  # noqa: BLE001 - the marker only saves disk space later
+            except Exception:  # noqa: BLE001, S110 - the marker only saves disk space later
                 pass
-        from cerebro.logs import get_logger
+        from cerebro import logs
 
-        get_logger().info("upgrading brain", brain=str(path), backup=str(backup))
+        logs.info("upgrading brain", brain=str(path), backup=str(backup))
         _upgrade(engine, stamp_at=None if revision else f"v{version}")
         return str(backup)
 
 
-def _upgrade(engine: Any, *, stamp_at: str | None, target: str = "head") -> None:
+def _upgrade(engine: Engine, *, stamp_at: str | None, target: str = "head") -> None:
     """Stamp (for a Go brain) and upgrade in ONE transaction: a failure leaves no trace, not even the stamp.
 
     Foreign keys go off before BEGIN (the pragma is a no-op inside a transaction); env.py sees the
@@ -380,9 +385,9 @@ def _upgrade(engine: Any, *, stamp_at: str | None, target: str = "head") -> None
     """
     from alembic import command
 
-    with engine.connect() as conn:
-        conn = conn.execution_options(**{WRITE_OPTION: True})
-        raw = conn.connection.driver_connection
+    with engine.connect() as plain:
+        conn = plain.execution_options(**{WRITE_OPTION: True})
+        raw = dbapi_connection(conn)
         raw.execute("PRAGMA foreign_keys = OFF")
         cfg = _alembic_config(conn)
         try:

@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 from cerebro.db.engine import WRITE_OPTION
 
 if TYPE_CHECKING:
-    from cerebro.db.types import Connection, Session
+    from collections.abc import Callable
+
+    from cerebro.db.types import Connection, Engine, Session
 
 
 @contextmanager
-def unit_of_work(engine: Any, *, write: bool, session: Session | None = None) -> Iterator[Any]:
+def unit_of_work(engine: Engine, *, write: bool, session: Session | None = None) -> Iterator[Any]:
     from sqlmodel import Session
 
     if session is not None:
@@ -46,7 +48,7 @@ def raw_read(conn: Connection) -> Iterator[Any]:
         conn.execute("COMMIT")
 
 
-def try_write(conn: Connection, work: Any, *, wait_ms: int) -> bool:
+def try_write(conn: Connection, work: Callable[[Connection], object], *, wait_ms: int) -> bool:
     """``work(conn)`` in one ``BEGIN IMMEDIATE`` transaction, waiting at most ``wait_ms`` for the lock; False
     instead of an error when it could not run (busy, or the work failed, which is rolled back)."""
     from cerebro.db.engine import BUSY_TIMEOUT_MS
@@ -66,7 +68,7 @@ def try_write(conn: Connection, work: Any, *, wait_ms: int) -> bool:
     finally:
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001, S110 - restoring the wait is best effort: the connection may be gone
             pass
 
 

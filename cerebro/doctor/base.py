@@ -104,7 +104,7 @@ class _Findings:
         if fix and fix not in self.fixes:
             self.fixes.append(fix)
 
-    def check(self, ok_detail: str, **extra: Any) -> Check:
+    def check(self, ok_detail: str, **extra: object) -> Check:
         if self.status == OK:
             return Check(self.name, OK, ok_detail, None, extra)
         return Check(

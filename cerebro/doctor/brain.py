@@ -146,7 +146,7 @@ def _upgrade_copy(copy: Path, home: Path, project: Path, brain: Path, findings: 
     import subprocess
     import sys
 
-    ran = subprocess.run(
+    ran = subprocess.run(  # noqa: S603 - a fixed program with an argument list, no shell
         [sys.executable, "-c", _UPGRADE_PROBE, str(copy)],
         capture_output=True,
         text=True,
@@ -185,7 +185,8 @@ def _inspect_content(conn: Connection, project: Path, brain: Path, findings: _Fi
             WARN,
             f"{_n(bad[0], 'memory has', 'memories have')} metadata that is not a JSON object "
             f"(first: {str(bad[1])[:8]}); the fix keeps the text under _raw_metadata",
-            f"sqlite3 {_q(brain)} \"UPDATE nodes SET metadata = json_object('_raw_metadata', metadata) "
+            # A command shown to the user; nothing here runs it.
+            f"sqlite3 {_q(brain)} \"UPDATE nodes SET metadata = json_object('_raw_metadata', metadata) "  # noqa: S608
             "WHERE metadata IS NOT NULL AND metadata NOT IN ('', 'null') "
             "AND (json_valid(metadata) = 0 OR json_type(metadata) <> 'object')\"",
         )
@@ -205,8 +206,8 @@ def _check_keyword_index(
     brain re-indexes every active memory."""
     from cerebro import paths
 
-    rebuild = (
-        f"sqlite3 {_q(brain)} \"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('needs_fts_rebuild', "
+    rebuild = (  # a command shown to the user; nothing here runs it
+        f"sqlite3 {_q(brain)} \"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('needs_fts_rebuild', "  # noqa: S608
         f"'true')\" && {_cmd(project, 'cerebro stats')}"
     )
     if "nodes_fts" not in tables:
@@ -345,7 +346,7 @@ def check_embedder(project: Path) -> Check:
         try:
             # onnxruntime keeps a database under ~/.cache: the probe gets a scratch HOME too.
             env = {**_subprocess_env(home), "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache")}
-            ran = subprocess.run(
+            ran = subprocess.run(  # noqa: S603 - a fixed program with an argument list, no shell
                 [sys.executable, "-c", _PROBE, provider, model, str(dims)],
                 capture_output=True,
                 text=True,
@@ -386,7 +387,8 @@ def _provider_fix(provider: str, model: str, message: str, project: Path) -> tup
         url = base_url()
         if " 404" in message or "not found" in message:
             return f"ollama pull {_q(model)}", f"Ollama at {url} does not have {model}"
-        if (urlparse(url).hostname or "") in ("localhost", "127.0.0.1", "::1", "0.0.0.0"):
+        local = ("localhost", "127.0.0.1", "::1", "0.0.0.0")  # noqa: S104 - recognises a local URL; binds nothing
+        if (urlparse(url).hostname or "") in local:
             return "ollama serve", f"start Ollama at {url} (or set CEREBRO_OLLAMA_URL, or switch: {switch})"
         return (
             switch,

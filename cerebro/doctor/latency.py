@@ -38,7 +38,7 @@ def _time_runs(
     for index in range(runs):
         start = time.perf_counter()
         try:
-            ran = subprocess.run(
+            ran = subprocess.run(  # noqa: S603 - a fixed program with an argument list, no shell
                 argv,
                 input=stdin(index) if stdin else "",
                 capture_output=True,

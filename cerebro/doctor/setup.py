@@ -65,7 +65,7 @@ def check_cli_on_path() -> Check:
             {"path": None, "version": None, "this_version": __version__},
         )
     try:
-        ran = subprocess.run(
+        ran = subprocess.run(  # noqa: S603 - a fixed program with an argument list, no shell
             [found, "--version"],
             capture_output=True,
             text=True,

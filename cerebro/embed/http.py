@@ -23,7 +23,15 @@ class _Retryable(Exception):
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """Embedding APIs do not redirect; following one would hand the API key to another host."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: object,
+        code: int,
+        msg: str,
+        headers: object,
+        newurl: str,
+    ) -> None:
         return None
 
 
@@ -39,16 +47,17 @@ def post_json(
     attempts: int = ATTEMPTS,
     backoff: float = BACKOFF_SECONDS,
     what: str = "embedding provider",
-) -> Any:
+) -> Any:  # noqa: ANN401 - the provider's JSON answer, as it sent it
     from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
     body = json.dumps(payload).encode("utf-8")
     request_headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
 
-    def attempt() -> Any:
-        request = urllib.request.Request(url, data=body, headers=request_headers, method="POST")
+    def attempt() -> Any:  # noqa: ANN401 - the provider's JSON answer, as it sent it
+        # http(s) only: the scheme is checked below, before the first attempt
+        request = urllib.request.Request(url, data=body, headers=request_headers, method="POST")  # noqa: S310
         try:
-            with _OPENER.open(request, timeout=timeout) as response:  # http(s) only
+            with _OPENER.open(request, timeout=timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:300].decode("utf-8", "replace").strip()

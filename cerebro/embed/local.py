@@ -77,7 +77,7 @@ def verify_model(path: Path) -> None:
         paths.ensure_private_dir(cache.parent)
         kept = [e for e in entries if e.get("key", {}).get("path") != key["path"]][-8:]
         tmp = cache.with_suffix(".tmp")
-        tmp.write_text(json.dumps(kept + [{"key": key, "sha256": actual}]))
+        tmp.write_text(json.dumps([*kept, {"key": key, "sha256": actual}]))
         os.chmod(tmp, paths.FILE_MODE)
         os.replace(tmp, cache)
     except OSError:  # a read-only home only costs the hash next time
@@ -92,7 +92,7 @@ def _threads_from_environment() -> int | None:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
-def _session_options(onnxruntime: Any, threads: int | None, level: str) -> Any:
+def _session_options(onnxruntime: Any, threads: int | None, level: str) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads or _threads_from_environment() or min(4, os.cpu_count() or 1)
     options.inter_op_num_threads = 1
@@ -104,7 +104,7 @@ def _session_options(onnxruntime: Any, threads: int | None, level: str) -> Any:
     return options
 
 
-def _open_session(onnxruntime: Any, path: Path, threads: int | None) -> Any:
+def _open_session(onnxruntime: Any, path: Path, threads: int | None) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
     """Graph optimisation costs ~130 ms at every load — most of a hook's budget — so the optimised graph
     is saved once per (model, onnxruntime version) under CEREBRO_HOME/cache and loaded as is afterwards.
     A missing or unreadable cache only means optimising again."""
@@ -115,7 +115,7 @@ def _open_session(onnxruntime: Any, path: Path, threads: int | None) -> Any:
             return onnxruntime.InferenceSession(
                 str(cache), sess_options=_session_options(onnxruntime, threads, "ORT_DISABLE_ALL"), providers=providers
             )
-        except Exception:  # noqa: BLE001 - rebuild below
+        except Exception:  # noqa: BLE001, S110 - rebuild below
             pass
     options = _session_options(onnxruntime, threads, "ORT_ENABLE_EXTENDED")
     partial = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")

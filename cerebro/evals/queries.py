@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, scoring
 from cerebro.errors import InvalidInput, quote
 from cerebro.evals.metrics import CUTOFFS, Tally
+
+if TYPE_CHECKING:
+    from cerebro.api import Brain
 
 
 def _read_jsonl(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -58,7 +61,9 @@ def load(queries_path: Path, truth_path: Path) -> list[tuple[str, str, list[str]
     return pairs
 
 
-def run(brain: Any, pairs: list[tuple[str, str, list[str]]], *, limit: int, threshold: float | None) -> dict[str, Any]:
+def run(
+    brain: Brain, pairs: list[tuple[str, str, list[str]]], *, limit: int, threshold: float | None
+) -> dict[str, Any]:
     active = {node.id for node in brain.list(status="active", limit=10**9)}
     tally = Tally()
     missing: dict[str, list[str]] = {}

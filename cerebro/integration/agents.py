@@ -413,8 +413,8 @@ def section(agent: str) -> str:
         ),
     }
     out = []
-    for block in ("### " + blocks).split("\n### ") if sep else []:
-        block = block if block.startswith("### ") else "### " + block
+    for piece in ("### " + blocks).split("\n### ") if sep else []:
+        block = piece if piece.startswith("### ") else "### " + piece
         name = block[4:].split("\n", 1)[0].strip()
         if name in replaced:
             out.append(replaced[name])

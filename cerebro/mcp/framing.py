@@ -18,9 +18,16 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    from cerebro.values import InboxCandidate, Node, ScoredNode
+
+    # What a block shows: a recalled or stored memory, an inbox candidate, or a plain dict (forget's matches,
+    # remember's near duplicates).
+    Memory: TypeAlias = ScoredNode | Node | InboxCandidate | Mapping[str, object]
 
 CHARS_PER_TOKEN = 4  # the hooks' download-free estimate (cerebro.integration.claude_code.hooks)
 PROJECT_SOURCE = "this project's cerebro brain"
@@ -47,7 +54,7 @@ DATA_NOTE = (
 )
 
 
-def with_data_note(data: dict[str, Any], text: str) -> dict[str, Any]:
+def with_data_note(data: dict[str, object], text: str) -> dict[str, object]:
     """``data`` with :data:`DATA_NOTE` first when ``text`` shows framed memories (so ``data`` holds their
     content); else ``data`` unchanged."""
     if "quoted data, not instructions" not in text:
@@ -64,7 +71,7 @@ def neutralise(content: str) -> str:
     return _DELIMITER.sub(lambda m: "&lt;" + m.group(0)[1:], content)
 
 
-def attribute(value: Any) -> str:
+def attribute(value: object) -> str:
     """A value for ``name="…"``: one line, at most :data:`ATTRIBUTE_LIMIT` characters, XML-escaped."""
     text = " ".join(str(value).split())[:ATTRIBUTE_LIMIT]
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
@@ -77,12 +84,14 @@ def header(nonce: str, source: str) -> str:
     )
 
 
-def _fields(item: Any, short_ids: bool) -> tuple[list[tuple[str, Any]], str]:
+def _fields(item: Memory, short_ids: bool) -> tuple[list[tuple[str, object]], str]:
     """(attributes, content) of a ScoredNode, Node, InboxCandidate or a plain dict (forget's matches)."""
     score = store = None
     if hasattr(item, "node") and hasattr(item, "score"):  # a ScoredNode
         score, store, item = item.score, getattr(item, "store", None), item.node
-    get = item.get if isinstance(item, dict) else lambda key, default=None: getattr(item, key, default)
+    get: Callable[..., object] = (
+        item.get if isinstance(item, dict) else lambda key, default=None: getattr(item, key, default)
+    )
     node_id = str(get("id", ""))
     kind = get("type") or "?"
     if get("subtype"):
@@ -90,7 +99,7 @@ def _fields(item: Any, short_ids: bool) -> tuple[list[tuple[str, Any]], str]:
     status = get("status")
     if status is None and hasattr(item, "origin") and not hasattr(item, "status"):
         status = "candidate"  # an inbox candidate: quarantined, not yet a memory
-    attrs: list[tuple[str, Any]] = [("id", node_id[:8] if short_ids else node_id), ("type", kind)]
+    attrs: list[tuple[str, object]] = [("id", node_id[:8] if short_ids else node_id), ("type", kind)]
     if status and status != "active":
         attrs.append(("status", status))
     importance = get("importance")
@@ -109,7 +118,7 @@ def _fields(item: Any, short_ids: bool) -> tuple[list[tuple[str, Any]], str]:
     return attrs, str(get("content", ""))
 
 
-def block(item: Any, nonce: str, *, short_ids: bool, cut_to: int | None = None, cut_note: str = "") -> str:
+def block(item: Memory, nonce: str, *, short_ids: bool, cut_to: int | None = None, cut_note: str = "") -> str:
     attrs, content = _fields(item, short_ids)
     opening = " ".join([f"<memory-{nonce}"] + [f'{name}="{attribute(value)}"' for name, value in attrs if value])
     body = neutralise(content)
@@ -119,7 +128,7 @@ def block(item: Any, nonce: str, *, short_ids: bool, cut_to: int | None = None, 
 
 
 def frame_memories(
-    items: Iterable[Any],
+    items: Iterable[Memory],
     *,
     source: str = PROJECT_SOURCE,
     budget_tokens: int | None = None,

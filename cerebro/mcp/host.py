@@ -20,19 +20,28 @@ No timer is involved: a write committed before a call starts is seen by that cal
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro.db.session import data_version, schema_version  # raw PRAGMAs: no ORM import
 from cerebro.errors import BrainNotFound
+
+if TYPE_CHECKING:
+    from cerebro.api import Brain
+    from cerebro.db.types import Connection
+    from cerebro.embed.base import Embedder
+    from cerebro.store.warm import WarmVectors
+    from cerebro.values import Origin
+
+    Written = dict[str, Sequence[float] | None]  # vectors a commit wrote (None: deleted), by memory id
 
 
 class MemoEmbedder:
     """The brain's embedder, plus one vector held for the next ``embed([text])`` of the same text, so
     ``remember`` embeds its content once for both the near-duplicate search and the write."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self._held: tuple[str, list[float]] | None = None
 
@@ -45,7 +54,7 @@ class MemoEmbedder:
             return [held[1]]
         return self.inner.embed(texts)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - proxies any attribute of whichever provider it wraps
         return getattr(self.inner, name)
 
 
@@ -69,16 +78,16 @@ class BackgroundWarm:
 
         self._path = path
         self._lock = threading.Lock()
-        self._copy: Any = None
+        self._copy: WarmVectors | None = None
         self._version: int | None = None
         self._building = False
-        self._built: tuple[int, int, Any] | None = None  # (data_version, write sequence at its start, copy)
+        self._built: tuple[int, int, WarmVectors] | None = None  # (data_version, write sequence at its start, copy)
         self._sequence = 0  # own write batches so far
-        self._log: list[tuple[int, dict[str, Any]]] = []  # own writes not yet in a loaded copy
+        self._log: list[tuple[int, Written]] = []  # own writes not yet in a loaded copy
         self._lost_before = 0  # builds started before this sequence missed writes the log dropped
         self.builds = 0
 
-    def ready(self, conn: Any) -> bool:
+    def ready(self, conn: Connection) -> bool:
         version = data_version(conn)
         if self._copy is not None and self._version == version:
             return True
@@ -96,7 +105,7 @@ class BackgroundWarm:
         self.start(version)
         return False
 
-    def apply(self, written: dict[str, Any]) -> None:
+    def apply(self, written: Written) -> None:
         """The server's own commit wrote or deleted these vectors."""
         with self._lock:
             self._sequence += 1
@@ -122,7 +131,7 @@ class BackgroundWarm:
         from cerebro.db.session import raw_read
         from cerebro.store.warm import WarmVectors
 
-        copy: Any = WarmVectors()
+        copy = WarmVectors()
         loaded = False
         try:
             conn = connect_raw(self._path, wal=False)
@@ -138,14 +147,21 @@ class BackgroundWarm:
             self.builds += 1
             self._built = (version, started, copy) if loaded else None
 
-    def knn(self, vector: Any, k: int) -> list[tuple[str, float]]:
-        return self._copy.knn(vector, k)
+    # Recall asks these only after ready() said True, on the same (brain) thread: the copy is loaded.
 
-    def vectors(self, ids: Any) -> dict[str, list[float]]:
-        return self._copy.vectors(ids)
+    def _loaded(self) -> WarmVectors:
+        if self._copy is None:
+            raise RuntimeError("the warm vector index is not loaded: ask ready() first")
+        return self._copy
 
-    def dots(self, ids: Any, vector: Any) -> dict[str, float]:
-        return self._copy.dots(ids, vector)
+    def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        return self._loaded().knn(vector, k)
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        return self._loaded().vectors(ids)
+
+    def dots(self, ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
+        return self._loaded().dots(ids, vector)
 
 
 class Slot:
@@ -155,7 +171,7 @@ class Slot:
         self._locate = locate
         self._missing = missing
         self.project = project
-        self._brain: Any = None
+        self._brain: Brain | None = None
         self._identity: tuple[int, int] | None = None
         self._version: int | None = None
         self._schema: int | None = None
@@ -169,7 +185,7 @@ class Slot:
     def is_open(self) -> bool:
         return self._brain is not None
 
-    def brain(self) -> Any:
+    def brain(self) -> Brain:
         """The open brain, made current with what other processes committed (see the module docstring)."""
         path = self._locate()
         try:
@@ -180,7 +196,7 @@ class Slot:
         identity = (info.st_dev, info.st_ino)
         if self._brain is None or identity != self._identity or info.st_size == 0:
             return self._open(path, identity)
-        conn = self._connection()
+        conn = self._connection_of(self._brain)
         version = data_version(conn)
         if version != self._version:
             from cerebro.db.migrate import needs_upgrade
@@ -197,10 +213,7 @@ class Slot:
             self._version = version
         return self._brain
 
-    def _connection(self) -> Any:
-        return self._connection_of(self._brain)
-
-    def _open(self, path: Path, identity: tuple[int, int]) -> Any:
+    def _open(self, path: Path, identity: tuple[int, int]) -> Brain:
         from cerebro.api import Brain
 
         old = self._brain
@@ -227,7 +240,7 @@ class Slot:
         return brain
 
     @classmethod
-    def _share_connection(cls, brain: Any) -> None:
+    def _share_connection(cls, brain: Brain) -> None:
         """Run the brain's ORM sessions on its raw read connection (one brain thread uses both), so that
         ``PRAGMA data_version`` there changes only when another process commits: the server's own writes
         reach the warm index through ``on_vectors_written`` instead of forcing a reload."""
@@ -236,17 +249,17 @@ class Slot:
         brain.handle.use_engine(create_engine(brain.path, connection=cls._connection_of(brain)))
 
     @staticmethod
-    def _install_warm(brain: Any) -> None:
+    def _install_warm(brain: Brain) -> None:
         warm = BackgroundWarm(brain.path)
         brain.handle.use_warm(warm)
         brain.on_vectors_written = warm.apply
 
     @staticmethod
-    def _connection_of(brain: Any) -> Any:
+    def _connection_of(brain: Brain) -> Connection:
         return brain.handle.raw
 
     @staticmethod
-    def _forget_cached(brain: Any) -> None:
+    def _forget_cached(brain: Brain) -> None:
         """Another connection committed: drop what was derived from the brain's contents."""
         if brain.handle.reload_settings():  # another model now: its embedder is built afresh on the next embed
             Slot._install_warm(brain)
@@ -299,11 +312,11 @@ class Slot:
         if brain is not None:
             try:
                 brain.handle.rollback()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001, S110 - best effort: a broken connection is closed next anyway
                 pass
             try:
                 brain.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001, S110 - best effort: the brain is forgotten whatever close() says
                 pass
 
 
@@ -351,17 +364,17 @@ class Host:
     def begin(self) -> None:
         self.notices = []
 
-    def _collect(self, brain: Any) -> Any:
+    def _collect(self, brain: Brain) -> Brain:
         brain.on_warning = self.notices.append
         return brain
 
-    def project(self) -> Any:
+    def project(self) -> Brain:
         return self._collect(self.project_slot.brain())
 
-    def global_brain(self) -> Any:
+    def global_brain(self) -> Brain:
         return self._collect(self._global.brain())
 
-    def origin(self) -> Any:
+    def origin(self) -> Origin:
         """Who writes: ``$CEREBRO_ORIGIN_ACTOR``, else the MCP client's name; channel ``mcp``."""
         from cerebro.values import Origin
 

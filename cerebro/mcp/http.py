@@ -22,12 +22,17 @@ import socket
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cerebro import paths
 from cerebro.errors import InvalidInput, quote
 
-TOKEN_FILE = "mcp-token"
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from cerebro.mcp.server import CerebroServer
+
+TOKEN_FILE = "mcp-token"  # noqa: S105 - a file or token name, not a secret
 ENDPOINT = "/mcp"
 
 
@@ -107,11 +112,11 @@ def ensure_token(path: Path | None = None) -> str:
 class BearerAuth:
     """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401 and never reach MCP."""
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
         self._token = token.encode("utf-8")
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._authorized(scope):
             body = json.dumps(
                 {
@@ -134,7 +139,7 @@ class BearerAuth:
             return
         await self.app(scope, receive, send)
 
-    def _authorized(self, scope: dict[str, Any]) -> bool:
+    def _authorized(self, scope: Scope) -> bool:
         for name, value in scope.get("headers") or []:
             if name.lower() == b"authorization":
                 scheme, _, given = value.partition(b" ")
@@ -156,7 +161,7 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(server: Any, host: str, port: int) -> None:
+def serve(server: CerebroServer, host: str, port: int) -> None:
     """Serve ``server`` (a :class:`cerebro.mcp.server.CerebroServer`) on ``host:port`` until interrupted."""
     import asyncio
 

@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, TypeVarTuple
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
@@ -34,6 +34,15 @@ from mcp.shared.exceptions import MCPError
 from cerebro import __version__
 from cerebro.mcp import framing, tools
 from cerebro.mcp.host import Host
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    # The SDK's default lifespan (this server has no other) yields a dict: the handlers' context carries it.
+    Context = ServerRequestContext[dict[str, Any]]
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 PRIME_URI = "cerebro://prime"
 PRIME_NAME = "prime"
@@ -75,7 +84,7 @@ def failure_message(exc: BaseException) -> tuple[str, bool]:
 
         if isinstance(exc, driver().DatabaseError):
             return f"the brain could not be read ({exc}); it is opened afresh on the next call", True
-    except Exception:  # noqa: BLE001 - no driver: reported below
+    except Exception:  # noqa: BLE001, S110 - no driver to tell: reported below as an internal error
         pass
     return f"internal error: {exc.__class__.__name__}: {exc} (the brain is opened afresh on the next call)", True
 
@@ -109,7 +118,7 @@ class CerebroServer:
             )
             for spec in tools.TOOLS
         ]
-        self.server: Server[Any] = Server(
+        self.server: Server[dict[str, Any]] = Server(
             "cerebro",
             version=__version__,
             title="Cerebro memory",
@@ -137,16 +146,16 @@ class CerebroServer:
     def close(self) -> None:
         try:
             self._executor.submit(self.host.close).result(timeout=30)
-        except Exception:  # noqa: BLE001 - exiting anyway
+        except Exception:  # noqa: BLE001, S110 - exiting anyway: closing the brains is best effort
             pass
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    async def _in_brain_thread(self, work: Callable[..., Any], *args: Any) -> Any:
+    async def _in_brain_thread(self, work: Callable[[*Ts], T], *args: *Ts) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
 
     # ------------------------------------------------------------------ the project
 
-    async def _ensure_project(self, ctx: Any) -> None:
+    async def _ensure_project(self, ctx: Context) -> None:
         self._note_client(ctx)
         if self.host.project_dir is not None:
             return
@@ -158,13 +167,13 @@ class CerebroServer:
             directory = await self._first_root(ctx) if self.use_roots else None
             self.host.set_project(directory or Path.cwd())
 
-    def _note_client(self, ctx: Any) -> None:
+    def _note_client(self, ctx: Context) -> None:
         if self.host.client_name is None:
             params = getattr(ctx.session, "client_params", None)
             info = getattr(params, "client_info", None)
             self.host.client_name = getattr(info, "name", None) or ""
 
-    async def _first_root(self, ctx: Any) -> Path | None:
+    async def _first_root(self, ctx: Context) -> Path | None:
         """The client's first ``file://`` root, when it declares roots; None on any failure."""
         from urllib.parse import unquote, urlparse
 
@@ -187,7 +196,7 @@ class CerebroServer:
 
     # ------------------------------------------------------------------ tools
 
-    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+    async def _list_tools(self, ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self._tools)
 
     def invalid_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
@@ -205,7 +214,7 @@ class CerebroServer:
                 arguments[key] = int(value)
         return None
 
-    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = tools.BY_NAME.get(params.name)
         if spec is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}: see tools/list")
@@ -215,11 +224,12 @@ class CerebroServer:
             return error_result(problem)
         await self._ensure_project(ctx)
         try:
-            ok, outcome = await self._in_brain_thread(self._run, spec.run, arguments)
+            done = await self._in_brain_thread(self._run, spec.run, arguments)
         finally:
             self._after_answer()
-        if not ok:
-            return error_result(outcome)
+        if not done[0]:
+            return error_result(done[1])
+        outcome = done[1]
         return types.CallToolResult(
             content=[types.TextContent(text=outcome.text)],
             structured_content=framing.with_data_note(outcome.data, outcome.text),
@@ -232,7 +242,7 @@ class CerebroServer:
         except RuntimeError:  # shutting down
             pass
 
-    def _run(self, work: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+    def _run(self, work: Callable[[Host, *Ts], T], *args: *Ts) -> tuple[Literal[True], T] | tuple[Literal[False], str]:
         """In the brain thread: (True, ``work(host, *args)``), or (False, the one-line message of what it
         raised)."""
         self.host.begin()
@@ -250,7 +260,7 @@ class CerebroServer:
 
     # ------------------------------------------------------------------ the session prime
 
-    async def _prime(self, ctx: Any) -> str:
+    async def _prime(self, ctx: Context) -> str:
         await self._ensure_project(ctx)
         try:
             ok, outcome = await self._in_brain_thread(self._run, lambda host: tools.prime(host)[0])
@@ -260,7 +270,7 @@ class CerebroServer:
             raise MCPError(types.INTERNAL_ERROR, one_line_error(outcome))
         return outcome
 
-    async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+    async def _list_prompts(self, ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         return types.ListPromptsResult(
             prompts=[
                 types.Prompt(
@@ -272,7 +282,7 @@ class CerebroServer:
             ]
         )
 
-    async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def _get_prompt(self, ctx: Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         if params.name != PRIME_NAME:
             raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}: the only prompt is {PRIME_NAME!r}")
         text = await self._prime(ctx)
@@ -281,7 +291,9 @@ class CerebroServer:
             messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
         )
 
-    async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+    async def _list_resources(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
@@ -294,7 +306,7 @@ class CerebroServer:
             ]
         )
 
-    async def _read_resource(self, ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def _read_resource(self, ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         if str(params.uri) != PRIME_URI:
             raise MCPError(types.INVALID_PARAMS, f"unknown resource {str(params.uri)!r}: the only one is {PRIME_URI}")
         text = await self._prime(ctx)
@@ -309,7 +321,7 @@ def _preload() -> None:
         from cerebro.store.sqlite import SQLITE
 
         _ = SQLITE.nodes  # imports the write path's store modules
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001, S110 - best effort: the first call that needs them reports the failure
         pass
 
 

@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro.mcp import framing
 from cerebro.values import NODE_STATUSES, NODE_TYPES
+
+if TYPE_CHECKING:
+    from cerebro.api import Brain
+    from cerebro.mcp.host import Host
+    from cerebro.values import Node
+
+# A tool's arguments (``a`` below) are the client's JSON object, already checked against the tool's input
+# schema by the server: dict[str, Any], since each value's type is the schema's, not the annotation's. The
+# schemas themselves are JSON Schema documents, dict[str, Any] as the SDK's Tool takes them.
 
 NEAR_DUPLICATE_SIMILARITY = 0.85  # cosine between the new memory and a stored one
 NEAR_DUPLICATE_OVERLAP = 0.6  # word overlap (Jaccard), for brains without vectors
@@ -25,7 +34,7 @@ PRIME_TAIL_TOKENS = 30  # kept free in the prime budget for the "N more memories
 
 @dataclass(frozen=True)
 class Answer:
-    data: dict[str, Any]
+    data: dict[str, object]
     text: str
 
 
@@ -36,7 +45,7 @@ class ToolSpec:
     description: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
-    run: Callable[[Any, dict[str, Any]], Answer]
+    run: Callable[[Host, dict[str, Any]], Answer]
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
@@ -126,13 +135,13 @@ def _out(properties: dict[str, Any], required: tuple[str, ...]) -> dict[str, Any
 # ----------------------------------------------------------------------------------------- helpers
 
 
-def _unset() -> Any:
+def _unset() -> Any:  # noqa: ANN401 - the UNSET sentinel, typed Any (cerebro.values) to fit any parameter
     from cerebro.api import UNSET
 
     return UNSET
 
 
-def _with_notices(data: dict[str, Any], notices: list[str]) -> dict[str, Any]:
+def _with_notices(data: dict[str, object], notices: list[str]) -> dict[str, object]:
     if notices:
         data["notices"] = list(dict.fromkeys(notices))
     return data
@@ -142,7 +151,7 @@ def _notice_lines(notices: list[str]) -> str:
     return "".join(f"\nNotice: {' '.join(n.split())}" for n in dict.fromkeys(notices))
 
 
-def _framed(items: list[Any], empty: str, source: str = framing.PROJECT_SOURCE) -> str:
+def _framed(items: Sequence[framing.Memory], empty: str, source: str = framing.PROJECT_SOURCE) -> str:
     return framing.frame_memories(items, source=source).text if items else empty
 
 
@@ -161,13 +170,13 @@ def _words(text: str) -> set[str]:
     return {w.casefold() for w in _WORD.findall(text)}
 
 
-def near_duplicates(host: Any, brain: Any, content: str) -> list[dict[str, Any]]:
+def near_duplicates(host: Host, brain: Brain, content: str) -> list[dict[str, object]]:
     """Up to three active memories that say nearly the same as ``content``, most similar first: cosine ≥
     0.85 with the brain's own embedder (its vector is then held for the write, so remembering embeds once),
     else — no provider, or the embedder is down — word overlap ≥ 0.6 among the keyword lane's hits."""
     from cerebro.brain import retrieval
 
-    found: list[tuple[Any, float]] = []
+    found: list[tuple[Node, float]] = []
     embedder = host.project_slot.embedder()
     vector = None
     if embedder is not None:
@@ -175,7 +184,7 @@ def near_duplicates(host: Any, brain: Any, content: str) -> list[dict[str, Any]]
             vector = brain.handle.embed([content])[0]
         except Exception:  # noqa: BLE001 - the write reports the embedder's failure
             vector = None
-    if vector is not None:
+    if embedder is not None and vector is not None:  # a vector only comes from the embedder
         embedder.hold(content, vector)
         found = [(n, s) for n, s in retrieval.nearest(brain.handle, vector, 8) if s >= NEAR_DUPLICATE_SIMILARITY]
     else:
@@ -203,7 +212,7 @@ def near_duplicates(host: Any, brain: Any, content: str) -> list[dict[str, Any]]
 # ----------------------------------------------------------------------------------------- the tools
 
 
-def remember(host: Any, a: dict[str, Any]) -> Answer:
+def remember(host: Host, a: dict[str, Any]) -> Answer:
     from cerebro.brain.validate import _check_content, _check_importance, _check_type
 
     brain = host.project()
@@ -233,7 +242,7 @@ def remember(host: Any, a: dict[str, Any]) -> Answer:
     )
 
 
-def recall(host: Any, a: dict[str, Any]) -> Answer:
+def recall(host: Host, a: dict[str, Any]) -> Answer:
     from cerebro.brain.promotion import merge
 
     brain = host.project()
@@ -266,7 +275,7 @@ def recall(host: Any, a: dict[str, Any]) -> Answer:
     return Answer(_with_notices(data, notices), text + _notice_lines(notices))
 
 
-def get(host: Any, a: dict[str, Any]) -> Answer:
+def get(host: Host, a: dict[str, Any]) -> Answer:
     brain = host.project()
     detail = brain.get(a["id"], as_of=a.get("as_of"))
     depth = a.get("provenance_depth")
@@ -274,7 +283,7 @@ def get(host: Any, a: dict[str, Any]) -> Answer:
         depth = 5
     chain = brain.walk_provenance(detail.node.id, depth=depth) if depth is not None else None
     data = detail.to_dict()
-    items: list[Any] = [detail.node]
+    items: list[Node] = [detail.node]
     if chain is not None:
         data["provenance"] = [{"depth": d, **n.to_dict()} for n, d in chain[1:]]
         items += [n for n, _ in chain[1:]]
@@ -288,7 +297,7 @@ def get(host: Any, a: dict[str, Any]) -> Answer:
     return Answer(data, text)
 
 
-def list_(host: Any, a: dict[str, Any]) -> Answer:
+def list_(host: Host, a: dict[str, Any]) -> Answer:
     brain = host.project()
     nodes = brain.list(
         type=a.get("type"),
@@ -299,7 +308,7 @@ def list_(host: Any, a: dict[str, Any]) -> Answer:
     return Answer({"memories": [n.to_dict() for n in nodes]}, _framed(nodes, "No memories found."))
 
 
-def link(host: Any, a: dict[str, Any]) -> Answer:
+def link(host: Host, a: dict[str, Any]) -> Answer:
     from cerebro.errors import quote
 
     brain = host.project()
@@ -315,14 +324,15 @@ def link(host: Any, a: dict[str, Any]) -> Answer:
     if not result.registered:
         notices.append(f"relation {quote(result.edge.relation)} is not registered; edge stored anyway")
     e = result.edge
+    relation = json.dumps(e.relation, ensure_ascii=False)
     text = (
-        f"{'Added' if result.created else 'Updated'} edge {e.source_id} -[{json.dumps(e.relation, ensure_ascii=False)}]-> "
-        f"{e.target_id} (weight {e.weight:.2f})."
+        f"{'Added' if result.created else 'Updated'} edge {e.source_id} -[{relation}]-> {e.target_id} "
+        f"(weight {e.weight:.2f})."
     )
     return Answer(_with_notices(result.to_dict(), notices), text + _notice_lines(notices))
 
 
-def supersede(host: Any, a: dict[str, Any]) -> Answer:
+def supersede(host: Host, a: dict[str, Any]) -> Answer:
     brain = host.project()
     old_full = brain.resolve_id(a["old_id"])  # before the write: the new id may share the prefix
     new_id = brain.supersede(
@@ -342,7 +352,7 @@ def supersede(host: Any, a: dict[str, Any]) -> Answer:
     )
 
 
-def consolidate(host: Any, a: dict[str, Any]) -> Answer:
+def consolidate(host: Host, a: dict[str, Any]) -> Answer:
     report = host.project().consolidate(a["into"], a["sources"])
     return Answer(
         report.to_dict(),
@@ -351,7 +361,7 @@ def consolidate(host: Any, a: dict[str, Any]) -> Answer:
     )
 
 
-def forget(host: Any, a: dict[str, Any]) -> Answer:
+def forget(host: Host, a: dict[str, Any]) -> Answer:
     apply, hard = bool(a.get("apply", False)), bool(a.get("hard", False))
     report = host.project().forget(a["subject"], subtype=a.get("subtype"), apply=apply, hard=hard)
     count = _plural(len(report.matched))
@@ -364,7 +374,7 @@ def forget(host: Any, a: dict[str, Any]) -> Answer:
     return Answer(report.to_dict(), head + ("\n" + body if body else ""))
 
 
-def outcome(host: Any, a: dict[str, Any]) -> Answer:
+def outcome(host: Host, a: dict[str, Any]) -> Answer:
     node = host.project().record_outcome(a["id"], success=a["success"])
     counts = (node.metadata or {}).get("outcomes", {})
     return Answer(
@@ -373,12 +383,12 @@ def outcome(host: Any, a: dict[str, Any]) -> Answer:
     )
 
 
-def stats(host: Any, a: dict[str, Any]) -> Answer:
+def stats(host: Host, a: dict[str, Any]) -> Answer:
     data = host.project().stats().to_dict()
     return Answer(data, json.dumps(data, ensure_ascii=False))
 
 
-def inbox_add(host: Any, a: dict[str, Any]) -> Answer:
+def inbox_add(host: Host, a: dict[str, Any]) -> Answer:
     candidate_id = host.project().inbox_add(
         a["content"],
         type=a.get("type", "episode"),
@@ -390,7 +400,7 @@ def inbox_add(host: Any, a: dict[str, Any]) -> Answer:
     return Answer({"id": candidate_id}, f"Quarantined candidate {candidate_id}: never recalled until approved.")
 
 
-def inbox_list(host: Any, a: dict[str, Any]) -> Answer:
+def inbox_list(host: Host, a: dict[str, Any]) -> Answer:
     candidates = host.project().inbox_list(limit=a.get("limit"))
     return Answer(
         {"candidates": [c.to_dict() for c in candidates]},
@@ -398,7 +408,7 @@ def inbox_list(host: Any, a: dict[str, Any]) -> Answer:
     )
 
 
-def inbox_approve(host: Any, a: dict[str, Any]) -> Answer:
+def inbox_approve(host: Host, a: dict[str, Any]) -> Answer:
     node_id = host.project().inbox_approve(a["id"])
     return Answer(
         _with_notices({"id": node_id}, host.notices),
@@ -406,12 +416,12 @@ def inbox_approve(host: Any, a: dict[str, Any]) -> Answer:
     )
 
 
-def inbox_discard(host: Any, a: dict[str, Any]) -> Answer:
+def inbox_discard(host: Host, a: dict[str, Any]) -> Answer:
     candidate = host.project().inbox_discard(a["id"])
     return Answer({"discarded": candidate.to_dict()}, f"Discarded candidate {candidate.id}.")
 
 
-def prime(host: Any) -> tuple[str, int]:
+def prime(host: Host) -> tuple[str, int]:
     """The session prime (as the SessionStart hook injects it): important, surprising, diverse memories,
     framed, within ``prime_token_budget``; ``last_surfaced`` is stamped. Returns (text, memories shown)."""
     brain = host.project()

@@ -88,7 +88,7 @@ def is_tool_result(message: dict[str, Any]) -> bool:
     )
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -99,7 +99,7 @@ class _TurnBuilder:
         self.turn = TurnMetrics(session_id=session_id, turn_number=turn_number, timestamp=timestamp)
         self.calls: list[ToolCall] = []
 
-    def add_usage(self, usage: Any) -> None:
+    def add_usage(self, usage: object) -> None:
         if not isinstance(usage, dict):
             return
         t = self.turn
@@ -207,7 +207,7 @@ class TranscriptParser:
 
     def _add_assistant(self, record: dict[str, Any], message: dict[str, Any]) -> None:
         current = self._current
-        assert current is not None
+        assert current is not None  # noqa: S101 - narrows the type: feed() calls this only with a turn open
         key = (message.get("id"), record.get("requestId"))
         first_record_of_message = key == (None, None) or key not in self._seen_messages
         if first_record_of_message:

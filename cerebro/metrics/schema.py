@@ -18,11 +18,16 @@ the file as it was) and every row can be re-derived from the transcripts with ``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from cerebro.db.engine import WRITE_OPTION, connect_raw
+from cerebro.db.engine import WRITE_OPTION, connect_raw, dbapi_connection
 from cerebro.db.migrate import upgrade_lock
 from cerebro.errors import MigrationFailed, SchemaTooNew
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+    from cerebro.db.types import Connection, SAConnection
 
 __all__ = ["HEAD_REVISION", "KNOWN_REVISIONS", "WRITE_OPTION", "ensure_current", "script_location"]
 
@@ -38,7 +43,7 @@ def script_location() -> Path:
     return Path(__file__).resolve().parent / "migrations"
 
 
-def read_state(raw: Any) -> tuple[str | None, set[str]]:
+def read_state(raw: Connection) -> tuple[str | None, set[str]]:
     """(alembic revision, table names), with plain SELECTs: never a write."""
     tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
     revision = None
@@ -70,7 +75,7 @@ def _stamp_for(path: Path | str, revision: str | None, tables: set[str]) -> tupl
     raise MigrationFailed(f"{path} is an SQLite file but not a cerebro metrics database")
 
 
-def check_current(raw: Any, path: Path) -> bool:
+def check_current(raw: Connection, path: Path) -> bool:
     """True when the file is at head; raises for a file we refuse. The cheap path of every open."""
     revision, tables = read_state(raw)
     needed, _ = _stamp_for(path, revision, tables)
@@ -90,7 +95,7 @@ def ensure_current(path: Path) -> None:
             _upgrade(path, stamp_at=stamp_at)
 
 
-def _alembic_config(connection: Any) -> Any:
+def _alembic_config(connection: SAConnection) -> Config:
     from alembic.config import Config
 
     cfg = Config()
@@ -99,7 +104,7 @@ def _alembic_config(connection: Any) -> Any:
     return cfg
 
 
-def _stamp(conn: Any, revision: str) -> None:
+def _stamp(conn: SAConnection, revision: str) -> None:
     conn.exec_driver_sql(
         "CREATE TABLE IF NOT EXISTS alembic_version "
         "(version_num VARCHAR(32) NOT NULL, CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
@@ -114,8 +119,8 @@ def _upgrade(path: Path, *, stamp_at: str | None) -> None:
 
     engine = create_engine(path)
     try:
-        with engine.connect() as conn:
-            conn = conn.execution_options(**{WRITE_OPTION: True})
+        with engine.connect() as plain:
+            conn = plain.execution_options(**{WRITE_OPTION: True})
             try:
                 with conn.begin():
                     if stamp_at is not None:
@@ -132,10 +137,10 @@ def _upgrade(path: Path, *, stamp_at: str | None) -> None:
 # --------------------------------------------------------------------------- alembic -n metrics (checkout)
 
 
-def adopt_for_alembic_cli(connection: Any, db: str) -> None:
+def adopt_for_alembic_cli(connection: SAConnection, db: str) -> None:
     """``alembic -n metrics -x db=PATH …``: refuse a too-new file and stamp an upstream one at m0001 first,
     as :func:`ensure_current` does, so the chain never replays over it from base."""
-    raw = connection.connection.driver_connection
+    raw = dbapi_connection(connection)
     revision, tables = read_state(raw)
     try:
         _, stamp_at = _stamp_for(db, revision, tables)

@@ -12,12 +12,15 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from cerebro import clock, paths
 from cerebro.db.engine import connect_raw
 from cerebro.errors import BrainNotFound, BrainUnreadable
 from cerebro.metrics.models import ToolCall, TurnMetrics
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection, Cursor
 
 T = TypeVar("T")
 
@@ -73,7 +76,7 @@ def _call(row: Sequence[Any]) -> ToolCall:
 class MetricsStore:
     """One open metrics database. Use :meth:`open`; close it (or use ``with``)."""
 
-    def __init__(self, path: Path, conn: Any) -> None:
+    def __init__(self, path: Path, conn: Connection) -> None:
         self.path = path
         self._conn = conn
 
@@ -111,9 +114,7 @@ class MetricsStore:
         return cls(target, conn)
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self._conn.close()  # closing twice is allowed
 
     def __enter__(self) -> Self:
         return self
@@ -123,7 +124,7 @@ class MetricsStore:
 
     # ----------------------------------------------------------------------------------- transactions
 
-    def _write(self, work: Callable[[Any], T]) -> T:
+    def _write(self, work: Callable[[Cursor], T]) -> T:
         """Run ``work(cursor)`` in one ``BEGIN IMMEDIATE`` transaction, retried while the file is locked."""
         from cerebro.retry import run_with_retry
 
@@ -163,7 +164,7 @@ class MetricsStore:
         file (a resumed session's new file repeats part of the old one's history): the fullest record of
         a session wins, whatever order the files are read in."""
 
-        def work(cur: Any) -> None:
+        def work(cur: Cursor) -> None:
             sessions = [s for s in _distinct_sessions(turns) if _speaks_for(cur, s, turns, file)]
             mine = [t for t in turns if t.session_id in sessions]
             _replace_turns(cur, mine, file)
@@ -186,7 +187,7 @@ class MetricsStore:
 
             raise InvalidInput(f"invalid stop-guard timestamp {at!r}")
 
-        def work(cur: Any) -> None:
+        def work(cur: Cursor) -> None:
             cur.execute(
                 "INSERT INTO stop_guard_events (session_id, at, category) VALUES (?, ?, ?)",
                 (session_id, instant, category),
@@ -217,7 +218,7 @@ class MetricsStore:
             f"SELECT tool_name, COUNT(*) AS n FROM tool_calls{where} GROUP BY tool_name ORDER BY n DESC, tool_name",
             params,
         )
-        return {name: count for name, count in rows}
+        return dict(rows)
 
     def tool_calls_for_turn(self, session_id: str, turn_number: int) -> list[ToolCall]:
         rows = self._read(
@@ -250,7 +251,7 @@ def _distinct_sessions(turns: Iterable[TurnMetrics]) -> list[str]:
     return list(dict.fromkeys(turn.session_id for turn in turns))
 
 
-def _speaks_for(cur: Any, session: str, turns: Sequence[TurnMetrics], file: str | None) -> bool:
+def _speaks_for(cur: Cursor, session: str, turns: Sequence[TurnMetrics], file: str | None) -> bool:
     """May ``file`` replace the session's rows? Yes unless another transcript already gave more turns."""
     if file is None:
         return True
@@ -259,7 +260,7 @@ def _speaks_for(cur: Any, session: str, turns: Sequence[TurnMetrics], file: str 
     return held[1] is None or held[1] == file or count > held[0]
 
 
-def _replace_turns(cur: Any, turns: Sequence[TurnMetrics], transcript: str | None = None) -> None:
+def _replace_turns(cur: Cursor, turns: Sequence[TurnMetrics], transcript: str | None = None) -> None:
     # An upsert rather than upstream's INSERT OR REPLACE: a re-ingested turn keeps its id, so ingesting
     # twice leaves identical rows.
     columns = (*TURN_DATA_COLUMNS, "transcript")
@@ -277,7 +278,7 @@ def _replace_turns(cur: Any, turns: Sequence[TurnMetrics], transcript: str | Non
     cur.executemany("DELETE FROM turn_metrics WHERE session_id = ? AND turn_number > ?", list(last.items()))
 
 
-def _replace_tool_calls(cur: Any, sessions: Sequence[str], calls: Sequence[ToolCall]) -> None:
+def _replace_tool_calls(cur: Cursor, sessions: Sequence[str], calls: Sequence[ToolCall]) -> None:
     cur.executemany("DELETE FROM tool_calls WHERE session_id = ?", [(s,) for s in sessions])
     cur.executemany(
         f"INSERT INTO tool_calls ({', '.join(TOOL_CALL_COLUMNS)}) VALUES ({', '.join('?' for _ in TOOL_CALL_COLUMNS)})",
@@ -285,7 +286,7 @@ def _replace_tool_calls(cur: Any, sessions: Sequence[str], calls: Sequence[ToolC
     )
 
 
-def _set_offset(cur: Any, file: str, size: int, malformed_lines: int) -> None:
+def _set_offset(cur: Cursor, file: str, size: int, malformed_lines: int) -> None:
     cur.execute(
         "INSERT INTO ingest_state (file_path, last_offset, updated_at, malformed_lines) VALUES (?, ?, ?, ?) "
         "ON CONFLICT(file_path) DO UPDATE SET last_offset = excluded.last_offset, "
@@ -294,7 +295,7 @@ def _set_offset(cur: Any, file: str, size: int, malformed_lines: int) -> None:
     )
 
 
-def _attribute_stop_guard(cur: Any, session_id: str) -> None:
+def _attribute_stop_guard(cur: Cursor, session_id: str) -> None:
     """``stop_guard_fired`` of each turn of the session = decisions whose instant falls in
     [turn start, next turn's start); the last turn is open-ended, decisions before the first turn count
     nowhere. Instants are compared normalised (UTC, fixed width), whatever format each was written in."""
@@ -329,7 +330,7 @@ def record_stop_guard_decision(
         store.record_stop_guard(session_id, category, at)
 
 
-def ingest_summary(conn: Any) -> tuple[str | None, dict[str, int], int]:
+def ingest_summary(conn: Connection) -> tuple[str | None, dict[str, int], int]:
     """(last ingest time, {transcript: offset read up to}, turns stored) of a metrics file opened read-only
     by ``cerebro doctor``, of any version (older files lack tables or columns)."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()}

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cerebro import clock
 from cerebro.store.sql import text
 
 if TYPE_CHECKING:
     from cerebro.db.types import Session
+    from cerebro.models import Node as NodeRow
 
 
-def move_out(session: Session, node: Any, reason: str, now_text: str, *, archive: bool = True) -> None:
+def move_out(session: Session, node: NodeRow, reason: str, now_text: str, *, archive: bool = True) -> None:
     """Move one node out of every lane (vectors, keywords, edges by cascade) — into the archive unless hard."""
     from cerebro.store import fts, vec
 

@@ -3,7 +3,7 @@ by ``cerebro init`` to give the same rows."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cerebro import metadata
 from cerebro.portability import _ARCHIVE_COLUMNS, _EDGE_COLUMNS, _NODE_COLUMNS, NEEDS_FTS_REBUILD
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from cerebro.db.types import Connection
 
 
-def _literal(value: Any) -> str:
+def _literal(value: object) -> str:
     # Values come from SQLite rows: None, int, float or text (booleans are stored as 0/1 integers).
     if value is None:
         return "NULL"

@@ -29,7 +29,7 @@ def to_value(row: EdgeRow) -> values.Edge:
     )
 
 
-def upsert(
+def upsert(  # noqa: PLR0913 - the keyword-only fields of a memory
     session: Session,
     *,
     source_id: str,

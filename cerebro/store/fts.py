@@ -261,7 +261,12 @@ def build_match_query(terms: list[str]) -> str | None:
 
 
 def search(
-    conn: Connection, query: str, limit: int, *, drop_stop_words: bool = True, subtype: Any = ...
+    conn: Connection,
+    query: str,
+    limit: int,
+    *,
+    drop_stop_words: bool = True,
+    subtype: Any = ...,  # noqa: ANN401 - ... (any subtype), None or "" (none), or a subtype
 ) -> list[tuple[str, float]]:
     """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
 

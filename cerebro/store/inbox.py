@@ -27,7 +27,7 @@ _COLUMNS = (
 )
 
 
-def _to_value(row: Any) -> values.InboxCandidate:
+def _to_value(row: Any) -> values.InboxCandidate:  # noqa: ANN401 - a row of the ORM or of a raw SELECT
     importance = row[5]
     return values.InboxCandidate(
         id=row[0],

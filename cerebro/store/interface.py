@@ -38,7 +38,7 @@ class Nodes(Protocol):
 
     def get_row(self, session: Session, node_id: str) -> NodeRow: ...
 
-    def insert(
+    def insert(  # noqa: PLR0913 - the keyword-only fields of a memory
         self,
         session: Session,
         *,
@@ -91,7 +91,7 @@ class Edges(Protocol):
 
     def to_value(self, row: EdgeRow) -> values.Edge: ...
 
-    def upsert(
+    def upsert(  # noqa: PLR0913 - the keyword-only fields of a memory
         self,
         session: Session,
         *,
@@ -150,7 +150,13 @@ class Keywords(Protocol):
         """Index every active node afresh (after a sql dump, which carries no keyword rows)."""
 
     def search(
-        self, conn: Connection, query: str, limit: int, *, drop_stop_words: bool = True, subtype: Any = ...
+        self,
+        conn: Connection,
+        query: str,
+        limit: int,
+        *,
+        drop_stop_words: bool = True,
+        subtype: Any = ...,  # noqa: ANN401 - ... (any subtype), None or "" (none), or a subtype
     ) -> list[tuple[str, float]]:
         """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
 
@@ -266,7 +272,7 @@ class Meta(Protocol):
 class Archive(Protocol):
     """``nodes_archive``: where gc and forget move memories, out of every lane."""
 
-    def move_out(self, session: Session, node: Any, reason: str, now_text: str, *, archive: bool = True) -> None:
+    def move_out(self, session: Session, node: NodeRow, reason: str, now_text: str, *, archive: bool = True) -> None:
         """Move one node out of every lane (vectors, keywords, edges by cascade) — into the archive unless hard."""
 
 
@@ -361,6 +367,20 @@ class Dump(Protocol):
         """Statements that Python's sqlite3 (or the sqlite3 shell) runs against an empty brain to give the same
         rows. Vectors are not included: every node is pending until embedded, and the keyword lane is rebuilt
         at the next open (the dump leaves a marker for it)."""
+
+
+class WarmIndex(Protocol):
+    """An in-memory copy of the vector lane that a long-lived process keeps (``cerebro.store.warm``, ADR 0020);
+    the MCP server loads one on a thread of its own."""
+
+    def ready(self, conn: Connection) -> bool:
+        """Loaded and in step with the brain: recall may use it instead of the vector lane."""
+
+    def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]: ...
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]: ...
+
+    def dots(self, ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]: ...
 
 
 class Store(Protocol):

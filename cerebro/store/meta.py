@@ -21,7 +21,7 @@ def get_many(session: Session, prefix: str) -> dict[str, str]:
         text("SELECT key, value FROM schema_meta WHERE key >= :lo AND key < :hi"),
         {"lo": prefix, "hi": prefix + "\U0010ffff"},
     ).all()
-    return {key: value for key, value in rows}
+    return dict(rows)
 
 
 def put(session: Session, key: str, value: str) -> None:

@@ -96,7 +96,7 @@ def get_row(session: Session, node_id: str) -> NodeRow:
     return row
 
 
-def insert(
+def insert(  # noqa: PLR0913 - the keyword-only fields of a memory
     session: Session,
     *,
     content: str,

@@ -23,7 +23,7 @@ NODE_COLUMNS = (
 _CHUNK = 500  # stay well under SQLite's host-parameter limit
 
 
-def _time(value: Any) -> datetime | None:
+def _time(value: Any) -> datetime | None:  # noqa: ANN401 - a stored value: text, a datetime or NULL
     if value in (None, ""):
         return None
     if isinstance(value, str) and len(value) == 19 and value[10] == " ":
@@ -34,7 +34,7 @@ def _time(value: Any) -> datetime | None:
     return clock.parse_optional(value)
 
 
-def _metadata(value: Any) -> dict[str, Any] | None:
+def _metadata(value: object) -> dict[str, Any] | None:
     from cerebro import metadata
 
     return metadata.load(value)

@@ -21,7 +21,7 @@ def to_value(row: Relation) -> values.RelationInfo:
 def is_registered(session: Session, name: str) -> bool:
     try:
         return session.get(Relation, name) is not None
-    except Exception:  # advisory only: fail open, as upstream
+    except Exception:  # noqa: BLE001 - advisory only: fail open, as upstream
         return True
 
 

@@ -170,7 +170,7 @@ class WarmVectors:
         return found
 
 
-def _unit_rows(matrix: Any) -> Any:
+def _unit_rows(matrix: Any) -> Any:  # noqa: ANN401 - a numpy matrix; numpy is imported only where it is used
     import numpy as np
 
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)

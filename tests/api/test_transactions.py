@@ -78,7 +78,7 @@ def test_writes_use_begin_immediate(brain: Brain) -> None:
         other = connect_raw(brain.path)
         try:
             other.execute("PRAGMA busy_timeout = 0")
-            with pytest.raises(Exception, match="locked|busy"):
+            with pytest.raises(Exception, match=r"locked|busy"):
                 other.execute("BEGIN IMMEDIATE")
             # ...while a reader still reads (WAL).
             assert other.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 0

@@ -91,7 +91,7 @@ def backdate(*roots: Path) -> None:
     """Every file and folder under the roots one hour into the past (symlinks themselves left alone)."""
     past = time.time() - 3600
     for root in roots:
-        for path in sorted(root.rglob("*"), reverse=True) + [root]:  # children first: a folder's mtime last
+        for path in [*sorted(root.rglob("*"), reverse=True), root]:  # children first: a folder's mtime last
             if not path.is_symlink():
                 os.utime(path, (past, past))
 

@@ -117,10 +117,7 @@ def test_unregistered_relation_warns_but_succeeds(cli, pair, brain_path):
 @pytest.mark.parametrize("position", ["before", "after"])
 def test_quiet_silences_the_warning(cli, pair, position):
     a, b = pair
-    if position == "before":
-        args = ("-q", "edge", a, b, "inspired_by")
-    else:
-        args = ("edge", a, b, "inspired_by", "--quiet")
+    args = ("-q", "edge", a, b, "inspired_by") if position == "before" else ("edge", a, b, "inspired_by", "--quiet")
     result = cli(*args)
     assert result.exit_code == 0
     assert result.stderr == ""
@@ -197,7 +194,7 @@ def test_relation_list_seeded(cli, brain_path):
     md = ok(cli("relation", "list")).stdout
     lines = md.splitlines()
     assert len(lines) == len(SEEDED)
-    for line, name in zip(lines, SEEDED):
+    for line, name in zip(lines, SEEDED, strict=True):
         assert line == f"- {name}" or line.startswith(f"- {name} (")
 
 

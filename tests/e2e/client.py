@@ -3,9 +3,9 @@
 ``World`` is one test's sandbox: a temp ``HOME`` (nothing pre-seeded), ``CEREBRO_HOME``, a project folder
 and a fake Anthropic API on loopback. ``World.claude(...)`` runs ``claude -p`` there with hook events and a
 debug log; ``World.interactive(...)`` drives ``claude`` without ``-p`` under a pseudo-terminal;
-``World.cerebro(...)`` runs this repository's CLI from the venv. Nothing reaches beyond 127.0.0.1: the API is the fake, telemetry,
-error reporting, auto-update and other non-essential traffic are switched off, and any other HTTP(S) goes to
-a proxy address on loopback where nothing listens.
+``World.cerebro(...)`` runs this repository's CLI from the venv. Nothing reaches beyond 127.0.0.1: the API is
+the fake, telemetry, error reporting, auto-update and other non-essential traffic are switched off, and any other
+HTTP(S) goes to a proxy address on loopback where nothing listens.
 
 ``load_cpu`` keeps cores busy for a block; ``wait_for`` polls a condition until a deadline (tests wait for
 outcomes, they never assert how long something took).

@@ -164,7 +164,7 @@ class FakeOpenAI:
                     {"type": "response.output_item.added", "output_index": 0, "item": item},
                     {"type": "response.output_item.done", "output_index": 0, "item": item},
                 ]
-                return events + [_completed(response_id, body)]
+                return [*events, _completed(response_id, body)]
             with self._lock:
                 self.tool_results.append(output)
             text = self.final_text

@@ -45,7 +45,7 @@ def eval_files(fake_brain_path: Path, tmp_path: Path):
 
 
 def test_baseline_json_and_skipped_ids(cli, eval_files, tmp_path: Path) -> None:
-    queries, truth, ids, gone = eval_files
+    queries, truth, _ids, gone = eval_files
     out = tmp_path / "baseline.json"
     result = cli("eval", "--queries", str(queries), "--ground-truth", str(truth), "--out", str(out), "--format", "json")
     assert result.exit_code == 0, result.stderr

@@ -2,8 +2,8 @@
 
 Part 1 is a decision table over ``stop_guard.evaluate`` (pure), written from the spec's regexes and from
 the way a coding agent really ends a turn. Parts 2-4 run the command (in-process, and in a subprocess where
-the process is the point), fed the JSON Claude Code sends on a Stop event, and check the output contract, the metrics record and that the brain
-is never written.
+the process is the point), fed the JSON Claude Code sends on a Stop event, and check the output contract, the
+metrics record and that the brain is never written.
 """
 
 from __future__ import annotations

@@ -119,7 +119,8 @@ def test_installed_package_upgrades_a_v1_brain_from_its_own_migrations(installed
         [
             python,
             "-c",
-            "import sqlean.dbapi2 as s, sys; c=s.connect(sys.argv[1]); c.executescript(open(sys.argv[2]).read()); c.commit()",
+            "import sqlean.dbapi2 as s, sys; c=s.connect(sys.argv[1]); "
+            "c.executescript(open(sys.argv[2]).read()); c.commit()",
             brain,
             str(V1_FIXTURE),
         ],

@@ -43,7 +43,7 @@ def test_existing_outcome_keys_are_kept(run, add, at):
 def test_a_count_that_is_not_a_number_restarts_at_one(run, add, at, stored):
     # A hand-edited or imported brain may hold anything there: counting goes on instead of failing.
     at(0)
-    node = add("count me", "--metadata", '{"outcomes": {"success": %s, "failure": 2}}' % json.dumps(stored))
+    node = add("count me", "--metadata", json.dumps({"outcomes": {"success": stored, "failure": 2}}))
     run("outcome", node, "--success")
     assert metadata(run, node)["outcomes"] == {"success": 1, "failure": 2}
 

@@ -96,10 +96,12 @@ async def serve(
 
     errlog = home.parent / f"mcp-server-{os.urandom(4).hex()}.log"
     with open(errlog, "w") as err:
-        async with stdio_client(params, errlog=err) as (read, write):
-            async with ClientSession(read, write, list_roots_callback=callback) as session:
-                await session.initialize()
-                yield Client(session, errlog)
+        async with (
+            stdio_client(params, errlog=err) as (read, write),
+            ClientSession(read, write, list_roots_callback=callback) as session,
+        ):
+            await session.initialize()
+            yield Client(session, errlog)
 
 
 def run(work: Any) -> Any:

@@ -8,6 +8,6 @@ from tests.fakes import register_fakes
 
 register_fakes()
 
-from cerebro.cli.app import main
+from cerebro.cli.app import main  # noqa: E402 - imported after the fake providers are registered
 
 main()

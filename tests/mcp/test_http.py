@@ -86,16 +86,19 @@ def test_requests_need_the_generated_bearer_token(home: Path, fake_brain_path: P
             from mcp.shared._httpx_utils import create_mcp_http_client
 
             client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-            async with client, streamable_http_client(url, http_client=client) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    assert len((await session.list_tools()).tools) == 14
-                    stored = await session.call_tool("remember", {"content": "Served over streamable HTTP"})
-                    assert not stored.is_error, stored
-                    found = await session.call_tool("recall", {"query": "streamable HTTP"})
-                    assert found.structured_content["results"][0]["id"] == stored.structured_content["id"]
-                    bad = await session.call_tool("get", {"id": "00000000"})
-                    assert bad.is_error and bad.content[0].text.startswith("cerebro: error: no node found")
+            async with (
+                client,
+                streamable_http_client(url, http_client=client) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                assert len((await session.list_tools()).tools) == 14
+                stored = await session.call_tool("remember", {"content": "Served over streamable HTTP"})
+                assert not stored.is_error, stored
+                found = await session.call_tool("recall", {"query": "streamable HTTP"})
+                assert found.structured_content["results"][0]["id"] == stored.structured_content["id"]
+                bad = await session.call_tool("get", {"id": "00000000"})
+                assert bad.is_error and bad.content[0].text.startswith("cerebro: error: no node found")
 
         run(body)
     finally:

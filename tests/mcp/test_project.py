@@ -88,7 +88,8 @@ def test_the_sdk_is_imported_only_by_cerebro_mcp(home: Path, fake_brain_path: Pa
         f"run(['add', 'a memory', '-p', {str(project)!r}])\n"
         f"run(['hook', 'has-brain', '-p', {str(project)!r}])\n"
         "import cerebro.mcp, cerebro.mcp.framing\n"
-        "print('SDK', sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'starlette', 'uvicorn')))\n"
+        "print('SDK', sorted(m for m in sys.modules "
+        "if m.split('.')[0] in ('mcp', 'mcp_types', 'starlette', 'uvicorn')))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],

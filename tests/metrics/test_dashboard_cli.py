@@ -44,7 +44,11 @@ def test_startup_creates_the_database_ingests_then_runs_the_app(
     shutil.copy(FIXTURES / "cerebro__simple_session.jsonl", transcripts / "test-session-1.jsonl")
     started: list[DashboardApp] = []
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    monkeypatch.setattr(DashboardApp, "run", lambda app: started.append(app))  # no real terminal to draw on
+
+    def run_app(app: DashboardApp) -> None:  # no real terminal to draw on
+        started.append(app)
+
+    monkeypatch.setattr(DashboardApp, "run", run_app)
 
     code = run(["dashboard", "-p", str(project), "--last", "7", "--session-dir", str(transcripts)])
     out, err = capsys.readouterr()

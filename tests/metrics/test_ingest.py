@@ -30,7 +30,8 @@ def _all_rows(path: Path) -> dict[str, list[tuple]]:
         return {
             "turn_metrics": conn.execute("SELECT * FROM turn_metrics ORDER BY id").fetchall(),
             "tool_calls": conn.execute(
-                "SELECT session_id, turn_number, timestamp, tool_name, file_path, cerebro_op FROM tool_calls ORDER BY id"
+                "SELECT session_id, turn_number, timestamp, tool_name, file_path, cerebro_op "
+                "FROM tool_calls ORDER BY id"
             ).fetchall(),
             "stop_guard_events": conn.execute("SELECT * FROM stop_guard_events ORDER BY id").fetchall(),
             "ingest_state": conn.execute(
@@ -226,7 +227,7 @@ def test_cli_garbage_and_truncated_lines_are_skipped_and_counted(cli, project: P
     lines = SIMPLE.read_bytes().splitlines(keepends=True)
     (session_dir / "test-session-1.jsonl").write_bytes(
         b"".join(
-            lines[:3] + [b"{not json at all\n", b"\x00\x01garbage\n"] + lines[3:-1] + [lines[-1][: len(lines[-1]) // 2]]
+            [*lines[:3], b"{not json at all\n", b"\x00\x01garbage\n", *lines[3:-1], lines[-1][: len(lines[-1]) // 2]]
         )
     )
     result = ok(cli("ingest", "--format", "json"))

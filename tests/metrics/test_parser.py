@@ -260,7 +260,7 @@ def test_records_without_ids_are_each_counted():
 
 def test_garbage_and_truncated_lines_are_counted_not_fatal():
     lines = SIMPLE.read_bytes().splitlines(keepends=True)
-    damaged = lines[:2] + [b"this is not json\n", b"[1, 2]\n", b"\xff\xfe\n", b"\n"] + lines[2:] + [lines[-1][:40]]
+    damaged = [*lines[:2], b"this is not json\n", b"[1, 2]\n", b"\xff\xfe\n", b"\n", *lines[2:], lines[-1][:40]]
     parsed = parse_lines(damaged)
     # garbage, a JSON array (not an object), invalid UTF-8, and the truncated last line; the blank line is not counted
     assert parsed.malformed_lines == 4

@@ -64,10 +64,12 @@ def _upstream_db(path: Path) -> None:
     conn.executescript(UPSTREAM_DDL)
     conn.execute(
         "INSERT INTO turn_metrics (session_id, turn_number, timestamp, input_tokens, tool_reads, tool_edits, "
-        "tool_calls_total, read_edit_ratio, assistant_messages) VALUES ('go-session', 1, '2026-04-01T09:00:00Z', 500, 2, 1, 3, 2.0, 1)"
+        "tool_calls_total, read_edit_ratio, assistant_messages) "
+        "VALUES ('go-session', 1, '2026-04-01T09:00:00Z', 500, 2, 1, 3, 2.0, 1)"
     )
     conn.execute(
-        "INSERT INTO tool_calls (session_id, turn_number, timestamp, tool_name) VALUES ('go-session', 1, '2026-04-01T09:00:01Z', 'Read')"
+        "INSERT INTO tool_calls (session_id, turn_number, timestamp, tool_name) "
+        "VALUES ('go-session', 1, '2026-04-01T09:00:01Z', 'Read')"
     )
     conn.execute("INSERT INTO ingest_state (file_path, last_offset) VALUES ('/x/go-session.jsonl', 1234)")
     conn.commit()

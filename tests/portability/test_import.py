@@ -148,10 +148,22 @@ MALFORMED = {
     "access negative": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x", "access_count": -1}]}',
     "bad timestamp": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x", "created_at": "yesterday"}]}',
     "metadata list": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x", "metadata": [1]}]}',
-    "duplicate node": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x"}, {"id": "abcd1234", "type": "episode", "content": "y"}]}',
-    "edge to nowhere": '{"nodes": [], "edges": [{"source_id": "abcd1234", "target_id": "abcd5678", "relation": "supports"}]}',
-    "edge no relation": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x"}], "edges": [{"source_id": "abcd1234", "target_id": "abcd1234"}]}',
-    "inverted window": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x"}], "edges": [{"source_id": "abcd1234", "target_id": "abcd1234", "relation": "r", "valid_at": "2026-02-01", "invalid_at": "2026-01-01"}]}',
+    "duplicate node": (
+        '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x"}, '
+        '{"id": "abcd1234", "type": "episode", "content": "y"}]}'
+    ),
+    "edge to nowhere": (
+        '{"nodes": [], "edges": [{"source_id": "abcd1234", "target_id": "abcd5678", "relation": "supports"}]}'
+    ),
+    "edge no relation": (
+        '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x"}], '
+        '"edges": [{"source_id": "abcd1234", "target_id": "abcd1234"}]}'
+    ),
+    "inverted window": (
+        '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x"}], '
+        '"edges": [{"source_id": "abcd1234", "target_id": "abcd1234", "relation": "r", '
+        '"valid_at": "2026-02-01", "invalid_at": "2026-01-01"}]}'
+    ),
     "bad config value": '{"meta": {"config.prime_limit": "-3"}, "nodes": []}',
     "meta not text": '{"meta": {"config.prime_limit": 3}, "nodes": []}',
     "jsonl garbage line": '{"kind": "meta", "key": "config.prime_limit", "value": "5"}\n{broken',

@@ -83,7 +83,7 @@ def test_dry_run_changes_nothing(cli, tree) -> None:
 def test_symlinked_subdirectory_is_skipped(tree) -> None:
     from cerebro.realpath_migration import walk
 
-    real_root, link_root = tree
+    _real_root, link_root = tree
     seen = [p.name for p in walk([link_root], 4)]
     assert "shortcut" not in seen
     assert {"alpha", "beta", "gamma", "nested"} <= set(seen)

@@ -8,6 +8,7 @@ import json
 import math
 import threading
 from collections import Counter
+from typing import ClassVar
 
 import pytest
 
@@ -19,8 +20,8 @@ from cerebro.embed.ollama import OllamaEmbedder
 
 
 class _Ollama(http.server.BaseHTTPRequestHandler):
-    prompts: Counter = Counter()
-    fail_after: int | None = None
+    prompts: ClassVar[Counter] = Counter()  # class-wide: the handler is instantiated per request
+    fail_after: ClassVar[int | None] = None
     served = 0
 
     def do_POST(self):

@@ -192,11 +192,14 @@ def test_invalid_beads_id_exits_2_and_writes_nothing(cli, repo, fake_brain_path,
 
 def test_verified_stale_missing_restored(cli, repo):
     node_id = add(cli, "login issues the token", "--anchor", "src/auth.py")
-    statuses = lambda: [
-        get_json(cli, node_id)["anchor_status"],
-        ok(cli("list", "--format", "json")).json()[0]["anchor_status"],
-        ok(cli("recall", "login token", "--format", "json")).json()["results"][0]["anchor_status"],
-    ]
+
+    def statuses():
+        return [
+            get_json(cli, node_id)["anchor_status"],
+            ok(cli("list", "--format", "json")).json()[0]["anchor_status"],
+            ok(cli("recall", "login token", "--format", "json")).json()["results"][0]["anchor_status"],
+        ]
+
     assert statuses() == ["verified"] * 3
     assert "[stale" not in ok(cli("get", node_id)).stdout
 
@@ -298,7 +301,10 @@ def test_upstream_anchor_forms_are_read(repo, fake_brain_path):
         )
         bare = brain.add("go form, bare path", metadata={"anchor": "src/cache.py"})
         junk = brain.add("junk", metadata={"anchor": 7, "anchors": ["", {"nopath": 1}, 3]})
-        status = lambda i: brain.get(i).node.anchor_status
+
+        def status(i):
+            return brain.get(i).node.anchor_status
+
         assert [status(hashed), status(absolute), status(bare), status(junk)] == [
             "verified",
             "verified",

@@ -384,7 +384,10 @@ def test_subtype_filter_via_cli(cli, fake_brain_path):
     with Brain.open(fake_brain_path) as brain:
         plain = brain.add("walrus tusk one")
         x = brain.add("walrus tusk two", subtype="x")
-    ids = lambda r: [item["id"] for item in r.json()["results"]]
+
+    def ids(r):
+        return [item["id"] for item in r.json()["results"]]
+
     assert ids(cli("recall", QUERY, "--subtype", "x", "--format", "json")) == [x]
     assert ids(cli("recall", QUERY, "--subtype", "", "--format", "json")) == [plain]
     assert set(ids(cli("recall", QUERY, "--format", "json"))) == {plain, x}
@@ -674,7 +677,10 @@ def test_relevance_feedback_steers_the_vector_lane_but_not_the_reported_similari
     fake_brain.add("unrelated note about lunch")
     query = "zebra"
     raw = sum(
-        a * b for a, b in zip(hashed_vector(query), hashed_vector("zebra crossing near the station, painted stripes"))
+        a * b
+        for a, b in zip(
+            hashed_vector(query), hashed_vector("zebra crossing near the station, painted stripes"), strict=True
+        )
     )
     fake_brain.config_set("recall_threshold", "0")
     with_feedback = {r.node.id: r for r in fake_brain.recall(query)}[target]

@@ -286,7 +286,7 @@ def test_rrf_ties_keep_first_seen_order():
 def test_rrf_keyword_only_item_is_added():
     # a: 1/61 = 0.016393; b: 1/62 + 1/61 = 0.032522; c (keyword only): 1/62 = 0.016129
     fused = dict(scoring.rrf([["a", "b"], ["b", "c"]]))
-    assert [item for item in fused] == ["b", "a", "c"]
+    assert list(fused) == ["b", "a", "c"]
     assert fused["c"] == pytest.approx(1 / 62)
     assert fused["b"] == pytest.approx(1 / 61 + 1 / 62)
     # A keyword-only item at rank 1 ties with the vector lane's rank 1 and goes after it (first-seen).

@@ -92,6 +92,42 @@ def test_the_domain_reaches_the_store_through_its_interface() -> None:
     assert violations == []
 
 
+# The front ends own the terminal; the library reports through cerebro.logs (ADR 0024).
+FRONT_ENDS = ("cerebro.cli", "cerebro.integration", "cerebro.mcp", "cerebro.logs", "cerebro.__main__")
+
+
+def _writes_to_the_terminal(path: Path) -> list[int]:
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id == "print") or (
+            isinstance(func, ast.Attribute)
+            and func.attr == "write"
+            and isinstance(func.value, ast.Attribute)
+            and func.value.attr in ("stdout", "stderr")
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_library_never_prints() -> None:
+    found = [
+        f"{_module_name(path)}:{line}"
+        for path in PACKAGE.rglob("*.py")
+        if not _module_name(path).startswith(FRONT_ENDS)
+        for line in _writes_to_the_terminal(path)
+    ]
+    assert found == []
+
+
+def test_the_print_rule_sees_a_print(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("import sys\nprint('x')\nsys.stderr.write('y')\nsys.stdout.write('z')\n")
+    assert _writes_to_the_terminal(module) == [2, 3, 4]
+
+
 def test_import_cerebro_is_cheap() -> None:
     code = (
         "import sys, cerebro; cerebro.__version__; "
@@ -173,7 +209,7 @@ def test_every_error_lives_in_errors_py_with_an_exit_code_of_its_own() -> None:
         if "migrations" in path.parts or path.name == "__main__.py":
             continue
         importlib.import_module(_module_name(path))
-    classes = {cls for cls in _subclasses(errors.CerebroError)}
+    classes = set(_subclasses(errors.CerebroError))
     assert {cls.__module__ for cls in classes} == {"cerebro.errors"}
     own = {
         cls.__name__: cls.__dict__["exit_code"]

@@ -29,7 +29,7 @@ class _NoExtensions:
 
 def test_no_usable_driver_names_the_fix() -> None:
     fake = types.SimpleNamespace(connect=_NoExtensions().connect)
-    with pytest.raises(DriverUnavailable, match="pip install sqlean.py"):
+    with pytest.raises(DriverUnavailable, match=r"pip install sqlean\.py"):
         engine.pick_driver([fake])  # type: ignore[list-item]
 
 

@@ -45,7 +45,8 @@ def eval_queries(
     emit(
         report,
         f"{report['params']['queries']} queries on {report['brain']['active_nodes']} memories: "
-        f"recall@5 {m['recall@5']:.4f}  recall@10 {m['recall@10']:.4f}  recall@20 {m['recall@20']:.4f}  MRR {m['MRR']:.4f}",
+        f"recall@5 {m['recall@5']:.4f}  recall@10 {m['recall@10']:.4f}  recall@20 {m['recall@20']:.4f}  "
+        f"MRR {m['MRR']:.4f}",
     )
 
 

@@ -19,7 +19,7 @@ CandidateId = Annotated[str, Parameter(name="id", help="Full candidate id or a u
 
 
 @app.command(name="add")
-def inbox_add(
+def inbox_add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
     content: Annotated[str, Parameter(help="The candidate's text ('-' reads stdin)")],
     *,
     type_: TypeOpt = "episode",

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from cyclopts import Parameter
 
@@ -8,6 +8,9 @@ from cerebro import paths
 from cerebro.cli.common import brain_path
 from cerebro.cli.output import emit
 from cerebro.logs import warn
+
+if TYPE_CHECKING:
+    from cerebro.integration.agents import AgentReport
 
 _SETTINGS_MESSAGES = {
     "created": "Created {file} (session hooks)",
@@ -48,7 +51,7 @@ _AGENT_NOTES = {
 AgentName = Literal["claude-code", "codex", "gemini", "cursor"]
 
 
-def init(
+def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
     *,
     global_: Annotated[
         bool, Parameter(name="--global", help="Create the global brain (CEREBRO_HOME/global.sqlite)")
@@ -186,7 +189,7 @@ def init(
         raise IntegrationFailed(f"the brain is ready but {what} not fully wired (see the warnings above)")
 
 
-def _agent_lines(reports, *, force: bool = False, removing: bool = False) -> list[str]:
+def _agent_lines(reports: list[AgentReport], *, force: bool = False, removing: bool = False) -> list[str]:
     """One line per file each agent's step touched (a shared AGENTS.md once), then what the agent needs."""
     from cerebro.integration import agents as mcp_agents
 

@@ -24,7 +24,7 @@ def reinforce(node_id: IdArg) -> None:
     )
 
 
-def supersede(
+def supersede(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
     old_id: Annotated[str, Parameter(name="old-id", help="The active memory being replaced")],
     content: Annotated[str, Parameter(help="The replacement's text ('-' reads stdin)")],
     *,

@@ -37,7 +37,7 @@ def _content(text: str) -> str:
     return sys.stdin.read() if text == "-" else text
 
 
-def add(
+def add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
     content: Annotated[str, Parameter(help="The memory's text ('-' reads stdin)")],
     *,
     type_: TypeOpt = "episode",
@@ -97,7 +97,8 @@ def get(
         if node.subtype:
             lines.append(f"- subtype: {node.subtype}")
         lines.append(
-            f"- created: {json_time(node.created_at)}  accessed: {node.access_count}x  reinforced: {node.times_reinforced}x"
+            f"- created: {json_time(node.created_at)}  accessed: {node.access_count}x  "
+            f"reinforced: {node.times_reinforced}x"
         )
         if node.updated_at:
             lines.append(f"- updated: {json_time(node.updated_at)}")
@@ -114,10 +115,7 @@ def get(
         if detail.edges:
             lines += ["", "### Edges"]
             for edge in detail.edges:
-                if edge.source_id == node.id:
-                    arrow = f"→ {edge.target_id[:8]}"
-                else:
-                    arrow = f"← {edge.source_id[:8]}"
+                arrow = f"→ {edge.target_id[:8]}" if edge.source_id == node.id else f"← {edge.source_id[:8]}"
                 window = ""
                 if edge.valid_at or edge.invalid_at:
                     window = f" [{json_time(edge.valid_at) or '-∞'}, {json_time(edge.invalid_at) or '∞'})"

@@ -13,7 +13,7 @@ from cerebro.errors import InvalidInput
 from cerebro.logs import warn
 
 
-def recall(
+def recall(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
     *words: Annotated[str, Parameter(help="What to recall (omit with --prime); unquoted words are joined with spaces")],
     limit: Annotated[
         int | None,

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from cyclopts import Parameter
 
 from cerebro.cli.common import open_brain
 from cerebro.cli.output import emit
 from cerebro.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from cerebro.metrics.models import TurnMetrics
 
 NO_METRICS = "\nNo metrics data. Run 'cerebro ingest' to collect session metrics."
 
@@ -53,7 +56,7 @@ def stats(
     emit({"brain": s.to_dict(), "turns": [t.to_dict() for t in turns or []]}, md_with_metrics)
 
 
-def _recent_turns(last: int):
+def _recent_turns(last: int) -> list[TurnMetrics] | None:
     from cerebro import paths
     from cerebro.cli_state import state
     from cerebro.metrics.store import MetricsStore, metrics_path

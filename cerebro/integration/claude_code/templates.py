@@ -68,7 +68,7 @@ _CEREBRO_HOOK_SHAPES = (
     r"\bcerebro\s+hook\s+(?:prime|post-compact|session-end|has-brain|catch-up)\b",
     r"\bcerebro\s+recall\s+--prime\b",
     r"\.cerebro-(?:compact|gc)\.log\b",
-    r"/tmp/cerebro-primed-",
+    r"/tmp/cerebro-primed-",  # noqa: S108 - recognises a file name upstream's hooks used; writes nothing
 )
 
 
@@ -132,6 +132,6 @@ def rules_skill() -> str:
     )
 
 
-def dump_json(data: Any) -> str:
+def dump_json(data: object) -> str:
     """Claude Code's settings style: 2-space indent, literal non-ASCII and ``&&``/``>>``, final newline."""
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
