@@ -12,12 +12,13 @@ from typing import Any
 from alembic import context
 from cerebro.db import alembic_runner
 from cerebro.db import migrate as cerebro_migrate
+from cerebro.db import revisions as cerebro_revisions
 from cerebro.models import SQLModel
 
 
 def include_object(obj: Any, name: str, type_: str, reflected: bool, compare_to: Any) -> bool:  # noqa: ANN401 - Alembic's hook signature
     # The FTS5 and vec0 lanes are raw DDL (and SQLite makes shadow tables for them): not entities.
-    return not (type_ == "table" and cerebro_migrate.is_virtual_lane_table(name))
+    return not (type_ == "table" and cerebro_revisions.is_virtual_lane_table(name))
 
 
 alembic_runner.run(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from cerebro import values
 from cerebro.brain import (
+    edges,
     embedding,
     exports,
     inbox,
@@ -26,6 +27,7 @@ from cerebro.brain import (
     reembed,
     retrieval,
     settings,
+    status,
 )
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import UNSET, parse_metadata  # noqa: F401 - part of the API
@@ -233,7 +235,7 @@ class Brain:
     ) -> List[values.Node]:
         return memories.list_memories(self._handle, type=type, status=status, subtype=subtype, limit=limit)
 
-    @_doc(memories.add_edge)
+    @_doc(edges.add_edge)
     def add_edge(
         self,
         source: str,
@@ -245,7 +247,7 @@ class Brain:
         invalid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
         metadata: dict[str, Any] | str | None = None,
     ) -> values.EdgeResult:
-        return memories.add_edge(
+        return edges.add_edge(
             self._handle,
             source,
             target,
@@ -291,13 +293,13 @@ class Brain:
             beads_id=beads_id,
         )
 
-    @_doc(memories.stats)
+    @_doc(status.stats)
     def stats(self) -> values.Stats:
-        return memories.stats(self._handle)
+        return status.stats(self._handle)
 
-    @_doc(memories.active_count)
+    @_doc(status.active_count)
     def active_count(self) -> int:
-        return memories.active_count(self._handle)
+        return status.active_count(self._handle)
 
     # ------------------------------------------------------------------ embedding
 

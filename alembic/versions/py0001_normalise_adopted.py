@@ -12,7 +12,7 @@ Revises: v7
 """
 
 from alembic import op
-from cerebro.db.migrate import ensure_fts_table, normalise_timestamps, remove_dangling_edges
+from cerebro.db.revisions import ensure_fts_table, normalise_timestamps, remove_dangling_edges
 
 revision = "py0001"
 down_revision = "v7"

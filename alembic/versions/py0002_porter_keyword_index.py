@@ -11,7 +11,7 @@ Revises: py0001
 """
 
 from alembic import op
-from cerebro.db.migrate import rebuild_fts_table
+from cerebro.db.revisions import rebuild_fts_table
 
 revision = "py0002"
 down_revision = "py0001"

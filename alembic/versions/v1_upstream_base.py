@@ -8,7 +8,7 @@ Revises:
 """
 
 from alembic import op
-from cerebro.db.migrate import set_schema_version
+from cerebro.db.revisions import set_schema_version
 
 revision = "v1"
 down_revision = None

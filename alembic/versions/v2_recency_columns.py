@@ -5,7 +5,7 @@ Revises: v1
 """
 
 from alembic import op
-from cerebro.db.migrate import add_column_if_absent, drop_column_if_present, set_schema_version
+from cerebro.db.revisions import add_column_if_absent, drop_column_if_present, set_schema_version
 
 revision = "v2"
 down_revision = "v1"

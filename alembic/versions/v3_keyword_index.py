@@ -8,7 +8,7 @@ Revises: v2
 """
 
 from alembic import op
-from cerebro.db.migrate import ensure_fts_table, set_schema_version
+from cerebro.db.revisions import ensure_fts_table, set_schema_version
 
 revision = "v3"
 down_revision = "v2"

@@ -9,12 +9,7 @@ Revises: v4
 """
 
 from alembic import op
-from cerebro.db.migrate import (
-    add_column_if_absent,
-    drop_column_if_present,
-    set_schema_version,
-    stamp_boundary,
-)
+from cerebro.db.revisions import add_column_if_absent, drop_column_if_present, set_schema_version, stamp_boundary
 
 revision = "v5"
 down_revision = "v4"

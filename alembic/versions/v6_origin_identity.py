@@ -8,12 +8,7 @@ Revises: v5
 """
 
 from alembic import op
-from cerebro.db.migrate import (
-    add_column_if_absent,
-    drop_column_if_present,
-    set_schema_version,
-    stamp_boundary,
-)
+from cerebro.db.revisions import add_column_if_absent, drop_column_if_present, set_schema_version, stamp_boundary
 
 revision = "v6"
 down_revision = "v5"

@@ -5,7 +5,7 @@ Revises: v6
 """
 
 from alembic import op
-from cerebro.db.migrate import set_schema_version
+from cerebro.db.revisions import set_schema_version
 
 revision = "v7"
 down_revision = "v6"

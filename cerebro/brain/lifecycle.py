@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, config, lifecycle, provenance, values
-from cerebro.brain import memories
+from cerebro.brain import memories, status
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import _check_limit, _check_unit
 from cerebro.errors import InvalidInput
@@ -201,7 +201,7 @@ def walk_provenance(
     with h.snapshot() as conn:
         order = provenance.walk(h.store, conn, full, max_depth=depth)
         found = h.store.reads.nodes_by_id(conn, [i for i, _ in order])
-    nodes = memories.annotate(h, [found[i] for i, _ in order if i in found])
+    nodes = status.annotate(h, [found[i] for i, _ in order if i in found])
     by_id = {n.id: n for n in nodes}
     return [(by_id[i], d) for i, d in order if i in by_id]
 

@@ -1,18 +1,18 @@
-"""Memories: add, read, change, link, reinforce, supersede; and the statuses every read fills in.
+"""Memories: add, read, change, list, reinforce, supersede (links: ``brain/edges.py``; the statuses every read
+fills in and the brain's counts: ``brain/status.py``).
 
 Functions over a :class:`~cerebro.brain.handle.Handle`; :class:`cerebro.Brain` is their public face.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, values
 from cerebro.brain import embedding
 from cerebro.brain.handle import Handle
+from cerebro.brain.status import annotate
 from cerebro.brain.validate import (
     UNSET,
     _check_beads_id,
@@ -23,10 +23,8 @@ from cerebro.brain.validate import (
     parse_metadata,
 )
 from cerebro.errors import InvalidInput, NotFound, quote
-from cerebro.values import NODE_TYPES
 
 if TYPE_CHECKING:
-    from cerebro.anchors import Checker
     from cerebro.db.types import Session
 
 DEFAULT_LIST_LIMIT = 50
@@ -301,59 +299,6 @@ def list_memories(
     )
 
 
-def add_edge(
-    h: Handle,
-    source: str,
-    target: str,
-    relation: str,
-    *,
-    weight: float | None = None,
-    valid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
-    invalid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
-    metadata: dict[str, Any] | str | None = None,
-) -> values.EdgeResult:
-    """Link two memories. Re-adding an edge re-asserts its validity window (an omitted bound becomes
-    open) and updates its weight when one is given. Relations outside the registry are allowed."""
-    relation = (relation or "").strip()
-    if not relation:
-        raise InvalidInput("relation must not be empty")
-    if weight is not None:
-        try:
-            weight = float(weight)
-        except (TypeError, ValueError):
-            raise InvalidInput(f"weight must be a number, got {quote(weight)}") from None
-        if not math.isfinite(weight) or weight <= 0:
-            raise InvalidInput(f"weight must be a finite number above 0, got {quote(weight)}")
-    try:
-        start = clock.parse(valid_at) if valid_at not in (None, "") else None
-        end = clock.parse(invalid_at) if invalid_at not in (None, "") else None
-    except ValueError as exc:
-        raise InvalidInput(str(exc)) from None
-    if start is not None and end is not None and start > end:
-        raise InvalidInput("invalid window: valid_at is after invalid_at")
-    meta_dict = parse_metadata(metadata)
-
-    def write(session: Session) -> values.EdgeResult:
-        src = h.store.nodes.resolve_id(session, source)
-        dst = h.store.nodes.resolve_id(session, target)
-        row, created = h.store.edges.upsert(
-            session,
-            source_id=src,
-            target_id=dst,
-            relation=relation,
-            weight=weight,
-            valid_at=start,
-            invalid_at=end,
-            metadata=meta_dict,
-            now=clock.now(),
-        )
-        return values.EdgeResult(
-            h.store.edges.to_value(row), created, h.store.relations.is_registered(session, relation)
-        )
-
-    return h.write(write)
-
-
 def reinforce(h: Handle, node_id: str) -> values.Node:
     """Count a use: access and reinforcement counters up, both timestamps now. Active memories only."""
 
@@ -440,61 +385,3 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
     new_id = h.write(write)
     embedding.warn_pending(h, new_id, error)
     return new_id
-
-
-def stats(h: Handle) -> values.Stats:
-    def read(session: Session) -> values.Stats:
-        by_status, by_type = h.store.nodes.counts(session)
-        revision = h.store.meta.revision(session)
-        try:
-            dims = int(h.store.meta.get(session, "embedding_dimensions", "0") or 0)
-        except ValueError:
-            dims = 0
-        return values.Stats(
-            total_nodes=sum(by_status.values()),
-            active_nodes=by_status.get("active", 0),
-            consolidated_nodes=by_status.get("consolidated", 0),
-            superseded_nodes=by_status.get("superseded", 0),
-            archived_nodes=by_status.get("archived", 0),
-            nodes_by_type={t: by_type.get(t, 0) for t in NODE_TYPES},
-            total_edges=h.store.edges.count(session),
-            pending_embeddings=h.store.vectors.count_missing_active(session) if dims > 0 else 0,
-            embedded_nodes=h.store.nodes.count_embedded(
-                session, h.store.meta.get(session, "embedding_model", "") or ""
-            ),
-            embedding_provider=h.store.meta.get(session, "embedding_provider", "none") or "none",
-            embedding_model=h.store.meta.get(session, "embedding_model", "") or "",
-            embedding_dimensions=dims,
-            schema_version=int(h.store.meta.get(session, "schema_version", "0") or 0),
-            revision=revision,
-        )
-
-    return h.read(read)
-
-
-def active_count(h: Handle) -> int:
-    """How many memories are active, read on the raw connection (no ORM import: the hooks ask)."""
-
-    with h.snapshot() as conn:
-        return h.store.reads.count_active(conn)
-
-
-# ------------------------------------------------------------------ read-time statuses
-
-
-def annotate(h: Handle, found: list[values.Node], checker: Checker | None = None) -> list[values.Node]:
-    """Fill the read-time statuses (provenance_status, origin_status, anchor_status) in one batch."""
-    from cerebro import provenance
-
-    if not found:
-        return found
-    with h.snapshot() as conn:
-        prov = provenance.provenance_statuses(h.store, conn, found)
-        orig = provenance.origin_statuses(h.store, conn, found)
-    checker = checker or h.anchor_checker()
-    return [checker.annotate(replace(n, provenance_status=prov[n.id], origin_status=orig[n.id])) for n in found]
-
-
-def annotate_scored(h: Handle, result: values.RecallResult) -> values.RecallResult:
-    annotated = annotate(h, [r.node for r in result.results])
-    return replace(result, results=[replace(r, node=n) for r, n in zip(result.results, annotated, strict=True)])

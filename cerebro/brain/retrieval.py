@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, config, values
-from cerebro.brain import memories
+from cerebro.brain import status
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import (
     UNSET,
@@ -112,7 +112,7 @@ def recall(
         if mode == "keyword-fallback" and rerank is not None:
             rerank, run_options, keyword_hits = None, options, None
         if rerank is None:
-            return memories.annotate_scored(
+            return status.annotate_scored(
                 h,
                 run_recall(
                     h.store, conn, query, vector, options, mode=mode, notices=notices, keyword_hits=keyword_hits
@@ -133,7 +133,7 @@ def recall(
             results = reranker.reorder(results, scores, fusion)
         except reranker.RerankError as exc:
             notices.append(f'reranker "command:{reranker.command_name(command)}" failed ({exc}); using composite order')
-    return memories.annotate_scored(h, _replace(wide, results=results[:limit], notices=list(notices)))
+    return status.annotate_scored(h, _replace(wide, results=results[:limit], notices=list(notices)))
 
 
 def search(
@@ -188,7 +188,7 @@ def anchored(h: Handle, *, stale_only: bool = False, limit: int = 50) -> list[va
     if stale_only:
         found = [n for n in found if n.anchor_status in ("stale", "missing")]
     found.sort(key=lambda n: -STATUSES.index(n.anchor_status) if n.anchor_status in STATUSES else -1)
-    return memories.annotate(h, found[:limit], checker)
+    return status.annotate(h, found[:limit], checker)
 
 
 def nearest(h: Handle, vector: list[float], k: int) -> list[tuple[values.Node, float]]:

@@ -32,7 +32,8 @@ from cerebro.doctor.base import (  # noqa: F401 - the package's public names
     default_budgets,
     passed,
 )
-from cerebro.doctor.brain import check_brain, check_embedder
+from cerebro.doctor.brain import check_brain
+from cerebro.doctor.embedder import check_embedder
 from cerebro.doctor.files import check_end_of_session, check_file_modes, check_metrics
 from cerebro.doctor.latency import check_hook_latency
 from cerebro.doctor.setup import check_cli_on_path, check_hooks

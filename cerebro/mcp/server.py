@@ -32,7 +32,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from cerebro import __version__
-from cerebro.mcp import framing, tools
+from cerebro.mcp import catalogue, framing, tools
 from cerebro.mcp.host import Host
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class CerebroServer:
         self.use_roots = use_roots
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cerebro-brain")
         self._resolving: asyncio.Lock | None = None
-        self._validators = {spec.name: Draft202012Validator(spec.input_schema) for spec in tools.TOOLS}
+        self._validators = {spec.name: Draft202012Validator(spec.input_schema) for spec in catalogue.TOOLS}
         self._tools = [
             types.Tool(
                 name=spec.name,
@@ -116,7 +116,7 @@ class CerebroServer:
                     open_world_hint=False,
                 ),
             )
-            for spec in tools.TOOLS
+            for spec in catalogue.TOOLS
         ]
         self.server: Server[dict[str, Any]] = Server(
             "cerebro",
@@ -208,14 +208,14 @@ class CerebroServer:
         if error is not None:
             where = "/".join(str(part) for part in error.absolute_path)
             return f"invalid arguments for {name}: " + (f"{where}: " if where else "") + error.message
-        properties = tools.BY_NAME[name].input_schema.get("properties", {})
+        properties = catalogue.BY_NAME[name].input_schema.get("properties", {})
         for key, value in list(arguments.items()):
             if properties.get(key, {}).get("type") == "integer" and isinstance(value, float):
                 arguments[key] = int(value)
         return None
 
     async def _call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
-        spec = tools.BY_NAME.get(params.name)
+        spec = catalogue.BY_NAME.get(params.name)
         if spec is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}: see tools/list")
         arguments = dict(params.arguments or {})

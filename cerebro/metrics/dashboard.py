@@ -25,7 +25,7 @@ from textual.widgets import ContentSwitcher, DataTable, Static, Tab, Tabs
 from cerebro.metrics import dashboard_views as views
 from cerebro.metrics import derive
 from cerebro.metrics.dashboard_data import BrainHealth, DashboardData, DashboardSource, StoreSource
-from cerebro.metrics.models import ToolCall, TurnMetrics
+from cerebro.metrics.records import ToolCall, TurnMetrics
 
 __all__ = ["BrainHealth", "DashboardApp", "DashboardData", "DashboardSource", "StoreSource"]
 

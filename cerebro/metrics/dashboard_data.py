@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from cerebro.metrics.models import ToolCall, TurnMetrics
+from cerebro.metrics.records import ToolCall, TurnMetrics
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from cerebro.metrics import derive
 from cerebro.metrics.dashboard_data import DashboardData
-from cerebro.metrics.models import ToolCall, TurnMetrics
+from cerebro.metrics.records import ToolCall, TurnMetrics
 
 HEADING = "bold"
 LABEL = "dim"

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from cerebro.metrics.models import ToolCall, TurnMetrics
+from cerebro.metrics.records import ToolCall, TurnMetrics
 
 SPARK_GLYPHS = "▁▂▃▄▅▆▇█"  # U+2581..U+2588, lowest to highest
 ZERO_GLYPH = "_"

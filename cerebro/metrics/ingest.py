@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from cerebro.metrics.models import IngestReport
 from cerebro.metrics.parser import parse_file
+from cerebro.metrics.records import IngestReport
 from cerebro.metrics.store import MetricsStore, metrics_path
 
 Progress = Callable[[int, int], None]  # (files done, files in total)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from cerebro import clock, paths
 from cerebro.db.engine import connect_raw
 from cerebro.errors import BrainNotFound, BrainUnreadable
-from cerebro.metrics.models import ToolCall, TurnMetrics
+from cerebro.metrics.records import ToolCall, TurnMetrics
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection, Cursor

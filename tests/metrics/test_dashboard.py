@@ -18,7 +18,7 @@ from textual.widgets import ContentSwitcher, DataTable, Static
 
 from cerebro import Brain, clock, paths
 from cerebro.metrics.dashboard import DashboardApp, Panel, StoreSource
-from cerebro.metrics.models import ToolCall, TurnMetrics
+from cerebro.metrics.records import ToolCall, TurnMetrics
 from cerebro.metrics.store import MetricsStore, metrics_path
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"

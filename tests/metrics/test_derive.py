@@ -21,7 +21,7 @@ from cerebro.metrics.derive import (
     turn_row_cells,
     windowed_read_edit_series,
 )
-from cerebro.metrics.models import ToolCall, TurnMetrics
+from cerebro.metrics.records import ToolCall, TurnMetrics
 
 
 def turn(number: int = 1, *, reads: int = 0, edits: int = 0, day: str = "2026-03-01", **fields: int) -> TurnMetrics:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cerebro.metrics.models import TurnMetrics
+from cerebro.metrics.records import TurnMetrics
 from cerebro.metrics.store import MetricsStore, metrics_path
 from tests.cli.helpers import assert_one_line_error, ok
 

@@ -14,7 +14,7 @@ import pytest
 from cerebro import paths
 from cerebro.errors import BrainNotFound, BrainUnreadable, MigrationFailed, SchemaTooNew
 from cerebro.metrics import schema
-from cerebro.metrics.models import ToolCall, TurnMetrics
+from cerebro.metrics.records import ToolCall, TurnMetrics
 from cerebro.metrics.store import MetricsStore, metrics_path, record_stop_guard_decision
 
 REPO = Path(__file__).resolve().parents[2]

@@ -70,6 +70,7 @@ def test_layers_point_one_way() -> None:
 SQLITE_STORE_USERS = {
     "cerebro.brain.handle": "binds a brain file to the SQLite store, and keeps its warm vector index",
     "cerebro.doctor.brain": "examines a SQLite brain file",
+    "cerebro.doctor.embedder": "reads the embedding settings of a SQLite brain file",
     "cerebro.metrics.dashboard_data": "reads a SQLite brain file for the health panel",
     "cerebro.mcp.server": "preloads the store modules before the first call",
     "cerebro.mcp.host": "keeps a server's warm vector index (an in-memory copy of the SQLite vector lane)",
@@ -147,10 +148,21 @@ def test_cli_help_does_not_import_the_orm() -> None:
     assert "MODULES []" in err
 
 
+MAX_MODULE_LINES = 400
+# The only modules allowed past the cap, each with its reason and a ceiling it may not grow past.
+LONGER_MODULES = {
+    "api.py": (520, "the public face: one short delegation per public method, each with its signature pinned"),
+    "store/interface.py": (460, "the whole store interface in one place, one Protocol per part"),
+}
+
+
 def test_modules_stay_small() -> None:
-    too_long = {
-        str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 800
-    }
+    too_long = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = str(path.relative_to(PACKAGE))
+        lines = len(path.read_text().splitlines())
+        if lines > LONGER_MODULES.get(name, (MAX_MODULE_LINES, ""))[0]:
+            too_long[name] = lines
     assert too_long == {}
 
 

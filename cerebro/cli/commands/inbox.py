@@ -6,7 +6,7 @@ from typing import Annotated
 
 from cyclopts import App, Parameter
 
-from cerebro.cli.commands.memory import TypeOpt, _content, insert_importance
+from cerebro.cli.commands.memory import TypeOpt, insert_importance, read_content
 from cerebro.cli.common import OriginActor, OriginChannel, OriginHost, OriginSession, open_brain, origin
 from cerebro.cli.output import emit, one_line
 
@@ -34,7 +34,7 @@ def inbox_add(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
     """Quarantine a candidate memory and print its id (not indexed, not embedded, never recalled)."""
     with open_brain() as brain:
         candidate_id = brain.inbox_add(
-            _content(content),
+            read_content(content),
             type=type_,
             subtype=subtype,
             importance=insert_importance(importance),

@@ -29,7 +29,7 @@ def ingest(
     from cerebro.cli.progress import reporter
     from cerebro.logs import warn
     from cerebro.metrics import ingest as metrics_ingest
-    from cerebro.metrics.models import IngestReport
+    from cerebro.metrics.records import IngestReport
     from cerebro.metrics.store import metrics_path
 
     project_dir = paths.resolve_project_dir(state.project)

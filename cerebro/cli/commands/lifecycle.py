@@ -7,7 +7,15 @@ from typing import Annotated
 
 from cyclopts import Parameter
 
-from cerebro.cli.commands.memory import AnchorOpt, AnchorRefOpt, BeadsIdOpt, _content
+from cerebro.cli.commands.memory import (
+    AnchorOpt,
+    AnchorRefOpt,
+    BeadsIdOpt,
+    ImportanceOpt,
+    MetadataOpt,
+    ProvenanceRootOpt,
+    read_content,
+)
 from cerebro.cli.common import OriginActor, OriginChannel, OriginHost, OriginSession, open_brain, origin
 from cerebro.cli.output import emit
 
@@ -32,9 +40,9 @@ def supersede(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
         str | None, Parameter(name="--type", help="Type of the replacement (default: the old one's)")
     ] = None,
     subtype: Annotated[str | None, Parameter(help="Subtype of the replacement (default: the old one's)")] = None,
-    importance: Annotated[float, Parameter(help="0 to 1; 0 means the default 0.5, as upstream")] = 0.5,
-    metadata: Annotated[str | None, Parameter(help="A JSON object stored with the replacement")] = None,
-    provenance_root: Annotated[bool, Parameter(help="Mark the replacement as an original source")] = False,
+    importance: ImportanceOpt = 0.5,
+    metadata: MetadataOpt = None,
+    provenance_root: ProvenanceRootOpt = False,
     origin_actor: OriginActor = None,
     origin_channel: OriginChannel = None,
     origin_session: OriginSession = None,
@@ -51,7 +59,7 @@ def supersede(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
         old_full = brain.resolve_id(old_id)  # before the write: the new id may share the prefix
         new_id = brain.supersede(
             old_full,
-            _content(content),
+            read_content(content),
             type=type_,
             subtype=UNSET if subtype is None else subtype,
             importance=insert_importance(importance),

@@ -25,6 +25,10 @@ AnchorRefOpt = Annotated[
     Parameter(help="The git ref or commit to record with the anchors (the current commit is recorded anyway)"),
 ]
 BeadsIdOpt = Annotated[str | None, Parameter(help="A Beads issue id (e.g. bd-a1b2), stored as metadata beadsId")]
+# Shared by add and supersede, which write a memory with the same options.
+ImportanceOpt = Annotated[float, Parameter(help="0 to 1; 0 means the default 0.5, as upstream")]
+MetadataOpt = Annotated[str | None, Parameter(help="A JSON object stored with the memory")]
+ProvenanceRootOpt = Annotated[bool, Parameter(help="Mark as an original source (provenance root)")]
 
 
 def insert_importance(value: float) -> float:
@@ -33,7 +37,8 @@ def insert_importance(value: float) -> float:
     return 0.5 if value == 0 else value
 
 
-def _content(text: str) -> str:
+def read_content(text: str) -> str:
+    """The text given, or stdin's when it is ``-``."""
     return sys.stdin.read() if text == "-" else text
 
 
@@ -42,9 +47,9 @@ def add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
     *,
     type_: TypeOpt = "episode",
     subtype: Annotated[str | None, Parameter(help="Free-form subtype, e.g. decision or bug")] = None,
-    importance: Annotated[float, Parameter(help="0 to 1; 0 means the default 0.5, as upstream")] = 0.5,
-    metadata: Annotated[str | None, Parameter(help="A JSON object stored with the memory")] = None,
-    provenance_root: Annotated[bool, Parameter(help="Mark as an original source (provenance root)")] = False,
+    importance: ImportanceOpt = 0.5,
+    metadata: MetadataOpt = None,
+    provenance_root: ProvenanceRootOpt = False,
     origin_actor: OriginActor = None,
     origin_channel: OriginChannel = None,
     origin_session: OriginSession = None,
@@ -56,7 +61,7 @@ def add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
     """Store a new memory and print its id."""
     with open_brain() as brain:
         node_id = brain.add(
-            _content(content),
+            read_content(content),
             type=type_,
             subtype=subtype,
             importance=insert_importance(importance),

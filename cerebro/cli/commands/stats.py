@@ -9,7 +9,7 @@ from cerebro.cli.output import emit
 from cerebro.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from cerebro.metrics.models import TurnMetrics
+    from cerebro.metrics.records import TurnMetrics
 
 NO_METRICS = "\nNo metrics data. Run 'cerebro ingest' to collect session metrics."
 

@@ -11,16 +11,24 @@ they were, in their order.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cerebro.errors import InvalidInput
 from cerebro.integration.claude_code import templates
+from cerebro.integration.claude_code.sections import (  # the outcomes of a step, shared by every step
+    CREATED,
+    FAILED,
+    REMOVED,
+    REPLACED,
+    SKIPPED,
+    UPDATED,
+    remove_claudemd_section,
+    write_atomically,
+    write_claudemd_section,
+)
 
-CREATED, UPDATED, REPLACED, SKIPPED, FAILED, REMOVED = "created", "updated", "replaced", "skipped", "failed", "removed"
 PLUGIN = "plugin"  # the step was left to the installed cerebro plugin, which carries it
 
 
@@ -270,7 +278,7 @@ def merge_settings(path: Path, *, force: bool = False, keep_stop_guard: bool = F
     """Without ``force``: add the template's entries that are missing, for events with no cerebro hook at
     all (an older one is left, and reported). With it: remove every cerebro hook, then add the template's."""
     if not path.exists():
-        _write_atomically(path, templates.dump_json(templates.hooks_config()))
+        write_atomically(path, templates.dump_json(templates.hooks_config()))
         return CREATED
     settings = _load_settings(path)
     hooks = settings.get("hooks", {})
@@ -288,7 +296,7 @@ def merge_settings(path: Path, *, force: bool = False, keep_stop_guard: bool = F
     if json.dumps(hooks, sort_keys=True) == before:
         return SKIPPED
     settings["hooks"] = hooks
-    _write_atomically(path, templates.dump_json(settings))
+    write_atomically(path, templates.dump_json(settings))
     return REPLACED if removed else UPDATED
 
 
@@ -303,7 +311,7 @@ def remove_hooks(path: Path) -> str:
     else:
         settings.pop("hooks", None)
     if settings:
-        _write_atomically(path, templates.dump_json(settings))
+        write_atomically(path, templates.dump_json(settings))
     else:
         path.unlink()
     return REMOVED
@@ -358,7 +366,7 @@ def write_skills(folder: Path, *, force: bool = False) -> int:
         text = templates.skill_text(name)
         if target.exists() and (not force or target.read_text(encoding="utf-8") == text):
             continue
-        _write_atomically(target, text)
+        write_atomically(target, text)
         written += 1
     return written
 
@@ -382,100 +390,3 @@ def remove_skills(folder: Path, *, warnings: list[str] | None = None) -> int:
             except OSError:
                 break
     return removed
-
-
-# --------------------------------------------------------------------------- CLAUDE.md
-
-
-def write_claudemd_section(path: Path, *, force: bool = False) -> str:
-    section = templates.claudemd_section()
-    if not path.exists():
-        _write_atomically(path, section)
-        return CREATED
-    text = path.read_text(encoding="utf-8")
-    start = _heading_line(text, templates.SECTION_HEADING)
-    if start is None:
-        if text and not text.endswith("\n"):
-            text += "\n"
-        _write_atomically(path, text + ("\n" if text else "") + section)
-        return UPDATED
-    if not force:
-        return SKIPPED
-    before = text[:start].rstrip()
-    end = _next_section(text, start + len(templates.SECTION_HEADING))
-    after = text[end:] if end is not None else ""
-    rebuilt = (before + "\n\n" if before else "") + section + ("\n" + after if after else "")
-    if rebuilt == text:
-        return SKIPPED
-    _write_atomically(path, rebuilt)
-    return REPLACED
-
-
-def remove_claudemd_section(path: Path) -> str:
-    """Cut our section out, keeping what stands before and after it; a file left empty is deleted."""
-    if not path.exists():
-        return SKIPPED
-    text = path.read_text(encoding="utf-8")
-    start = _heading_line(text, templates.SECTION_HEADING)
-    if start is None:
-        return SKIPPED
-    before = text[:start].rstrip()
-    end = _next_section(text, start + len(templates.SECTION_HEADING))
-    after = text[end:] if end is not None else ""
-    rest = before + ("\n\n" if before and after else "") + after
-    if not rest.strip():
-        path.unlink()
-    else:
-        _write_atomically(path, rest if rest.endswith("\n") else rest + "\n")
-    return REMOVED
-
-
-def _lines_outside_fences(text: str) -> list[tuple[int, str]]:
-    """(offset, line) of every line not inside a fenced code block (``` or ~~~): a heading quoted in an
-    example is not a section."""
-    result = []
-    offset = 0
-    fence = ""
-    for line in text.splitlines(keepends=True):
-        stripped = line.lstrip()
-        marker = stripped[:3]
-        if fence:
-            if stripped.startswith(fence) and not stripped[len(fence) :].strip(fence[0]).strip():
-                fence = ""
-        elif marker in ("```", "~~~"):
-            fence = stripped[: len(stripped) - len(stripped.lstrip(marker[0]))]
-        else:
-            result.append((offset, line))
-        offset += len(line)
-    return result
-
-
-def _heading_line(text: str, heading: str) -> int | None:
-    """Offset of the line that is exactly ``heading`` (trailing spaces allowed), outside code fences."""
-    return next((offset for offset, line in _lines_outside_fences(text) if line.rstrip() == heading), None)
-
-
-def _next_section(text: str, after: int) -> int | None:
-    """Offset of the next ``## `` heading after ``after``, outside code fences (``###`` sub-headings
-    belong to our section)."""
-    return next(
-        (offset for offset, line in _lines_outside_fences(text) if offset > after and line.startswith("## ")), None
-    )
-
-
-# --------------------------------------------------------------------------- files
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write via a temp file and rename, so an interrupted init never leaves half a settings.json."""
-    path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -12,7 +12,7 @@ Revises: m0001
 """
 
 from alembic import op
-from cerebro.db.migrate import column_exists as _has_column
+from cerebro.db.revisions import column_exists as _has_column
 
 revision = "m0002"
 down_revision = "m0001"

@@ -10,7 +10,7 @@ Revises: m0002
 """
 
 from alembic import op
-from cerebro.db.migrate import column_exists as _has_column
+from cerebro.db.revisions import column_exists as _has_column
 
 revision = "m0003"
 down_revision = "m0002"

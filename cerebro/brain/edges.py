@@ -1,0 +1,70 @@
+"""Links between memories: typed, weighted edges with a validity window.
+
+Functions over a :class:`~cerebro.brain.handle.Handle`; :class:`cerebro.Brain` is their public face.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from cerebro import clock, values
+from cerebro.brain.handle import Handle
+from cerebro.brain.validate import parse_metadata
+from cerebro.errors import InvalidInput, quote
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
+
+
+def add_edge(
+    h: Handle,
+    source: str,
+    target: str,
+    relation: str,
+    *,
+    weight: float | None = None,
+    valid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
+    invalid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
+    metadata: dict[str, Any] | str | None = None,
+) -> values.EdgeResult:
+    """Link two memories. Re-adding an edge re-asserts its validity window (an omitted bound becomes
+    open) and updates its weight when one is given. Relations outside the registry are allowed."""
+    relation = (relation or "").strip()
+    if not relation:
+        raise InvalidInput("relation must not be empty")
+    if weight is not None:
+        try:
+            weight = float(weight)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"weight must be a number, got {quote(weight)}") from None
+        if not math.isfinite(weight) or weight <= 0:
+            raise InvalidInput(f"weight must be a finite number above 0, got {quote(weight)}")
+    try:
+        start = clock.parse(valid_at) if valid_at not in (None, "") else None
+        end = clock.parse(invalid_at) if invalid_at not in (None, "") else None
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+    if start is not None and end is not None and start > end:
+        raise InvalidInput("invalid window: valid_at is after invalid_at")
+    meta_dict = parse_metadata(metadata)
+
+    def write(session: Session) -> values.EdgeResult:
+        src = h.store.nodes.resolve_id(session, source)
+        dst = h.store.nodes.resolve_id(session, target)
+        row, created = h.store.edges.upsert(
+            session,
+            source_id=src,
+            target_id=dst,
+            relation=relation,
+            weight=weight,
+            valid_at=start,
+            invalid_at=end,
+            metadata=meta_dict,
+            now=clock.now(),
+        )
+        return values.EdgeResult(
+            h.store.edges.to_value(row), created, h.store.relations.is_registered(session, relation)
+        )
+
+    return h.write(write)

@@ -1,0 +1,73 @@
+"""The statuses every read fills in (provenance, origin, code anchors: computed at read time, never stored),
+and the brain's counts.
+
+Functions over a :class:`~cerebro.brain.handle.Handle`; :class:`cerebro.Brain` is their public face.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from cerebro import values
+from cerebro.brain.handle import Handle
+from cerebro.values import NODE_TYPES
+
+if TYPE_CHECKING:
+    from cerebro.anchors import Checker
+    from cerebro.db.types import Session
+
+
+def stats(h: Handle) -> values.Stats:
+    def read(session: Session) -> values.Stats:
+        by_status, by_type = h.store.nodes.counts(session)
+        revision = h.store.meta.revision(session)
+        try:
+            dims = int(h.store.meta.get(session, "embedding_dimensions", "0") or 0)
+        except ValueError:
+            dims = 0
+        return values.Stats(
+            total_nodes=sum(by_status.values()),
+            active_nodes=by_status.get("active", 0),
+            consolidated_nodes=by_status.get("consolidated", 0),
+            superseded_nodes=by_status.get("superseded", 0),
+            archived_nodes=by_status.get("archived", 0),
+            nodes_by_type={t: by_type.get(t, 0) for t in NODE_TYPES},
+            total_edges=h.store.edges.count(session),
+            pending_embeddings=h.store.vectors.count_missing_active(session) if dims > 0 else 0,
+            embedded_nodes=h.store.nodes.count_embedded(
+                session, h.store.meta.get(session, "embedding_model", "") or ""
+            ),
+            embedding_provider=h.store.meta.get(session, "embedding_provider", "none") or "none",
+            embedding_model=h.store.meta.get(session, "embedding_model", "") or "",
+            embedding_dimensions=dims,
+            schema_version=int(h.store.meta.get(session, "schema_version", "0") or 0),
+            revision=revision,
+        )
+
+    return h.read(read)
+
+
+def active_count(h: Handle) -> int:
+    """How many memories are active, read on the raw connection (no ORM import: the hooks ask)."""
+
+    with h.snapshot() as conn:
+        return h.store.reads.count_active(conn)
+
+
+def annotate(h: Handle, found: list[values.Node], checker: Checker | None = None) -> list[values.Node]:
+    """Fill the read-time statuses (provenance_status, origin_status, anchor_status) in one batch."""
+    from cerebro import provenance
+
+    if not found:
+        return found
+    with h.snapshot() as conn:
+        prov = provenance.provenance_statuses(h.store, conn, found)
+        orig = provenance.origin_statuses(h.store, conn, found)
+    checker = checker or h.anchor_checker()
+    return [checker.annotate(replace(n, provenance_status=prov[n.id], origin_status=orig[n.id])) for n in found]
+
+
+def annotate_scored(h: Handle, result: values.RecallResult) -> values.RecallResult:
+    annotated = annotate(h, [r.node for r in result.results])
+    return replace(result, results=[replace(r, node=n) for r, n in zip(result.results, annotated, strict=True)])

@@ -1,0 +1,110 @@
+"""Our section of a Markdown instructions file (CLAUDE.md, AGENTS.md, GEMINI.md) — found outside code fences,
+written in, replaced or taken out — and the atomic file write every scaffold step uses."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from cerebro.integration.claude_code import templates
+
+# What a step did to a file.
+CREATED, UPDATED, REPLACED, SKIPPED, FAILED, REMOVED = "created", "updated", "replaced", "skipped", "failed", "removed"
+
+
+# --------------------------------------------------------------------------- CLAUDE.md
+
+
+def write_claudemd_section(path: Path, *, force: bool = False) -> str:
+    section = templates.claudemd_section()
+    if not path.exists():
+        write_atomically(path, section)
+        return CREATED
+    text = path.read_text(encoding="utf-8")
+    start = heading_line(text, templates.SECTION_HEADING)
+    if start is None:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        write_atomically(path, text + ("\n" if text else "") + section)
+        return UPDATED
+    if not force:
+        return SKIPPED
+    before = text[:start].rstrip()
+    end = next_section(text, start + len(templates.SECTION_HEADING))
+    after = text[end:] if end is not None else ""
+    rebuilt = (before + "\n\n" if before else "") + section + ("\n" + after if after else "")
+    if rebuilt == text:
+        return SKIPPED
+    write_atomically(path, rebuilt)
+    return REPLACED
+
+
+def remove_claudemd_section(path: Path) -> str:
+    """Cut our section out, keeping what stands before and after it; a file left empty is deleted."""
+    if not path.exists():
+        return SKIPPED
+    text = path.read_text(encoding="utf-8")
+    start = heading_line(text, templates.SECTION_HEADING)
+    if start is None:
+        return SKIPPED
+    before = text[:start].rstrip()
+    end = next_section(text, start + len(templates.SECTION_HEADING))
+    after = text[end:] if end is not None else ""
+    rest = before + ("\n\n" if before and after else "") + after
+    if not rest.strip():
+        path.unlink()
+    else:
+        write_atomically(path, rest if rest.endswith("\n") else rest + "\n")
+    return REMOVED
+
+
+def lines_outside_fences(text: str) -> list[tuple[int, str]]:
+    """(offset, line) of every line not inside a fenced code block (``` or ~~~): a heading quoted in an
+    example is not a section."""
+    result = []
+    offset = 0
+    fence = ""
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip()
+        marker = stripped[:3]
+        if fence:
+            if stripped.startswith(fence) and not stripped[len(fence) :].strip(fence[0]).strip():
+                fence = ""
+        elif marker in ("```", "~~~"):
+            fence = stripped[: len(stripped) - len(stripped.lstrip(marker[0]))]
+        else:
+            result.append((offset, line))
+        offset += len(line)
+    return result
+
+
+def heading_line(text: str, heading: str) -> int | None:
+    """Offset of the line that is exactly ``heading`` (trailing spaces allowed), outside code fences."""
+    return next((offset for offset, line in lines_outside_fences(text) if line.rstrip() == heading), None)
+
+
+def next_section(text: str, after: int) -> int | None:
+    """Offset of the next ``## `` heading after ``after``, outside code fences (``###`` sub-headings
+    belong to our section)."""
+    return next(
+        (offset for offset, line in lines_outside_fences(text) if offset > after and line.startswith("## ")), None
+    )
+
+
+# --------------------------------------------------------------------------- files
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write via a temp file and rename, so an interrupted init never leaves half a settings.json."""
+    path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
