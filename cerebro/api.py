@@ -34,6 +34,8 @@ from cerebro.brain.validate import UNSET, parse_metadata  # noqa: F401 - part of
 from cerebro.provenance import GET_DEFAULT_DEPTH
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from cerebro.embed.base import Embedder
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -300,6 +302,10 @@ class Brain:
     @_doc(status.active_count)
     def active_count(self) -> int:
         return status.active_count(self._handle)
+
+    @_doc(status.health)
+    def health(self, *, now: datetime | None = None) -> values.Health:
+        return status.health(self._handle, now)
 
     # ------------------------------------------------------------------ embedding
 

@@ -197,6 +197,20 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class Health:
+    """What the dashboard's health panel shows: the active memories, the edges, and the cold memories (active,
+    and never surfaced by prime, or not for a week)."""
+
+    active_nodes: int
+    total_edges: int
+    cold_nodes: int
+    nodes_by_type: dict[str, int] = field(default_factory=dict)  # active memories, by type
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class ConfigEntry:
     key: str
     value: str

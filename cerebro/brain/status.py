@@ -7,9 +7,10 @@ Functions over a :class:`~cerebro.brain.handle.Handle`; :class:`cerebro.Brain` i
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from cerebro import values
+from cerebro import clock, values
 from cerebro.brain.handle import Handle
 from cerebro.values import NODE_TYPES
 
@@ -46,6 +47,30 @@ def stats(h: Handle) -> values.Stats:
         )
 
     return h.read(read)
+
+
+COLD_AFTER = timedelta(days=7)  # an active memory prime has not surfaced for this long is "cold"
+
+
+def health(h: Handle, now: datetime | None) -> values.Health:
+    """Active memories by type, edges, and cold memories (never surfaced by prime, or not for a week), read on the
+    raw connection."""
+    now = now or clock.now()
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)  # the brain's timestamps are UTC
+    cutoff = now - COLD_AFTER
+    by_type: dict[str, int] = {}
+    cold = 0
+    with h.snapshot() as conn:
+        # Parsed in Python rather than compared as strings in SQL: legacy rows hold RFC 3339 ('T'), ours a
+        # space, and the two do not sort together within a day.
+        for node_type, last_surfaced in h.store.reads.active_surfacing(conn):
+            by_type[node_type] = by_type.get(node_type, 0) + 1
+            surfaced = clock.parse_optional(last_surfaced)
+            if surfaced is None or surfaced < cutoff:
+                cold += 1
+        edges = h.store.reads.edge_count(conn)
+    return values.Health(sum(by_type.values()), edges, cold, dict(sorted(by_type.items())))
 
 
 def active_count(h: Handle) -> int:

@@ -9,25 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from cerebro.metrics.records import ToolCall, TurnMetrics
-
-if TYPE_CHECKING:
-    from cerebro.db.types import Connection
-
-COLD_AFTER = timedelta(days=7)  # an active memory prime has not surfaced for this long is "cold"
-
-
-@dataclass(frozen=True)
-class BrainHealth:
-    active_nodes: int
-    total_edges: int
-    cold_nodes: int  # active, and never surfaced by prime or not for COLD_AFTER
-    nodes_by_type: dict[str, int] = field(default_factory=dict)  # active nodes; loaded, not drawn (as upstream)
+from cerebro.values import Health as BrainHealth  # the health panel's figures (Brain.health)
 
 
 @dataclass(frozen=True)
@@ -113,28 +101,7 @@ def read_brain_health(project_dir: str | os.PathLike[str], now: datetime) -> Bra
     from cerebro.api import Brain
 
     try:
-        with Brain.for_project(project_dir) as brain, brain.handle.snapshot() as conn:
-            return _health_from(conn, now)
+        with Brain.for_project(project_dir) as brain:
+            return brain.health(now=now)
     except Exception:  # noqa: BLE001 - locked, corrupt, too new…: all mean "no health panel"
         return None
-
-
-def _health_from(conn: Connection, now: datetime) -> BrainHealth:
-    from cerebro import clock
-    from cerebro.store.sqlite import SQLITE
-
-    reads = SQLITE.reads  # the dashboard reads a SQLite brain file
-
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)  # the brain's timestamps are UTC
-    cutoff = now - COLD_AFTER
-    by_type: dict[str, int] = {}
-    cold = 0
-    # Parsed in Python rather than compared as strings in SQL: legacy rows hold RFC 3339 ('T'), ours a
-    # space, and the two do not sort together within a day.
-    for node_type, last_surfaced in reads.active_surfacing(conn):
-        by_type[node_type] = by_type.get(node_type, 0) + 1
-        surfaced = clock.parse_optional(last_surfaced)
-        if surfaced is None or surfaced < cutoff:
-            cold += 1
-    return BrainHealth(sum(by_type.values()), reads.edge_count(conn), cold, dict(sorted(by_type.items())))

@@ -71,7 +71,6 @@ SQLITE_STORE_USERS = {
     "cerebro.brain.handle": "binds a brain file to the SQLite store, and keeps its warm vector index",
     "cerebro.doctor.brain": "examines a SQLite brain file",
     "cerebro.doctor.embedder": "reads the embedding settings of a SQLite brain file",
-    "cerebro.metrics.dashboard_data": "reads a SQLite brain file for the health panel",
     "cerebro.mcp.server": "preloads the store modules before the first call",
     "cerebro.mcp.host": "keeps a server's warm vector index (an in-memory copy of the SQLite vector lane)",
 }
