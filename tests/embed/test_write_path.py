@@ -223,3 +223,21 @@ def test_non_finite_vector_is_never_stored(fake_brain, fake_brain_path, warned):
     node_id = fake_brain.add("not a number")
     assert stored(fake_brain_path, node_id) is None
     assert "non-finite" in warned[0]
+
+
+def test_backfill_rebuilds_a_missing_vector_table_for_every_active_memory(fake_brain, fake_brain_path, warned):
+    """A brain that embeds but lost its vector table (an adopted Go brain written without sqlite-vec, a table
+    dropped by hand): ``embed --pending`` recreates it and embeds every active memory, and only those."""
+    ids = [fake_brain.add(f"memory number {i}") for i in range(3)]
+    gone = fake_brain.add("a superseded memory")
+    fake_brain.supersede(gone, "its replacement")
+    fake_brain.handle.write(fake_brain.handle.store.vectors.drop_table)
+    assert fake_brain.handle.read(fake_brain.handle.store.vectors.exists) is False
+
+    progress: list[tuple[int, int]] = []
+    report = fake_brain.embed_pending(batch_size=2, progress=lambda done, total: progress.append((done, total)))
+    assert (report.embedded, report.failed, report.remaining) == (4, 0, 0)  # 3 + the replacement
+    assert progress == [(2, 4), (4, 4)]
+    for i, node_id in enumerate(ids):
+        assert stored(fake_brain_path, node_id) == pytest.approx(hashed_vector(f"memory number {i}"), abs=1e-6)
+    assert stored(fake_brain_path, gone) is None  # superseded: not active, not embedded
