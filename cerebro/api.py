@@ -272,7 +272,7 @@ class Brain:
         *,
         type: str | None = None,
         subtype: str | None = UNSET,
-        importance: float = 0.5,
+        importance: float | None = None,
         metadata: dict[str, Any] | str | None = None,
         provenance_root: bool = False,
         origin: values.Origin | None = None,

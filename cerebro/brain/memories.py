@@ -326,7 +326,7 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
     *,
     type: str | None = None,
     subtype: str | None = UNSET,
-    importance: float = 0.5,
+    importance: float | None = None,
     metadata: dict[str, Any] | str | None = None,
     provenance_root: bool = False,
     origin: values.Origin | None = None,
@@ -334,13 +334,13 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
     anchor_ref: str | None = None,
     beads_id: str | None = None,
 ) -> str:
-    """Replace an active memory: the old one becomes ``superseded``, the new one (same type and subtype
-    unless given) gets a ``supersedes`` edge to it. One transaction. Returns the new id. ``anchors``,
+    """Replace an active memory: the old one becomes ``superseded``, the new one (same type, subtype and
+    importance unless given) gets a ``supersedes`` edge to it. One transaction. Returns the new id. ``anchors``,
     ``anchor_ref`` and ``beads_id`` as for :meth:`add` (the replacement's own; none are inherited)."""
     content = _check_content(content)
     if type is not None:
         _check_type(type)
-    importance = _check_importance(importance)
+    given_importance = None if importance is None else _check_importance(importance)
     meta_dict = metadata_with(h, parse_metadata(metadata), anchors, anchor_ref, beads_id)
     stamp = origin or values.Origin.from_environment("api")
     vector, error = h.try_embed(content)
@@ -358,7 +358,7 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
             content=content,
             type=type or old.type,
             subtype=old.subtype if subtype is UNSET else (subtype or None),
-            importance=importance,
+            importance=old.importance if given_importance is None else given_importance,
             metadata=meta_dict,
             provenance_root=provenance_root,
             origin=stamp,

@@ -258,7 +258,7 @@ def supersede(host: Host, a: dict[str, Any]) -> Answer:
         a["content"],
         type=a.get("type"),
         subtype=a["subtype"] if "subtype" in a else _unset(),
-        importance=a.get("importance", 0.5),
+        importance=a.get("importance"),  # omitted: the old memory's
         metadata=a.get("metadata"),
         origin=host.origin(),
         anchors=a.get("anchors"),

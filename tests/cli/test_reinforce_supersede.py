@@ -69,7 +69,7 @@ def test_supersede(cli, add, brain_path, monkeypatch):
     assert (n.status, n.type, n.subtype) == ("active", "procedure", "tooling")
     assert n.content == "Use uv for installs"
     assert n.decay_rate == 0.005
-    assert n.importance == 0.5  # not inherited
+    assert n.importance == 0.9  # inherited, as type and subtype are (issue 16)
     assert n.created_at == T1
     assert (n.origin.actor, n.origin.channel, n.origin.host) == ("superseder", "cli", socket.gethostname())
 
@@ -122,6 +122,20 @@ def test_supersede_json_and_overrides(cli, add, brain_path):
     assert (n.type, n.subtype, n.importance, n.metadata) == ("reflection", None, 0.7, {"why": "moved"})
     assert n.provenance_root is True
     assert n.origin.actor == "bob"
+
+
+def test_supersede_importance_given_overrides_and_zero_means_the_default(cli, add, brain_path):
+    old = add("old", "--importance", "0.9")
+    assert node(brain_path, ok(cli("supersede", old, "new", "--importance", "0.3")).stdout.strip()).importance == 0.3
+    newer = add("another", "--importance", "0.9")
+    assert node(brain_path, ok(cli("supersede", newer, "x", "--importance", "0")).stdout.strip()).importance == 0.5
+
+
+def test_the_library_and_mcp_supersede_inherit_importance_too(fake_brain):
+    old = fake_brain.add("old", importance=0.8)
+    new = fake_brain.supersede(old, "new")
+    assert fake_brain.get(new).node.importance == 0.8
+    assert fake_brain.get(fake_brain.supersede(new, "newer", importance=0.2)).node.importance == 0.2
 
 
 def test_supersede_subtype_override(cli, add, brain_path):

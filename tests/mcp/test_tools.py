@@ -141,6 +141,7 @@ def test_every_tool_success_and_error_path(home: Path, fake_brain_path: Path, pr
             # supersede
             newer = await client.ok("supersede", old_id=first["id"], content="JWT auth: access tokens last 10 minutes")
             assert newer["superseded"] == first["id"]
+            assert (await client.ok("get", id=newer["id"]))["importance"] == 0.8  # inherited
             assert (await client.ok("get", id=first["id"]))["status"] == "superseded"
             assert "not active" in await client.error("supersede", old_id=first["id"], content="again")
             # consolidate

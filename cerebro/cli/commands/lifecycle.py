@@ -11,7 +11,6 @@ from cerebro.cli.commands.memory import (
     AnchorOpt,
     AnchorRefOpt,
     BeadsIdOpt,
-    ImportanceOpt,
     MetadataOpt,
     ProvenanceRootOpt,
     read_content,
@@ -40,7 +39,9 @@ def supersede(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
         str | None, Parameter(name="--type", help="Type of the replacement (default: the old one's)")
     ] = None,
     subtype: Annotated[str | None, Parameter(help="Subtype of the replacement (default: the old one's)")] = None,
-    importance: ImportanceOpt = 0.5,
+    importance: Annotated[
+        float | None, Parameter(help="0 to 1 (default: the old memory's); 0 means 0.5, as upstream")
+    ] = None,
     metadata: MetadataOpt = None,
     provenance_root: ProvenanceRootOpt = False,
     origin_actor: OriginActor = None,
@@ -62,7 +63,7 @@ def supersede(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
             read_content(content),
             type=type_,
             subtype=UNSET if subtype is None else subtype,
-            importance=insert_importance(importance),
+            importance=None if importance is None else insert_importance(importance),
             metadata=metadata,
             provenance_root=provenance_root,
             origin=origin(origin_actor, origin_channel, origin_session, origin_host),
