@@ -52,6 +52,8 @@ def add_edge(
     def write(session: Session) -> values.EdgeResult:
         src = h.store.nodes.resolve_id(session, source)
         dst = h.store.nodes.resolve_id(session, target)
+        if src == dst:
+            raise InvalidInput(f"an edge links two memories: {quote(source)} and {quote(target)} are both {src}")
         row, created = h.store.edges.upsert(
             session,
             source_id=src,

@@ -172,6 +172,13 @@ def test_both_ids_must_resolve(cli, pair, brain_path, brain_snapshot, which):
     assert brain_snapshot(brain_path) == before
 
 
+def test_an_edge_from_a_memory_to_itself_is_refused_even_through_two_prefixes(cli, pair, brain_path, brain_snapshot):
+    a, _ = pair
+    before = brain_snapshot(brain_path)
+    assert_one_line_error(cli("edge", a, a[:6], "supports"), "an edge links two memories", a, exit_code=2)
+    assert brain_snapshot(brain_path) == before
+
+
 @pytest.mark.parametrize("relation", ["", "   "])
 def test_empty_relation_rejected(cli, pair, brain_path, brain_snapshot, relation):
     a, b = pair
