@@ -170,10 +170,11 @@ def test_origin_flags_override_environment(cli, brain_path, monkeypatch):
     assert (n.origin.actor, n.origin.session) == ("flag-actor", "flag-s")
 
 
-def test_add_dash_reads_stdin(cli, brain_path):
-    text = "from stdin\nsecond line ✓\n"
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\n\n", ""])
+def test_add_dash_reads_stdin_without_the_closing_line_ending(cli, brain_path, ending):
+    text = "  from stdin\n\nsecond line ✓ " + ending
     node_id = ok(cli("add", "-", stdin=text)).stdout.strip()
-    assert node(brain_path, node_id).content.rstrip("\n") == "from stdin\nsecond line ✓"
+    assert node(brain_path, node_id).content == "  from stdin\n\nsecond line ✓ "  # inner lines and spaces kept
 
 
 # ---------------------------------------------------------------------------------------------- get

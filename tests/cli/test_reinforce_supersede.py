@@ -147,7 +147,7 @@ def test_supersede_subtype_override(cli, add, brain_path):
 def test_supersede_reads_stdin(cli, add, brain_path):
     old = add("old")
     new = ok(cli("supersede", old, "-", stdin="from stdin\n")).stdout.strip()
-    assert node(brain_path, new).content.rstrip("\n") == "from stdin"
+    assert node(brain_path, new).content == "from stdin"
 
 
 def test_supersede_twice_fails_unchanged(cli, add, brain_path, brain_snapshot):

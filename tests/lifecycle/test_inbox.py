@@ -434,7 +434,7 @@ def test_cli_add_list_approve_discard(cli, run_any, fake_brain_path, at):
         first["metadata"],
         first["subtype"],
     ) == ("2026-03-02T09:00:00Z", "claude-code", "skill", "s-9", "laptop", {"seen": 2}, "fauna")
-    assert listed["candidates"][1]["content"] == "Platypus lay eggs\n"
+    assert listed["candidates"][1]["content"] == "Platypus lay eggs"  # stdin without its closing newline
     assert listed["candidates"][1]["origin_channel"] == "cli"
     assert run_any("inbox", "list", "--limit", "1")["candidates"] == listed["candidates"][:1]
 

@@ -38,8 +38,9 @@ def insert_importance(value: float) -> float:
 
 
 def read_content(text: str) -> str:
-    """The text given, or stdin's when it is ``-``."""
-    return sys.stdin.read() if text == "-" else text
+    """The text given, or stdin's when it is ``-`` — without the line ending(s) that close it, as a shell's
+    ``$(…)`` reads a command's output (``echo … | cerebro add -`` stores what was echoed)."""
+    return sys.stdin.read().rstrip("\r\n") if text == "-" else text
 
 
 def add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
