@@ -461,8 +461,8 @@ class Brain:
         return exports.export(self._handle, format)
 
     @_doc(exports.export_sqlite)
-    def export_sqlite(self, target: str | Path) -> Path:
-        return exports.export_sqlite(self._handle, target)
+    def export_sqlite(self, target: str | Path, *, overwrite: bool = False) -> Path:
+        return exports.export_sqlite(self._handle, target, overwrite=overwrite)
 
     @_doc(exports.backup)
     def backup(self, target: str | Path | None = None) -> Path:

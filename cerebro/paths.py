@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ENV_HOME = "CEREBRO_HOME"
@@ -123,3 +125,36 @@ def tighten_private_file(path: Path) -> None:
             ensure_private_dir(path.parent)
         except OSError:
             pass
+
+
+@contextmanager
+def written_in_one_step(target: Path, *, overwrite: bool = False) -> Iterator[Path]:
+    """A private (0600) temporary file beside ``target`` to write into; when the block succeeds it becomes
+    ``target`` in one rename, so a reader — or a process killed half way — never sees a partial file, and a
+    symlink at ``target`` is replaced rather than followed. Without ``overwrite`` an existing ``target`` is
+    refused (checked again at the rename: a file that appeared meanwhile is never overwritten). On failure the
+    temporary file is removed and ``target`` is as it was."""
+    from cerebro.errors import InvalidInput
+
+    target = Path(target)
+    refusal = f"{target} already exists: choose another path (nothing was overwritten)"
+    if not overwrite and os.path.lexists(target):
+        raise InvalidInput(refusal)
+    if not target.parent.exists():
+        ensure_private_dir(target.parent)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    fd = os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE)
+    os.close(fd)
+    try:
+        yield partial
+        os.chmod(partial, FILE_MODE)
+        if overwrite:
+            os.replace(partial, target)
+        else:
+            try:
+                os.link(partial, target)  # fails if target appeared meanwhile
+            except FileExistsError:
+                raise InvalidInput(refusal) from None
+            os.unlink(partial)
+    finally:
+        partial.unlink(missing_ok=True)

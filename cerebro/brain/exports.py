@@ -46,11 +46,12 @@ def rebuild_keyword_lane_if_asked(h: Handle) -> None:
     h.write(write)
 
 
-def export_sqlite(h: Handle, target: str | Path) -> Path:
-    """A consistent copy of the brain file at ``target`` (must not exist), mode 0600."""
+def export_sqlite(h: Handle, target: str | Path, *, overwrite: bool) -> Path:
+    """A consistent copy of the brain file at ``target``, mode 0600, written in one step; an existing ``target``
+    is refused unless ``overwrite``."""
     from cerebro.db import backup as backups
 
-    return backups.copy(h.path, Path(target))
+    return backups.copy(h.path, Path(target), overwrite=overwrite)
 
 
 def backup(h: Handle, target: str | Path | None = None) -> Path:

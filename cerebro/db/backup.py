@@ -7,11 +7,9 @@ A copy is taken with SQLite's backup API, so it is consistent while other proces
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from cerebro import clock, paths
-from cerebro.errors import InvalidInput
 
 
 def backup_path(brain: Path, label: str | None = None) -> Path:
@@ -28,24 +26,14 @@ def backup_path(brain: Path, label: str | None = None) -> Path:
     return target
 
 
-def copy(source: Path, target: Path) -> Path:
-    """Copy the brain at ``source`` to ``target``, which must not exist (nothing is ever overwritten)."""
+def copy(source: Path, target: Path, *, overwrite: bool = False) -> Path:
+    """Copy the brain at ``source`` to ``target`` (0600), in one step: a partial copy is never left behind, and an
+    existing ``target`` is refused unless ``overwrite``."""
     from cerebro.db.engine import copy_database
 
     target = Path(target)
-    if not target.parent.exists():
-        paths.ensure_private_dir(target.parent)
-    try:
-        fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, paths.FILE_MODE)
-    except FileExistsError:
-        raise InvalidInput(f"{target} already exists: choose another path (nothing was overwritten)") from None
-    os.close(fd)
-    try:
-        copy_database(source, target)
-    except BaseException:
-        target.unlink(missing_ok=True)
-        raise
-    os.chmod(target, paths.FILE_MODE)
+    with paths.written_in_one_step(target, overwrite=overwrite) as partial:
+        copy_database(source, partial)
     return target
 
 

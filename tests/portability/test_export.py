@@ -97,6 +97,57 @@ def test_export_refuses_bad_format_missing_output_and_overwrites(cli, varied, tm
     assert result.exit_code == 2 and existing.read_text() == "keep me"
 
 
+@pytest.mark.parametrize("format", ["jsonl", "json", "sql", "sqlite"])
+def test_force_replaces_an_existing_export_in_one_step(cli, varied, tmp_path: Path, format: str) -> None:
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    out = folder / f"brain.{format}"
+    out.write_text("an older export")
+    refused = cli("export", "--format", format, "-o", str(out))
+    assert refused.exit_code == 2 and "--force" in refused.stderr and out.read_text() == "an older export"
+    assert cli("export", "--format", format, "-o", str(out), "--force").exit_code == 0
+    assert (out.stat().st_mode & 0o777) == 0o600
+    if format == "sqlite":
+        copy = sqlite3.connect(out)
+        assert copy.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 5
+        copy.close()
+    else:
+        assert "an older export" not in out.read_text() and out.stat().st_size > 100
+    assert sorted(p.name for p in folder.iterdir()) == [out.name]  # no partial file left beside it
+
+
+def test_force_replaces_a_planted_link_and_never_writes_through_it(cli, varied, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not an export")
+    link = tmp_path / "brain.jsonl"
+    link.symlink_to(victim)
+    refused = cli("export", "--format", "jsonl", "-o", str(link))
+    assert refused.exit_code == 2 and victim.read_text() == "not an export"  # a dangling or live link is "taken"
+    assert cli("export", "--format", "jsonl", "-o", str(link), "--force").exit_code == 0
+    assert not link.is_symlink() and victim.read_text() == "not an export"
+
+
+def test_an_export_that_fails_half_way_leaves_nothing(cli, varied, tmp_path: Path, monkeypatch) -> None:
+    from cerebro import paths
+
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    out = folder / "brain.jsonl"
+    original = paths.written_in_one_step
+
+    def failing(target: Path, *, overwrite: bool = False):
+        class Boom(Exception):
+            pass
+
+        with original(target, overwrite=overwrite) as partial:
+            partial.write_text("half")
+            raise Boom("disk full")
+
+    monkeypatch.setattr(paths, "written_in_one_step", failing)
+    assert cli("export", "--format", "jsonl", "-o", str(out)).exit_code != 0
+    assert list(folder.iterdir()) == []
+
+
 def test_backup_defaults_to_the_backups_folder(cli, varied, isolated_home: Path, fake_brain_path: Path) -> None:
     result = cli("backup", "--format", "json")
     assert result.exit_code == 0, result.stderr

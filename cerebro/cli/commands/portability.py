@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -25,17 +26,24 @@ def export(
     output: Annotated[
         Path | None, Parameter(name=["--output", "-o"], help="Write here (required for sqlite; default stdout)")
     ] = None,
+    force: Annotated[
+        bool, Parameter(help="Replace the -o file if it exists (a re-export over the copy a repository tracks)")
+    ] = False,
 ) -> None:
-    """Export the brain. On this command --format names the dump format; the command prints no report."""
+    """Export the brain. On this command --format names the dump format; the command prints no report.
+
+    A file written with -o appears in one step: never half written, even if the export is interrupted."""
+    from cerebro import paths
+
     if format not in ("json", "jsonl", "sql", "sqlite"):
         raise InvalidInput(f"unknown export format {format!r}: use json, jsonl, sql or sqlite")
     if format == "sqlite" and output is None:
         raise InvalidInput("export --format sqlite needs -o FILE")
-    if output is not None and output.exists():
-        raise InvalidInput(f"{output} already exists: choose another path (nothing was overwritten)")
+    if output is not None and not force and os.path.lexists(output):
+        raise InvalidInput(f"{output} already exists: choose another path, or --force to replace it")
     with open_brain() as brain:
         if format == "sqlite":
-            brain.export_sqlite(output)
+            brain.export_sqlite(output, overwrite=force)
             return
         data = brain.export(format)
     text = (
@@ -46,11 +54,8 @@ def export(
     if output is None:
         sys.stdout.write(text)
         return
-    import os
-
-    fd = os.open(output, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    with paths.written_in_one_step(output, overwrite=force) as partial:
+        partial.write_text(text, encoding="utf-8")
 
 
 def backup(
