@@ -323,8 +323,9 @@ class Brain:
         model: str | None = None,
         dims: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        force: bool = False,
     ) -> dict[str, Any]:
-        return reembed.reembed(self._handle, provider=provider, model=model, dims=dims, progress=progress)
+        return reembed.reembed(self._handle, provider=provider, model=model, dims=dims, progress=progress, force=force)
 
     # ------------------------------------------------------------------ retrieval
 

@@ -29,7 +29,11 @@ def reembed(
     model: str | None = None,
     dims: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
+    """Switch the brain to another embedding model (or re-embed on its own): new vectors are built in a side
+    table while recall keeps working, then swapped in. Nothing is done when the brain is already on that model
+    with every active memory's vector from it, unless ``force``."""
     from cerebro.embed.registry import make_embedder, resolve_settings
 
     with h.snapshot() as conn:
@@ -46,6 +50,21 @@ def reembed(
     new_provider, new_model, new_dims = target
     if new_dims <= 0:
         raise InvalidInput("re-embedding needs a provider with vectors (local, ollama or voyage)")
+    if pending[0] is None and not force and target == h.embedding_settings():
+
+        def up_to_date(session: Session) -> tuple[bool, int]:
+            vectors = h.store.vectors
+            active = h.store.nodes.count_with_status(session, "active")
+            complete = (
+                vectors.table_dimensions(session) == new_dims
+                and vectors.count_missing_active(session) == 0
+                and h.store.nodes.count_active_not_from(session, new_model) == 0
+            )
+            return complete, active
+
+        complete, active = h.read(up_to_date)
+        if complete:
+            return _report(target, 0, active, active, skipped=True)
     embedder = make_embedder(new_provider, new_model, new_dims)
 
     def start(session: Session) -> None:
@@ -90,11 +109,17 @@ def reembed(
     # Vectors of another model: the embedder, the warm index and the centering mean (cached up to a minute)
     # are stale.
     h.forget_model()
+    return _report(target, done_now, moved, total, skipped=False)
+
+
+def _report(target: tuple[str, str, int], now: int, total: int, active: int, *, skipped: bool) -> dict[str, Any]:
+    provider, model, dims = target
     return {
-        "provider": new_provider,
-        "model": new_model,
-        "dimensions": new_dims,
-        "embedded_now": done_now,
-        "embedded_total": moved,
-        "active": total,
+        "provider": provider,
+        "model": model,
+        "dimensions": dims,
+        "embedded_now": now,
+        "embedded_total": total,
+        "active": active,
+        "skipped": skipped,  # already on this model with every active memory embedded by it (no --force)
     }

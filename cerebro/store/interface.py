@@ -71,6 +71,9 @@ class Nodes(Protocol):
     def count_embedded(self, session: Session, model: str) -> int:
         """Nodes whose vector is from ``model`` (the brain's current one)."""
 
+    def count_active_not_from(self, session: Session, model: str) -> int:
+        """Active nodes whose vector is not recorded as ``model``'s (another model's, or none)."""
+
     def count_with_status(self, session: Session, status: str) -> int: ...
 
     def active_ids(self, session: Session, limit: int) -> list[str]:

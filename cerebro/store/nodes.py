@@ -172,6 +172,14 @@ def count_embedded(session: Session, model: str) -> int:
     ).scalar_one()
 
 
+def count_active_not_from(session: Session, model: str) -> int:
+    """Active nodes whose vector is not recorded as ``model``'s (another model's, or none)."""
+    return session.execute(
+        text("SELECT COUNT(*) FROM nodes WHERE status = 'active' AND COALESCE(embedding_model, '') != :m"),
+        {"m": model},
+    ).scalar_one()
+
+
 def count_with_status(session: Session, status: str) -> int:
     return session.execute(text("SELECT COUNT(*) FROM nodes WHERE status = :s"), {"s": status}).scalar_one()
 

@@ -128,3 +128,29 @@ def test_the_same_brain_object_recalls_on_the_new_model_right_after_the_switch(
     with Brain.open(brain_path) as fresh:
         expected = [(r.node.id, r.score) for r in fresh.recall("kettle descaling batch 3", limit=10).results]
     assert len(same) == 10 and same == expected
+
+
+def test_reembed_on_the_model_in_use_does_nothing_unless_a_vector_is_missing_or_forced(brain_path, ollama) -> None:
+    with Brain.open(brain_path) as brain:
+        ids = [brain.add(f"memory {i}: kettle descaling note") for i in range(3)]
+        brain.reembed(provider="ollama")
+    served = ollama.served
+    with Brain.open(brain_path) as brain:
+        report = brain.reembed()  # the brain's own model, every vector from it: nothing to do
+        assert report["skipped"] is True and (report["embedded_now"], report["active"]) == (0, 3)
+        assert ollama.served == served
+        forced = brain.reembed(force=True)
+        assert forced["skipped"] is False and forced["embedded_now"] == 3 and ollama.served == served + 3
+        brain.handle.write(lambda s: brain.handle.store.vectors.delete(s, ids[0]))  # one vector lost
+        repaired = brain.reembed()
+        assert repaired["skipped"] is False and repaired["embedded_now"] == 3
+        assert brain.stats().pending_embeddings == 0
+
+
+def test_reembed_cli_says_when_there_was_nothing_to_do(cli, brain_path) -> None:
+    with Brain.open(brain_path) as brain:
+        brain.add("a memory")
+    done = cli("reembed")
+    assert done.exit_code == 0 and done.stdout.startswith("Nothing to do: the brain is on all-MiniLM-L6-v2-onnx-int8")
+    assert cli("reembed", "--format", "json").json()["skipped"] is True
+    assert cli("reembed", "--force", "--format", "json").json()["embedded_now"] == 1

@@ -148,14 +148,25 @@ def reembed(
     provider: Annotated[str | None, Parameter(help="local, ollama or voyage (default: the brain's)")] = None,
     model: Annotated[str | None, Parameter(help="Model (default: the provider's)")] = None,
     dims: Annotated[int | None, Parameter(help="Dimensions (default: the provider's)")] = None,
+    force: Annotated[
+        bool, Parameter(help="Re-embed even when every memory already has a vector from this model")
+    ] = False,
 ) -> None:
-    """Switch the brain to another embedding model; an interrupted run resumes where it stopped."""
+    """Switch the brain to another embedding model; an interrupted run resumes where it stopped. On the model the
+    brain already uses, nothing is done unless a memory lacks its vector (or --force)."""
     from cerebro.cli.progress import reporter
 
     update, finish = reporter("re-embedding")
     with open_brain() as brain:
-        report = brain.reembed(provider=provider, model=model, dims=dims, progress=update)
+        report = brain.reembed(provider=provider, model=model, dims=dims, progress=update, force=force)
     finish()
+    if report["skipped"]:
+        emit(
+            report,
+            f"Nothing to do: the brain is on {report['model']} ({report['dimensions']} dims) and all "
+            f"{report['active']} active memories have its vectors (--force re-embeds them anyway).",
+        )
+        return
     emit(
         report,
         f"Brain now on {report['model']} ({report['dimensions']} dims): {report['embedded_total']} of "
