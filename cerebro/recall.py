@@ -98,6 +98,8 @@ def _structural_baseline(store: Store, conn: Connection, ids: Sequence[str], ena
 
 
 SUBTYPE_OVERFETCH = 10  # with a subtype filter, look this many times deeper for matching neighbours
+# k grows 4× a pass from at least 2 up to MAX_K (4096): 6 passes reach it; the bound only guarantees an end.
+MAX_KNN_PASSES = 8
 
 
 def vector_lane(
@@ -111,7 +113,8 @@ def vector_lane(
     overfetch = 2 if options.subtype is UNSET else SUBTYPE_OVERFETCH
     k = min(width * overfetch, store.vectors.MAX_K)
     nodes: dict[str, Node] = {}
-    while True:
+    usable: list[tuple[str, float]] = []
+    for _deeper in range(MAX_KNN_PASSES):
         nearest = (
             options.warm.knn(query_vector, k) if options.warm is not None else store.vectors.knn(conn, query_vector, k)
         )

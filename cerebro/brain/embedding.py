@@ -60,12 +60,15 @@ def embed_pending(
     )
     done = failed = 0
     errors: list[str] = []
-    skip: set[str] = set()
+    # Each memory is tried at most once a run, whatever the store reports: a failed one stays pending for the
+    # next run, and the loop ends even if a vector written were not seen as written.
+    tried: set[str] = set()
     while True:
-        ids = h.read(lambda s: _pending_ids(h.store, s, batch_size + len(skip)))
-        ids = [i for i in ids if i not in skip][:batch_size]
+        ids = h.read(lambda s: _pending_ids(h.store, s, batch_size + len(tried)))
+        ids = [i for i in ids if i not in tried][:batch_size]
         if not ids:
             break
+        tried.update(ids)
 
         def read(session: Session, ids: list[str] = ids) -> list[tuple[str, str]]:
             return [(r.id, r.content) for r in (h.store.nodes.get_row(session, i) for i in ids)]
@@ -76,7 +79,6 @@ def embed_pending(
         except Exception as exc:  # noqa: BLE001 - a failed batch is reported and skipped; the rest go on
             errors.append(" ".join(str(exc).split()))
             failed += len(rows)
-            skip.update(i for i, _ in rows)
             if progress:
                 progress(done + failed, total)
             continue

@@ -76,14 +76,16 @@ def reembed(
     with h.snapshot() as conn:
         total = h.store.reads.count_active(conn)
     done_now = 0
+    written: set[int] = set()  # each row embedded at most once a run: the loop ends whatever the store reports
     while True:
         with h.snapshot() as conn:
-            batch = h.store.vectors.next_missing(conn, BATCH)
+            batch = [row for row in h.store.vectors.next_missing(conn, BATCH) if row[0] not in written]
             finished = h.store.vectors.next_count(conn)
         if progress:
             progress(min(finished, total), total)
         if not batch:
             break
+        written.update(rowid for rowid, _, _ in batch)
         vectors = embedder.embed([content for _, _, content in batch])
         for vector in vectors:
             if len(vector) != new_dims:
