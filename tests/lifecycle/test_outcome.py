@@ -27,7 +27,7 @@ def test_success_and_failure_increment_and_keep_other_keys(run, add, at):
         "outcomes": {"success": 2, "failure": 1},
     }
     text = run("outcome", node, "--failure", fmt="md")
-    assert text.startswith(f"Recorded failure for {node[:8]}")
+    assert text == f"Recorded failure for {node[:8]} (now 2 successes, 2 failures)\n"
     assert metadata(run, node)["outcomes"] == {"success": 2, "failure": 2}
 
 

@@ -190,7 +190,11 @@ def outcome(
     with open_brain() as brain:
         node = brain.record_outcome(node_id, success=success)
     counts = (node.metadata or {}).get("outcomes", {})
-    emit(node.to_dict(), f"Recorded {'success' if success else 'failure'} for {node.short_id} ({counts})")
+    tally = ", ".join(
+        f"{counts.get(kind, 0)} {kind if counts.get(kind, 0) == 1 else plural}"
+        for kind, plural in (("success", "successes"), ("failure", "failures"))
+    )
+    emit(node.to_dict(), f"Recorded {'success' if success else 'failure'} for {node.short_id} (now {tally})")
 
 
 def forget(
