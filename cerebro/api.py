@@ -77,6 +77,10 @@ class Brain:
         from cerebro import paths
 
         directory = paths.resolve_project_dir(project_dir)
+        if create and not directory.is_dir():
+            from cerebro.errors import InvalidInput
+
+            raise InvalidInput(f"project folder {directory} does not exist: a brain belongs to an existing folder")
         brain = cls.open(paths.project_brain_path(directory), create=create)
         brain.project = directory
         return brain

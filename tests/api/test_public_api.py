@@ -56,3 +56,15 @@ def test_purging_a_brain_that_is_not_there_is_refused_and_makes_nothing(tmp_path
         Brain.purge(missing)
     assert str(refused.value) == f"no brain at {missing}: nothing to purge"
     assert not missing.exists() and not (isolated_home / "backups").exists()
+
+
+def test_a_brain_is_never_created_for_a_folder_that_does_not_exist(tmp_path: Path, isolated_home: Path) -> None:
+    from cerebro import Brain
+    from cerebro.errors import InvalidInput
+
+    before = sorted(p.relative_to(isolated_home) for p in isolated_home.rglob("*"))
+    with pytest.raises(InvalidInput, match="does not exist"):
+        Brain.for_project(tmp_path / "no-such-folder", create=True)
+    assert sorted(p.relative_to(isolated_home) for p in isolated_home.rglob("*")) == before
+    with Brain.for_project(tmp_path, create=True) as brain:  # an existing folder gets its brain
+        assert brain.active_count() == 0
