@@ -11,12 +11,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TypedDict
 
 
-def parse(tokens: Sequence[str]) -> dict[str, object] | None:
+class _Required(TypedDict):
+    prime: bool
+    query: str | None
+    limit: int | None
+    explain: bool
+
+
+class RecallSpec(_Required, total=False):
+    """What a recall asks for: the fast parser fills the first four; the Cyclopts command fills them all."""
+
+    provenance_depth: int | None
+    global_: bool
+    threshold: float | None
+    subtype: str | None
+    as_of: str | None
+
+
+def parse(tokens: Sequence[str]) -> RecallSpec | None:
     if not tokens or tokens[0] != "recall":
         return None
-    spec: dict[str, object] = {"prime": False, "query": None, "limit": None, "explain": False}
+    spec: RecallSpec = {"prime": False, "query": None, "limit": None, "explain": False}
     rest = list(tokens[1:])
     i = 0
     while i < len(rest):
@@ -42,7 +60,7 @@ def parse(tokens: Sequence[str]) -> dict[str, object] | None:
     return spec
 
 
-def run(spec: dict[str, object]) -> None:
+def run(spec: RecallSpec) -> None:
     """Run recall as the CLI does (shared by the fast path and the Cyclopts command): the library call,
     then the best-effort bookkeeping (access touches, last_surfaced, the gate's skip counter)."""
     from cerebro.api import UNSET
@@ -61,7 +79,7 @@ def run(spec: dict[str, object]) -> None:
             )
             return
         subtype = spec.get("subtype")
-        search = brain.recall_with_global if spec.get("global") else brain.recall
+        search = brain.recall_with_global if spec.get("global_") else brain.recall
         result = search(
             str(spec["query"]),
             limit=spec["limit"] or 20,
@@ -72,7 +90,7 @@ def run(spec: dict[str, object]) -> None:
         for notice in result.notices:
             warn(notice)
         brain.touch_accessed([r.node.id for r in result.results if r.store != "global"])
-        if spec.get("global"):
+        if spec.get("global_"):
             from cerebro.api import Brain
             from cerebro.brain.promotion import global_brain_path
 

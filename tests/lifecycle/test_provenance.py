@@ -10,6 +10,8 @@ from datetime import timedelta
 
 import pytest
 
+from cerebro import clock
+
 from .conftest import MISSING_ID, UPGRADED_AT, UPGRADED_TEXT, assert_one_line_error, raw_exec, raw_rows
 
 # --------------------------------------------------------------------------- the walk, on a bare edges table
@@ -196,8 +198,23 @@ def test_recall_provenance_depth_wins_over_the_bare_flag(run, chain):
 def test_walk_through_the_brain_diamond_and_cycle(fake_brain, run, at):
     at(0)
     a, b, c, d, e = (fake_brain.add(f"node {x}") for x in "abcde")
-    for source, target in ((a, b), (a, c), (b, d), (c, d), (d, a), (d, d), (d, e), (e, b)):
+    for source, target in ((a, b), (a, c), (b, d), (c, d), (d, a), (d, e), (e, b)):
         fake_brain.add_edge(source, target, "derived_from")
+    # A self-loop, as an older brain or an import can hold (the library no longer makes one): written in the store.
+    store = fake_brain.handle.store
+    fake_brain.handle.write(
+        lambda s: store.edges.upsert(
+            s,
+            source_id=d,
+            target_id=d,
+            relation="derived_from",
+            weight=None,
+            valid_at=None,
+            invalid_at=None,
+            metadata=None,
+            now=clock.now(),
+        )
+    )
     walked = [(n.id, depth) for n, depth in fake_brain.walk_provenance(a, depth=100)]
     assert walked[0] == (a, 0)
     assert dict(walked) == {a: 0, b: 1, c: 1, d: 2, e: 3}

@@ -171,7 +171,7 @@ def consolidate(
         report = brain.consolidate(into, ids or [])
     emit(
         report.to_dict(),
-        f"Consolidated {len(report.sources)} episode(s) into {report.into[:8]} "
+        f"Consolidated {len(report.sources)} episode(s) into {(report.into or into)[:8]} "
         f"({report.edges_added} new derived_from edge(s), {report.consolidated} newly consolidated).",
     )
 

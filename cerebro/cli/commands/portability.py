@@ -42,7 +42,7 @@ def export(
     if output is not None and not force and os.path.lexists(output):
         raise InvalidInput(f"{output} already exists: choose another path, or --force to replace it")
     with open_brain() as brain:
-        if format == "sqlite":
+        if format == "sqlite" and output is not None:
             brain.export_sqlite(output, overwrite=force)
             return
         data = brain.export(format)

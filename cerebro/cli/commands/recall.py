@@ -50,7 +50,7 @@ def recall(  # noqa: PLR0913 - each option of the command is a parameter (Cyclop
     fast.run(
         {
             "provenance_depth": depth_of(with_provenance, provenance_depth, default=1),
-            "global": global_,
+            "global_": global_,
             "prime": prime,
             "query": query,
             "limit": limit,

@@ -1,0 +1,53 @@
+"""Read-only commands leave CEREBRO_HOME and the project exactly as they found them: no brain, metrics file,
+lock, log or folder made as a side effect — with a brain, and (where a brain is needed) without one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+READ_ONLY = [
+    ("list",),
+    ("stats",),
+    ("usage",),
+    ("search", "anything at all"),
+    ("config", "list"),
+    ("config", "get", "recall_threshold"),
+    ("relation", "list"),
+    ("consolidate", "--suggest"),
+    ("gc", "--dry-run"),
+    ("forget", "--subject", "anything"),
+    ("export", "--format", "jsonl"),
+    ("inbox", "list"),
+    ("anchors",),
+]
+
+
+def _listing(*roots: Path) -> list[str]:
+    """Every file and folder under the roots, with its size (a brain's own -wal/-shm come and go with each
+    connection and are gone once it closes)."""
+    return sorted(
+        f"{path.relative_to(root.parent)}:{path.stat().st_size if path.is_file() else 'dir'}"
+        for root in roots
+        for path in root.rglob("*")
+    )
+
+
+@pytest.mark.parametrize("command", READ_ONLY, ids=" ".join)
+def test_a_read_only_command_writes_no_file_with_a_brain(cli, add, brain_path, isolated_home, project, command):
+    add("a memory about the read-only rule")
+    before = _listing(isolated_home, project)
+    result = cli(*command)
+    assert result.exit_code == 0, result.stderr
+    assert _listing(isolated_home, project) == before
+
+
+@pytest.mark.parametrize(
+    "command", [*READ_ONLY, ("get", "00000000"), ("recall", "anything"), ("dashboard",)], ids=" ".join
+)
+def test_a_read_only_command_without_a_brain_creates_nothing(cli, isolated_home, project, command):
+    before = _listing(isolated_home, project)
+    result = cli(*command)
+    assert result.exit_code != 0 or command[0] in ("usage", "relation", "config")
+    assert _listing(isolated_home, project) == before
