@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from cerebro import __version__
 from cerebro.cli_state import state
 from cerebro.errors import quote
+
+if TYPE_CHECKING:
+    from cyclopts import App
 
 FORMATS = ("md", "json")
 _VALUE_OPTIONS = {"--format": "format", "-f": "format", "--project": "project", "-p": "project"}
@@ -144,7 +148,7 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
     return options, rest
 
 
-def build_app(detailed: str | None = None):  # noqa: ANN201
+def build_app(detailed: str | None = None) -> App:
     """The Cyclopts app. Commands load lazily, each with its one-line summary; ``detailed`` names the command
     whose ``--help`` was asked for, registered without the summary so its docstring's full text shows."""
     from cyclopts import App, Parameter
@@ -153,6 +157,7 @@ def build_app(detailed: str | None = None):  # noqa: ANN201
         name="cerebro",
         help=HELP,
         version=__version__,
+        version_flags=["--version", "-V"],
         default_parameter=Parameter(negative=()),
         help_format="plaintext",
     )

@@ -142,3 +142,11 @@ def test_command_help_shows_the_commands_full_description(cli):
     assert '"command": "cerebro stop-guard -p \\"$CLAUDE_PROJECT_DIR\\""' in guard.stdout  # how to wire it
     init = cli("init", "--help", project_dir=None).stdout
     assert "Cerebro Memory System" in " ".join(init.split())
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_flags(cli, flag):
+    from cerebro import __version__
+
+    result = cli(flag)
+    assert (result.exit_code, result.stdout) == (0, f"{__version__}\n")

@@ -67,6 +67,14 @@ def test_cli_promote_positional_content(cli, fake_brain_path, global_path) -> No
     assert result.exit_code == 0, result.stderr
     with Brain.open(global_path) as other:
         assert other.get(result.json()["id"]).node.content == "general words"
+    with Brain.open(fake_brain_path) as brain:
+        brain_id = brain.add("other original words")
+    second = cli("promote", brain_id, "--content", "other general words", "--format", "json")
+    assert second.exit_code == 0, second.stderr
+    with Brain.open(global_path) as other:
+        assert other.get(second.json()["id"]).node.content == "other general words"
+    usage = cli("promote", "--help").stdout
+    assert usage.count("--content") == 1  # one parameter, positional or named
 
 
 def _scored(brain, query):

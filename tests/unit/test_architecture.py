@@ -259,3 +259,12 @@ def test_the_session_start_prime_path_imports_no_orm(tmp_path: Path) -> None:
     ran = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == "[]"
+
+
+def test_every_environment_variable_cerebro_reads_is_in_the_readme() -> None:
+    """A knob nobody can find is a knob nobody can use (issue 16)."""
+    readme = (PACKAGE.parent / "README.md").read_text()
+    read = set()
+    for path in PACKAGE.rglob("*.py"):
+        read.update(re.findall(r"[\"'](CEREBRO_[A-Z_]+)[\"']", path.read_text()))
+    assert read and sorted(name for name in read if f"`{name}`" not in readme) == []

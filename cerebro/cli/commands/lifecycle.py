@@ -224,17 +224,11 @@ def forget(
 
 def promote(
     node_id: IdArg,
-    generalized: Annotated[
-        str | None, Parameter(name="content", help="Generalised content for the global copy")
+    content: Annotated[
+        str | None, Parameter(help="Generalised content for the global copy (default: the memory's own)")
     ] = None,
-    *,
-    content: Annotated[str | None, Parameter(name="--content", help="Same as the positional content")] = None,
 ) -> None:
     """Copy a memory to the global brain (shared by every project)."""
-    from cerebro.errors import InvalidInput
-
-    if generalized is not None and content is not None and generalized != content:
-        raise InvalidInput("give the content once: positionally or with --content")
     with open_brain() as brain:
-        global_id = brain.promote(node_id, content=content if content is not None else generalized)
+        global_id = brain.promote(node_id, content=content)
     emit({"id": global_id}, f"Promoted to global store: {global_id}")
