@@ -106,3 +106,25 @@ def quote(value: object) -> str:
     import json
 
     return json.dumps(str(value), ensure_ascii=False)
+
+
+def exit_name(code: int) -> str:
+    """The name of an exit code, for machines (``--format json`` errors): the snake_case name of the error class
+    that owns it (each code has exactly one), ``error`` for 1, ``interrupted`` for 130."""
+    import re
+
+    if code == 130:
+        return "interrupted"
+    owners = [cls for cls in _all_errors() if cls.__dict__.get("exit_code") == code]
+    if code == 1 or not owners:
+        return "error"
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", owners[0].__name__).lower()
+
+
+def _all_errors() -> list[type[CerebroError]]:
+    found, stack = [], [CerebroError]
+    while stack:
+        cls = stack.pop()
+        found.append(cls)
+        stack.extend(cls.__subclasses__())
+    return found

@@ -16,11 +16,21 @@ def assert_one_line_error(result, *fragments: str, exit_code: int | None = None)
     assert result.stdout == "", result
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("cerebro: error:"), result.stderr
-    assert "internal error" not in lines[0], result.stderr
+    if lines[0].startswith("{"):  # --format json: {"error": {"code", "name", "message"}}
+        import json
+
+        from cerebro.errors import exit_name
+
+        error = json.loads(lines[0])["error"]
+        assert (error["code"], error["name"]) == (result.exit_code, exit_name(result.exit_code)), result.stderr
+        message = error["message"]
+    else:
+        assert lines[0].startswith("cerebro: error:"), result.stderr
+        message = lines[0]
+    assert "internal error" not in message, result.stderr
     for fragment in fragments:
-        assert fragment.lower() in lines[0].lower(), (fragment, result.stderr)
-    return lines[0]
+        assert fragment.lower() in message.lower(), (fragment, result.stderr)
+    return message
 
 
 def run_in_process(argv: list[str], *, stdin: str = "", env: dict[str, str] | None = None):

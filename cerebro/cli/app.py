@@ -9,6 +9,7 @@ by import path, so a hook pays only for the command it runs.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -170,8 +171,17 @@ def build_app(detailed: str | None = None) -> App:
 
 
 def _fail(message: str, code: int) -> int:
+    """One line on stderr: ``cerebro: error: …``, or under ``--format json`` a JSON object naming the exit code."""
     text = " ".join(str(message).split())
-    print(f"cerebro: error: {text}", file=sys.stderr)
+    if state.format == "json":
+        import json
+
+        from cerebro.errors import exit_name
+
+        error = {"code": code, "name": exit_name(code), "message": text}
+        print(json.dumps({"error": error}, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(f"cerebro: error: {text}", file=sys.stderr)
     return code
 
 
@@ -188,6 +198,9 @@ def run(argv: Sequence[str] | None = None) -> int:
             if exc.command == "stop-guard":
                 sys.stdout.write("{}\n")
             return 0
+        # The options could not be read; the caller may still have asked for JSON.
+        asked = "--format=json" in tokens or ("--format", "json") in itertools.pairwise(tokens)
+        state.format = "json" if asked else "md"
         return _fail(str(exc), 2)
     state.format = str(options.get("format", "md"))
     state.quiet = bool(options.get("quiet", False))

@@ -259,3 +259,26 @@ def test_corrupt_brain_file_is_a_clean_error(cli, brain_path):
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("cerebro: error:")
     assert "internal error" not in result.stderr, result.stderr
     assert brain_path.read_bytes() == garbage
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "name"),
+    [
+        (["get", "00000000-0000-4000-8000-000000000000"], 3, "not_found"),
+        (["add", "x", "--importance", "7"], 2, "invalid_input"),
+        (["frob"], 2, "invalid_input"),  # Cyclopts' own refusal
+        (["--project"], 2, "invalid_input"),  # the global options' pre-parser
+    ],
+)
+def test_errors_under_format_json_are_one_json_object_on_stderr(cli, brain_path, brain_snapshot, argv, code, name):
+    import json
+
+    before = brain_snapshot(brain_path)
+    result = cli(*argv, "--format", "json") if argv != ["--project"] else cli("--format", "json", "--project")
+    assert (result.exit_code, result.stdout) == (code, "")
+    (line,) = result.stderr.splitlines()
+    error = json.loads(line)["error"]
+    assert (error["code"], error["name"]) == (code, name) and error["message"] and "\n" not in error["message"]
+    assert brain_snapshot(brain_path) == before
+    plain = cli(*argv) if argv != ["--project"] else cli("--project")
+    assert plain.stderr.startswith("cerebro: error: ")  # markdown (the default) keeps the one plain line

@@ -146,7 +146,8 @@ def test_a_failing_check_exits_12_with_one_stderr_line(cli, project: Path) -> No
     result, checks = run_doctor(cli)
     assert checks["brain"]["status"] == "fail"
     assert result.exit_code == 12
-    assert result.stderr.splitlines() == ["cerebro: error: doctor: 1 check failed (brain)"]
+    error = {"code": 12, "name": "checks_failed", "message": "doctor: 1 check failed (brain)"}
+    assert [json.loads(line) for line in result.stderr.splitlines()] == [{"error": error}]  # --format json
 
 
 def test_warnings_alone_exit_0(cli, project: Path) -> None:
@@ -198,7 +199,7 @@ def test_cerebro_missing_from_path_fails(project: Path, isolated_home: Path, use
     assert "uv tool install" in checks["cli-on-path"]["detail"]
     assert checks["hook-latency"]["status"] == "skip"  # nothing to time: hooks cannot run cerebro
     assert ran.returncode == 12
-    assert ran.stderr.splitlines()[-1].startswith("cerebro: error: doctor: ")
+    assert json.loads(ran.stderr.splitlines()[-1])["error"]["message"].startswith("doctor: ")
 
 
 def test_another_cerebro_version_on_path_warns(cli, wired: Path, tmp_path: Path, monkeypatch) -> None:

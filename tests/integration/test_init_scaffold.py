@@ -289,4 +289,5 @@ def test_a_step_that_cannot_write_makes_init_exit_non_zero(cli, project: Path) -
     assert result.exit_code == 11
     data = json.loads(result.stdout)
     assert data["integration"]["claudemd"] == "failed" and data["integration"]["settings"] == "created"
-    assert result.stderr.strip().splitlines()[-1].startswith("cerebro: error: the brain is ready but")
+    error = json.loads(result.stderr.strip().splitlines()[-1])["error"]
+    assert (error["name"], error["message"][:22]) == ("integration_failed", "the brain is ready but")
