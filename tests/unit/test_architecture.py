@@ -229,8 +229,10 @@ def test_every_error_lives_in_errors_py_with_an_exit_code_of_its_own() -> None:
     }
     assert len(set(own.values())) == len(own), own
     readme = (PACKAGE.parent / "README.md").read_text()
+    section = readme.split("### Exit codes", 1)[1].split("###", 1)[0]
     for code in own.values():
-        assert f"`{code}`" in readme.split("### Exit codes", 1)[1].split("###", 1)[0], f"exit code {code} not in README"
+        assert f"`{code}`" in section, f"exit code {code} not in README"
+        assert f"`{errors.exit_name(code)}`" in section, f"the name of exit code {code} not in README"
     assert inspect.getmodule(errors.EmbeddingError) is errors
 
 
