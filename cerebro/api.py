@@ -101,6 +101,33 @@ class Brain:
         )
 
     @classmethod
+    def create_for_project(
+        cls,
+        project_dir: str | os.PathLike[str],
+        *,
+        embed_provider: str | None = None,
+        embed_model: str | None = None,
+        embed_dims: int | None = None,
+    ) -> Brain:
+        """Initialise the brain of ``project_dir`` (an existing folder) if it has none — with these embedding
+        settings, default the local model — and open it. What ``cerebro init --skip-integration`` does, for
+        Python: no Claude Code files are written."""
+        from cerebro import paths
+        from cerebro.errors import InvalidInput
+
+        directory = paths.resolve_project_dir(project_dir)
+        if not directory.is_dir():
+            raise InvalidInput(f"project folder {directory} does not exist: a brain belongs to an existing folder")
+        opening.init(
+            paths.project_brain_path(directory),
+            embed_provider=embed_provider,
+            embed_model=embed_model,
+            embed_dims=embed_dims,
+            force=False,
+        )
+        return cls.for_project(directory)
+
+    @classmethod
     @_doc(opening.purge)
     def purge(cls, path: str | os.PathLike[str]) -> Path:
         return opening.purge(path)

@@ -68,3 +68,18 @@ def test_a_brain_is_never_created_for_a_folder_that_does_not_exist(tmp_path: Pat
     assert sorted(p.relative_to(isolated_home) for p in isolated_home.rglob("*")) == before
     with Brain.for_project(tmp_path, create=True) as brain:  # an existing folder gets its brain
         assert brain.active_count() == 0
+
+
+def test_create_for_project_initialises_once_and_opens(tmp_path: Path, isolated_home: Path) -> None:
+    from cerebro import Brain, paths
+    from cerebro.errors import InvalidInput
+
+    with Brain.create_for_project(tmp_path, embed_provider="none") as brain:
+        assert brain.project == tmp_path and brain.path == paths.project_brain_path(tmp_path)
+        memory = brain.add("made from Python")
+        assert brain.stats().embedding_provider == "none"
+    with Brain.create_for_project(tmp_path) as again:  # an existing brain is kept as it is, settings included
+        assert again.get(memory).node.content == "made from Python"
+        assert again.stats().embedding_provider == "none"
+    with pytest.raises(InvalidInput, match="does not exist"):
+        Brain.create_for_project(tmp_path / "missing")
