@@ -83,3 +83,10 @@ def test_create_for_project_initialises_once_and_opens(tmp_path: Path, isolated_
         assert again.stats().embedding_provider == "none"
     with pytest.raises(InvalidInput, match="does not exist"):
         Brain.create_for_project(tmp_path / "missing")
+
+
+def test_active_count_counts_active_memories_only(fake_brain) -> None:
+    first, _ = fake_brain.add("one"), fake_brain.add("two")
+    fake_brain.supersede(first, "one, again")  # one superseded, its replacement active
+    fake_brain.inbox_add("a candidate is not a memory yet")
+    assert fake_brain.active_count() == 2 == fake_brain.stats().active_nodes

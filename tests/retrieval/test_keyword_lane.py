@@ -176,6 +176,26 @@ def test_superseded_text_is_not_found_by_keyword_lane(fake_brain):
     assert new in fake_brain.recall("auth", lanes=("keyword",)).ids
 
 
+def test_an_update_re_indexes_the_new_text_and_subtype_once(fake_brain, fake_brain_path):
+    import sqlean.dbapi2 as sqlean
+
+    node_id = fake_brain.add("the wombat cache warms at boot", subtype="note")
+    other = fake_brain.add("a memory that must keep its own row")
+    fake_brain.update(node_id, content="the echidna cache warms lazily", subtype="decision")
+    assert fake_brain.recall("wombat", lanes=("keyword",)).ids == []
+    assert fake_brain.recall("echidna", lanes=("keyword",)).ids == [node_id]
+    assert fake_brain.recall("echidna", lanes=("keyword",), subtype="decision").ids == [node_id]
+    assert fake_brain.recall("echidna", lanes=("keyword",), subtype="note").ids == []
+    conn = sqlean.connect(str(fake_brain_path))
+    try:
+        rows = sorted(conn.execute("SELECT node_id, content, subtype FROM nodes_fts").fetchall())
+    finally:
+        conn.close()
+    assert rows == sorted(
+        [(node_id, "the echidna cache warms lazily", "decision"), (other, "a memory that must keep its own row", "")]
+    )
+
+
 def test_keyword_search_joins_on_active_status(fake_brain, fake_brain_path):
     """Even if a non-active node is still in the FTS index, the lane's SQL keeps it out."""
     import sqlean.dbapi2 as sqlean
