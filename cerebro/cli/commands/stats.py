@@ -19,7 +19,13 @@ def stats(
     metrics: Annotated[bool, Parameter(help="Also show session metrics per turn (run 'cerebro ingest' first)")] = False,
     last: Annotated[int, Parameter(help="With --metrics: how many recent turns")] = 50,
 ) -> None:
-    """Brain health: memories by status and type, edges, pending embeddings, model, schema."""
+    """Brain health: memories by status and type, edges, pending embeddings, model, schema.
+
+    Examples
+      cerebro stats
+      cerebro stats --metrics --last 20
+      cerebro stats --format json
+    """
     if last < 1:
         raise InvalidInput(f"--last must be at least 1, got {last}")
     with open_brain() as brain:
@@ -53,7 +59,8 @@ def stats(
 
         return md() + "\n" + render_stats_metrics(turns).rstrip("\n")
 
-    emit({"brain": s.to_dict(), "turns": [t.to_dict() for t in turns or []]}, md_with_metrics)
+    # One shape whatever the flags (issue 16): the brain's fields stay at the top; --metrics adds "turns".
+    emit(s.to_dict() | {"turns": [t.to_dict() for t in turns or []]}, md_with_metrics)
 
 
 def _recent_turns(last: int) -> list[TurnMetrics] | None:
