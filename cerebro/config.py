@@ -132,6 +132,15 @@ def effective(key: str, stored: str | None) -> Any:  # noqa: ANN401 - the settin
     return spec.parse(spec.default)
 
 
+def typed(key: str, text: str) -> object:
+    """``text`` as its setting's type (``"20"`` → 20, ``"true"`` → True) for JSON; text that does not parse (a
+    value written by hand) is shown as stored."""
+    try:
+        return REGISTRY[key].parse(text)
+    except (KeyError, ValueError):
+        return text
+
+
 def lookup(key: str) -> ConfigKey:
     try:
         return REGISTRY[key]

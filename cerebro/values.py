@@ -219,7 +219,10 @@ class ConfigEntry:
     description: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Values in their setting's type (20, 0.3, true), as JSON readers expect (issue 16)."""
+        from cerebro.config import typed
+
+        return asdict(self) | {"value": typed(self.key, self.value), "default": typed(self.key, self.default)}
 
 
 @dataclass(frozen=True)
@@ -229,7 +232,10 @@ class ConfigChange:
     previous: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Values in their setting's type, as :meth:`ConfigEntry.to_dict`."""
+        from cerebro.config import typed
+
+        return asdict(self) | {"value": typed(self.key, self.value), "previous": typed(self.key, self.previous)}
 
 
 @dataclass(frozen=True)

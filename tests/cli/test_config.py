@@ -50,17 +50,17 @@ def test_get_default_and_set(cli, brain_path):
     assert ok(cli("config", "get", "prime_limit")).stdout == "prime_limit = 20 (default)\n"
     assert ok(cli("config", "get", "prime_limit", "--format", "json")).json() == {
         "key": "prime_limit",
-        "value": "20",
+        "value": 20,
         "source": "default",
-        "default": "20",
+        "default": 20,
     }
     ok(cli("config", "set", "prime_limit", "5"))
     assert ok(cli("config", "get", "prime_limit")).stdout == "prime_limit = 5 (default: 20)\n"
     assert ok(cli("config", "get", "prime_limit", "--format", "json")).json() == {
         "key": "prime_limit",
-        "value": "5",
+        "value": 5,
         "source": "brain",
-        "default": "20",
+        "default": 20,
     }
 
 
@@ -94,11 +94,19 @@ def test_list_json_in_registry_order(cli, brain_path):
         assert set(entry) == {"key", "value", "source", "default", "description"}
         assert entry["description"]
         spec = config.REGISTRY[entry["key"]]
-        assert entry["default"] == spec.default
+        assert entry["default"] == spec.parse(spec.default)  # in its own type: 20, 0.3, true, "rrf"
+        assert type(entry["default"]) is type(spec.parse(spec.default))
         if entry["key"] == "gc_threshold":
-            assert (entry["value"], entry["source"]) == ("0.2", "brain")
+            assert (entry["value"], entry["source"]) == (0.2, "brain")
         else:
-            assert (entry["value"], entry["source"]) == (spec.default, "default")
+            assert (entry["value"], entry["source"]) == (spec.parse(spec.default), "default")
+    kinds = {entry["key"]: type(entry["value"]) for entry in data}
+    assert (kinds["prime_limit"], kinds["gc_threshold"], kinds["bm25_enabled"], kinds["fusion"]) == (
+        int,
+        float,
+        bool,
+        str,
+    )
 
 
 def test_list_md(cli, brain_path):
@@ -181,3 +189,12 @@ def test_invalid_values_exit_2_unchanged(cli, brain_path, brain_snapshot, key, v
     line = assert_one_line_error(cli("config", "set", key, value), exit_code=2)
     assert f"invalid value for {key}" in line
     assert brain_snapshot(brain_path) == before
+
+
+def test_set_and_get_json_carry_typed_values(cli, brain_path):
+    changed = ok(cli("config", "set", "prime_limit", "10", "--format", "json")).json()
+    assert changed == {"key": "prime_limit", "value": 10, "previous": 20}
+    flag = ok(cli("config", "set", "bm25_enabled", "false", "--format", "json")).json()
+    assert (flag["value"], flag["previous"]) == (False, True)
+    entry = ok(cli("config", "get", "prime_limit", "--format", "json")).json()
+    assert (entry["value"], entry["default"], entry["source"]) == (10, 20, "brain")

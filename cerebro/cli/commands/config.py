@@ -9,14 +9,28 @@ from cyclopts import App, Parameter
 from cerebro.cli.common import open_brain
 from cerebro.cli.output import emit
 
-app = App(name="config", help="View and change this brain's configuration.")
+app = App(
+    name="config",
+    help="""View and change this brain's configuration.
+
+    Examples
+      cerebro config list
+      cerebro config set recall_threshold 0.35
+      cerebro config reset recall_threshold
+    """,
+)
 
 
 @app.command(name="set")
 def config_set(
     key: Annotated[str, Parameter(help="Config key")], value: Annotated[str, Parameter(help="New value")]
 ) -> None:
-    """Set a key for this brain."""
+    """Set a key for this brain.
+
+    Examples
+      cerebro config set recall_threshold 0.35
+      cerebro config set stop_guard_enabled true
+    """
     with open_brain() as brain:
         change = brain.config_set(key, value)
     emit(change.to_dict(), f"Set {change.key} = {change.value} (was: {change.previous})")
@@ -24,7 +38,12 @@ def config_set(
 
 @app.command(name="get")
 def config_get(key: Annotated[str, Parameter(help="Config key")]) -> None:
-    """Show a key's effective value and where it comes from."""
+    """Show a key's effective value and where it comes from.
+
+    Examples
+      cerebro config get recall_threshold
+      cerebro config get prime_token_budget --format json
+    """
     with open_brain() as brain:
         entry = brain.config_get(key)
     text = (
@@ -32,12 +51,17 @@ def config_get(key: Annotated[str, Parameter(help="Config key")]) -> None:
         if entry.source == "default"
         else f"{entry.key} = {entry.value} (default: {entry.default})"
     )
-    emit({"key": entry.key, "value": entry.value, "source": entry.source, "default": entry.default}, text)
+    emit({k: v for k, v in entry.to_dict().items() if k != "description"}, text)  # typed values
 
 
 @app.command(name="list")
 def config_list() -> None:
-    """Show every key with its value, source and meaning."""
+    """Show every key with its value, source and meaning.
+
+    Examples
+      cerebro config list
+      cerebro config list --format json
+    """
     with open_brain() as brain:
         entries = brain.config_list()
 
@@ -60,7 +84,12 @@ def config_reset(
     *,
     all_: Annotated[bool, Parameter(name="--all", help="Reset every key")] = False,
 ) -> None:
-    """Return a key (or, with --all, every key) to its default."""
+    """Return a key (or, with --all, every key) to its default.
+
+    Examples
+      cerebro config reset recall_threshold
+      cerebro config reset --all
+    """
     with open_brain() as brain:
         keys = brain.config_reset(key, all=all_)
     emit({"reset": keys}, ("Reset " + ", ".join(keys)) if keys else "Nothing to reset (already defaults).")
