@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, metadata
@@ -88,6 +89,18 @@ def _rfc3339(value: Any) -> object:  # noqa: ANN401 - a stored value: text, a da
     return parsed.strftime("%Y-%m-%dT%H:%M:%SZ") if parsed else value
 
 
+_STORED_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
+
+
+def _meta_items(store: Store, conn: Connection) -> list[tuple[str, str]]:
+    """``schema_meta`` as exported: an instant (the convention boundaries) in RFC 3339 like every other time in
+    the file, not the storage layout (issue 16: one timestamp format). Import ignores these keys."""
+    return [
+        (key, str(_rfc3339(value)) if _STORED_INSTANT.match(value or "") else value)
+        for key, value in store.reads.meta_items(conn)
+    ]
+
+
 def _record(row: Sequence[object], columns: tuple[str, ...], *, omit_empty: tuple[str, ...] = ()) -> dict[str, Any]:
     record: dict[str, Any] = {}
     for name, stored in zip(columns, row, strict=True):
@@ -106,7 +119,7 @@ def _record(row: Sequence[object], columns: tuple[str, ...], *, omit_empty: tupl
 
 def bundle(store: Store, conn: Connection) -> dict[str, Any]:
     """Upstream's JSON bundle."""
-    meta = dict(store.reads.meta_items(conn))
+    meta = dict(_meta_items(store, conn))
     return {
         "version": EXPORT_VERSION,
         "exported_at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -128,7 +141,7 @@ def jsonl_lines(store: Store, conn: Connection) -> list[str]:
     def line(kind: str, record: dict[str, Any]) -> str:
         return json.dumps({"kind": kind, **record}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
-    lines = [line("meta", {"key": k, "value": v}) for k, v in store.reads.meta_items(conn)]
+    lines = [line("meta", {"key": k, "value": v}) for k, v in _meta_items(store, conn)]
     lines += [line("node", _record(r, _NODE_COLUMNS)) for r in store.reads.rows(conn, "nodes", _NODE_COLUMNS, "id")]
     edge_columns = _EDGE_COLUMNS[1:]  # row ids differ between brains: the triple is the key
     lines += [

@@ -235,3 +235,28 @@ def test_odd_stored_times_export_as_null_or_as_they_are(fake_brain_path: Path) -
         (exported,) = brain.export("json")["nodes"]
     assert (exported["last_accessed"], exported["updated_at"]) == (None, "someday")
     assert "subtype" not in exported  # an empty subtype is omitted, as upstream's omitempty
+
+
+def test_every_time_in_a_json_or_jsonl_export_is_rfc3339(cli, varied) -> None:
+    """One timestamp format in a file (issue 16): the convention boundaries in meta too, not the storage layout."""
+    import json
+    import re
+
+    stored = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
+    rfc3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+    def strings(value: object) -> list[str]:
+        if isinstance(value, dict):
+            return [s for v in value.values() for s in strings(v)]
+        if isinstance(value, list):
+            return [s for v in value for s in strings(v)]
+        return [value] if isinstance(value, str) else []
+
+    bundle = cli("export", "--format", "json").json()
+    lines = [json.loads(line) for line in cli("export", "--format", "jsonl").stdout.splitlines()]
+    for document in (bundle, lines):
+        assert [s for s in strings(document) if stored.match(s)] == []
+    assert rfc3339.match(bundle["meta"]["provenance_convention_since"])
+    meta = {line["key"]: line["value"] for line in lines if line["kind"] == "meta"}
+    assert meta["origin_convention_since"] == bundle["meta"]["origin_convention_since"]
+    assert rfc3339.match(meta["origin_convention_since"])
