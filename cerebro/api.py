@@ -95,9 +95,15 @@ class Brain:
         embed_model: str | None = None,
         embed_dims: int | None = None,
         force: bool = False,
+        project: str | os.PathLike[str] | None = None,
     ) -> values.InitResult:
         return opening.init(
-            path, embed_provider=embed_provider, embed_model=embed_model, embed_dims=embed_dims, force=force
+            path,
+            embed_provider=embed_provider,
+            embed_model=embed_model,
+            embed_dims=embed_dims,
+            force=force,
+            project=project,
         )
 
     @classmethod
@@ -124,8 +130,17 @@ class Brain:
             embed_model=embed_model,
             embed_dims=embed_dims,
             force=False,
+            project=directory,
         )
         return cls.for_project(directory)
+
+    @classmethod
+    def brains(cls) -> List[values.BrainInfo]:
+        """Every brain under ``CEREBRO_HOME`` — the project each serves (recorded at init), whether that folder
+        still exists, active memories, size and last use — read without upgrading or changing any of them."""
+        from cerebro.brain import registry
+
+        return registry.brains()
 
     @classmethod
     @_doc(opening.purge)

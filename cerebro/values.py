@@ -211,6 +211,24 @@ class Health:
 
 
 @dataclass(frozen=True)
+class BrainInfo:
+    """One brain file under ``CEREBRO_HOME`` (``cerebro brains``)."""
+
+    path: str
+    scope: str  # "project" or "global"
+    project: str | None  # the project folder recorded at init (None: not recorded, an older brain)
+    project_exists: bool | None  # None when no folder is recorded
+    git_dir: str | None  # the repository's common git folder, for a git project
+    git_root: str | None  # the repository's root commit
+    memories: int | None  # active memories (None: the file could not be read)
+    size_bytes: int  # the file with its -wal
+    last_used: str  # RFC 3339: the last write to the file (or its -wal)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class ConfigEntry:
     key: str
     value: str

@@ -53,6 +53,11 @@ def open_handle(path: str | os.PathLike[str], *, create: bool = False) -> Handle
     return handle
 
 
+def _record(handle: Handle, session: Session, recorded: dict[str, str]) -> None:
+    for key, value in recorded.items():
+        handle.store.meta.put(session, key, value)
+
+
 def init(
     path: str | os.PathLike[str],
     *,
@@ -60,15 +65,20 @@ def init(
     embed_model: str | None = None,
     embed_dims: int | None = None,
     force: bool = False,
+    project: str | os.PathLike[str] | None = None,
 ) -> values.InitResult:
     """Create a brain at ``path`` (idempotent). ``force`` backs it up, then re-writes its embedding settings
-    (the given ones; with none given, the stored ones stay).
+    (the given ones; with none given, the stored ones stay). ``project``: the folder the brain serves, recorded
+    in it (path, git repository) so that ``cerebro brains`` can tell — on an existing brain too.
 
     The default provider is ``local`` (MiniLM on onnxruntime: offline, no server). A brain that already
     holds vectors keeps its model: switching would mix vector spaces (re-embedding is a later command).
     """
+    from cerebro import identity
     from cerebro.db import backup as backups
     from cerebro.embed.registry import DEFAULT_PROVIDER, resolve_settings
+
+    recorded = identity.describe(project) if project is not None else {}
 
     keep_settings = embed_provider is None and embed_model is None and embed_dims is None
     provider, model, dims = resolve_settings(embed_provider or DEFAULT_PROVIDER, embed_model, embed_dims)
@@ -88,6 +98,8 @@ def init(
     try:
         stored = handle.read_embedding_settings()
         if existed and not force:
+            if recorded:
+                handle.write(lambda session: _record(handle, session, recorded))
             return values.InitResult(str(brain_path), False, *stored, backup=handle.upgrade_backup)
         if existed and keep_settings and stored[0]:
             provider, model, dims = stored  # --force with no embedding flags refreshes, never switches
@@ -107,6 +119,7 @@ def init(
             handle.store.meta.put(session, "embedding_model", model)
             handle.store.meta.put(session, "embedding_dimensions", str(dims))
             handle.store.vectors.ensure_table(session, dims)
+            _record(handle, session, recorded)
 
         handle.write(write)
     finally:

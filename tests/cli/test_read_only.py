@@ -21,6 +21,7 @@ READ_ONLY = [
     ("export", "--format", "jsonl"),
     ("inbox", "list"),
     ("anchors",),
+    ("brains",),
 ]
 
 
@@ -49,5 +50,5 @@ def test_a_read_only_command_writes_no_file_with_a_brain(cli, add, brain_path, i
 def test_a_read_only_command_without_a_brain_creates_nothing(cli, isolated_home, project, command):
     before = _listing(isolated_home, project)
     result = cli(*command)
-    assert result.exit_code != 0 or command[0] in ("usage", "relation", "config")
+    assert result.exit_code != 0 or command[0] in ("usage", "relation", "config", "brains")
     assert _listing(isolated_home, project) == before

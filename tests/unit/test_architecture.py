@@ -69,6 +69,7 @@ def test_layers_point_one_way() -> None:
 # touching the domain. Modules that may name the SQLite store itself, and why:
 SQLITE_STORE_USERS = {
     "cerebro.brain.handle": "binds a brain file to the SQLite store, and keeps its warm vector index",
+    "cerebro.brain.registry": "lists the SQLite brain files under CEREBRO_HOME without opening them as brains",
     "cerebro.doctor.brain": "examines a SQLite brain file",
     "cerebro.doctor.embedder": "reads the embedding settings of a SQLite brain file",
     "cerebro.mcp.server": "preloads the store modules before the first call",

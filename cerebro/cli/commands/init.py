@@ -98,6 +98,11 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
     """Create the brain for this project (or the global brain) and wire it into Claude Code. Safe to run again.
 
     Writes cerebro's session hooks into .claude/settings.json (your own entries are kept), the skills remember, recall, consolidate, dream and develop into .claude/skills/, and a "## Cerebro Memory System" section into CLAUDE.md. Each hook does nothing for a teammate without cerebro installed. Where the cerebro plugin is enabled, the plugin carries the hooks and skills and init writes only the CLAUDE.md section. With --agent (claude-code, codex, gemini, cursor; repeatable), init wires those agents instead: each one's MCP server configuration gets the cerebro server (`cerebro mcp`) and its instructions file the section.
+
+    Examples
+      cerebro init
+      cerebro init --agent codex --agent gemini
+      cerebro init --skip-integration --embed-provider none
     """  # noqa: E501 - one paragraph: the help renderer wraps it
     from cerebro.api import Brain
     from cerebro.cli_state import state
@@ -127,7 +132,12 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
         mcp_agents.check(project, chosen)  # the same for the agents' configuration files
     target = paths.global_brain_path() if global_ else brain_path()
     result = Brain.init(
-        target, embed_provider=embed_provider, embed_model=embed_model, embed_dims=embed_dims, force=force
+        target,
+        embed_provider=embed_provider,
+        embed_model=embed_model,
+        embed_dims=embed_dims,
+        force=force,
+        project=None if global_ else project,
     )
     data = result.to_dict() | {"is_global": global_}
     scaffolded = None
