@@ -143,6 +143,15 @@ class Brain:
         return registry.brains()
 
     @classmethod
+    def relink(cls, old: str | os.PathLike[str], new: str | os.PathLike[str]) -> values.BrainInfo:
+        """Give the brain of a moved or renamed project folder (``old``, its former path) to ``new``: the file takes
+        the new folder's name and records it. Refused when ``new`` does not exist or has a brain already, or
+        while another process has the brain open."""
+        from cerebro.brain import registry
+
+        return registry.relink(old, new)
+
+    @classmethod
     @_doc(opening.purge)
     def purge(cls, path: str | os.PathLike[str]) -> Path:
         return opening.purge(path)

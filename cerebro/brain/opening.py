@@ -53,7 +53,8 @@ def open_handle(path: str | os.PathLike[str], *, create: bool = False) -> Handle
     return handle
 
 
-def _record(handle: Handle, session: Session, recorded: dict[str, str]) -> None:
+def record_project(handle: Handle, session: Session, recorded: dict[str, str]) -> None:
+    """Write the project identity (:func:`cerebro.identity.describe`) into the brain."""
     for key, value in recorded.items():
         handle.store.meta.put(session, key, value)
 
@@ -99,7 +100,7 @@ def init(
         stored = handle.read_embedding_settings()
         if existed and not force:
             if recorded:
-                handle.write(lambda session: _record(handle, session, recorded))
+                handle.write(lambda session: record_project(handle, session, recorded))
             return values.InitResult(str(brain_path), False, *stored, backup=handle.upgrade_backup)
         if existed and keep_settings and stored[0]:
             provider, model, dims = stored  # --force with no embedding flags refreshes, never switches
@@ -119,7 +120,7 @@ def init(
             handle.store.meta.put(session, "embedding_model", model)
             handle.store.meta.put(session, "embedding_dimensions", str(dims))
             handle.store.vectors.ensure_table(session, dims)
-            _record(handle, session, recorded)
+            record_project(handle, session, recorded)
 
         handle.write(write)
     finally:

@@ -6,6 +6,7 @@ it lists. A file that cannot be read is still listed, with no memory count.
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -54,3 +55,46 @@ def describe(path: Path, scope: str) -> values.BrainInfo:
         size_bytes=sum(p.stat().st_size for p in files),
         last_used=datetime.fromtimestamp(last, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
+
+
+def relink(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> values.BrainInfo:
+    """Give the brain of project folder ``old`` (moved or renamed) to folder ``new``: the file takes ``new``'s
+    name and records ``new`` as its project. ``old`` is the folder's former path — the one ``cerebro brains``
+    shows; it need not exist any more. Refused when ``new`` does not exist or already has a brain."""
+    from cerebro.errors import BrainNotFound, InvalidInput
+
+    target_dir = Path(new).expanduser()
+    if not target_dir.is_dir():
+        raise InvalidInput(f"project folder {target_dir} does not exist")
+    source = _brain_recorded_for(Path(old).expanduser())
+    if source is None:
+        raise BrainNotFound(f"no brain for {old} (see `cerebro brains` for the projects brains are recorded for)")
+    target = paths.project_brain_path(target_dir)
+    if target == source:
+        raise InvalidInput(f"{old} and {new} are the same project")
+    if target.exists() and target.stat().st_size > 0:
+        raise InvalidInput(f"{new} already has a brain ({target}): nothing was moved")
+    from cerebro.brain.opening import open_handle, record_project
+    from cerebro.db.backup import settle
+
+    settle(source)  # one file to move: no -wal left behind
+    os.replace(source, target)
+    recorded = identity.describe(target_dir)
+    handle = open_handle(target)
+    try:
+        handle.write(lambda session: record_project(handle, session, recorded))
+    finally:
+        handle.close()
+    return describe(target, "project")
+
+
+def _brain_recorded_for(folder: Path) -> Path | None:
+    """The brain file of ``folder``: the one its path names, else one that recorded this folder as its project."""
+    named = paths.project_brain_path(folder)
+    if named.is_file() and named.stat().st_size > 0:
+        return named
+    wanted = os.path.realpath(folder)
+    for info in brains():
+        if info.scope == "project" and info.project in (str(folder), wanted):
+            return Path(info.path)
+    return None

@@ -67,7 +67,7 @@ COMMANDS = {
         "Re-key brains hashed through symlinks (--realpath-hashes)",
     ),
     "stats": ("cerebro.cli.commands.stats:stats", "Show brain health"),
-    "brains": ("cerebro.cli.commands.brains:brains", "List every brain and the project it serves"),
+    "brains": ("cerebro.cli.commands.brains:app", "List every brain and the project it serves; relink a moved one"),
     "usage": ("cerebro.cli.commands.usage:usage", "Which command fits which situation"),
     "hook": (
         "cerebro.cli.commands.hook:hook",

@@ -21,7 +21,38 @@ def open_brain() -> Brain:
     """The current project's brain (``--project`` > ``$CLAUDE_PROJECT_DIR`` > cwd); it must exist. It knows
     its project directory (code anchors are resolved and checked against it)."""
     from cerebro.api import Brain
+    from cerebro.errors import BrainNotFound
 
-    brain = Brain.open(brain_path())
-    brain.project = paths.resolve_project_dir(state.project)
+    project = paths.resolve_project_dir(state.project)
+    try:
+        brain = Brain.open(paths.project_brain_path(project))
+    except BrainNotFound as exc:
+        raise BrainNotFound(f"{exc}{moved_hint(project)}") from None
+    brain.project = project
     return brain
+
+
+def moved_hint(project: Path) -> str:
+    """When a brain recorded for this project's git repository serves another folder: where, and what to run.
+    Asked only after a command found no brain (it runs git and reads every brain's identity)."""
+    from cerebro import identity
+    from cerebro.api import Brain
+
+    mine = identity.describe(project)
+    if identity.GIT_ROOT not in mine and identity.GIT_DIR not in mine:
+        return ""
+    for info in Brain.brains():
+        if info.project in (None, mine[identity.PATH]):
+            continue
+        same_repository = (info.git_root is not None and info.git_root == mine.get(identity.GIT_ROOT)) or (
+            info.git_dir is not None and info.git_dir == mine.get(identity.GIT_DIR)
+        )
+        if not same_repository:
+            continue
+        if not info.project_exists:
+            return (
+                f"; a brain recorded for this repository served {info.project}, which is gone — if the project "
+                f"moved here, `cerebro brains relink {info.project} {project}` gives it its brain back"
+            )
+        return f"; another checkout of this repository has a brain: {info.project} (use -p {info.project})"
+    return ""

@@ -40,3 +40,19 @@ def copy(source: Path, target: Path, *, overwrite: bool = False) -> Path:
 def backup(brain: Path, label: str | None = None) -> Path:
     """A backup of ``brain`` in the backups folder (see :func:`backup_path`); returns its path."""
     return copy(brain, backup_path(brain, label))
+
+
+def settle(path: Path) -> None:
+    """Fold a brain's WAL into its file, so that the file alone is the whole brain (before it is moved). SQLite
+    removes the -wal and -shm files when the last connection closes; if either remains, another connection has the
+    brain open, and moving the file under it would split its writes from the brain: refused (BrainBusy)."""
+    from cerebro.db.engine import connect_raw
+    from cerebro.errors import BrainBusy
+
+    conn = connect_raw(path, wal=False)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    if any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm")):
+        raise BrainBusy(f"{path} is open in another process (an agent, the MCP server): close it, then try again")
