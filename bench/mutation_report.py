@@ -25,6 +25,9 @@ from pathlib import Path
 # (function as mutmut names it without the module — "" for any —, text only the mutant has) → why no test
 # can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
+    ("x_adopt_for_alembic_cli", "version >= 2"): "a v1 brain replayed from v1 is a v1 brain: revision v1 is idempotent",
+    ("x_reusable_backup", "-*.sqlite'))"): "every candidate that matches holds the same state: any one is the backup",
+    ("x_reusable_backup", "reverse=False"): "every candidate that matches holds the same state: any one is the backup",
     ("x_indegree_structural", "citations < 0"): "0 citations: log1p(0) = 0 either way",
     ("x_should_skip_expansion", "spread >= 0"): "a spread of 0 cannot have max − min < 0",
     (

@@ -1,0 +1,64 @@
+"""Backups taken before an upgrade are reused only for the very same state (``fingerprint``): a failed upgrade
+retried by every hook must not fill the disk, and a changed brain must never be "backed up" by an old copy."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cerebro.db.migrate import fingerprint
+
+
+@pytest.fixture
+def brain(kit, tmp_path: Path) -> Path:
+    return kit.load("v4", tmp_path / "brain.sqlite")
+
+
+def _changed(path: Path, sql: str, *args: object) -> str:
+    conn = sqlite3.connect(path)
+    conn.execute(sql, args)
+    conn.commit()
+    conn.close()
+    return fingerprint(path)
+
+
+def test_a_copy_has_the_fingerprint_of_its_original(brain: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.sqlite"
+    shutil.copy(brain, copy)
+    assert fingerprint(copy) == fingerprint(brain)
+
+
+@pytest.mark.parametrize(
+    ("what", "sql", "args"),
+    [
+        ("a meta value", "UPDATE schema_meta SET value = 'x' WHERE key = 'schema_version'", ()),
+        ("a node", "DELETE FROM nodes WHERE rowid = (SELECT MAX(rowid) FROM nodes)", ()),
+        ("an edge", "DELETE FROM edges WHERE rowid = (SELECT MIN(rowid) FROM edges)", ()),
+        (
+            "an archived node",
+            "INSERT INTO nodes_archive (id, type, content, archive_reason) VALUES ('zz', 'episode', 'x', 'decayed')",
+            (),
+        ),
+        (
+            "only the size of the content",
+            "UPDATE nodes SET content = ? WHERE rowid = (SELECT MIN(rowid) FROM nodes)",
+            ("x" * 200_000,),
+        ),
+    ],
+)
+def test_any_change_of_state_changes_the_fingerprint(brain: Path, what: str, sql: str, args: tuple) -> None:
+    before = fingerprint(brain)
+    assert _changed(brain, sql, *args) != before, what
+
+
+def test_fingerprinting_a_rollback_journal_copy_leaves_it_one_file(brain: Path) -> None:
+    conn = sqlite3.connect(brain)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    conn.close()
+    fingerprint(brain)
+    conn = sqlite3.connect(brain)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"  # never switched to WAL by a read
+    conn.close()
