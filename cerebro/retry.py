@@ -7,6 +7,7 @@ whole transaction, so many agents can share one brain.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -27,8 +28,9 @@ def is_lock_error(exc: BaseException) -> bool:
     return "database is locked" in text or "database is busy" in text or "database table is locked" in text
 
 
-def run_with_retry(work: Callable[[], T]) -> T:
-    """Run ``work``; on a lock error retry it with exponential backoff and jitter, then raise BrainBusy."""
+def run_with_retry(work: Callable[[], T], *, sleep: Callable[[float], None] = time.sleep) -> T:
+    """Run ``work``; on a lock error retry it with exponential backoff and jitter, then raise BrainBusy.
+    ``sleep`` waits between attempts (a test passes its own, to see the waits without taking them)."""
     from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
     def note(state: RetryCallState) -> None:
@@ -41,6 +43,7 @@ def run_with_retry(work: Callable[[], T]) -> T:
         before_sleep=note,
         stop=stop_after_attempt(ATTEMPTS),
         wait=wait_random_exponential(multiplier=INITIAL_WAIT, max=MAX_WAIT),
+        sleep=sleep,
         reraise=True,
     )
     try:

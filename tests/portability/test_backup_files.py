@@ -61,3 +61,38 @@ def test_a_failed_copy_leaves_no_file(brain_file: Path, tmp_path: Path) -> None:
     with pytest.raises(driver().OperationalError, match="unable to open database file"):
         backup.copy(tmp_path / "missing" / "none.sqlite", target)
     assert not target.exists()
+
+
+def test_a_copy_replaces_its_target_only_when_asked(brain_file: Path, tmp_path: Path) -> None:
+    taken = tmp_path / "taken.sqlite"
+    taken.write_text("an older copy")
+    with pytest.raises(InvalidInput):
+        backup.copy(brain_file, taken)
+    assert taken.read_text() == "an older copy"
+    backup.copy(brain_file, taken, overwrite=True)
+    conn = sqlite3.connect(taken)
+    assert conn.execute("SELECT content FROM nodes").fetchall() == [("worth keeping",)]
+    conn.close()
+
+
+def test_copying_a_rollback_journal_brain_leaves_the_source_as_it_was(brain_file: Path, tmp_path: Path) -> None:
+    conn = sqlite3.connect(brain_file)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    backup.copy(brain_file, tmp_path / "copy.sqlite")
+    conn = sqlite3.connect(brain_file)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"  # a copy never writes to its source
+    conn.close()
+
+
+def test_an_unreadable_marker_does_not_hide_an_older_backup_of_the_same_state(
+    brain_file: Path, isolated_home: Path
+) -> None:
+    from cerebro.db.migrate import fingerprint, reusable_backup
+
+    folder = isolated_home / "backups"
+    older = backup.copy(brain_file, folder / "proj-pre-upgrade-20260101T000000Z.sqlite")
+    older.with_suffix(".fingerprint").write_text(fingerprint(brain_file))
+    newer = backup.copy(brain_file, folder / "proj-pre-upgrade-20260102T000000Z.sqlite")
+    newer.with_suffix(".fingerprint").mkdir()  # unreadable as a file
+    assert reusable_backup(brain_file, "pre-upgrade") == older
