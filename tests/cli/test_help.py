@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import itertools
 import re
+import shlex
 import subprocess
 import sys
 
@@ -87,6 +89,70 @@ def test_command_help(cli, path):
         desc = description(target(path[0])[path[1]].default_command)
     assert desc.strip(), f"{' '.join(path)} has no description"
     assert flat(desc)[:60] in out
+
+
+# The heading has no colon in the docstrings: docstring_parser reads a line "Examples:" as a Google-style section,
+# and Cyclopts leaves sections out of the help, so the whole block would vanish from `--help`.
+EXAMPLES_HEADING = re.compile(r"^Examples:?$")
+GLOBAL_OPTIONS = {"--format", "-f", "--project", "-p", "--quiet", "-q"}
+# A group's help as its module wrote it. Cyclopts sets a lazily registered group's help to the one it was registered
+# with (build_app's one-line summary) once the group runs, on the module's App: harmless in a one-shot `cerebro`,
+# but these tests share one interpreter, so an earlier `cerebro config set …` would hide `config --help`'s examples.
+GROUP_HELP = {name: target(name).help for name in COMMANDS if isinstance(target(name), App)}
+
+
+def examples(help_text: str) -> list[str]:
+    """The lines of the help's Examples block: after the heading, up to the first blank line."""
+    lines = help_text.splitlines()
+    start = next((i for i, line in enumerate(lines) if EXAMPLES_HEADING.match(line.strip())), None)
+    if start is None:
+        return []
+    return [line.strip() for line in itertools.takewhile(str.strip, lines[start + 1 :])]
+
+
+def invoked(example: str) -> list[str]:
+    """The tokens after ``cerebro`` in an example (an ``echo … |`` before it is the stdin it reads)."""
+    return shlex.split(example[example.index("cerebro ") + len("cerebro ") :])
+
+
+def command_path(tokens: list[str]) -> tuple[str, ...]:
+    """The command (and sub-command) an example's tokens invoke."""
+    top = target(tokens[0]) if tokens and tokens[0] in COMMANDS else None
+    if isinstance(top, App) and len(tokens) > 1 and tokens[1] in subcommands(top):
+        return (tokens[0], tokens[1])
+    return tuple(tokens[:1])
+
+
+def option_names(help_text: str) -> set[str]:
+    """Every option the help's parameter panels name (the description and its examples are left out)."""
+    panels = help_text[help_text.index("╭") :] if "╭" in help_text else ""
+    return set(re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", panels))
+
+
+@pytest.mark.parametrize("path", all_commands(), ids=" ".join)
+def test_command_help_shows_examples(cli, path, monkeypatch):
+    """`cerebro <cmd> --help` ends its description with an Examples block: invocations of that command, each
+    on one line (a wrapped line would not paste), using only options the invoked command (or the global set) has."""
+    name = " ".join(path)
+    if len(path) == 1 and name in GROUP_HELP:
+        monkeypatch.setattr(target(name), "help", GROUP_HELP[name])
+    result = cli(*path, "--help", project_dir=None)
+    assert result.exit_code == 0, result
+    found = examples(result.stdout)
+    assert found, f"cerebro {name} --help shows no Examples block:\n{result.stdout}"
+    assert any(re.match(rf"cerebro {re.escape(name)}(\s|$)", line) for line in found), (name, found)
+    known: dict[tuple[str, ...], set[str]] = {}
+    for line in found:
+        assert "cerebro " in line, f"cerebro {name}: {line!r} is not an invocation (a wrapped example?)"
+        tokens = invoked(line)
+        invoked_path = command_path(tokens)
+        assert invoked_path and invoked_path[0] in COMMANDS, f"cerebro {name}: {line!r} names no command"
+        if invoked_path not in known:
+            known[invoked_path] = option_names(cli(*invoked_path, "--help", project_dir=None).stdout)
+        for token in tokens[len(invoked_path) :]:
+            option = token.split("=", 1)[0]
+            if option.startswith("-") and option not in ("-", "--"):
+                assert option in known[invoked_path] | GLOBAL_OPTIONS, f"cerebro {name}: {line!r} has no {option}"
 
 
 LEAVES = [p for p in all_commands() if not isinstance(target(p[0]), App) or len(p) > 1]

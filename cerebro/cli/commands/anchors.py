@@ -20,6 +20,10 @@ def anchors(
     Missing first, then stale, newest first within each. Nothing is changed here.
     Re-check each stale memory against the code, then: supersede it if the fact changed;
     supersede it with the same text and a fresh --anchor if it still holds; forget it if obsolete.
+
+    Examples
+      cerebro anchors
+      cerebro anchors --stale --format json
     """
     from cerebro.cli.render import render_anchor
 

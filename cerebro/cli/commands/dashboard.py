@@ -21,7 +21,12 @@ def dashboard(
         Parameter(name="--session-dir", help="Read transcripts from DIR (default ~/.claude/projects/<slug>/)"),
     ] = None,
 ) -> None:
-    """Live dashboard: overview, turns, turn detail, tools, trends; re-ingests every 5 s. q quits."""
+    """Live dashboard: overview, turns, turn detail, tools, trends; re-ingests every 5 s. q quits.
+
+    Examples
+      cerebro dashboard
+      cerebro dashboard --last 50 -p ~/code/app
+    """
     if last < 1:
         raise InvalidInput(f"--last must be at least 1, got {last}")
     if state.format == "json":

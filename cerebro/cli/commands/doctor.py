@@ -21,6 +21,10 @@ def doctor(
     """Check this project's Claude Code + cerebro setup and print the command that fixes each problem.
 
     Checks: cli-on-path (cerebro on PATH, this version), hooks (init's hooks or the plugin, current, guarded, not doubled), hook-latency (start-up of the hook commands against Claude Code's budgets, median of 3), brain (exists, integrity, schema, keyword and vector indexes in sync), embedder (the brain's provider embeds a text), file-modes (0600 files, 0700 folders), metrics (last ingest), end-of-session (no overdue work). Writes nothing. Exits 12 when a check fails; warnings alone exit 0.
+
+    Examples
+      cerebro doctor
+      cerebro doctor --no-latency --format json
     """
     from cerebro import doctor as checks_
     from cerebro import paths

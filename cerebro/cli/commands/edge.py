@@ -23,7 +23,12 @@ def edge(
     valid_at: Annotated[str | None, Parameter(help="Valid from (RFC 3339 or YYYY-MM-DD)")] = None,
     invalid_at: Annotated[str | None, Parameter(help="Valid until, exclusive (RFC 3339 or YYYY-MM-DD)")] = None,
 ) -> None:
-    """Link two memories. Re-adding an edge updates its weight and re-asserts its validity window."""
+    """Link two memories. Re-adding an edge updates its weight and re-asserts its validity window.
+
+    Examples
+      cerebro edge 3f2a9c1e 8b7d0a44 supports
+      cerebro edge 3f2a9c1e 8b7d0a44 contradicts --valid-at 2025-01-01
+    """
     with open_brain() as brain:
         result = brain.add_edge(source, target, relation, weight=weight, valid_at=valid_at, invalid_at=invalid_at)
     if not result.registered:
@@ -33,7 +38,16 @@ def edge(
     emit(result.to_dict(), f"{verb} edge {e.source_id[:8]} -[{e.relation}]-> {e.target_id[:8]} (weight {e.weight:.2f})")
 
 
-relation_app = App(name="relation", help="Manage the registry of edge relations (advisory).")
+relation_app = App(
+    name="relation",
+    help="""Manage the registry of edge relations (advisory).
+
+    Examples
+      cerebro relation list
+      cerebro relation add blocks
+      cerebro relation rm blocks
+    """,
+)
 
 
 @relation_app.command(name="add")
@@ -42,7 +56,12 @@ def relation_add(
     *,
     class_: Annotated[str | None, Parameter(name="--class", help="Traversal class, e.g. citation")] = None,
 ) -> None:
-    """Register a relation name."""
+    """Register a relation name.
+
+    Examples
+      cerebro relation add blocks
+      cerebro relation add cites --class citation
+    """
     with open_brain() as brain:
         info, created = brain.add_relation(name, traversal_class=class_)
     emit(info.to_dict() | {"created": created}, f"{'Registered' if created else 'Already registered'}: {info.name}")
@@ -50,7 +69,12 @@ def relation_add(
 
 @relation_app.command(name="list")
 def relation_list() -> None:
-    """List registered relations."""
+    """List registered relations.
+
+    Examples
+      cerebro relation list
+      cerebro relation list --format json
+    """
     with open_brain() as brain:
         rows = brain.relations()
 
@@ -65,7 +89,11 @@ def relation_list() -> None:
 
 @relation_app.command(name="rm")
 def relation_rm(name: Annotated[str, Parameter(help="Relation name")]) -> None:
-    """Unregister a relation (existing edges are kept)."""
+    """Unregister a relation (existing edges are kept).
+
+    Examples
+      cerebro relation rm blocks
+    """
     with open_brain() as brain:
         brain.remove_relation(name)
     emit({"removed": name}, f"Removed relation: {name}")

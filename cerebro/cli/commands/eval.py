@@ -12,7 +12,16 @@ from cerebro.cli.common import open_brain
 from cerebro.cli.output import emit
 from cerebro.logs import warn
 
-app = App(name="eval", help="Measure recall quality: your own queries, or the LoCoMo benchmark.")
+app = App(
+    name="eval",
+    help="""Measure recall quality: your own queries, or the LoCoMo benchmark.
+
+    Examples
+      cerebro eval --queries queries.jsonl --ground-truth truth.jsonl
+      cerebro eval --queries q.jsonl --ground-truth truth.jsonl --out base.json
+      cerebro eval locomo locomo10.zip --conversations 1,2
+    """,
+)
 
 
 def _write(out: Path | None, data: dict) -> None:
@@ -58,7 +67,12 @@ def eval_locomo(
     limit: Annotated[int, Parameter(help="Results per question")] = 20,
     out: Annotated[Path | None, Parameter(help="Also write the JSON report here")] = None,
 ) -> None:
-    """LoCoMo evidence recall@k, hit@k and MRR: full pipeline, BM25 alone, vectors alone."""
+    """LoCoMo evidence recall@k, hit@k and MRR: full pipeline, BM25 alone, vectors alone.
+
+    Examples
+      cerebro eval locomo locomo10.zip
+      cerebro eval locomo locomo10.zip --conversations 1,2 --out locomo.json
+    """
     from cerebro.cli.progress import reporter
     from cerebro.evals import locomo
 

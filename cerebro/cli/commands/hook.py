@@ -20,6 +20,11 @@ def hook(
     session-end records the session's end-of-session work (gc, then metrics ingest) and starts a detached
     worker that does it, so the hook returns at once; catch-up runs any such work still pending, in the
     foreground (logs: CEREBRO_HOME/logs/). A hook always exits 0: it never breaks a session.
+
+    Examples
+      echo '{"session_id": "s1"}' | cerebro hook prime --event sessionstart
+      echo '{"session_id": "s1"}' | cerebro hook session-end
+      cerebro hook catch-up
     """
     from cerebro.integration.claude_code import hooks
 
@@ -34,6 +39,10 @@ def stop_guard() -> None:
      "command": "cerebro stop-guard -p \"$CLAUDE_PROJECT_DIR\""}]}]}}
     Reads the Stop hook's JSON on stdin; prints {} (allow) or {"decision":"block","reason":…}; always exits 0.
     A message asking you to confirm something risky (push, deploy, delete…) always passes.
+
+    Examples
+      echo '{"last_assistant_message": "Shall I go on?"}' | cerebro stop-guard
+      cerebro stop-guard -p "$CLAUDE_PROJECT_DIR" < stop-event.json
     """
     from cerebro.integration.claude_code import stop_guard as guard
 

@@ -12,7 +12,13 @@ from cerebro.cli.output import emit, one_line
 
 app = App(
     name="inbox",
-    help="Quarantine uncertain memories: recall, list, gc and export never see a candidate until it is approved.",
+    help="""Quarantine uncertain memories: recall, list, gc and export never see a candidate until it is approved.
+
+    Examples
+      cerebro inbox add "The tests may need Docker running"
+      cerebro inbox list
+      cerebro inbox approve 3f2a9c1e
+    """,
 )
 
 CandidateId = Annotated[str, Parameter(name="id", help="Full candidate id or a unique prefix of 4+ characters")]
@@ -31,7 +37,12 @@ def inbox_add(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
     origin_session: OriginSession = None,
     origin_host: OriginHost = None,
 ) -> None:
-    """Quarantine a candidate memory and print its id (not indexed, not embedded, never recalled)."""
+    """Quarantine a candidate memory and print its id (not indexed, not embedded, never recalled).
+
+    Examples
+      cerebro inbox add "The tests may need Docker running" --type concept
+      echo "from a script" | cerebro inbox add - --subtype guess
+    """
     with open_brain() as brain:
         candidate_id = brain.inbox_add(
             read_content(content),
@@ -46,7 +57,12 @@ def inbox_add(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
 
 @app.command(name="list")
 def inbox_list(*, limit: Annotated[int | None, Parameter(help="At most this many (default: all)")] = None) -> None:
-    """List the candidates, oldest first."""
+    """List the candidates, oldest first.
+
+    Examples
+      cerebro inbox list
+      cerebro inbox list --limit 10 --format json
+    """
     from cerebro.values import json_time
 
     with open_brain() as brain:
@@ -70,7 +86,11 @@ def inbox_list(*, limit: Annotated[int | None, Parameter(help="At most this many
 
 @app.command(name="approve")
 def inbox_approve(candidate_id: CandidateId) -> None:
-    """Make a candidate a memory (same id, origin and creation time), indexed and embedded; print its id."""
+    """Make a candidate a memory (same id, origin and creation time), indexed and embedded; print its id.
+
+    Examples
+      cerebro inbox approve 3f2a9c1e
+    """
     with open_brain() as brain:
         node_id = brain.inbox_approve(candidate_id)
     emit({"id": node_id}, node_id)
@@ -78,7 +98,11 @@ def inbox_approve(candidate_id: CandidateId) -> None:
 
 @app.command(name="discard")
 def inbox_discard(candidate_id: CandidateId) -> None:
-    """Delete a candidate."""
+    """Delete a candidate.
+
+    Examples
+      cerebro inbox discard 3f2a9c1e
+    """
     with open_brain() as brain:
         candidate = brain.inbox_discard(candidate_id)
     emit(

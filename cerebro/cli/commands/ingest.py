@@ -25,7 +25,13 @@ def ingest(
         Parameter(name="--session-dir", help="Read transcripts from DIR (default ~/.claude/projects/<slug>/)"),
     ] = None,
 ) -> None:
-    """Read this project's Claude Code transcripts into session metrics. Idempotent; bad lines are counted."""
+    """Read this project's Claude Code transcripts into session metrics. Idempotent; bad lines are counted.
+
+    Examples
+      cerebro ingest
+      cerebro ingest --force
+      cerebro ingest --session-dir ~/.claude/projects/-home-me-app
+    """
     from cerebro.cli.progress import reporter
     from cerebro.logs import warn
     from cerebro.metrics import ingest as metrics_ingest

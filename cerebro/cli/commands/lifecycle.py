@@ -22,7 +22,11 @@ IdArg = Annotated[str, Parameter(name="id", help="Full id or a unique prefix of 
 
 
 def reinforce(node_id: IdArg) -> None:
-    """Count a use of an active memory: access and reinforcement counters up, timestamps now."""
+    """Count a use of an active memory: access and reinforcement counters up, timestamps now.
+
+    Examples
+      cerebro reinforce 3f2a9c1e
+    """
     with open_brain() as brain:
         node = brain.reinforce(node_id)
     emit(
@@ -52,7 +56,13 @@ def supersede(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
     anchor_ref: AnchorRefOpt = None,
     beads_id: BeadsIdOpt = None,
 ) -> None:
-    """Replace a memory: the old one is marked superseded and linked from the new one."""
+    """Replace a memory: the old one is marked superseded and linked from the new one.
+
+    Examples
+      cerebro supersede 3f2a9c1e "Use uv 0.5 or later, not pip"
+      cerebro supersede 3f2a9c1e "Retries live in retry()" --anchor src/net.py
+      echo "the new text" | cerebro supersede 3f2a9c1e -
+    """
     from cerebro.api import UNSET
     from cerebro.cli.commands.memory import insert_importance
 
@@ -87,6 +97,10 @@ def gc(
 
     retention = 0.5·importance·(1+ln(1+accesses)) + 0.5·e^(−λ·days since last access). A memory with
     importance ≥ 2 × threshold is never evicted (at 0.01, every default-importance memory stays).
+
+    Examples
+      cerebro gc --dry-run
+      cerebro gc --threshold 0.02 --log gc.jsonl
     """
     import json
 
@@ -130,7 +144,11 @@ def gc(
 
 
 def mark_consolidated(ids: Annotated[list[str], Parameter(help="Episode ids (or prefixes)")]) -> None:
-    """Mark episodes consolidated (status only, no edges). All ids must resolve, or nothing changes."""
+    """Mark episodes consolidated (status only, no edges). All ids must resolve, or nothing changes.
+
+    Examples
+      cerebro mark-consolidated 3f2a9c1e 8b7d0a44
+    """
     with open_brain() as brain:
         report = brain.mark_consolidated(ids)
     emit(report.to_dict(), f"Marked {report.consolidated} episode(s) consolidated ({len(report.sources)} given).")
@@ -143,7 +161,12 @@ def consolidate(
     suggest: Annotated[bool, Parameter(help="List active episodes grouped by subtype, to choose from")] = False,
     limit: Annotated[int, Parameter(help="With --suggest: at most this many episodes listed")] = 20,
 ) -> None:
-    """Consolidate episodes into a memory, recording derived_from provenance (atomic, idempotent)."""
+    """Consolidate episodes into a memory, recording derived_from provenance (atomic, idempotent).
+
+    Examples
+      cerebro consolidate --suggest
+      cerebro consolidate 3f2a9c1e 8b7d0a44 --into c0ffee12
+    """
     from cerebro.errors import InvalidInput
 
     if suggest:
@@ -182,7 +205,12 @@ def outcome(
     success: Annotated[bool, Parameter(help="It worked")] = False,
     failure: Annotated[bool, Parameter(help="It did not")] = False,
 ) -> None:
-    """Record whether acting on a memory worked; recall ranks by it (outcome factor)."""
+    """Record whether acting on a memory worked; recall ranks by it (outcome factor).
+
+    Examples
+      cerebro outcome 3f2a9c1e --success
+      cerebro outcome 3f2a9c1e --failure
+    """
     from cerebro.errors import InvalidInput
 
     if success == failure:
@@ -204,7 +232,13 @@ def forget(
     apply: Annotated[bool, Parameter(help="Archive them (reason redundant); without it, only list")] = False,
     hard: Annotated[bool, Parameter(help="With --apply: delete outright instead of archiving")] = False,
 ) -> None:
-    """Find memories about a subject and (with --apply) remove them from every lane."""
+    """Find memories about a subject and (with --apply) remove them from every lane.
+
+    Examples
+      cerebro forget --subject "old CI"
+      cerebro forget --subject "old CI" --apply
+      cerebro forget --subject "api key" --apply --hard
+    """
     with open_brain() as brain:
         report = brain.forget(subject, subtype=subtype, apply=apply, hard=hard)
 
@@ -228,7 +262,12 @@ def promote(
         str | None, Parameter(help="Generalised content for the global copy (default: the memory's own)")
     ] = None,
 ) -> None:
-    """Copy a memory to the global brain (shared by every project)."""
+    """Copy a memory to the global brain (shared by every project).
+
+    Examples
+      cerebro promote 3f2a9c1e
+      cerebro promote 3f2a9c1e "Prefer uv over pip in Python projects"
+    """
     with open_brain() as brain:
         global_id = brain.promote(node_id, content=content)
     emit({"id": global_id}, f"Promoted to global store: {global_id}")

@@ -29,6 +29,11 @@ def mcp(
     """Serve this project's memory over the Model Context Protocol (stdio by default).
 
     The project is --project, else $CLAUDE_PROJECT_DIR, else the client's first root, else the current directory; it needs a brain (cerebro init). Tools: remember, recall, get, list, link, supersede, consolidate, forget, outcome, stats, inbox_add, inbox_list, inbox_approve, inbox_discard; the session prime is the prompt "prime" and the resource cerebro://prime. Writes made meanwhile by hooks, the CLI or other servers are seen by the next call.
+
+    Examples
+      cerebro mcp
+      cerebro mcp --global -p ~/code/app
+      cerebro mcp --http 127.0.0.1:8765
     """
     from cerebro.mcp.server import run
 

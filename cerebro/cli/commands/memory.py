@@ -59,7 +59,13 @@ def add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
     anchor_ref: AnchorRefOpt = None,
     beads_id: BeadsIdOpt = None,
 ) -> None:
-    """Store a new memory and print its id."""
+    """Store a new memory and print its id.
+
+    Examples
+      cerebro add "Use uv, not pip" --type procedure --importance 0.8
+      cerebro add "Retries live in fetch()" --anchor src/net.py:10-42
+      echo "from a script" | cerebro add -
+    """
     with open_brain() as brain:
         node_id = brain.add(
             read_content(content),
@@ -87,7 +93,12 @@ def get(
         int | None, Parameter(help="Walk this deep (implies --with-provenance; at most 100)")
     ] = None,
 ) -> None:
-    """Show a memory with its edges (and, on request, where it came from)."""
+    """Show a memory with its edges (and, on request, where it came from).
+
+    Examples
+      cerebro get 3f2a9c1e
+      cerebro get 3f2a9c1e --with-provenance --format json
+    """
     from cerebro.cli.render import provenance_depth as depth_of
     from cerebro.cli.render import render_provenance
 
@@ -144,7 +155,13 @@ def update(
     subtype: Annotated[str | None, Parameter(help="New subtype; an empty value clears it")] = None,
     metadata: Annotated[str | None, Parameter(help="JSON object merged into the metadata (null removes a key)")] = None,
 ) -> None:
-    """Change a memory's content, importance, subtype or metadata."""
+    """Change a memory's content, importance, subtype or metadata.
+
+    Examples
+      cerebro update 3f2a9c1e --importance 0.9
+      cerebro update 3f2a9c1e --content "Use uv for every install"
+      cerebro update 3f2a9c1e --metadata '{"ticket": "BUG-12"}'
+    """
     from cerebro.api import UNSET
 
     with open_brain() as brain:
@@ -165,7 +182,13 @@ def list_(
     subtype: Annotated[str | None, Parameter(help="Only this subtype (empty: no subtype)")] = None,
     limit: Annotated[int, Parameter(help="At most this many")] = 50,
 ) -> None:
-    """List memories, newest first."""
+    """List memories, newest first.
+
+    Examples
+      cerebro list
+      cerebro list --type procedure --limit 10
+      cerebro list --status superseded --format json
+    """
     from cerebro.api import UNSET
 
     with open_brain() as brain:

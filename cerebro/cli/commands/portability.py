@@ -32,7 +32,13 @@ def export(
 ) -> None:
     """Export the brain. On this command --format names the dump format; the command prints no report.
 
-    A file written with -o appears in one step: never half written, even if the export is interrupted."""
+    A file written with -o appears in one step: never half written, even if the export is interrupted.
+
+    Examples
+      cerebro export -o brain.json
+      cerebro export --format jsonl -o memories.jsonl --force
+      cerebro export --format sqlite -o brain-copy.sqlite
+    """
     from cerebro import paths
 
     if format not in ("json", "jsonl", "sql", "sqlite"):
@@ -64,7 +70,12 @@ def backup(
         Path | None, Parameter(name=["--output", "-o"], help="Write the copy here instead of CEREBRO_HOME/backups")
     ] = None,
 ) -> None:
-    """A consistent copy of the brain (safe while agents write)."""
+    """A consistent copy of the brain (safe while agents write).
+
+    Examples
+      cerebro backup
+      cerebro backup -o brain-backup.sqlite
+    """
     with open_brain() as brain:
         target = brain.backup(output)
     emit({"backup": str(target)}, f"Backup written to {target}")
@@ -75,7 +86,12 @@ def import_(
     *,
     on_conflict: Annotated[str, Parameter(help="skip (keep what the brain has) or replace (update in place)")] = "skip",
 ) -> None:
-    """Import memories; the whole file is checked first and written in one transaction."""
+    """Import memories; the whole file is checked first and written in one transaction.
+
+    Examples
+      cerebro import brain.json
+      cerebro import memories.jsonl --on-conflict replace
+    """
     from cerebro.cli.progress import reporter
     from cerebro.logs import warn
 
@@ -101,7 +117,12 @@ def migrate(
     max_depth: Annotated[int, Parameter(help="How deep below each root")] = 4,
     dry_run: Annotated[bool, Parameter(help="Report what would change; change nothing")] = False,
 ) -> None:
-    """Migrate brains between layouts (today: --realpath-hashes)."""
+    """Migrate brains between layouts (today: --realpath-hashes).
+
+    Examples
+      cerebro migrate --realpath-hashes --dry-run
+      cerebro migrate --realpath-hashes --scan-root ~/code --max-depth 3
+    """
     import os
 
     from cerebro import realpath_migration
@@ -153,7 +174,13 @@ def reembed(
     ] = False,
 ) -> None:
     """Switch the brain to another embedding model; an interrupted run resumes where it stopped. On the model the
-    brain already uses, nothing is done unless a memory lacks its vector (or --force)."""
+    brain already uses, nothing is done unless a memory lacks its vector (or --force).
+
+    Examples
+      cerebro reembed --provider ollama
+      cerebro reembed --provider voyage --model voyage-3.5
+      cerebro reembed --force
+    """
     from cerebro.cli.progress import reporter
 
     update, finish = reporter("re-embedding")

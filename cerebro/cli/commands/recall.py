@@ -37,7 +37,13 @@ def recall(  # noqa: PLR0913 - each option of the command is a parameter (Cyclop
         int | None, Parameter(help="Walk this deep (implies --with-provenance; at most 100)")
     ] = None,
 ) -> None:
-    """Composite-scored recall: vector and keyword lanes, one graph hop, fused by rank."""
+    """Composite-scored recall: vector and keyword lanes, one graph hop, fused by rank.
+
+    Examples
+      cerebro recall "how do we run the tests"
+      cerebro recall --prime
+      cerebro recall flaky test --explain --limit 5 --format json
+    """
     from cerebro.cli import fast
 
     query = " ".join(words) or None
@@ -75,7 +81,12 @@ def search(
     ] = None,
     as_of: Annotated[str | None, Parameter(help="Follow only edges valid at this instant")] = None,
 ) -> None:
-    """Hybrid search as upstream runs it — recall's pipeline with the search defaults (needs an embedding provider)."""
+    """Hybrid search as upstream runs it — recall's pipeline with the search defaults (needs an embedding provider).
+
+    Examples
+      cerebro search "database migrations"
+      cerebro search retry logic --limit 5 --threshold 0.5
+    """
     query = " ".join(words)
     if not query.strip():
         raise InvalidInput("give a query")
@@ -92,7 +103,12 @@ def embed(
     pending: Annotated[bool, Parameter(help="Embed every active memory that has no vector yet")] = False,
     batch_size: Annotated[int, Parameter(help="Memories per batch (one transaction each)")] = 64,
 ) -> None:
-    """Backfill embeddings (after the provider was down, or after an import)."""
+    """Backfill embeddings (after the provider was down, or after an import).
+
+    Examples
+      cerebro embed --pending
+      cerebro embed --pending --batch-size 16
+    """
     from cerebro.cli.progress import reporter
 
     if not pending:

@@ -11,7 +11,12 @@ def usage(
     *,
     claudemd_block: Annotated[bool, Parameter(help="Print the block for CLAUDE.md, between cerebro's markers")] = False,
 ) -> None:
-    """Which command fits which situation, and what each promises."""
+    """Which command fits which situation, and what each promises.
+
+    Examples
+      cerebro usage
+      cerebro usage --claudemd-block
+    """
     from cerebro.integration.claude_code import usage as map_
 
     data = [{"command": name, "situation": s, "invocation": i, "contract": c} for name, (s, i, c) in map_.USAGE.items()]
