@@ -25,6 +25,7 @@ from pathlib import Path
 # (function as mutmut names it without the module — "" for any —, text only the mutant has) → why no test
 # can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
+    ("x__alembic_config", "'SCRIPT_LOCATION'"): "configparser option names are case-insensitive",
     ("x_adopt_for_alembic_cli", "version >= 2"): "a v1 brain replayed from v1 is a v1 brain: revision v1 is idempotent",
     ("x_reusable_backup", "-*.sqlite'))"): "every candidate that matches holds the same state: any one is the backup",
     ("x_reusable_backup", "reverse=False"): "every candidate that matches holds the same state: any one is the backup",

@@ -26,6 +26,7 @@ def _unknown_revision(kit, path):
     conn = kit.connect(path)
     conn.execute("UPDATE alembic_version SET version_num = 'zz9999'")
     conn.commit()
+    conn.execute("PRAGMA journal_mode = DELETE")  # as a copy restored from a backup is
     conn.close()
 
 
@@ -62,11 +63,25 @@ def test_brain_from_a_newer_cerebro_is_refused_and_untouched(case, kit, tmp_path
     backups_before = _backups(isolated_home)
     before = brain_snapshot(path)
 
+    mode = _journal_mode(kit, path)
+
     with pytest.raises(SchemaTooNew) as raised:
         Brain.open(path)
     assert "upgrade cerebro" in str(raised.value)
+    assert f"brain {path} was written by a newer cerebro" in str(raised.value)
+    what = "(revision zz9999)" if case == "unknown-revision" else "(schema_version 8)"
+    assert what in str(raised.value)
     assert brain_snapshot(path) == before
+    assert _journal_mode(kit, path) == mode  # not even the journal switched to WAL: the file is as it was
     assert _backups(isolated_home) == backups_before
+
+
+def _journal_mode(kit, path) -> str:
+    conn = kit.connect(path)
+    try:
+        return conn.execute("PRAGMA journal_mode").fetchone()[0]
+    finally:
+        conn.close()
 
 
 @pytest.mark.parametrize("case", sorted(TOO_NEW))
