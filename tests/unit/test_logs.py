@@ -84,3 +84,21 @@ def test_diagnostics_appear_only_when_cerebro_log_asks_and_cost_no_import_otherw
     assert done.stdout == f"{shown}\n"  # structlog is imported only to say something
     if shown:
         assert f"backup={tmp_path}" in done.stderr.replace("'", "")
+
+
+def test_an_upgrade_says_which_brain_and_where_its_backup_went(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In-process twin of the subprocess test above (mutation testing sees only this process)."""
+    from cerebro import Brain
+
+    brain = tmp_path / "old.sqlite"
+    with sqlite3.connect(brain) as conn:
+        conn.executescript((FIXTURES / "brains" / "v1.sql").read_text())
+    monkeypatch.setenv("CEREBRO_LOG", "info")
+    monkeypatch.setattr(logs, "_structlog_level", None)  # configure afresh, on this test's stderr
+    with Brain.open(brain) as opened:
+        backup = opened.upgrade_backup
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if "upgrading brain" in line]
+    assert f"brain={brain}" in line.replace("'", "") and f"backup={backup}" in line.replace("'", "")
+    monkeypatch.setattr(logs, "_structlog_level", None)
