@@ -111,7 +111,9 @@ def test_long_text_is_the_normalised_mean_of_its_windows(embedder):
 
     vectors = embedder.embed([short, text, short])
     # Each window alone through the model's own session, no padding, mean-pooled over its tokens.
-    session = local._LOADED["session"]
+    # The session this embedder runs (not the process-wide registry: a test that forgets the loaded model swaps
+    # that registry, and this module-scoped embedder keeps the session it loaded).
+    session = embedder._session
     pooled = []
     for window in windows:
         input_ids = np.asarray([window], dtype=np.int64)

@@ -29,7 +29,12 @@ def test_refuses_without_a_terminal_in_one_line(
     out, err = capsys.readouterr()
     assert code == 2
     assert out == ""
-    assert err.startswith("cerebro: error: " + message)
+    if "--format" in args:  # an error under --format json is a JSON object (issue 16)
+        import json
+
+        assert json.loads(err)["error"]["message"].startswith(message)
+    else:
+        assert err.startswith("cerebro: error: " + message)
     assert err.count("\n") == 1
     assert not metrics_path(project).exists()  # refused before touching anything
 

@@ -68,6 +68,11 @@ USAGE: dict[str, tuple[str, str, str]] = {
     "promote": ("A lesson holds in every project", "cerebro promote ID", "copied to the global brain"),
     "gc": ("The brain is cluttered with stale episodes", "cerebro gc --dry-run", "archives decayed memories"),
     "stats": ("You want the brain's health", "cerebro stats", "counts, model, schema"),
+    "brains": (
+        "A project moved, or you wonder which brains exist",
+        "cerebro brains",
+        "every brain and its project; relink a moved one",
+    ),
     "eval": ("You changed retrieval settings", "cerebro eval --queries Q --ground-truth G", "recall@k and MRR"),
     "export": (
         "You move or share a brain",
@@ -126,7 +131,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Share & lifecycle", ("promote", "export", "import", "backup", "reembed", "migrate")),
     (
         "Operator/infra (rarely agent-invoked)",
-        ("init", "config", "hook", "stop-guard", "ingest", "dashboard", "doctor", "mcp", "usage"),
+        ("init", "config", "brains", "hook", "stop-guard", "ingest", "dashboard", "doctor", "mcp", "usage"),
     ),
 )
 INTRO = (
