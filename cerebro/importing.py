@@ -32,18 +32,6 @@ class Parsed:
     archive: list[dict[str, Any]] = field(default_factory=list)
 
 
-ARCHIVE_FIELDS = (
-    "id",
-    "type",
-    "subtype",
-    "content",
-    "metadata",
-    "importance",
-    "status",
-    "archive_reason",
-    "original_created_at",
-    "archived_at",
-)
 ARCHIVE_REASONS = ("decayed", "superseded", "redundant", "capacity")
 
 

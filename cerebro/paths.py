@@ -128,12 +128,14 @@ def tighten_private_file(path: Path) -> None:
 
 
 @contextmanager
-def written_in_one_step(target: Path, *, overwrite: bool = False) -> Iterator[Path]:
-    """A private (0600) temporary file beside ``target`` to write into; when the block succeeds it becomes
-    ``target`` in one rename, so a reader — or a process killed half way — never sees a partial file, and a
-    symlink at ``target`` is replaced rather than followed. Without ``overwrite`` an existing ``target`` is
-    refused (checked again at the rename: a file that appeared meanwhile is never overwritten). On failure the
-    temporary file is removed and ``target`` is as it was."""
+def written_in_one_step(target: Path, *, overwrite: bool = False, mode: int = FILE_MODE) -> Iterator[Path]:
+    """A temporary file beside ``target`` to write into; when the block succeeds it gets ``mode`` (private, 0600,
+    unless told) and becomes ``target`` in one rename, so a reader — or a process killed half way — never sees a
+    partial file, and a symlink at ``target`` is replaced rather than followed. Without ``overwrite`` an existing
+    ``target`` is refused (checked again at the rename: a file that appeared meanwhile is never overwritten). On
+    failure the temporary file is removed and ``target`` is as it was."""
+    import tempfile
+
     from cerebro.errors import InvalidInput
 
     target = Path(target)
@@ -142,12 +144,13 @@ def written_in_one_step(target: Path, *, overwrite: bool = False) -> Iterator[Pa
         raise InvalidInput(refusal)
     if not target.parent.exists():
         ensure_private_dir(target.parent)
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    fd = os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE)
+    # A fresh name each time (0600 until the end): a partial file a killed run left never blocks the next one.
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
     os.close(fd)
+    partial = Path(name)
     try:
         yield partial
-        os.chmod(partial, FILE_MODE)
+        os.chmod(partial, mode)
         if overwrite:
             os.replace(partial, target)
         else:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from cerebro.store.interface import Store
 
 EXPORT_VERSION = "1"  # upstream's ExportVersion, unchanged through schema v7
-_NODE_COLUMNS = (
+NODE_COLUMNS = (
     "id",
     "type",
     "subtype",
@@ -45,7 +45,7 @@ _NODE_COLUMNS = (
     "origin_session",
     "origin_host",
 )
-_EDGE_COLUMNS = (
+EDGE_COLUMNS = (
     "id",
     "source_id",
     "target_id",
@@ -56,7 +56,7 @@ _EDGE_COLUMNS = (
     "valid_at",
     "invalid_at",
 )
-_ARCHIVE_COLUMNS = (
+ARCHIVE_COLUMNS = (
     "id",
     "type",
     "subtype",
@@ -125,12 +125,12 @@ def bundle(store: Store, conn: Connection) -> dict[str, Any]:
         "exported_at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
         "meta": meta,
         "nodes": [
-            _record(r, _NODE_COLUMNS, omit_empty=("subtype", "metadata"))
-            for r in store.reads.rows(conn, "nodes", _NODE_COLUMNS, "created_at, id")
+            _record(r, NODE_COLUMNS, omit_empty=("subtype", "metadata"))
+            for r in store.reads.rows(conn, "nodes", NODE_COLUMNS, "created_at, id")
         ],
         "edges": [
-            _record(r, _EDGE_COLUMNS, omit_empty=("metadata",))
-            for r in store.reads.rows(conn, "edges", _EDGE_COLUMNS, "id")
+            _record(r, EDGE_COLUMNS, omit_empty=("metadata",))
+            for r in store.reads.rows(conn, "edges", EDGE_COLUMNS, "id")
         ],
     }
 
@@ -142,15 +142,15 @@ def jsonl_lines(store: Store, conn: Connection) -> list[str]:
         return json.dumps({"kind": kind, **record}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     lines = [line("meta", {"key": k, "value": v}) for k, v in _meta_items(store, conn)]
-    lines += [line("node", _record(r, _NODE_COLUMNS)) for r in store.reads.rows(conn, "nodes", _NODE_COLUMNS, "id")]
-    edge_columns = _EDGE_COLUMNS[1:]  # row ids differ between brains: the triple is the key
+    lines += [line("node", _record(r, NODE_COLUMNS)) for r in store.reads.rows(conn, "nodes", NODE_COLUMNS, "id")]
+    edge_columns = EDGE_COLUMNS[1:]  # row ids differ between brains: the triple is the key
     lines += [
         line("edge", _record(r, edge_columns))
         for r in store.reads.rows(conn, "edges", edge_columns, "source_id, target_id, relation")
     ]
     lines += [
-        line("archive", _record(r, _ARCHIVE_COLUMNS))
-        for r in store.reads.rows(conn, "nodes_archive", _ARCHIVE_COLUMNS, "id")
+        line("archive", _record(r, ARCHIVE_COLUMNS))
+        for r in store.reads.rows(conn, "nodes_archive", ARCHIVE_COLUMNS, "id")
     ]
     return lines
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from cerebro.brain.handle import Handle
 from cerebro.errors import InvalidInput
-from cerebro.portability import _NODE_COLUMNS as _NODE_FIELDS  # one list of node columns
+from cerebro.portability import ARCHIVE_COLUMNS, NODE_COLUMNS  # one list of columns, out and in
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -108,7 +108,7 @@ def import_file(
         nodes_done = 0
         for node in parsed.nodes:
             row = {**node, "embedding_model": model if node["id"] in vectors else ""}
-            if not h.store.bulk.put_node(session, row, _NODE_FIELDS, replace=replace):
+            if not h.store.bulk.put_node(session, row, NODE_COLUMNS, replace=replace):
                 continue
             nodes_done += 1
             if has_fts:
@@ -123,7 +123,7 @@ def import_file(
                     h.store.vectors.delete(session, node["id"])
         edges_done = sum(h.store.bulk.put_edge(session, edge, replace=replace) for edge in parsed.edges)
         for row in parsed.archive:
-            h.store.bulk.put_archived(session, row, importing.ARCHIVE_FIELDS, replace=replace)
+            h.store.bulk.put_archived(session, row, ARCHIVE_COLUMNS, replace=replace)
         if failed:
             h.store.meta.put(session, "has_pending_embeddings", "true")
         return {

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cerebro import metadata
-from cerebro.portability import _ARCHIVE_COLUMNS, _EDGE_COLUMNS, _NODE_COLUMNS, NEEDS_FTS_REBUILD
+from cerebro.portability import ARCHIVE_COLUMNS, EDGE_COLUMNS, NEEDS_FTS_REBUILD, NODE_COLUMNS
 from cerebro.store import reads
 
 if TYPE_CHECKING:
@@ -30,9 +30,9 @@ def sql_statements(conn: Connection) -> list[str]:
     for key, value in reads.meta_items(conn, prefix="config."):
         lines.append(f"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ({_literal(key)}, {_literal(value)});")
     tables = (
-        ("nodes", _NODE_COLUMNS, "id"),
-        ("edges", _EDGE_COLUMNS[1:], "source_id, target_id, relation"),
-        ("nodes_archive", _ARCHIVE_COLUMNS, "id"),
+        ("nodes", NODE_COLUMNS, "id"),
+        ("edges", EDGE_COLUMNS[1:], "source_id, target_id, relation"),
+        ("nodes_archive", ARCHIVE_COLUMNS, "id"),
     )
     for table, columns, order in tables:
         for row in reads.rows(conn, table, columns, order):

@@ -260,3 +260,13 @@ def test_every_time_in_a_json_or_jsonl_export_is_rfc3339(cli, varied) -> None:
     meta = {line["key"]: line["value"] for line in lines if line["kind"] == "meta"}
     assert meta["origin_convention_since"] == bundle["meta"]["origin_convention_since"]
     assert rfc3339.match(meta["origin_convention_since"])
+
+
+def test_a_partial_file_left_by_a_killed_export_never_blocks_the_next(cli, varied, tmp_path: Path) -> None:
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    out = folder / "brain.jsonl"
+    left = folder / f".brain.jsonl.{os.getpid()}.partial"  # what a run killed half way (same pid, later) left
+    left.write_text("half")
+    assert cli("export", "--format", "jsonl", "-o", str(out)).exit_code == 0
+    assert out.stat().st_size > 100 and sorted(p.name for p in folder.iterdir()) == sorted([out.name, left.name])

@@ -3,8 +3,6 @@ written in, replaced or taken out — and the atomic file write every scaffold s
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from cerebro.integration.claude_code import templates
@@ -97,14 +95,9 @@ def next_section(text: str, after: int) -> int | None:
 
 def write_atomically(path: Path, text: str) -> None:
     """Write via a temp file and rename, so an interrupted init never leaves half a settings.json."""
-    path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from cerebro import paths
+
+    path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)  # a project's folder: not made private
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644  # a file the user may commit keeps its mode
+    with paths.written_in_one_step(path, overwrite=True, mode=mode) as partial:
+        partial.write_text(text, encoding="utf-8")
