@@ -172,6 +172,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "x_adopt_for_alembic_cli",
         "version > 1",
     ): "a v1 brain replayed from base ends the same: v1's revision creates only what is missing",
+    # recall.py: every vector of a brain has the model's width (the store refuses another), so zip's
+    # strictness never decides anything; the lane assigns ``usable`` on its first pass before any read.
+    ("x__shift", "strict=None"): "vectors of one model: equal lengths by construction",
+    ("x__shift", "strict=False"): "vectors of one model: equal lengths by construction",
+    ("x__shift", "zip(vector, direction)"): "vectors of one model: equal lengths by construction",
+    ("x_feedback", "strict=None"): "vectors of one model: equal lengths by construction",
+    ("x_feedback", "strict=False"): "vectors of one model: equal lengths by construction",
+    ("x_feedback", "zip(*vectors)"): "vectors of one model: equal lengths by construction",
+    ("x_vector_lane", "usable: list[tuple[str, float]] = None"): "the first pass (there always is one) assigns it",
 }
 
 # SQL text: a statement, or a fragment appended to one (" AND …", " LIMIT …"), written in upper case — the
