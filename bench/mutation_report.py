@@ -1,6 +1,7 @@
 """Summarise a mutmut run (``make mutate``) per module, the way docs/testing.md records it.
 
     python bench/mutation_report.py [MUTANTS_DIR] [--survivors]
+    python bench/mutation_report.py [MUTANTS_DIR] --worth-running   # names for `mutmut run NAME…`
 
 Reads mutmut's result files (``mutants/**/*.py.meta``) and its rewritten sources, so it needs no mutmut
 import. A survivor counts as *equivalent* (no test can kill it: the program behaves the same) when it is
@@ -10,6 +11,11 @@ import. A survivor counts as *equivalent* (no test can kill it: the program beha
 - listed in :data:`EQUIVALENT` with the reason.
 
 Score = killed / (mutants − equivalent − not run); a timeout counts as killed (the mutant hung the tests).
+
+A mutant not yet run that is equivalent by the same rules counts as equivalent: running it could only end in
+"survived", after the whole of its covering tests — which, for SQL in the store, is most of the suite.
+``--worth-running`` prints the names of the mutants not yet run that are not equivalent, so a run can be
+resumed with only them (``make mutate`` does: the SQL letter-case mutants were most of a store run's time).
 """
 
 from __future__ import annotations
@@ -185,9 +191,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
 
 # SQL text: a statement, or a fragment appended to one (" AND …", " LIMIT …"), written in upper case — the
 # code's messages start in lower case, so a message is never taken for SQL.
+# SQL text: a statement, or a clause appended to one. A bare " OR " is not SQL: FTS5's MATCH operators are
+# case-sensitive (`"a" or "b"` searches for the word "or"), so its case is never equivalent.
 _SQL = re.compile(
-    r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|PRAGMA|ALTER|WITH|BEGIN|COMMIT|AND|OR|WHERE|FROM|JOIN|LIMIT"
+    r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|PRAGMA|ALTER|WITH|BEGIN|COMMIT|WHERE|FROM|JOIN|LIMIT"
     r"|ORDER BY|GROUP BY)\b"
+    r"|^\s*(AND|OR)\s+\(?[\w.]+\s*(=|<|>|IS\b|IN\b|LIKE\b)"
 )
 _QUOTED = re.compile(r"'[^']*'")
 # mutmut's exit codes (mutmut/stats.py: status_by_exit_code); anything else it calls "suspicious".
@@ -251,6 +260,17 @@ def _diff(original: ast.AST, mutant: ast.AST) -> list[str]:
 
 
 def report(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str, list[str], str]]]]:
+    counts, survivors, _pending = _read(mutants)
+    return counts, survivors
+
+
+def worth_running(mutants: Path) -> list[str]:
+    """Mutants not yet run that are not equivalent: what a resumed run needs to run."""
+    return _read(mutants)[2]
+
+
+def _read(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str, list[str], str]]], list[str]]:
+    pending: list[str] = []
     counts: dict[str, Counter] = defaultdict(Counter)
     survivors: dict[str, list[tuple[str, list[str], str]]] = defaultdict(list)
     for meta_file in sorted(mutants.rglob("*.py.meta")):
@@ -266,7 +286,7 @@ def report(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str,
             name = key[len(module) + 1 :]
             base = name.rsplit("__mutmut_", 1)[0]
             status = "not run" if code is None else STATUS.get(code, "suspicious")
-            if status == "survived":
+            if status in ("survived", "not run"):
                 original, mutant = functions[f"{base}__mutmut_orig"], functions[name]
                 diff = _diff(original, mutant)
                 reason = next(
@@ -281,14 +301,20 @@ def report(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str,
                     reason = "letter case inside SQL (keywords and identifiers are case-insensitive)"
                 if reason is not None:
                     status = "equivalent"
-                survivors[module].append((name, diff, reason or ""))
+                elif status == "not run":
+                    pending.append(key)
+                if status != "not run":
+                    survivors[module].append((name, diff, reason or ""))
             counts[module][status] += 1
-    return counts, survivors
+    return counts, survivors, pending
 
 
 def main(argv: list[str]) -> int:
     args = [a for a in argv if not a.startswith("--")]
     mutants = Path(args[0] if args else "mutants")
+    if "--worth-running" in argv:
+        print("\n".join(worth_running(mutants)))
+        return 0
     counts, survivors = report(mutants)
     total: Counter = Counter()
     print(

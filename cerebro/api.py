@@ -130,7 +130,7 @@ class Brain:
             embed_model=embed_model,
             embed_dims=embed_dims,
             force=False,
-            project=directory,
+            project=paths.brain_owner(directory),
         )
         return cls.for_project(directory)
 

@@ -61,6 +61,12 @@ def format_ts(value: datetime) -> str:
     return f"{v.year:04d}-{v.month:02d}-{v.day:02d} {v.hour:02d}:{v.minute:02d}:{v.second:02d}"
 
 
+def rfc3339(value: datetime) -> str:
+    """Format an instant as RFC 3339 UTC with a Z (``2026-12-01T06:43:32Z``): every time in JSON and exports.
+    Naive values are taken as UTC; year 1 (Go's zero time) is ``0001-…``, as :func:`format_ts` builds it."""
+    return format_ts(value).replace(" ", "T") + "Z"
+
+
 def parse(text: str) -> datetime:
     """Parse the storage layout, RFC 3339, or a bare ``YYYY-MM-DD`` (midnight UTC) into an aware UTC datetime.
 

@@ -92,7 +92,7 @@ _KEYS = [
     ConfigKey("prime_limit", "20", _positive_int, "Memories injected by recall --prime at session start"),
     ConfigKey("gc_threshold", "0.01", _unit_float, "Retention score below which gc archives a memory"),
     ConfigKey("search_limit", "10", _positive_int, "Default result count of search"),
-    ConfigKey("search_threshold", "0.7", _unit_float, "Minimum cosine similarity for search"),
+    ConfigKey("search_threshold", "0.7", _unit_float, "Minimum cosine similarity for search (default: the provider's)"),
     ConfigKey("recall_threshold", "0.3", _unit_float, "Minimum cosine similarity for recall's vector lane"),
     ConfigKey("indegree_bonus_enabled", "true", _bool, "Score memories cited by derived_from/supports edges"),
     ConfigKey("stop_guard_enabled", "false", _bool, "Let the stop-guard hook block premature stops"),
@@ -119,17 +119,28 @@ _KEYS = [
 
 REGISTRY: dict[str, ConfigKey] = {k.key: k for k in _KEYS}
 
+# Defaults that depend on the embedding provider: cosines are not comparable across models. search_threshold for
+# the local MiniLM is measured (bench/similarity_calibration.py on LoCoMo: a question and its evidence turn have a
+# median cosine of 0.48 and 0.40 keeps 70 % of such pairs, where upstream's 0.7 — chosen for nomic-embed-text on
+# Ollama — kept under 10 %); the others keep upstream's 0.7 until measured (docs/benchmarks.md).
+PROVIDER_DEFAULTS: dict[str, dict[str, str]] = {"search_threshold": {"local": "0.4"}}
 
-def effective(key: str, stored: str | None) -> Any:  # noqa: ANN401 - the setting's own type (int, float, bool or text)
-    """The parsed value of ``key``: the stored text, or the default when absent or invalid (a value
-    written by hand or by another tool must never break recall)."""
+
+def default(key: str, provider: str | None = None) -> str:
+    """The default text of ``key`` for a brain on ``provider`` (the registry's when it does not depend on it)."""
+    return PROVIDER_DEFAULTS.get(key, {}).get(provider or "", REGISTRY[key].default)
+
+
+def effective(key: str, stored: str | None, provider: str | None = None) -> Any:  # noqa: ANN401 - the setting's type
+    """The parsed value of ``key``: the stored text, or the default (for ``provider``) when absent or invalid (a
+    value written by hand or by another tool must never break recall)."""
     spec = REGISTRY[key]
     if stored is not None:
         try:
             return spec.parse(stored)
         except ValueError:
             pass
-    return spec.parse(spec.default)
+    return spec.parse(default(key, provider))
 
 
 def typed(key: str, text: str) -> object:

@@ -1,6 +1,7 @@
 """Where brains live.
 
-``CEREBRO_HOME`` (default ``~/.cerebro``) holds ``projects/<sha256(realpath(dir))>.sqlite`` per project,
+``CEREBRO_HOME`` (default ``~/.cerebro``) holds ``projects/<sha256(realpath(dir))>.sqlite`` per project (the
+linked worktrees of a git repository share the main worktree's: :func:`brain_owner`),
 ``global.sqlite`` and ``backups/``. Memories may hold secrets, so every folder we create is 0700 and
 every brain file 0600 (ADR 0004).
 """
@@ -64,8 +65,45 @@ def project_hash(project_dir: str | os.PathLike[str]) -> str:
     return hashlib.sha256(canonical_project_path(project_dir).encode("utf-8")).hexdigest()
 
 
-def project_brain_path(project_dir: str | os.PathLike[str]) -> Path:
+def own_brain_path(project_dir: str | os.PathLike[str]) -> Path:
+    """The brain named by this folder's own path (``init --own-brain`` creates it in a linked worktree)."""
     return projects_dir() / f"{project_hash(project_dir)}.sqlite"
+
+
+def project_brain_path(project_dir: str | os.PathLike[str]) -> Path:
+    """The brain serving ``project_dir``: the one of :func:`brain_owner`."""
+    return own_brain_path(brain_owner(project_dir))
+
+
+def brain_owner(project_dir: str | os.PathLike[str]) -> Path:
+    """The folder whose brain serves ``project_dir``: the folder itself, unless it is a linked git worktree with
+    no brain of its own — then the repository's main worktree, whose brain all its worktrees share (ADR 0025)."""
+    if not own_brain_path(project_dir).exists():
+        main = main_worktree(project_dir)
+        if main is not None:
+            return main
+    return Path(canonical_project_path(project_dir))
+
+
+def main_worktree(project_dir: str | os.PathLike[str]) -> Path | None:
+    """The main worktree of the repository ``project_dir`` is a linked worktree of, or None (a plain folder, a
+    main checkout, a submodule, a worktree of a bare repository). Read from the files git writes — ``.git`` is
+    a file naming the worktree's git folder, whose ``commondir`` names the repository's — so no git process
+    runs on the hooks' path."""
+    dot_git = Path(project_dir) / ".git"
+    try:
+        if not dot_git.is_file():
+            return None
+        pointer = dot_git.read_text(encoding="utf-8").strip()
+        if not pointer.startswith("gitdir:"):
+            return None
+        git_dir = Path(project_dir) / pointer.removeprefix("gitdir:").strip()  # absolute, or relative to the folder
+        common = Path(os.path.realpath(git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()))
+    except (OSError, UnicodeDecodeError):
+        return None  # no commondir: a submodule's git folder, not a worktree's
+    if common.name != ".git" or not common.is_dir():
+        return None  # a bare repository has no main worktree
+    return common.parent
 
 
 def ensure_private_dir(path: Path) -> Path:

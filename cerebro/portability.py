@@ -86,7 +86,7 @@ def _rfc3339(value: Any) -> object:  # noqa: ANN401 - a stored value: text, a da
     if value in (None, ""):
         return None
     parsed = clock.parse_optional(value)
-    return parsed.strftime("%Y-%m-%dT%H:%M:%SZ") if parsed else value
+    return clock.rfc3339(parsed) if parsed else value
 
 
 _STORED_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
@@ -122,7 +122,7 @@ def bundle(store: Store, conn: Connection) -> dict[str, Any]:
     meta = dict(_meta_items(store, conn))
     return {
         "version": EXPORT_VERSION,
-        "exported_at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "exported_at": clock.rfc3339(clock.now()),
         "meta": meta,
         "nodes": [
             _record(r, NODE_COLUMNS, omit_empty=("subtype", "metadata"))

@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from cerebro import clock
+
 NODE_TYPES = ("episode", "concept", "procedure", "reflection")
 NODE_STATUSES = ("active", "consolidated", "superseded", "archived")
 ARCHIVE_REASONS = ("decayed", "superseded", "redundant", "capacity")
@@ -31,7 +33,7 @@ UNSET: Any = _Unset()
 
 
 def json_time(value: datetime | None) -> str | None:
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
+    return clock.rfc3339(value) if value is not None else None
 
 
 def _copied(value: Any) -> Any:  # noqa: ANN401 - JSON-like values (dicts and lists are copied), any of them
@@ -139,9 +141,8 @@ class Node:
             "provenance_root": self.provenance_root,
         }
         for computed in ("provenance_status", "origin_status", "anchor_status", "anchors"):
-            value = getattr(self, computed)
-            if value is not None:
-                data[computed] = _copied(value)
+            # Read-time facts, null where the command did not work them out: every memory has the same keys.
+            data[computed] = _copied(getattr(self, computed))
         origin = self.origin
         data.update(
             origin_actor=origin.actor,
@@ -335,15 +336,13 @@ class RecallResult:
         return [r.node.id for r in self.results]
 
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
-        data: dict[str, Any] = {
+        return {
             "query": self.query,
             "mode": self.mode,
             "results": [r.to_dict(explain=explain) for r in self.results],
+            "expansion": self.expansion,
+            "notices": list(self.notices),
         }
-        if explain:
-            data["expansion"] = self.expansion
-            data["notices"] = list(self.notices)
-        return data
 
 
 @dataclass(frozen=True)

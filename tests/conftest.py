@@ -12,6 +12,7 @@ import pytest
 
 from cerebro import clock
 from cerebro.cli_state import state
+from tests.helpers import check_json_contract
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -137,6 +138,7 @@ def cli(capsys: pytest.CaptureFixture[str], project: Path):
         else:
             code = run(argv)
         out, err = capsys.readouterr()
+        check_json_contract(argv, code, out, err)
         return CliResult(code, out, err)
 
     return invoke

@@ -61,6 +61,7 @@ def run_in_process(argv: list[str], *, stdin: str = "", env: dict[str, str] | No
         sys.stdin = old_stdin
         os.environ.clear()
         os.environ.update(saved)
+    check_json_contract(argv, code, out.getvalue(), err.getvalue())
     return subprocess.CompletedProcess(["cerebro", *argv], code, out.getvalue(), err.getvalue())
 
 
@@ -82,3 +83,83 @@ def worker_running_elsewhere():  # a context manager
             os.close(fd)  # closing releases the lock
 
     return held()
+
+
+# ----------------------------------------------------------------------------- the JSON contract
+
+_SCHEMA_CACHE: dict[str, object] = {}
+
+
+def schema_for(name: str):  # -> a jsonschema validator (typed loosely: jsonschema has no stubs here)
+    """The validator of ``cerebro/cli/schemas/<name>.json``, with ``common.json`` and the others resolvable."""
+    if name not in _SCHEMA_CACHE:
+        import json
+
+        from jsonschema import Draft202012Validator
+        from referencing import Registry, Resource
+
+        from cerebro.cli import schemas
+
+        folder = schemas.FOLDER
+        registry = Registry().with_resources(
+            (path.name, Resource.from_contents(json.loads(path.read_text()))) for path in folder.glob("*.json")
+        )
+        schema = json.loads((folder / f"{name}.json").read_text())
+        _SCHEMA_CACHE[name] = Draft202012Validator(schema, registry=registry)
+    return _SCHEMA_CACHE[name]
+
+
+def check_json_contract(argv, exit_code: int, stdout: str, stderr: str) -> None:
+    """Under ``--format json`` or ``jsonl``, what a command printed must fit its schema: stdout (the result,
+    whatever the exit code, when there is one) against the command's schema, and a failure's last stderr line
+    against ``error.json``. Called for every in-process run of the CLI in the suite (the ``cli`` fixture and
+    :func:`run_in_process`), so each test that reads JSON also checks its shape."""
+    import json
+
+    from cerebro.cli import schemas
+    from cerebro.cli.app import UsageError, split_global_options
+
+    try:
+        options, rest = split_global_options(list(argv))
+    except UsageError:
+        options, rest = {}, []
+    fmt = options.get("format")
+    if fmt not in ("json", "jsonl") or not rest or {"--help", "-h", "--version", "-V"} & set(rest):
+        return
+    if rest[0] in ("hook", "stop-guard"):  # Claude Code's hook protocol, not ours
+        return
+    if exit_code != 0:
+        last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+        if last.startswith("{"):
+            schema_for("error").validate(json.loads(last))
+        else:  # an error under --format json is JSON (unless the options themselves could not be read)
+            raise AssertionError(f"not a JSON error on stderr under --format {fmt}: {stderr!r}")
+    if not stdout.strip():
+        assert exit_code != 0, f"{argv}: exit 0 with nothing on stdout"
+        return
+    name = schemas.name_for(rest)
+    assert name is not None, f"no schema in cerebro/cli/schemas/ for {' '.join(rest[:2])}"
+    validator = schema_for(name)
+    if fmt == "json":
+        validator.validate(json.loads(stdout))
+        return
+    rows = [json.loads(line) for line in stdout.splitlines()]
+    key = validator.schema.get("x-jsonl-items")
+    if key is None:
+        assert len(rows) == 1, f"{argv}: --format jsonl of an output with no list is one line"
+        validator.validate(rows[0])
+        return
+    if len(rows) == 1 and validator.is_valid(rows[0]):
+        return  # a shape of the command with no list (consolidate without --suggest): its object on one line
+    item = _items_schema(validator.schema, key)
+    for row in rows:
+        validator.evolve(schema=item).validate(row)
+
+
+def _items_schema(schema: dict, key: str) -> dict:
+    """The schema of one item of the list ``key`` (at the top, or in one of the shapes of a ``oneOf``)."""
+    for shape in [schema, *schema.get("oneOf", []), *schema.get("anyOf", [])]:
+        found = shape.get("properties", {}).get(key, {}).get("items")
+        if found is not None:
+            return found
+    raise AssertionError(f"x-jsonl-items names {key!r}, which is no list in the schema")

@@ -64,7 +64,7 @@ def promote(h: Handle, node_id: str, *, content: str | None = None) -> str:
         metadata.update(
             promoted_from_node=node.id,
             promoted_from_project=h.path.stem,
-            promoted_at=clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+            promoted_at=clock.rfc3339(clock.now()),
         )
         target.on_warning = h.on_warning
         global_id = memories.add(

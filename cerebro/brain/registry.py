@@ -10,7 +10,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cerebro import identity, paths, values
+from cerebro import clock, identity, paths, values
 
 
 def brains() -> list[values.BrainInfo]:
@@ -18,7 +18,8 @@ def brains() -> list[values.BrainInfo]:
     found = []
     folder = paths.projects_dir()
     if folder.is_dir():
-        found = [describe(path, "project") for path in sorted(folder.glob("*.sqlite"))]
+        brains = [path for path in sorted(folder.glob("*.sqlite")) if not path.name.endswith(".metrics.sqlite")]
+        found = [describe(path, "project") for path in brains]  # a project's metrics database is not a brain
     found.sort(key=lambda info: (info.project is None, info.project or "", info.path))
     if paths.global_brain_path().is_file():
         found.append(describe(paths.global_brain_path(), "global"))
@@ -53,7 +54,7 @@ def describe(path: Path, scope: str) -> values.BrainInfo:
         git_root=meta[identity.GIT_ROOT],
         memories=memories,
         size_bytes=sum(p.stat().st_size for p in files),
-        last_used=datetime.fromtimestamp(last, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        last_used=clock.rfc3339(datetime.fromtimestamp(last, UTC)),
     )
 
 
@@ -79,7 +80,7 @@ def relink(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> values.B
 
     settle(source)  # one file to move: no -wal left behind
     os.replace(source, target)
-    recorded = identity.describe(target_dir)
+    recorded = identity.describe(paths.brain_owner(target_dir))
     handle = open_handle(target)
     try:
         handle.write(lambda session: record_project(handle, session, recorded))

@@ -155,7 +155,9 @@ def search(
         raise EmbeddingError("no embedding provider configured — search requires embeddings")
     with h.snapshot() as conn:
         stored_limit = config.effective("search_limit", _stored_config(h.store, conn, "search_limit"))
-        stored_threshold = config.effective("search_threshold", _stored_config(h.store, conn, "search_threshold"))
+        stored_threshold = config.effective(
+            "search_threshold", _stored_config(h.store, conn, "search_threshold"), h.embedding_settings()[0]
+        )
     return recall(
         h,
         query,

@@ -16,7 +16,7 @@ def config_get(h: Handle, key: str) -> values.ConfigEntry:
     spec = config.lookup(key)
 
     stored = h.read(lambda s: h.store.meta.get(s, config.META_PREFIX + key))
-    return _entry(spec, stored)
+    return _entry(spec, stored, h.embedding_settings()[0])
 
 
 def config_value(h: Handle, key: str) -> Any:  # noqa: ANN401 - the setting's own type (int, float, bool or text)
@@ -25,12 +25,13 @@ def config_value(h: Handle, key: str) -> Any:  # noqa: ANN401 - the setting's ow
 
     config.lookup(key)
     with h.snapshot() as conn:
-        return config.effective(key, h.store.reads.config_values(conn).get(key))
+        return config.effective(key, h.store.reads.config_values(conn).get(key), h.embedding_settings()[0])
 
 
 def config_list(h: Handle) -> list[values.ConfigEntry]:
     stored = h.read(lambda s: h.store.meta.get_many(s, config.META_PREFIX))
-    return [_entry(spec, stored.get(config.META_PREFIX + spec.key)) for spec in config.REGISTRY.values()]
+    provider = h.embedding_settings()[0]
+    return [_entry(spec, stored.get(config.META_PREFIX + spec.key), provider) for spec in config.REGISTRY.values()]
 
 
 def config_set(h: Handle, key: str, value: str) -> values.ConfigChange:
@@ -38,11 +39,12 @@ def config_set(h: Handle, key: str, value: str) -> values.ConfigChange:
     if not isinstance(value, str):
         value = str(value).lower() if isinstance(value, bool) else str(value)
     canonical = spec.validate(value)
+    default = config.default(key, h.embedding_settings()[0])
 
     def write(session: Session) -> values.ConfigChange:
         previous = h.store.meta.get(session, config.META_PREFIX + key)
         h.store.meta.put(session, config.META_PREFIX + key, canonical)
-        return values.ConfigChange(key, canonical, previous if previous is not None else spec.default)
+        return values.ConfigChange(key, canonical, previous if previous is not None else default)
 
     return h.write(write)
 
@@ -64,10 +66,11 @@ def config_reset(h: Handle, key: str | None = None, *, all: bool = False) -> lis
     return [key] if h.write(lambda s: h.store.meta.delete(s, config.META_PREFIX + key)) else []
 
 
-def _entry(spec: config.ConfigKey, stored: str | None) -> values.ConfigEntry:
+def _entry(spec: config.ConfigKey, stored: str | None, provider: str) -> values.ConfigEntry:
+    default = config.default(spec.key, provider)
     if stored is None:
-        return values.ConfigEntry(spec.key, spec.default, "default", spec.default, spec.description)
-    return values.ConfigEntry(spec.key, stored, "brain", spec.default, spec.description)
+        return values.ConfigEntry(spec.key, default, "default", default, spec.description)
+    return values.ConfigEntry(spec.key, stored, "brain", default, spec.description)
 
 
 # ------------------------------------------------------------------ relation registry

@@ -21,7 +21,7 @@ from cerebro.errors import quote
 if TYPE_CHECKING:
     from cyclopts import App
 
-FORMATS = ("md", "json")
+FORMATS = ("md", "json", "jsonl")
 _VALUE_OPTIONS = {"--format": "format", "-f": "format", "--project": "project", "-p": "project"}
 _FLAG_OPTIONS = {"--quiet": "quiet", "-q": "quiet"}
 # Commands whose own ``--format`` names something else (export's dump format) keep it.
@@ -87,8 +87,7 @@ COMMANDS = {
 
 HELP = """Local-first persistent memory for AI coding agents.
 
-Each project gets a brain (one SQLite file under $CEREBRO_HOME, default ~/.cerebro).
-Global options, before or after the command: --format md|json, --project/-p DIR, --quiet/-q."""
+Each project gets a brain (one SQLite file under $CEREBRO_HOME, default ~/.cerebro)."""
 
 
 STDIN_TOKEN = "-"  # noqa: S105 - the command-line token for stdin, not a password
@@ -146,7 +145,7 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
         rest = head + ["--"] + [STDIN_TOKEN] * (rest[:cut].count(STDIN_TOKEN)) + tail
     fmt = options.get("format")
     if fmt is not None and fmt not in FORMATS:
-        raise UsageError(f"--format must be md or json, got {quote(fmt)}", command)
+        raise UsageError(f"--format must be md, json or jsonl, got {quote(fmt)}", command)
     return options, rest
 
 
@@ -168,13 +167,17 @@ def build_app(detailed: str | None = None) -> App:
             app.command(path, name=name)
         else:
             app.command(path, name=name, help=summary)
+    if detailed not in _OWN_FORMAT_COMMANDS:  # export's --format is its own: no global one in its help
+        from cerebro.cli.global_options import global_options
+
+        app.meta.default(global_options)  # help only: adds the "Global options" panel to every command's help
     return app
 
 
 def _fail(message: str, code: int) -> int:
     """One line on stderr: ``cerebro: error: …``, or under ``--format json`` a JSON object naming the exit code."""
     text = " ".join(str(message).split())
-    if state.format == "json":
+    if state.format in ("json", "jsonl"):
         import json
 
         from cerebro.errors import exit_name
@@ -200,7 +203,9 @@ def run(argv: Sequence[str] | None = None) -> int:
                 sys.stdout.write("{}\n")
             return 0
         # The options could not be read; the caller may still have asked for JSON.
-        asked = "--format=json" in tokens or ("--format", "json") in itertools.pairwise(tokens)
+        asked = {f"--format={f}" for f in ("json", "jsonl")} & set(tokens) or any(
+            pair in itertools.pairwise(tokens) for pair in (("--format", "json"), ("--format", "jsonl"))
+        )
         state.format = "json" if asked else "md"
         return _fail(str(exc), 2)
     state.format = str(options.get("format", "md"))

@@ -76,6 +76,7 @@ def run(spec: RecallSpec) -> None:
             emit(
                 {"mode": "prime", "results": [p.to_dict() for p in primed]},
                 lambda: render_scored(primed, explain=False, empty="No memories found."),
+                items="results",
             )
             return
         subtype = spec.get("subtype")
@@ -99,11 +100,18 @@ def run(spec: RecallSpec) -> None:
         if result.expansion == "gated":
             brain.count_expansion_skip()
         depth = spec.get("provenance_depth")
-        chains = (
-            {r.node.id: brain.walk_provenance(r.node.id, depth=depth) for r in result.results}
-            if depth is not None
-            else None
-        )
+        chains = None
+        if depth is not None:  # each result's sources, walked in the brain it came from
+            chains = {
+                r.node.id: brain.walk_provenance(r.node.id, depth=depth) for r in result.results if r.store != "global"
+            }
+            from_global = [r.node.id for r in result.results if r.store == "global"]
+            if from_global:
+                from cerebro.api import Brain
+                from cerebro.brain.promotion import global_brain_path
+
+                with Brain.open(global_brain_path()) as other:
+                    chains |= {node_id: other.walk_provenance(node_id, depth=depth) for node_id in from_global}
     explain = bool(spec["explain"])
     data = result.to_dict(explain=explain)
     if chains is not None:
@@ -122,4 +130,4 @@ def run(spec: RecallSpec) -> None:
             suffixes=suffixes,
         )
 
-    emit(data, md)
+    emit(data, md, items="results")

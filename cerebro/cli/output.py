@@ -13,10 +13,18 @@ if TYPE_CHECKING:
     from cerebro.values import Node
 
 
-def emit(data: object, render_md: Callable[[], str] | str) -> None:
-    """Print ``data`` as JSON, or the markdown text, according to ``--format``."""
+def emit(data: dict[str, Any], render_md: Callable[[], str] | str, *, items: str | None = None) -> None:
+    """Print ``data`` as JSON, JSON lines or the markdown text, according to ``--format``.
+
+    Every JSON output is one object whose shape no flag changes (its schema: ``cerebro/cli/schemas/``).
+    ``items`` names the list a ``--format jsonl`` reader wants one per line (``list``'s memories, recall's
+    results); an output with no list prints its object as one line.
+    """
     if state.format == "json":
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    elif state.format == "jsonl":
+        rows = data[items] if items is not None else [data]
+        sys.stdout.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     else:
         text = render_md() if callable(render_md) else render_md
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

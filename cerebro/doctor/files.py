@@ -124,7 +124,8 @@ def check_metrics(project: Path) -> Check:
             from cerebro.metrics.store import ingest_summary
 
             with _reader(target) as conn:
-                extra["last_ingest"], offsets, extra["turns"] = ingest_summary(conn)
+                last, offsets, extra["turns"] = ingest_summary(conn)
+                extra["last_ingest"] = _rfc3339(last)
         except (driver().DatabaseError, ValueError) as exc:
             return Check(
                 "metrics",
@@ -233,3 +234,15 @@ def _age(seconds: float | None) -> str:
     if seconds < 48 * 3600:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.1f} days"
+
+
+def _rfc3339(stored: str | None) -> str | None:
+    """A stored instant as RFC 3339 (like every time in JSON); text that does not parse is shown as stored."""
+    if stored is None:
+        return None
+    from cerebro import clock
+
+    try:
+        return clock.rfc3339(clock.parse(stored))
+    except ValueError:
+        return stored

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cerebro import config
 from cerebro.errors import InvalidInput, quote
 from cerebro.evals.metrics import Tally
 
@@ -168,7 +169,7 @@ def run(
                         progress(done, total)
                 report.settings = {
                     "embedding_model": brain.stats().embedding_model,
-                    "config": {e.key: e.value for e in brain.config_list() if e.source == "brain"},
+                    "config": {e.key: config.typed(e.key, e.value) for e in brain.config_list() if e.source == "brain"},
                     "limit": limit,
                 }
     report.seconds = time.monotonic() - started

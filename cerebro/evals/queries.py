@@ -84,7 +84,7 @@ def run(
     stats = brain.stats()
     means = tally.means()
     return {
-        "generated_at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "generated_at": clock.rfc3339(clock.now()),
         "brain": {
             "schema_version": stats.schema_version,
             "active_nodes": stats.active_nodes,

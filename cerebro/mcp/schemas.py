@@ -70,7 +70,7 @@ NODE: dict[str, Any] = {
         "importance": {"type": "number"},
         "score": {"type": "number"},
         "similarity": {"type": "number"},
-        "anchor_status": {"type": "string"},
+        "anchor_status": {"type": ["string", "null"]},  # null where the tool did not check the anchors
     },
 }
 ID_RESULT = {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}, "notices": NOTICES}}

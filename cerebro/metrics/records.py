@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -32,7 +33,22 @@ class TurnMetrics:
     id: int | None = None  # set when read back from the database
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """For JSON: the timestamp as RFC 3339 UTC like every other time (null when the transcript had none)."""
+        return asdict(self) | {"timestamp": _rfc3339(self.timestamp)}
+
+
+_RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
+
+
+def _rfc3339(text: str) -> str | None:
+    if _RFC3339_UTC.match(text or ""):
+        return text  # as Claude Code writes it (milliseconds kept)
+    from cerebro import clock
+
+    try:
+        return clock.rfc3339(clock.parse(text))
+    except ValueError:
+        return None
 
 
 @dataclass

@@ -194,7 +194,7 @@ def test_get_json_shape(cli, add, brain_path):
     clock.set_now(T0)
     node_id = add("shape", "--metadata", '{"k": "v"}')
     data = ok(cli("get", node_id, "--format", "json")).json()
-    assert set(data) == NODE_KEYS | {"edges", "provenance_status", "origin_status"}
+    assert set(data) == NODE_KEYS | {"edges", "provenance_status", "origin_status", "anchor_status", "anchors"}
     assert data["provenance_status"] in ("none", "legacy") and data["origin_status"] in ("unknown", "legacy")
     assert data["id"] == node_id
     assert data["content"] == "shape"

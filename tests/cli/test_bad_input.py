@@ -226,7 +226,7 @@ def test_hostile_content_round_trips_verbatim(cli, project, brain_path, content)
     node_id = ok(cli("-p", str(project), "add", "--", content)).stdout.strip()
     assert node(brain_path, node_id).content == content
     assert ok(cli("get", node_id, "--format", "json")).json()["content"] == content
-    assert ok(cli("list", "--format", "json")).json()[0]["content"] == content
+    assert ok(cli("list", "--format", "json")).json()["memories"][0]["content"] == content
     assert fts_rows(brain_path)[node_id][0] == content
     md = ok(cli("get", node_id)).stdout
     assert content in md
@@ -244,7 +244,7 @@ def test_hostile_content_in_other_fields(cli, add, brain_path):
     assert n.subtype == hostile
     assert n.metadata == {"q": "' OR 1=1 --", "e": "🔥"}
     assert n.origin.actor == hostile
-    assert ok(cli("list", "--subtype", hostile, "--format", "json")).json()[0]["id"] == node_id
+    assert ok(cli("list", "--subtype", hostile, "--format", "json")).json()["memories"][0]["id"] == node_id
 
 
 def test_corrupt_brain_file_is_a_clean_error(cli, brain_path):

@@ -66,7 +66,7 @@ def test_get_default_and_set(cli, brain_path):
 
 def test_list_json_in_registry_order(cli, brain_path):
     ok(cli("config", "set", "gc_threshold", "0.2"))
-    data = ok(cli("config", "list", "--format", "json")).json()
+    data = ok(cli("config", "list", "--format", "json")).json()["settings"]
     assert [e["key"] for e in data] == list(config.REGISTRY)
     assert [e["key"] for e in data] == [
         "prime_limit",
@@ -94,12 +94,13 @@ def test_list_json_in_registry_order(cli, brain_path):
         assert set(entry) == {"key", "value", "source", "default", "description"}
         assert entry["description"]
         spec = config.REGISTRY[entry["key"]]
-        assert entry["default"] == spec.parse(spec.default)  # in its own type: 20, 0.3, true, "rrf"
-        assert type(entry["default"]) is type(spec.parse(spec.default))
+        default = spec.parse(config.default(entry["key"], "local"))  # this brain's provider (search_threshold)
+        assert entry["default"] == default  # in its own type: 20, 0.3, true, "rrf"
+        assert type(entry["default"]) is type(default)
         if entry["key"] == "gc_threshold":
             assert (entry["value"], entry["source"]) == (0.2, "brain")
         else:
-            assert (entry["value"], entry["source"]) == (spec.parse(spec.default), "default")
+            assert (entry["value"], entry["source"]) == (default, "default")
     kinds = {entry["key"]: type(entry["value"]) for entry in data}
     assert (kinds["prime_limit"], kinds["gc_threshold"], kinds["bm25_enabled"], kinds["fusion"]) == (
         int,

@@ -194,7 +194,7 @@ SEEDED = ["contradicts", "derived_from", "supersedes", "supports"]
 
 
 def test_relation_list_seeded(cli, brain_path):
-    data = ok(cli("relation", "list", "--format", "json")).json()
+    data = ok(cli("relation", "list", "--format", "json")).json()["relations"]
     assert [r["name"] for r in data] == SEEDED
     for r in data:
         assert set(r) == {"name", "traversal_class", "created_at"}

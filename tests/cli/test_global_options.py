@@ -55,8 +55,8 @@ def test_projects_are_isolated(cli, brain_path, tmp_path):
     other.mkdir()
     ok(cli("init", "-p", str(other)))
     ok(cli("add", "only in default project"))
-    assert ok(cli("list", "--format", "json", "--project", str(other))).json() == []
-    assert len(ok(cli("list", "--format", "json")).json()) == 1
+    assert ok(cli("list", "--format", "json", "--project", str(other))).json() == {"memories": []}
+    assert len(ok(cli("list", "--format", "json")).json()["memories"]) == 1
 
 
 def test_claude_project_dir_then_cwd(cli, brain_path, project, tmp_path, monkeypatch):

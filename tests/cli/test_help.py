@@ -216,3 +216,28 @@ def test_version_flags(cli, flag):
 
     result = cli(flag)
     assert (result.exit_code, result.stdout) == (0, f"{__version__}\n")
+
+
+@pytest.mark.parametrize("path", all_commands(), ids=" ".join)
+def test_every_command_help_shows_the_global_options_with_their_choices(cli, path):
+    """Issue 16: the global options are in each command's help (export's --format is its own dump format)."""
+    out = flat(cli(*path, "--help", project_dir=None).stdout)
+    if path[0] == "export":
+        assert "Global options" not in out
+        return
+    assert "Global options (before or after the command)" in out, out
+    assert "--project -p" in out and "--quiet -q" in out
+    assert "--format -f CHOICE" in out and "[choices: md, json, jsonl]" in out
+
+
+def test_the_help_and_the_pre_parser_know_the_same_global_options():
+    """The help's signature only describes the options split_global_options reads: names and choices agree."""
+    import typing
+
+    from cerebro.cli import app as cli_app
+    from cerebro.cli.global_options import global_options
+
+    hints = typing.get_type_hints(global_options, include_extras=True)
+    names = {name for key in ("format", "project", "quiet") for name in hints[key].__metadata__[0].name}
+    assert names == set(cli_app._VALUE_OPTIONS) | set(cli_app._FLAG_OPTIONS) == GLOBAL_OPTIONS
+    assert typing.get_args(hints["format"].__origin__) == cli_app.FORMATS

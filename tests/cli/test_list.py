@@ -29,12 +29,12 @@ def corpus(cli, add):
         ids[key] = add(content, *args)
     clock.set_now(T0 + timedelta(minutes=10))
     ok(cli("supersede", ids["e2"], "episode two, revised"))
-    ids["e3"] = ok(cli("list", "--limit", "1", "--format", "json")).json()[0]["id"]
+    ids["e3"] = ok(cli("list", "--limit", "1", "--format", "json")).json()["memories"][0]["id"]
     return ids
 
 
 def listed(cli, *args):
-    return [n["id"] for n in ok(cli("list", *args, "--format", "json")).json()]
+    return [n["id"] for n in ok(cli("list", *args, "--format", "json")).json()["memories"]]
 
 
 def test_list_newest_first(cli, corpus, brain_path):
@@ -71,7 +71,7 @@ def test_list_limit(cli, corpus):
 
 
 def test_list_json_shape(cli, corpus):
-    data = ok(cli("list", "--format", "json")).json()
+    data = ok(cli("list", "--format", "json")).json()["memories"]
     assert isinstance(data, list)
     for item in data:
         expected = {"id", "type", "subtype", "content", "status", "importance", "created_at"}
@@ -88,7 +88,7 @@ def test_list_md(cli, corpus):
 
 def test_list_empty(cli, brain_path):
     assert ok(cli("list")).stdout == "No memories found.\n"
-    assert ok(cli("list", "--format", "json")).json() == []
+    assert ok(cli("list", "--format", "json")).json() == {"memories": []}
 
 
 @pytest.mark.parametrize(

@@ -23,5 +23,5 @@ def test_cli_usage_and_claudemd_block(cli) -> None:
     assert "- Before starting a task, or when stuck → `cerebro recall" in table.stdout
     block = cli("usage", "--claudemd-block", project_dir=None).stdout.strip()
     assert block.startswith(usage.BEGIN) and block.endswith(usage.END)
-    data = cli("usage", "--format", "json", project_dir=None).json()
+    data = cli("usage", "--format", "json", project_dir=None).json()["situations"]
     assert [d["command"] for d in data] == list(usage.USAGE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -72,11 +73,20 @@ OFFLINE_SIGNS = (
 )
 
 
-def _run(env_dir: Path, home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+def _run(
+    env_dir: Path, home: Path, cwd: Path, *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "CLAUDE_PROJECT_DIR")}
     env["CEREBRO_HOME"] = str(home)
+    env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"  # as after `pip install`: on PATH
     return subprocess.run(
-        [str(env_dir / "bin" / "cerebro"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        [str(env_dir / "bin" / "cerebro"), *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -149,3 +159,26 @@ def test_installed_package_is_marked_typed(installed: Path) -> None:
     # PEP 561: type checkers use cerebro's own annotations only when the package ships py.typed.
     site = next((installed / "lib").glob("python*/site-packages"))
     assert (site / "cerebro" / "py.typed").is_file()
+
+
+@pytest.mark.slow
+def test_installed_cli_recalls_runs_its_hooks_and_doctor(installed: Path, tmp_path: Path) -> None:
+    """Outside the repository, with the wheel alone: Claude Code wiring, recall, the SessionStart hook and doctor."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    assert _run(installed, home, project, "init").returncode == 0
+    assert (project / ".claude" / "settings.json").is_file()  # the hooks, from the wheel's own templates
+    node_id = _run(installed, home, project, "add", "--type", "concept", "the deploy needs the VPN").stdout.strip()
+    recalled = _run(installed, home, project, "recall", "how do we deploy", "--format", "json")
+    assert recalled.returncode == 0, recalled.stderr
+    assert [r["id"] for r in json.loads(recalled.stdout)["results"]][:1] == [node_id]
+    payload = {"session_id": "wheel-1", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(project)}
+    primed = _run(installed, home, project, "hook", "prime", "--event", "sessionstart", stdin=json.dumps(payload))
+    assert primed.returncode == 0, primed.stderr
+    assert "the deploy needs the VPN" in json.loads(primed.stdout)["hookSpecificOutput"]["additionalContext"]
+    doctor = _run(installed, home, project, "doctor", "--format", "json")
+    checks = {c["name"]: c["status"] for c in json.loads(doctor.stdout)["checks"]}
+    assert doctor.returncode == 0, doctor.stdout
+    assert "fail" not in checks.values(), checks
+    site = next((installed / "lib").glob("python*/site-packages"))
+    assert (site / "cerebro" / "cli" / "schemas" / "recall.json").is_file()  # the JSON contract ships too

@@ -255,7 +255,7 @@ def episodes_by_subtype(fake_brain, at):
 
 
 def test_suggest_groups_biggest_first_oldest_first(run, episodes_by_subtype):
-    groups = run("consolidate", "--suggest")
+    groups = run("consolidate", "--suggest")["groups"]
     assert [g["subtype"] for g in groups] == ["deploy", "test", None]
     assert [g["count"] for g in groups] == [4, 2, 1]
     for group in groups:
@@ -264,11 +264,11 @@ def test_suggest_groups_biggest_first_oldest_first(run, episodes_by_subtype):
 
 
 def test_suggest_limit_truncates_but_counts_stay_exact(run, episodes_by_subtype):
-    groups = run("consolidate", "--suggest", "--limit", "5")
+    groups = run("consolidate", "--suggest", "--limit", "5")["groups"]
     assert [g["count"] for g in groups] == [4, 2, 1]
     assert [len(g["episodes"]) for g in groups] == [4, 1, 0]
     assert [e["id"] for e in groups[1]["episodes"]] == episodes_by_subtype["test"][:1]
-    groups = run("consolidate", "--suggest", "--limit", "2")
+    groups = run("consolidate", "--suggest", "--limit", "2")["groups"]
     assert [g["count"] for g in groups] == [4, 2, 1]
     assert [[e["id"] for e in g["episodes"]] for g in groups] == [episodes_by_subtype["deploy"][:2], [], []]
 
@@ -283,7 +283,7 @@ def test_suggest_text(run, episodes_by_subtype):
 
 
 def test_suggest_on_an_empty_brain(run):
-    assert run("consolidate", "--suggest") == []
+    assert run("consolidate", "--suggest") == {"groups": []}
     assert run("consolidate", "--suggest", fmt="md").strip() == "No active episodes."
 
 

@@ -380,7 +380,7 @@ def test_floor_property_nothing_at_twice_the_threshold_is_ever_evicted(run, add,
     assert evicted_ids(report) == (protected | doomed) - half
     report = run("gc")
     assert evicted_ids(report) == doomed
-    listed = {n["id"] for n in run("list", "--limit", "100")}
+    listed = {n["id"] for n in run("list", "--limit", "100")["memories"]}
     assert listed == protected
 
 
@@ -439,7 +439,7 @@ def test_gc_on_an_upgraded_go_brain_without_a_vector_table(upgraded, run_any, at
     path = upgraded("v4")
     assert not has_table(path, "vec_nodes")
     now = at(UPGRADED_AT + timedelta(days=3650))
-    active = run_any("list", "--status", "active", "--limit", "100")
+    active = run_any("list", "--status", "active", "--limit", "100")["memories"]
     expected = {n["id"] for n in active if retention_of(n, now) < 0.3}
     assert expected == {V4_F10}  # importance 0.5 reflection, never accessed: 0.25 after ten years
     archive_before = archive_rows(path)

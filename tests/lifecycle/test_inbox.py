@@ -359,7 +359,7 @@ def test_import_never_creates_candidates(cli, quarantined, tmp_path, fmt):
     assert result.exit_code == 0, result
     listed = cli("inbox", "list", "--format", "json", project_dir=other)
     assert listed.exit_code == 0 and listed.json() == {"candidates": []}
-    nodes = {n["id"] for n in cli("list", "--format", "json", project_dir=other).json()}
+    nodes = {n["id"] for n in cli("list", "--format", "json", project_dir=other).json()["memories"]}
     assert nodes == {quarantined["stale"], quarantined["concept"]}
 
 

@@ -65,7 +65,7 @@ def test_a_simulated_month(run, cli, at, fake_brain_path, project):
             ids[key] = run("add", content, *args)["id"]
         if today == 8:
             # The agent asks what to consolidate and merges the migration episodes into a concept.
-            groups = {g["subtype"]: g for g in run("consolidate", "--suggest", "--limit", "50")}
+            groups = {g["subtype"]: g for g in run("consolidate", "--suggest", "--limit", "50")["groups"]}
             migration = [e["id"] for e in groups["migration"]["episodes"]]
             assert migration == [ids["m1"], ids["m2"], ids["m3"]]  # oldest first
             assert groups["migration"]["count"] == 3
@@ -93,7 +93,7 @@ def test_a_simulated_month(run, cli, at, fake_brain_path, project):
 
     # Day 30: what should go, from the formula alone and the memories as the CLI shows them.
     now = at(30, hours=9)
-    active = run("list", "--status", "active", "--limit", "1000")
+    active = run("list", "--status", "active", "--limit", "1000")["memories"]
     independent = {n["id"] for n in active if retention_of(n, now) < THRESHOLD}
     assert archive_rows(fake_brain_path) == {}
     assert independent == {ids[k] for k in DECAYED}
@@ -119,8 +119,8 @@ def test_a_simulated_month(run, cli, at, fake_brain_path, project):
     assert len(log_lines) == 4
 
     # Consolidated (even the low-importance m3) and superseded memories are not gc's business.
-    assert {n["id"] for n in run("list", "--status", "consolidated")} == consolidated
-    assert {n["id"] for n in run("list", "--status", "superseded")} == {ids["f3"]}
+    assert {n["id"] for n in run("list", "--status", "consolidated")["memories"]} == consolidated
+    assert {n["id"] for n in run("list", "--status", "superseded")["memories"]} == {ids["f3"]}
     # The survivors that were at risk: reinforced (l5), recent enough (k16, k25), slow types (proc1, r0).
     for key in ("l5", "k16", "k25", "proc1", "r0", "p0", "p29"):
         assert run("get", ids[key])["status"] == "active"

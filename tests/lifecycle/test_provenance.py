@@ -271,7 +271,7 @@ def meta(path, key):
 
 
 def listed(run_any) -> dict[str, dict]:
-    return {n["id"]: n for n in run_any("list", "--limit", "100")}
+    return {n["id"]: n for n in run_any("list", "--limit", "100")["memories"]}
 
 
 def test_v4_upgrade_legacy_none_complete(upgraded, run_any, at):
@@ -377,7 +377,7 @@ def test_origin_recorded_unknown(run, at, monkeypatch):
 def test_statuses_on_every_node_json(run, at, fake_brain):
     at(0)
     node = run("add", "any memory at all")["id"]
-    for data in (run("get", node), run("list")[0], run("recall", "any memory at all")["results"][0]):
+    for data in (run("get", node), run("list")["memories"][0], run("recall", "any memory at all")["results"][0]):
         assert data["provenance_status"] == "none"
         assert data["origin_status"] == "unknown"
 

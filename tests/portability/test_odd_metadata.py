@@ -41,7 +41,7 @@ def test_reading_tolerates_every_odd_value_and_flags_it(odd: Path, cli) -> None:
         assert brain.get(HALF).node.metadata == {metadata.RAW_KEY: '{"half": '}
     data = ok(cli("get", TEXT[:8], "--format", "json")).json()
     assert data["metadata"] == {metadata.RAW_KEY: "free text, not JSON"}
-    listed = ok(cli("list", "--format", "json")).json()
+    listed = ok(cli("list", "--format", "json")).json()["memories"]
     assert {n["id"] for n in listed} >= {TEXT, LIST, BLOB, HALF}
 
 

@@ -196,7 +196,7 @@ def test_verified_stale_missing_restored(cli, repo):
     def statuses():
         return [
             get_json(cli, node_id)["anchor_status"],
-            ok(cli("list", "--format", "json")).json()[0]["anchor_status"],
+            ok(cli("list", "--format", "json")).json()["memories"][0]["anchor_status"],
             ok(cli("recall", "login token", "--format", "json")).json()["results"][0]["anchor_status"],
         ]
 

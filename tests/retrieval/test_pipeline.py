@@ -616,7 +616,7 @@ def test_explain_is_absent_without_the_flag(cli, fake_brain_path):
         brain.add(SEED)
     data = cli("recall", QUERY, "--format", "json").json()
     assert "explain" not in data["results"][0]
-    assert "expansion" not in data
+    assert (data["expansion"], data["notices"]) == ("expanded", [])  # always there: flags add, never reshape
 
 
 def test_explain_markdown_shows_components(cli, fake_brain_path):

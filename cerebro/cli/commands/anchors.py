@@ -40,4 +40,4 @@ def anchors(
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
 
-    emit({"memories": [n.to_dict() for n in nodes]}, md)
+    emit({"memories": [n.to_dict() for n in nodes]}, md, items="memories")

@@ -52,7 +52,7 @@ def brains() -> None:
             return "No brains yet: run 'cerebro init' in a project."
         return "\n".join(["# Cerebro Brains", ""] + [line for info in found for line in _line(info)])
 
-    emit({"brains": [info.to_dict() for info in found]}, md)
+    emit({"brains": [info.to_dict() for info in found]}, md, items="brains")
 
 
 @app.command

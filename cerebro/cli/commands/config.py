@@ -75,7 +75,7 @@ def config_list() -> None:
         lines += ["", "Set with: cerebro config set <key> <value>"]
         return "\n".join(lines)
 
-    emit([e.to_dict() for e in entries], md)
+    emit({"settings": [e.to_dict() for e in entries]}, md, items="settings")
 
 
 @app.command(name="reset")

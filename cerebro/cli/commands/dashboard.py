@@ -29,7 +29,7 @@ def dashboard(
     """
     if last < 1:
         raise InvalidInput(f"--last must be at least 1, got {last}")
-    if state.format == "json":
+    if state.format != "md":
         raise InvalidInput(
             "dashboard draws on a terminal and has no JSON form; use 'cerebro stats --metrics --format json'"
         )

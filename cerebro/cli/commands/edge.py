@@ -84,7 +84,7 @@ def relation_list() -> None:
             or "No relations registered."
         )
 
-    emit([r.to_dict() for r in rows], md)
+    emit({"relations": [r.to_dict() for r in rows]}, md, items="relations")
 
 
 @relation_app.command(name="rm")

@@ -81,7 +81,7 @@ def inbox_list(*, limit: Annotated[int | None, Parameter(help="At most this many
             )
         return "\n\n".join(blocks)
 
-    emit({"candidates": [c.to_dict() for c in candidates]}, md)
+    emit({"candidates": [c.to_dict() for c in candidates]}, md, items="candidates")
 
 
 @app.command(name="approve")

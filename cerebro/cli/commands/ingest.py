@@ -67,5 +67,5 @@ def ingest(
             text += f" ({report.malformed_lines} malformed lines skipped)"
         return text
 
-    if state.format == "json" or not state.quiet:
+    if state.format != "md" or not state.quiet:
         emit(data, md)

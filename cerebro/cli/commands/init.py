@@ -84,6 +84,13 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
         ),
     ] = False,
     purge: Annotated[bool, Parameter(help="With --remove: also delete the project's brain, after a backup")] = False,
+    own_brain: Annotated[
+        bool,
+        Parameter(
+            help="In a linked git worktree: a brain of its own, instead of the one the repository's worktrees "
+            "share (the main worktree's)"
+        ),
+    ] = False,
     agent: Annotated[
         list[AgentName] | None,
         Parameter(
@@ -103,6 +110,7 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
       cerebro init
       cerebro init --agent codex --agent gemini
       cerebro init --skip-integration --embed-provider none
+      cerebro init --own-brain
     """  # noqa: E501 - one paragraph: the help renderer wraps it
     from cerebro.api import Brain
     from cerebro.cli_state import state
@@ -112,6 +120,8 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
 
     if purge and not remove:
         raise InvalidInput("--purge goes with --remove")
+    if own_brain and (global_ or remove):
+        raise InvalidInput("--own-brain does not go with --global or --remove")
     if remove and (global_ or force or skip_integration or embed_provider or embed_model or embed_dims is not None):
         raise InvalidInput("--remove takes only --local, --purge and --agent")
     chosen = mcp_agents.agents(list(agent)) if agent else None
@@ -130,14 +140,19 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
         cc.check(targets)  # a settings file we cannot merge into: refuse before the brain is touched
     if chosen:
         mcp_agents.check(project, chosen)  # the same for the agents' configuration files
-    target = paths.global_brain_path() if global_ else brain_path()
+    if global_:
+        target, owner = paths.global_brain_path(), None
+    elif own_brain:
+        target, owner = paths.own_brain_path(project), project
+    else:  # a linked worktree shares its repository's brain (ADR 0025): the main worktree is its project
+        target, owner = brain_path(), paths.brain_owner(project)
     result = Brain.init(
         target,
         embed_provider=embed_provider,
         embed_model=embed_model,
         embed_dims=embed_dims,
         force=force,
-        project=None if global_ else project,
+        project=owner,
     )
     data = result.to_dict() | {"is_global": global_}
     scaffolded = None

@@ -117,9 +117,7 @@ def gc(
         with open_brain() as brain:
             report = brain.gc(threshold=threshold, dry_run=dry_run)
         if handle is not None:
-            line = json.dumps(
-                {"at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"), **report.to_dict()}, ensure_ascii=False
-            )
+            line = json.dumps({"at": clock.rfc3339(clock.now()), **report.to_dict()}, ensure_ascii=False)
             handle.write(line + "\n")
     finally:
         if handle is not None:
@@ -186,7 +184,7 @@ def consolidate(
                 out += [f"- {n.short_id}: {' '.join(n.content.split())[:120]}" for n in g["episodes"]]
             return "\n".join(out)
 
-        emit(data, md)
+        emit({"groups": data}, md, items="groups")
         return
     if not into:
         raise InvalidInput("consolidate needs --into <id> (or --suggest)")

@@ -193,4 +193,4 @@ def list_(
 
     with open_brain() as brain:
         nodes = brain.list(type=type_, status=status, subtype=UNSET if subtype is None else subtype, limit=limit)
-    emit([n.to_dict() for n in nodes], lambda: render_nodes(nodes))
+    emit({"memories": [n.to_dict() for n in nodes]}, lambda: render_nodes(nodes), items="memories")

@@ -95,7 +95,11 @@ def search(
         for notice in result.notices:
             warn(notice)
         brain.touch_accessed(result.ids)
-    emit(result.to_dict(), lambda: _render(result.results, explain=False, empty="No relevant memories found."))
+    emit(
+        result.to_dict(),
+        lambda: _render(result.results, explain=False, empty="No relevant memories found."),
+        items="results",
+    )
 
 
 def embed(

@@ -20,4 +20,5 @@ def usage(
     from cerebro.integration.claude_code import usage as map_
 
     data = [{"command": name, "situation": s, "invocation": i, "contract": c} for name, (s, i, c) in map_.USAGE.items()]
-    emit(data, map_.claudemd_block() if claudemd_block else f"# Cerebro capability map\n\n{map_.render()}")
+    text = map_.claudemd_block() if claudemd_block else f"# Cerebro capability map\n\n{map_.render()}"
+    emit({"situations": data}, text, items="situations")

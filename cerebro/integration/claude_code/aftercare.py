@@ -270,7 +270,7 @@ def _collect_garbage(job: Job) -> str | None:
     if report.archived:
         from cerebro import clock
 
-        line = json.dumps({"at": clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"), **report.to_dict()}, ensure_ascii=False)
+        line = json.dumps({"at": clock.rfc3339(clock.now()), **report.to_dict()}, ensure_ascii=False)
         try:
             append_private(gc_log_path(job.project), line + "\n")
         except OSError as exc:
