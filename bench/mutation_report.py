@@ -187,6 +187,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x_feedback", "strict=False"): "vectors of one model: equal lengths by construction",
     ("x_feedback", "zip(*vectors)"): "vectors of one model: equal lengths by construction",
     ("x_vector_lane", "usable: list[tuple[str, float]] = None"): "the first pass (there always is one) assigns it",
+    ("x_recall", "options.feedback_docs >= 0"): "0 documents read no vectors: feedback() returns the query as is",
+    ("x_recall", "options.feedback_weight >= 0"): "a weight of 0 moves a unit query by nothing",
+    ("x_search", "limit < 0"): "LIMIT 0 returns no rows: the early return only saves the query",
+    ("x_search", "match is None and limit <= 0"): "MATCH NULL and LIMIT 0 both return no rows",
+    ("x_search", "cast(None, ())"): "typing.cast does nothing at run time",
 }
 
 # SQL text: a statement, or a fragment appended to one (" AND …", " LIMIT …"), written in upper case — the

@@ -241,7 +241,7 @@ def query_terms(query: str, *, drop_stop_words: bool = True) -> list[str]:
     match the name on its own.
     """
     tokens = [_POSSESSIVE.sub("", t.strip(_EDGE_PUNCTUATION)) for t in (query or "").split()]
-    tokens = [t for t in tokens if t.strip(_EDGE_PUNCTUATION)]
+    tokens = [t for t in tokens if t]  # what was only punctuation
     seen: dict[str, str] = {}
     for token in tokens:
         seen.setdefault(token.lower(), token)

@@ -1,0 +1,118 @@
+"""Details of the recall pipeline and the keyword lane that a user relies on without seeing them (each written
+for a mutant that survived the suite): recency counts from the last use, the keyword lane filters by subtype
+before it is cut, one feedback document is enough, centering works without the Brain's cache, and the query's
+terms are read exactly."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cerebro import Brain, clock, recall, scoring
+from cerebro.recall import RecallOptions
+from cerebro.store import fts
+from cerebro.store.sqlite import SQLITE
+
+T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def clock_at_t0():
+    clock.set_now(T0)
+    yield
+    clock.set_now(None)
+
+
+def _sql(brain: Brain, statement: str, *params: object) -> None:
+    import sqlean.dbapi2 as sqlean
+
+    conn = sqlean.connect(str(brain.path))
+    conn.execute(statement, params)
+    conn.commit()
+    conn.close()
+
+
+def test_recency_counts_from_the_last_use_not_from_creation(fake_brain: Brain) -> None:
+    node = fake_brain.add("walrus tusk ivory", type="concept")
+    month_ago = clock.format_ts(T0 - timedelta(days=30))
+    now = clock.format_ts(T0)
+    _sql(fake_brain, "UPDATE nodes SET created_at = ?, last_accessed = ? WHERE id = ?", month_ago, now, node)
+    (hit,) = fake_brain.recall("walrus tusk", lanes=("vector",)).results
+    assert hit.parts.recency == pytest.approx(1.0)  # used just now
+    _sql(fake_brain, "UPDATE nodes SET last_accessed = NULL WHERE id = ?", node)
+    (hit,) = fake_brain.recall("walrus tusk", lanes=("vector",)).results
+    assert hit.parts.recency == pytest.approx(scoring.recency(0.02, 30.0))  # never used: from its creation
+
+
+def test_the_keyword_lane_filters_by_subtype_before_it_keeps_its_best(fake_brain: Brain) -> None:
+    """With one candidate a lane, the wanted subtype must be chosen inside the lane: a better match of another
+    subtype would fill the place and the final filter would leave nothing."""
+    fake_brain.add("zebra zebra zebra stripes", subtype="a")  # the better BM25 match
+    wanted = fake_brain.add("a zebra once", subtype="b")
+    fake_brain.config_set("lane_depth", "1")
+    assert fake_brain.recall("zebra", limit=1, subtype="b", lanes=("keyword",)).ids == [wanted]
+
+
+def test_one_feedback_document_is_enough_to_steer_the_query(fake_brain: Brain) -> None:
+    target = fake_brain.add("zebra crossing near the station, painted stripes")
+    fake_brain.add("unrelated note about lunch")
+    fake_brain.config_set("recall_threshold", "0")
+    fake_brain.config_set("feedback_docs", "1")
+    steered = {r.node.id: r for r in fake_brain.recall("zebra")}[target]
+    fake_brain.config_set("feedback_docs", "0")
+    plain = {r.node.id: r for r in fake_brain.recall("zebra")}[target]
+    assert steered.parts.relevance >= plain.parts.relevance + 0.1
+
+
+def _pipeline(brain: Brain, query: str, **options: object) -> list[str]:
+    """recall.recall called directly, as a program embedding the pipeline would: no Brain caches."""
+    vector = brain.handle.embed([query])[0]
+    with brain.handle.snapshot() as conn:
+        result = recall.recall(SQLITE, conn, query, vector, RecallOptions(now=T0, **options), mode="hybrid")
+    return [(r.node.id, round(r.score, 6)) for r in result.results]
+
+
+def test_centering_without_the_brains_cache_reads_the_mean_itself(fake_brain: Brain) -> None:
+    words = ["amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "iris", "juniper"]
+    for i in range(60):  # above CENTERING_MIN: the brain has a mean to center on
+        fake_brain.add(f"{words[i % 10]} {words[(i * 3 + 1) % 10]} shared common words item{i}")
+    query = "cedar harbor"
+    cached = _pipeline(fake_brain, query, mean=lambda conn: recall.brain_mean(SQLITE, conn))
+    uncached = _pipeline(fake_brain, query)
+    uncentered = _pipeline(fake_brain, query, centering=0.0)
+    assert uncached == cached
+    assert uncached != uncentered  # centering did something here, so the equality above means something
+
+
+def test_a_mean_of_another_width_is_ignored_rather_than_used(fake_brain: Brain) -> None:
+    for i in range(5):
+        fake_brain.add(f"walrus tusk item{i}")
+    other_model = _pipeline(fake_brain, "walrus", mean=lambda conn: [1.0 / math.sqrt(3)] * 3)
+    assert other_model == _pipeline(fake_brain, "walrus", centering=0.0)
+
+
+def test_query_terms_exactly() -> None:
+    assert fts.query_terms("") == [] and fts.query_terms(None) == []  # type: ignore[arg-type]
+    assert fts.query_terms("Straße STRASSE") == ["Straße", "STRASSE"]  # two words: only case folds them
+    assert fts.query_terms("Walrus walrus WALRUS") == ["Walrus"]
+    assert fts.query_terms("the, walrus") == ["walrus"]
+    assert fts.query_terms("walrus the)'s ...") == ["walrus"]  # punctuation left by the possessive cut: still "the"
+
+
+def test_keyword_search_for_memories_without_a_subtype(fake_brain: Brain) -> None:
+    bare = fake_brain.add("zebra without a subtype")
+    fake_brain.add("zebra with one", subtype="x")
+    with fake_brain.handle.snapshot() as conn:
+        assert [i for i, _ in fts.search(conn, "zebra", 10, subtype=None)] == [bare]
+        assert [i for i, _ in fts.search(conn, "zebra", 10, subtype="")] == [bare]
+        assert len(fts.search(conn, "zebra", 10)) == 2
+
+
+def test_keyword_search_can_keep_stop_words(fake_brain: Brain) -> None:
+    only_stop = fake_brain.add("the and of")
+    walrus = fake_brain.add("walrus")
+    with fake_brain.handle.snapshot() as conn:
+        assert [i for i, _ in fts.search(conn, "the walrus", 10)] == [walrus]
+        assert {i for i, _ in fts.search(conn, "the walrus", 10, drop_stop_words=False)} == {only_stop, walrus}
