@@ -83,6 +83,7 @@ COMMANDS = {
         "Find every problem with this project's Claude Code setup, with fixes",
     ),
     "mcp": ("cerebro.cli.commands.mcp:mcp", "Serve this project's memory to any agent over MCP (stdio or HTTP)"),
+    "completion": ("cerebro.cli.commands.completion:completion", "Shell completion: print or install the script"),
 }
 
 HELP = """Local-first persistent memory for AI coding agents.

@@ -78,12 +78,12 @@ CASES = [
     (("update", "{A}", "--importance", "1.5"), 2, "importance"),
     (("update", "{A}", "--importance", "nan"), 2, "importance"),
     # type / status
-    (("add", "x", "--type", "bogus"), 2, "unknown type"),
-    (("add", "x", "--type", "Episode"), 2, "unknown type"),
-    (("add", "x", "--type", ""), 2, "unknown type"),
+    (("add", "x", "--type", "bogus"), 2, "for --type"),
+    (("add", "x", "--type", "Episode"), 2, "for --type"),
+    (("add", "x", "--type", ""), 2, "for --type"),
     (("supersede", "{A}", "x", "--type", "bogus"), 2, "unknown type"),
-    (("list", "--type", "bogus"), 2, "unknown type"),
-    (("list", "--status", "deleted"), 2, "unknown status"),
+    (("list", "--type", "bogus"), 2, "for --type"),
+    (("list", "--status", "deleted"), 2, "for --status"),
     # content
     (("add", ""), 2, "empty"),
     (("add", " \n\t "), 2, "empty"),

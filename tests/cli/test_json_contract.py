@@ -116,6 +116,7 @@ COMMAND_LINES = [
     "stats --metrics",
     "brains",
     "usage",
+    "completion bash",
     "config list",
     "config get recall_threshold",
     "config set recall_threshold 0.4",

@@ -497,7 +497,7 @@ def test_cli_approve_warns_and_stays_pending_when_the_embedder_is_down(cli, fake
 @pytest.mark.parametrize(
     ("argv", "code", "fragment"),
     [
-        (("inbox", "add", "x", "--type", "fact"), 2, "unknown type"),
+        (("inbox", "add", "x", "--type", "fact"), 2, "for --type"),
         (("inbox", "add", "x", "--importance", "1.5"), 2, "importance"),
         (("inbox", "add", "x", "--importance", "nan"), 2, "importance"),
         (("inbox", "add", "x", "--metadata", "{bad"), 2, "metadata"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Literal
 
 from cyclopts import Parameter
 
@@ -11,7 +11,9 @@ from cerebro.cli.common import OriginActor, OriginChannel, OriginHost, OriginSes
 from cerebro.cli.output import emit, node_heading, render_nodes
 from cerebro.values import json_time
 
-TypeOpt = Annotated[str, Parameter(name="--type", help="episode, concept, procedure or reflection")]
+MemoryType = Literal["episode", "concept", "procedure", "reflection"]
+MemoryStatus = Literal["active", "consolidated", "superseded", "archived"]
+TypeOpt = Annotated[MemoryType, Parameter(name="--type", help="episode, concept, procedure or reflection")]
 AnchorOpt = Annotated[
     list[str] | None,
     Parameter(
@@ -177,8 +179,8 @@ def update(
 
 def list_(
     *,
-    type_: Annotated[str | None, Parameter(name="--type", help="Only this type")] = None,
-    status: Annotated[str | None, Parameter(help="active, consolidated, superseded or archived")] = None,
+    type_: Annotated[MemoryType | None, Parameter(name="--type", help="Only this type")] = None,
+    status: Annotated[MemoryStatus | None, Parameter(help="active, consolidated, superseded or archived")] = None,
     subtype: Annotated[str | None, Parameter(help="Only this subtype (empty: no subtype)")] = None,
     limit: Annotated[int, Parameter(help="At most this many")] = 50,
 ) -> None:

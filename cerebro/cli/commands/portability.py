@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from cyclopts import Parameter
 
@@ -18,7 +18,7 @@ from cerebro.errors import InvalidInput
 def export(
     *,
     format: Annotated[
-        str,
+        Literal["json", "jsonl", "sql", "sqlite"],
         Parameter(
             name=["--format", "-f"], help="json (upstream's bundle), jsonl (sorted, git-friendly), sql or sqlite"
         ),
@@ -84,7 +84,9 @@ def backup(
 def import_(
     file: Annotated[Path, Parameter(help="A json bundle (cerebro's or upstream's) or a jsonl export")],
     *,
-    on_conflict: Annotated[str, Parameter(help="skip (keep what the brain has) or replace (update in place)")] = "skip",
+    on_conflict: Annotated[
+        Literal["skip", "replace"], Parameter(help="skip (keep what the brain has) or replace (update in place)")
+    ] = "skip",
 ) -> None:
     """Import memories; the whole file is checked first and written in one transaction.
 

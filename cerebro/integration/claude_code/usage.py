@@ -119,6 +119,11 @@ USAGE: dict[str, tuple[str, str, str]] = {
         "cerebro mcp",
         "an MCP server on stdio: remember, recall, get, list and more as tools; the prime as a prompt",
     ),
+    "completion": (
+        "You want tab completion in your shell",
+        "cerebro completion --install",
+        "bash, zsh or fish; prints the script unless --install",
+    ),
 }
 
 
@@ -131,7 +136,19 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Share & lifecycle", ("promote", "export", "import", "backup", "reembed", "migrate")),
     (
         "Operator/infra (rarely agent-invoked)",
-        ("init", "config", "brains", "hook", "stop-guard", "ingest", "dashboard", "doctor", "mcp", "usage"),
+        (
+            "init",
+            "config",
+            "brains",
+            "hook",
+            "stop-guard",
+            "ingest",
+            "dashboard",
+            "doctor",
+            "mcp",
+            "completion",
+            "usage",
+        ),
     ),
 )
 INTRO = (
