@@ -127,3 +127,13 @@ def test_project_symlink_and_relative_path_reach_the_same_brain(cli, project, br
 def test_errors_stay_on_stderr_whatever_the_options(cli, brain_path, extra):
     assert_one_line_error(cli("get", "abc", *extra), "too short", exit_code=2)
     assert_one_line_error(cli(*extra, "config", "get", "nope"), exit_code=3)
+
+
+def test_quiet_leaves_only_results(cli, project) -> None:
+    """-q silences everything but results: init says what it made, not what to do next."""
+    loud = cli("init", "--embed-provider", "none")
+    assert "Tune it with: cerebro config list" in loud.stdout and "claude plugin marketplace add" in loud.stdout
+    quiet = cli("init", "--embed-provider", "none", "-q")
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    assert "already initialized at" in quiet.stdout
+    assert "Tune it with" not in quiet.stdout and "claude plugin" not in quiet.stdout

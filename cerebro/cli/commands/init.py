@@ -193,7 +193,7 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
         if scaffolded is not None:
             lines.append("")
             lines.extend(_report_lines(scaffolded, force=force))
-            if marketplace is not None:
+            if marketplace is not None and not state.quiet:  # advice, not a result: -q leaves it out
                 lines.append("")
                 lines.append("Claude Code plugin (instead of these files; hooks run once per session either way):")
                 lines.append(f"  claude plugin marketplace add {marketplace}")
@@ -203,7 +203,8 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
         if wired:
             lines.append("")
             lines.extend(_agent_lines(wired, force=force))
-        lines.append("Tune it with: cerebro config list")
+        if not state.quiet:
+            lines.append("Tune it with: cerebro config list")
         return "\n".join(lines)
 
     emit(data, md)
