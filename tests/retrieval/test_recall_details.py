@@ -116,3 +116,38 @@ def test_keyword_search_can_keep_stop_words(fake_brain: Brain) -> None:
     with fake_brain.handle.snapshot() as conn:
         assert [i for i, _ in fts.search(conn, "the walrus", 10)] == [walrus]
         assert {i for i, _ in fts.search(conn, "the walrus", 10, drop_stop_words=False)} == {only_stop, walrus}
+
+
+@pytest.fixture
+def centered_brain(fake_brain: Brain) -> tuple[Brain, str]:
+    """Sixty memories share the word "shared" (the brain's mean leans to it); the target is "shared walrus" minus
+    the walrus: close to the query as asked (0.71), far from it once the query is centered."""
+    words = ["amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "iris", "juniper", "kelp"]
+    for i in range(60):  # words whose hashed buckets miss "walrus" and "shared": cosine 0.41, under the 0.5 below
+        fake_brain.add(f"shared {words[i % 11]} {words[(i * 3 + 1) % 11]}")
+    target = fake_brain.add("shared")
+    fake_brain.config_set("lane_depth", "100")  # every memory a candidate: what is tested is the threshold
+    fake_brain.config_set("feedback_docs", "0")  # the query as asked is the query searched
+    return fake_brain, target
+
+
+def test_the_threshold_applies_to_the_query_as_asked_not_the_centered_one(centered_brain) -> None:
+    brain, target = centered_brain
+    query = "shared walrus"
+    asked, centered_query = brain.handle.embed([query])[0], None
+    with brain.handle.snapshot() as conn:
+        mean = recall.brain_mean(SQLITE, conn)
+        assert mean is not None
+        centered_query = recall.center(asked, mean, 1.0)
+        (target_vector,) = SQLITE.vectors.vectors_for(conn, [target]).values()
+    assert scoring.cosine(asked, target_vector) == pytest.approx(math.sqrt(0.5), abs=1e-5)
+    assert scoring.cosine(centered_query, target_vector) < 0.5  # what the lane ranks by
+    assert brain.recall(query, threshold=0.5, lanes=("vector",)).ids == [target]
+
+
+def test_a_similarity_exactly_at_the_threshold_passes_when_centered(centered_brain) -> None:
+    brain, target = centered_brain
+    (hit,) = brain.recall("shared walrus", threshold=0.5, lanes=("vector",)).results
+    assert brain.recall("shared walrus", threshold=hit.similarity, lanes=("vector",)).ids == [target]
+    above = math.nextafter(hit.similarity, 2.0)
+    assert brain.recall("shared walrus", threshold=above, lanes=("vector",)).ids == []
