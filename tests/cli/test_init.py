@@ -181,3 +181,13 @@ def test_init_tightens_projects_but_leaves_a_shared_home(cli, project, isolated_
     ok(cli("init"))
     assert mode(isolated_home / "projects") == 0o700
     assert mode(isolated_home) == 0o755
+
+
+def test_init_for_a_folder_that_does_not_exist_fails_and_creates_nothing(cli, tmp_path, isolated_home):
+    """Issue 16: `init -p /no/such/dir` used to succeed and leave an orphan brain nothing would ever find."""
+    before = sorted(p.relative_to(isolated_home) for p in isolated_home.rglob("*")) if isolated_home.exists() else []
+    result = cli("init", "--skip-integration", project_dir=tmp_path / "no" / "such" / "dir")
+    assert result.exit_code == 2 and "does not exist" in result.stderr, result
+    after = sorted(p.relative_to(isolated_home) for p in isolated_home.rglob("*")) if isolated_home.exists() else []
+    assert after == before
+    assert not (tmp_path / "no").exists()
