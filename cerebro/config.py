@@ -119,6 +119,9 @@ _KEYS = [
 
 REGISTRY: dict[str, ConfigKey] = {k.key: k for k in _KEYS}
 
+# Settings that make recall run a program: no export carries them and no import sets them (ADR 0012, ADR 0026).
+EXECUTABLE = frozenset({"rerank_command", "rerank_enabled"})
+
 # Defaults that depend on the embedding provider: cosines are not comparable across models. search_threshold for
 # the local MiniLM is measured (bench/similarity_calibration.py on LoCoMo: a question and its evidence turn have a
 # median cosine of 0.48 and 0.40 keeps 70 % of such pairs, where upstream's 0.7 — chosen for nomic-embed-text on

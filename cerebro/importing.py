@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cerebro import clock
+from cerebro import clock, config
 from cerebro import metadata as stored_metadata
 from cerebro.errors import InvalidInput, quote
 from cerebro.values import NODE_STATUSES, NODE_TYPES
@@ -20,7 +20,7 @@ MAX_BYTES = 512 * 1024 * 1024  # a brain export larger than this is not a brain 
 _ID = re.compile(r"^[0-9a-f][0-9a-f-]{3,63}$")
 # Meta keys a bundle may set: its configuration, never the target's embedding settings or boundaries —
 # nor the reranker command, which would let a received file run a program on every recall (ADR 0012).
-_REFUSED_CONFIG = {"config.rerank_command", "config.rerank_enabled"}
+_REFUSED_CONFIG = {"config." + key for key in config.EXECUTABLE}
 
 
 @dataclass
@@ -193,8 +193,6 @@ def _meta(parsed: Parsed, key: object, value: object, where: str) -> None:
     if key in _REFUSED_CONFIG:
         parsed.refused_config.append(key)
         return
-    from cerebro import config
-
     name = key[len("config.") :]
     if name in config.REGISTRY:
         config.REGISTRY[name].validate(value)

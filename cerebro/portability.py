@@ -13,7 +13,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from cerebro import clock, metadata
+from cerebro import clock, config, metadata
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -98,6 +98,7 @@ def _meta_items(store: Store, conn: Connection) -> list[tuple[str, str]]:
     return [
         (key, str(_rfc3339(value)) if _STORED_INSTANT.match(value or "") else value)
         for key, value in store.reads.meta_items(conn)
+        if key.removeprefix("config.") not in config.EXECUTABLE  # no program travels with a file (ADR 0026)
     ]
 
 

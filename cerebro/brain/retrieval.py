@@ -123,10 +123,15 @@ def recall(
         wide = run_recall(
             h.store, conn, query, vector, run_options, mode=mode, notices=notices, keyword_hits=keyword_hits
         )
-    command, fusion = rerank
+    command, fusion, from_brain = rerank
     results = wide.results
     if not command:
         notices.append("rerank enabled but no reranker command configured; using composite order")
+    elif from_brain and not _approved(h, command):
+        notices.append(
+            f'reranker "command:{reranker.command_name(command)}" came with this brain and is not approved on this '
+            "machine (run `cerebro config set rerank_command …` to approve it); using composite order"
+        )
     elif results:
         try:
             scores = reranker.score(command, query, [r.node.content for r in results])
@@ -268,16 +273,24 @@ def _embedding_error(message: str) -> Exception:
     return EmbeddingError(message)
 
 
-def _rerank_settings(store: Store, conn: Connection) -> tuple[str, str] | None:
-    """(command, fusion) when reranking is on — only the literal "true" turns it on, and no environment
-    variable can (upstream's deliberate choice); the command may come from the environment."""
+def _rerank_settings(store: Store, conn: Connection) -> tuple[str, str, bool] | None:
+    """(command, fusion, whether the command is the brain's) when reranking is on — only the literal "true" turns
+    it on, and no environment variable can (upstream's deliberate choice); the command may come from the
+    environment, which needs no approval (ADR 0026)."""
     import os
 
     stored = store.reads.config_values(conn)
     if stored.get("rerank_enabled") != "true":
         return None
-    command = stored.get("rerank_command") or os.environ.get("CEREBRO_RERANK_COMMAND", "")
-    return command.strip(), stored.get("rerank_fusion", "rrf")
+    own = (stored.get("rerank_command") or "").strip()
+    command = own or os.environ.get("CEREBRO_RERANK_COMMAND", "").strip()
+    return command, stored.get("rerank_fusion", "rrf"), bool(own)
+
+
+def _approved(h: Handle, command: str) -> bool:
+    from cerebro import trust
+
+    return trust.approved(h.path, command)
 
 
 def _replace_options(options: RecallOptions, **changes: Any) -> RecallOptions:  # noqa: ANN401 - fields of RecallOptions, each its own type

@@ -46,7 +46,12 @@ def config_set(h: Handle, key: str, value: str) -> values.ConfigChange:
         h.store.meta.put(session, config.META_PREFIX + key, canonical)
         return values.ConfigChange(key, canonical, previous if previous is not None else default)
 
-    return h.write(write)
+    change = h.write(write)
+    if key == "rerank_command" and canonical.strip():  # the user's own command, set here: approve it (ADR 0026)
+        from cerebro import trust
+
+        trust.approve(h.path, canonical)
+    return change
 
 
 def config_reset(h: Handle, key: str | None = None, *, all: bool = False) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cerebro import metadata
+from cerebro import config, metadata
 from cerebro.portability import ARCHIVE_COLUMNS, EDGE_COLUMNS, NEEDS_FTS_REBUILD, NODE_COLUMNS
 from cerebro.store import reads
 
@@ -28,6 +28,8 @@ def sql_statements(conn: Connection) -> list[str]:
     at the next open (the dump leaves a marker for it)."""
     lines = ["-- cerebro export (sql): run against a brain made by `cerebro init`", "BEGIN;"]
     for key, value in reads.meta_items(conn, prefix="config."):
+        if key.removeprefix("config.") in config.EXECUTABLE:
+            continue  # a dump loaded with sqlite3 must not bring a program for recall to run (ADR 0026)
         lines.append(f"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ({_literal(key)}, {_literal(value)});")
     tables = (
         ("nodes", NODE_COLUMNS, "id"),

@@ -221,11 +221,11 @@ def test_global_options_are_lifted_before_the_schema_is_chosen() -> None:
 
 def test_go_s_zero_time_is_a_four_digit_year_in_json(cli, world, project: Path) -> None:
     """Go brains store year 1 for "never"; strftime("%Y") would print "1-01-01T…", which is not RFC 3339."""
-    import sqlite3
+    import sqlean.dbapi2 as sqlean  # the brain's own SQLite: the stdlib's would not share its locks in-process
 
     from cerebro import paths
 
-    conn = sqlite3.connect(paths.project_brain_path(project))
+    conn = sqlean.connect(str(paths.project_brain_path(project)))
     conn.execute("UPDATE nodes SET last_accessed = '0001-01-01 00:00:00' WHERE id = ?", (world["other"],))
     conn.commit()
     conn.close()
