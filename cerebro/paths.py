@@ -106,6 +106,14 @@ def main_worktree(project_dir: str | os.PathLike[str]) -> Path | None:
     return common.parent
 
 
+def append_private(path: Path, text: str) -> None:
+    """Append to a log that is the user's alone: created 0600 whatever the umask, never through a symlink."""
+    ensure_private_dir(path.parent)
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
+    with os.fdopen(fd, "a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
 def ensure_private_dir(path: Path) -> Path:
     """Create ``path`` and any missing parents with mode 0700.
 

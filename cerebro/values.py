@@ -368,6 +368,11 @@ class GcReport:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def log_entry(self, at: str) -> dict[str, Any]:
+        """A gc log line: what was archived and why, never the text (logs must not hold memory content)."""
+        evicted = [{k: v for k, v in e.items() if k != "content"} for e in self.evicted]
+        return {"at": at, **{k: v for k, v in self.to_dict().items() if k != "evicted"}, "evicted": evicted}
+
 
 @dataclass(frozen=True)
 class ConsolidateReport:

@@ -121,9 +121,10 @@ def test_catch_up_collects_garbage_logs_the_evictions_and_ingests_the_transcript
     with Brain.open(path) as brain:
         assert [n.content for n in brain.list()] == ["a lasting decision"]
     (line,) = aftercare.gc_log_path(project).read_text().splitlines()
-    assert "café ☕" in line  # the evicted text as written, for the next prime to show
+    assert "café" not in line  # a log holds ids and scores, never a memory's text (issue 17)
     logged = json.loads(line)
     assert logged["at"] == "2030-01-01T00:00:00Z" and logged["archived"] == 1
+    assert set(logged["evicted"][0]) == {"id", "type", "importance", "retention_score"}
     with MetricsStore.open(metrics_path(project)) as store:
         assert [t.turn_number for t in store.recent_turns()] == [1, 2, 3]
     assert not aftercare.log_path().exists()  # nothing failed: nothing logged

@@ -353,7 +353,10 @@ def test_log_appends_one_json_line_per_run(cli, run, add, at, tmp_path):
         assert {"evaluated", "archived", "by_type", "evicted"} <= set(line)
         assert line["archived"] == expected_archived
         assert [e["id"] for e in line["evicted"]] == [scrap]
-    assert {k: v for k, v in lines[1].items() if k in dry} == dry
+        assert "content" not in line["evicted"][0] and "scrap" not in json.dumps(line)  # no memory text in a log
+    assert {k: v for k, v in lines[1].items() if k in dry and k != "evicted"} == {
+        k: v for k, v in dry.items() if k != "evicted"
+    }
     assert "Archived 1 nodes:" in real
     run("gc", "--log", str(log))
     lines = jsonl(log)
@@ -477,3 +480,21 @@ def test_a_threshold_outside_the_unit_interval_is_refused_by_name(fake_brain):
     with pytest.raises(InvalidInput) as refused:
         fake_brain.gc(threshold=2)
     assert str(refused.value) == 'threshold must lie in [0, 1], got "2"'
+
+
+def test_a_new_gc_log_is_private_and_a_planted_link_is_not_followed(cli, fake_brain_path, tmp_path) -> None:
+    """Issue 17: the log names what was archived; it is the user's alone, and a symlink at its path (a repository
+    can commit one) is refused rather than followed into another file."""
+    import os
+    import stat
+
+    log = tmp_path / "fresh.log"
+    assert cli("gc", "--log", str(log)).exit_code == 0
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    link = tmp_path / "linked.log"
+    os.symlink(victim, link)
+    result = cli("gc", "--log", str(link))
+    assert result.exit_code == 2 and "cannot write the gc log" in result.stderr
+    assert victim.read_text() == "keep me\n"

@@ -91,7 +91,10 @@ def gc(
         Parameter(help="Retention below which memories are archived (default: config gc_threshold, else 0.01)"),
     ] = None,
     dry_run: Annotated[bool, Parameter(help="Report what would be archived; change nothing")] = False,
-    log: Annotated[Path | None, Parameter(help="Append this run's result as one JSON line to FILE")] = None,
+    log: Annotated[
+        Path | None,
+        Parameter(help="Append this run's result to FILE as one JSON line (ids, types and scores; no memory text)"),
+    ] = None,
 ) -> None:
     """Archive decayed memories.
 
@@ -103,22 +106,23 @@ def gc(
       cerebro gc --threshold 0.02 --log gc.jsonl
     """
     import json
+    import os
 
-    from cerebro import clock
+    from cerebro import clock, paths
     from cerebro.errors import InvalidInput
 
     handle = None
     if log is not None:  # opened first: a log we cannot write must not follow an archive already done
-        try:
-            handle = open(log, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+        try:  # the user's alone (0600), never through a symlink: it names what was archived
+            fd = os.open(log, os.O_CREAT | os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW, paths.FILE_MODE)
+            handle = os.fdopen(fd, "a", encoding="utf-8")
         except OSError as exc:
             raise InvalidInput(f"cannot write the gc log {log}: {exc.strerror}") from None
     try:
         with open_brain() as brain:
             report = brain.gc(threshold=threshold, dry_run=dry_run)
-        if handle is not None:
-            line = json.dumps({"at": clock.rfc3339(clock.now()), **report.to_dict()}, ensure_ascii=False)
-            handle.write(line + "\n")
+        if handle is not None:  # ids, types and scores: no memory text in a log
+            handle.write(json.dumps(report.log_entry(clock.rfc3339(clock.now())), ensure_ascii=False) + "\n")
     finally:
         if handle is not None:
             handle.close()

@@ -270,9 +270,9 @@ def _collect_garbage(job: Job) -> str | None:
     if report.archived:
         from cerebro import clock
 
-        line = json.dumps({"at": clock.rfc3339(clock.now()), **report.to_dict()}, ensure_ascii=False)
+        line = json.dumps(report.log_entry(clock.rfc3339(clock.now())), ensure_ascii=False)
         try:
-            append_private(gc_log_path(job.project), line + "\n")
+            paths.append_private(gc_log_path(job.project), line + "\n")
         except OSError as exc:
             return f"gc log: {exc}"
     return None
@@ -312,16 +312,12 @@ def _log(message: str) -> None:
 
 
 def gc_log_path(project: Path) -> Path:
-    """Evictions of a project's session-end gc: under CEREBRO_HOME (0600), never in the user's repository —
-    it holds the text of evicted memories, and a committed file there could inject text into the prime."""
+    """Evictions of a project's session-end gc: under CEREBRO_HOME (0600), never in the user's repository (a
+    committed file there could inject text into the prime). Ids, types and scores only: no memory text."""
     return paths.logs_dir() / f"{paths.project_hash(project)}.gc.log"
 
 
-def append_private(path: Path, text: str) -> None:
-    paths.ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW, paths.FILE_MODE)
-    with os.fdopen(fd, "a", encoding="utf-8") as handle:
-        handle.write(text)
+append_private = paths.append_private  # the tests' name for it
 
 
 def status() -> dict[str, Any]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cerebro import paths
+from cerebro.values import NODE_TYPES
 
 STDIN_LIMIT = 64 * 1024 * 1024  # a long prompt must not cost the session id (upstream: 1 MiB)
 SWEEP_AFTER_SECONDS = 7 * 24 * 3600
@@ -133,11 +134,22 @@ def gc_tail(project: Path) -> str:
     log = gc_log_path(project)
     try:
         lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except OSError:
+        entry = json.loads(lines[-1]) if lines else None
+    except (OSError, ValueError):
         return ""
-    if not lines:
-        return ""
-    return f"\n\n--- CEREBRO GC EVICTIONS (review and re-add if needed) ---\n{lines[-1]}"
+    if not isinstance(entry, dict) or not isinstance(entry.get("archived"), int) or entry["archived"] <= 0:
+        return ""  # only what cerebro wrote is shown, and only as numbers and ids: never a file's text
+    archived = entry["archived"]
+    shown = [
+        f"- {e['type']} {e['id'][:8]} (retention {float(e['retention_score']):.4f})"
+        for e in entry.get("evicted") or []
+        if isinstance(e, dict)
+        and isinstance(e.get("id"), str)
+        and e.get("type") in NODE_TYPES
+        and isinstance(e.get("retention_score"), int | float)
+    ][:10]
+    head = f"{archived} memor{'y' if archived == 1 else 'ies'} archived by the last gc (their text is in the archive)"
+    return "\n\n--- CEREBRO GC EVICTIONS (review and re-add if needed) ---\n" + "\n".join([head, *shown])
 
 
 def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
