@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -133,9 +134,10 @@ def ensure_private_dir(path: Path) -> Path:
             os.mkdir(folder, DIR_MODE)
         except FileExistsError:  # another process made it meanwhile
             pass
-        os.chmod(folder, DIR_MODE)  # mkdir's mode is filtered by the umask
+        if not folder.is_symlink():  # never chmod through a link (issue 17)
+            os.chmod(folder, DIR_MODE)  # mkdir's mode is filtered by the umask
     base = home()
-    if path != base and base in path.parents and (path.stat().st_mode & 0o777) != DIR_MODE:
+    if path != base and base in path.parents and not path.is_symlink() and (path.stat().st_mode & 0o777) != DIR_MODE:
         try:
             os.chmod(path, DIR_MODE)
         except PermissionError:
@@ -146,9 +148,11 @@ def ensure_private_dir(path: Path) -> Path:
 def create_private_file(path: Path) -> None:
     """Create an empty 0600 file if absent, so SQLite (which copies the db's mode to -wal/-shm) inherits it."""
     ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_CREAT | os.O_WRONLY, FILE_MODE)
-    os.close(fd)
-    os.chmod(path, FILE_MODE)
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE)  # never create through a link
+    try:
+        os.fchmod(fd, FILE_MODE)  # the file itself, whatever the umask
+    finally:
+        os.close(fd)
 
 
 def tighten_private_file(path: Path) -> None:
@@ -158,9 +162,11 @@ def tighten_private_file(path: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         candidate = Path(str(path) + suffix)
         try:
-            info = candidate.stat()
+            info = candidate.lstat()
         except OSError:
             continue
+        if stat.S_ISLNK(info.st_mode):
+            continue  # never chmod through a link: its target is not ours to change (issue 17)
         if info.st_mode & 0o077 and info.st_uid == os.getuid():
             try:
                 os.chmod(candidate, FILE_MODE)

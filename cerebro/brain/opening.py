@@ -20,7 +20,12 @@ def open_handle(path: str | os.PathLike[str], *, create: bool = False) -> Handle
     from cerebro.db.migrate import ensure_current, needs_upgrade
 
     brain_path = Path(path).expanduser()
-    if not brain_path.exists() or (not create and brain_path.stat().st_size == 0):
+    empty = not brain_path.exists() or brain_path.stat().st_size == 0
+    if create and empty and brain_path.is_symlink():  # a planted link: a brain would be written into another file
+        raise InvalidInput(
+            f"{brain_path} is a symbolic link: cerebro creates a brain only as a file of its own (remove the link)"
+        )
+    if not brain_path.exists() or (not create and empty):
         # An empty file is what an interrupted init leaves: not a brain until init runs again.
         if not create:
             raise BrainNotFound(f"no brain at {brain_path} — run 'cerebro init' first")
