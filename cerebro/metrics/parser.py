@@ -88,8 +88,31 @@ def is_tool_result(message: dict[str, Any]) -> bool:
     )
 
 
+_MAX_COUNT = 2**53  # a token count past this is garbage, and SQLite's integers end at 2**63
+
+
 def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_COUNT else 0
+
+
+def _key_part(value: object) -> str | int | None:
+    """A message id or request id as a set key: text or a number, else none (a list or object is unhashable)."""
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
+# A JSON escape of a UTF-16 surrogate: only such a line can decode to text SQLite cannot store (a lone one).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _storable(line: bytes | str, record: dict[str, Any]) -> bool:
+    raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+    if not _SURROGATE_ESCAPE.search(raw):
+        return True
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False  # a lone surrogate: no text column could hold it
+    return True
 
 
 class _TurnBuilder:
@@ -172,9 +195,9 @@ class TranscriptParser:
             return
         try:
             record = json.loads(line)
-        except ValueError:  # includes invalid UTF-8 and a line cut short
+        except (ValueError, RecursionError):  # invalid UTF-8, a line cut short, nesting deeper than Python goes
             record = None
-        if not isinstance(record, dict):
+        if not isinstance(record, dict) or not _storable(line, record):
             self.result.malformed_lines += 1
             return
         self.feed(record)
@@ -208,7 +231,7 @@ class TranscriptParser:
     def _add_assistant(self, record: dict[str, Any], message: dict[str, Any]) -> None:
         current = self._current
         assert current is not None  # noqa: S101 - narrows the type: feed() calls this only with a turn open
-        key = (message.get("id"), record.get("requestId"))
+        key = (_key_part(message.get("id")), _key_part(record.get("requestId")))
         first_record_of_message = key == (None, None) or key not in self._seen_messages
         if first_record_of_message:
             self._seen_messages.add(key)

@@ -338,3 +338,35 @@ def test_a_file_with_no_prompt_is_not_reread_until_it_grows(project: Path, sessi
     assert ingest_project(project).malformed_lines == 0  # remembered: not re-read, not re-counted
     _append(bad, {"type": "summary", "summary": "more"})
     assert ingest_project(project).malformed_lines == 1  # grown: read again
+
+
+HOSTILE_LINES = [
+    b"[" * 100_000 + b"]" * 100_000 + b"\n",  # nesting deeper than Python's recursion limit
+    b'{"type": "user", "sessionId": "s", "timestamp": "2026-01-01T00:00:01Z", "message": {"content": "\\ud800"}}\n',
+]
+
+
+def test_hostile_transcript_lines_are_counted_never_fatal(project: Path, session_dir: Path) -> None:
+    """Issue 17: one bad line aborted the whole ingest (exit 1) and every later session-end stopped at that file.
+    Deep nesting, a lone surrogate, a 2**70 token count and an object as a message id: the good turns are read,
+    the unreadable lines counted, and the next ingest is not stuck."""
+    good = [
+        {"type": "user", "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z", "message": {"content": "hi"}},
+        {
+            "type": "assistant",
+            "sessionId": "s",
+            "requestId": {"not": "a string"},
+            "message": {"id": ["odd"], "usage": {"input_tokens": 2**70, "output_tokens": 5}, "content": []},
+        },
+    ]
+    transcript = session_dir / "s.jsonl"
+    transcript.write_bytes(b"".join((json.dumps(r) + "\n").encode() for r in good) + b"".join(HOSTILE_LINES))
+    report = ingest_project(project)
+    assert report.malformed_lines == 2 and report.turns_ingested == 1
+    conn = sqlite3.connect(metrics_path(project))
+    row = conn.execute("SELECT input_tokens, output_tokens, assistant_messages FROM turn_metrics").fetchone()
+    conn.close()
+    assert row == (0, 5, 1)  # the impossible count is dropped, the rest of the record kept
+    with transcript.open("ab") as handle:  # the file grows: the next ingest reads on past the bad lines
+        handle.write((json.dumps(good[0] | {"timestamp": "2026-01-01T00:01:00Z"}) + "\n").encode())
+    assert ingest_project(project).turns_ingested >= 1
