@@ -200,7 +200,7 @@ def _meta(parsed: Parsed, key: object, value: object, where: str) -> None:
 
 
 def _bundle(path: Path, bundle: dict[str, Any], parsed: Parsed) -> Parsed:
-    if not isinstance(bundle.get("nodes", []), list):
+    if not isinstance(bundle.get("nodes"), list):  # an export always has its list, empty or not
         raise InvalidInput(f"{path}: not a cerebro export (no nodes list)")
     if "version" in bundle and str(bundle["version"]) != "1":
         raise InvalidInput(f"{path}: export version {quote(bundle['version'])} is not supported")
@@ -225,13 +225,15 @@ def read(path: Path) -> Parsed:
     if size > MAX_BYTES:
         raise InvalidInput(f"{path} is larger than {MAX_BYTES} bytes: not a brain export")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark some editors write is not content
     except UnicodeDecodeError:
         raise InvalidInput(f"{path} is not UTF-8 text") from None
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
     parsed = Parsed()
     stripped = text.strip()
+    if not stripped:
+        raise InvalidInput(f"{path} is empty: not a brain export")
     document = None
     if stripped.startswith("{"):
         try:

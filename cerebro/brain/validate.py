@@ -60,6 +60,8 @@ def parse_metadata(metadata: object) -> dict[str, Any] | None:
             raise InvalidInput(f"malformed metadata JSON: {exc.msg} at position {exc.pos}") from None
         except RecursionError:
             raise InvalidInput("metadata JSON is nested too deeply") from None
+        except ValueError as exc:  # a number longer than Python converts (4,300 digits)
+            raise InvalidInput(f"metadata JSON holds a value cerebro cannot read: {exc}") from None
     if not isinstance(metadata, dict):
         raise InvalidInput("metadata must be a JSON object")
     try:

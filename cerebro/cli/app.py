@@ -211,6 +211,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), 2)
     state.format = str(options.get("format", "md"))
     state.quiet = bool(options.get("quiet", False))
+    if rest[:1] not in (["hook"], ["stop-guard"]):  # a hook never fails a session (they take no user text)
+        for number, token in enumerate(tokens, start=1):
+            if not _is_utf8(token):
+                return _fail(f"argument {number} is not valid UTF-8 text", 2)
     state.project = options.get("project")  # type: ignore[assignment]
     from cerebro import logs
 
@@ -246,6 +250,15 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 class _ParseError(Exception):
     pass
+
+
+def _is_utf8(token: str) -> bool:
+    """Python hands undecodable argv bytes over as lone surrogates, which no brain column can store."""
+    try:
+        token.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _guarded(work) -> int:  # noqa: ANN001

@@ -34,6 +34,8 @@ def _read_jsonl(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"{path}:{number}: malformed JSON ({exc.msg})") from None
+        except (ValueError, RecursionError):  # a 5,000-digit number, nesting deeper than Python goes
+            raise InvalidInput(f"{path}:{number}: JSON cerebro cannot read") from None
         if not isinstance(record, dict) or any(key not in record for key in required):
             raise InvalidInput(f"{path}:{number}: each line needs {', '.join(required)}")
         records.append(record)

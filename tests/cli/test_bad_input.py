@@ -77,6 +77,13 @@ CASES = [
     (("add", "x", "--importance", "abc"), 2, "importance"),
     (("update", "{A}", "--importance", "1.5"), 2, "importance"),
     (("update", "{A}", "--importance", "nan"), 2, "importance"),
+    # text Python could not decode from argv (lone surrogates), and JSON Python cannot convert (issue 17)
+    (("add", "x", "--subtype", "\udcff"), 2, "not valid UTF-8"),
+    (("add", "x", "--origin-actor", "a\udcffb"), 2, "not valid UTF-8"),
+    (("relation", "add", "\udcfe"), 2, "not valid UTF-8"),
+    (("config", "set", "fusion", "\udcff"), 2, "not valid UTF-8"),
+    (("add", "x", "--metadata", '{"n": ' + "9" * 5000 + "}"), 2, "cannot read"),
+    (("recall", "x", "-l", "0"), 2, "--limit"),
     # type / status
     (("add", "x", "--type", "bogus"), 2, "for --type"),
     (("add", "x", "--type", "Episode"), 2, "for --type"),

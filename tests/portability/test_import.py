@@ -169,6 +169,11 @@ MALFORMED = {
     "jsonl garbage line": '{"kind": "meta", "key": "config.prime_limit", "value": "5"}\n{broken',
     "jsonl unknown kind": '{"kind": "meta", "key": "config.prime_limit", "value": "5"}\n{"kind": "virus"}',
     "nul in content": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "a\\u0000b"}]}',
+    # issue 17: these imported "0 nodes" with exit 0
+    "empty file": "",
+    "blank lines": "  \n\n",
+    "empty object": "{}",
+    "no nodes list": '{"edges": []}',
 }
 
 
@@ -285,3 +290,15 @@ def test_a_file_refused_after_parsing_writes_no_config_either(cli, fake_brain_pa
     assert snapshot(fake_brain_path) == before
     with Brain.open(fake_brain_path) as brain:
         assert brain.config_get("prime_limit").source == "default"
+
+
+def test_a_byte_order_mark_is_not_content(cli, fake_brain_path: Path, tmp_path: Path) -> None:
+    """Some editors save UTF-8 with a BOM; it used to make the file unreadable as a bundle or jsonl."""
+    bundle = tmp_path / "bom.json"
+    bundle.write_bytes(b"\xef\xbb\xbf" + b'{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x"}]}')
+    lines = tmp_path / "bom.jsonl"
+    lines.write_bytes(b"\xef\xbb\xbf" + b'{"kind": "node", "id": "abcd5678", "type": "episode", "content": "y"}\n')
+    for path in (bundle, lines):
+        result = cli("import", str(path), "--format", "json")
+        assert result.exit_code == 0, result
+        assert result.json()["nodes_imported"] == 1

@@ -51,6 +51,8 @@ def recall(  # noqa: PLR0913 - each option of the command is a parameter (Cyclop
         raise InvalidInput("give a query, or --prime for session-start context")
     if prime and query:
         raise InvalidInput("give a query or --prime, not both")
+    if limit is not None and limit < 1:  # as list and search refuse it (0 used to mean "the default")
+        raise InvalidInput(f"--limit must be at least 1, got {limit}")
     from cerebro.cli.render import provenance_depth as depth_of
 
     fast.run(
