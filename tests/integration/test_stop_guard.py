@@ -612,3 +612,15 @@ def test_a_decision_that_cannot_be_recorded_still_blocks_and_says_why(
     done = run_in_process(["stop-guard", "-p", str(enabled_project)], stdin=_payload(BLOCKING), env=_env(isolated_home))
     assert json.loads(done.stdout) == _block(PERM)
     assert done.stderr == "cerebro: stop-guard: could not record the decision: disk full\n"
+
+
+@pytest.mark.parametrize("closed", ["stdout", "stdout and stderr"])
+def test_a_guard_started_with_its_output_closed_still_exits_0(project: Path, isolated_home: Path, closed: str) -> None:
+    """Issue 17: with stdout closed (`>&-`) Python has no sys.stdout; the guard printed a traceback and exited 1."""
+    _make_brain(project)
+    command = " ".join([*CEREBRO, "stop-guard", "-p", str(project)]) + " >&-" + (" 2>&-" if "stderr" in closed else "")
+    done = subprocess.run(
+        ["bash", "-c", command], input="{}", capture_output=True, text=True, env=_env(isolated_home), timeout=60
+    )
+    assert done.returncode == 0
+    assert "Traceback" not in done.stderr and done.stderr == ""
