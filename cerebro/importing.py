@@ -113,6 +113,11 @@ def _node(record: object, where: str) -> dict[str, Any]:
             raise _fail(where, "metadata is not JSON") from None
     if metadata is not None and not isinstance(metadata, dict):
         raise _fail(where, "metadata must be an object")
+    if metadata is not None:
+        try:  # NaN and Infinity parse (Python's JSON allows them) but are not JSON: the API refuses them too
+            json.dumps(metadata, allow_nan=False)
+        except ValueError:
+            raise _fail(where, "metadata holds NaN or Infinity, which JSON does not have") from None
     from cerebro.values import DECAY_RATES
 
     return {
@@ -194,8 +199,10 @@ def _meta(parsed: Parsed, key: object, value: object, where: str) -> None:
         parsed.refused_config.append(key)
         return
     name = key[len("config.") :]
-    if name in config.REGISTRY:
-        config.REGISTRY[name].validate(value)
+    if name not in config.REGISTRY:  # a setting this cerebro does not know: reported, not stored
+        parsed.refused_config.append(key)
+        return
+    config.REGISTRY[name].validate(value)
     parsed.config[key] = value
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -174,6 +175,10 @@ MALFORMED = {
     "blank lines": "  \n\n",
     "empty object": "{}",
     "no nodes list": '{"edges": []}',
+    "metadata NaN": '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x", "metadata": {"n": NaN}}]}',
+    "metadata Infinity": (
+        '{"nodes": [{"id": "abcd1234", "type": "episode", "content": "x", "metadata": {"n": -Infinity}}]}'
+    ),
 }
 
 
@@ -302,3 +307,20 @@ def test_a_byte_order_mark_is_not_content(cli, fake_brain_path: Path, tmp_path: 
         result = cli("import", str(path), "--format", "json")
         assert result.exit_code == 0, result
         assert result.json()["nodes_imported"] == 1
+
+
+def test_settings_this_cerebro_does_not_know_are_reported_not_stored(cli, fake_brain_path: Path, tmp_path) -> None:
+    """Issue 17: an import stored any `config.*` key, which `config set` refuses; now such keys are listed as
+    refused (with the reranker's), and the known ones are imported."""
+    bundle = tmp_path / "b.json"
+    bundle.write_text(json.dumps({"meta": {"config.prime_limit": "7", "config.made_up": "x"}, "nodes": []}))
+    result = cli("import", str(bundle), "--format", "json")
+    assert result.exit_code == 0, result
+    report = result.json()
+    assert (report["config_imported"], report["config_refused"]) == (["config.prime_limit"], ["config.made_up"])
+    with Brain.open(fake_brain_path) as brain:
+        assert brain.config_value("prime_limit") == 7
+        assert "made_up" not in {e.key for e in brain.config_list()}
+    assert "config.made_up" in result.stderr  # said, not silently dropped
+    with sqlite3.connect(fake_brain_path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM schema_meta WHERE key = 'config.made_up'").fetchone() == (0,)
