@@ -291,3 +291,19 @@ def test_a_step_that_cannot_write_makes_init_exit_non_zero(cli, project: Path) -
     assert data["integration"]["claudemd"] == "failed" and data["integration"]["settings"] == "created"
     error = json.loads(result.stderr.strip().splitlines()[-1])["error"]
     assert (error["name"], error["message"][:22]) == ("integration_failed", "the brain is ready but")
+
+
+def test_init_makes_no_world_writable_folder_even_under_umask_000(cli, project: Path) -> None:
+    """Issue 17: `.claude/skills/` was created 0777 under umask 000 (mkdir's parents ignore the mode given)."""
+    import os
+    import stat
+
+    old = os.umask(0)
+    try:
+        assert cli("init", "--embed-provider", "none").exit_code == 0
+    finally:
+        os.umask(old)
+    folders = [project / ".claude", *(p for p in (project / ".claude").rglob("*") if p.is_dir())]
+    assert len(folders) > 2  # .claude, skills, one folder per skill
+    for folder in folders:
+        assert not stat.S_IMODE(folder.stat().st_mode) & 0o022, folder

@@ -97,7 +97,21 @@ def write_atomically(path: Path, text: str) -> None:
     """Write via a temp file and rename, so an interrupted init never leaves half a settings.json."""
     from cerebro import paths
 
-    path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)  # a project's folder: not made private
+    _make_folders(path.parent)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644  # a file the user may commit keeps its mode
     with paths.written_in_one_step(path, overwrite=True, mode=mode) as partial:
         partial.write_text(text, encoding="utf-8")
+
+
+def _make_folders(folder: Path) -> None:
+    """Create ``folder`` and its missing parents 0755 at most — a project's folders, readable by the team, never
+    world-writable even under umask 000 (``mkdir(parents=True)`` gives the parents 0777 minus the umask)."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for created in reversed(missing):
+        try:
+            created.mkdir(mode=0o755)  # the umask can only take bits away
+        except FileExistsError:  # made meanwhile
+            pass
