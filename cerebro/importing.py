@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,13 +227,19 @@ def _bundle(path: Path, bundle: dict[str, Any], parsed: Parsed) -> Parsed:
 
 def read(path: Path) -> Parsed:
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
-    if size > MAX_BYTES:
+    if not stat.S_ISREG(info.st_mode):  # /dev/zero never ends, a FIFO may never write: an export is a file
+        raise InvalidInput(f"{path} is not a regular file: not a brain export")
+    if info.st_size > MAX_BYTES:
         raise InvalidInput(f"{path} is larger than {MAX_BYTES} bytes: not a brain export")
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark some editors write is not content
+        with path.open("rb") as handle:
+            data = handle.read(MAX_BYTES + 1)  # a file that grows while read is still bounded
+        if len(data) > MAX_BYTES:
+            raise InvalidInput(f"{path} is larger than {MAX_BYTES} bytes: not a brain export")
+        text = data.decode("utf-8-sig")  # a byte-order mark some editors write is not content
     except UnicodeDecodeError:
         raise InvalidInput(f"{path} is not UTF-8 text") from None
     except OSError as exc:

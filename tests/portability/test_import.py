@@ -324,3 +324,17 @@ def test_settings_this_cerebro_does_not_know_are_reported_not_stored(cli, fake_b
     assert "config.made_up" in result.stderr  # said, not silently dropped
     with sqlite3.connect(fake_brain_path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM schema_meta WHERE key = 'config.made_up'").fetchone() == (0,)
+
+
+def test_only_a_regular_file_is_read(cli, fake_brain_path: Path, tmp_path: Path) -> None:
+    """Issue 17: `import /dev/zero` grew without bound (the size cap read the file's size: 0) and a FIFO blocked
+    forever; neither is an export."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    before = snapshot(fake_brain_path)
+    for path in ("/dev/zero", str(fifo), str(tmp_path)):
+        result = cli("import", path)
+        assert result.exit_code == 2 and "not a regular file" in result.stderr, path
+    assert snapshot(fake_brain_path) == before
