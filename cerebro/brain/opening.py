@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def open_handle(path: str | os.PathLike[str], *, create: bool = False) -> Handle:
     """The handle on the brain at ``path``, upgraded first if it is behind. ``create`` makes a new one."""
     from cerebro.db.engine import connect_raw, create_engine, driver
-    from cerebro.db.migrate import ensure_current, needs_upgrade
+    from cerebro.db.migrate import ensure_current, has_no_tables, needs_upgrade
 
     brain_path = Path(path).expanduser()
     empty = not brain_path.exists() or brain_path.stat().st_size == 0
@@ -35,6 +35,9 @@ def open_handle(path: str | os.PathLike[str], *, create: bool = False) -> Handle
     try:
         raw = connect_raw(brain_path, wal=False)
         try:
+            if not create and has_no_tables(raw):
+                # What an init killed before its first table leaves: not a brain until init finishes it.
+                raise BrainNotFound(f"no brain at {brain_path} (an interrupted init?) — run 'cerebro init'")
             behind = needs_upgrade(raw, brain_path)
         finally:
             raw.close()
@@ -103,6 +106,8 @@ def init(
     handle = open_handle(brain_path, create=True)
     try:
         stored = handle.read_embedding_settings()
+        # A file an interrupted init left (tables, no embedding settings yet) is finished now, as asked.
+        existed = existed and handle.read(lambda s: handle.store.meta.get(s, "embedding_provider")) is not None
         if existed and not force:
             if recorded:
                 handle.write(lambda session: record_project(handle, session, recorded))

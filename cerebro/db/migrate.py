@@ -186,6 +186,11 @@ def upgrade_lock(path: Path, suffix: str = "lock") -> Iterator[None]:
         os.close(fd)
 
 
+def has_no_tables(conn: Connection) -> bool:
+    """A database with no table at all: what an init killed before its first table leaves (not a brain)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone() is None
+
+
 def needs_upgrade(raw: Connection, path: Path) -> bool:
     """True when the brain is behind head. Refuses a brain newer than this code, whatever its revision:
     Go cerebro may have moved ``schema_version`` past 7 on a brain we had already upgraded."""

@@ -50,13 +50,16 @@ def register(spec: ProviderSpec) -> None:
     PROVIDERS[spec.name] = spec
 
 
+MAX_DIMENSIONS = 8192  # sqlite-vec's largest vector column
+
+
 def resolve_settings(provider: str, model: str | None, dims: int | None) -> tuple[str, str, int]:
     """Fill defaults and validate (provider, model, dimensions) as ``init`` stores them."""
     spec = PROVIDERS.get(provider)
     if spec is None:
         raise InvalidInput(f"unknown embedding provider {quote(provider)}: choose one of {', '.join(PROVIDERS)}")
-    if dims is not None and dims < 0:
-        raise InvalidInput(f"--embed-dims must be 0 or more, got {dims}")
+    if dims is not None and not 0 <= dims <= MAX_DIMENSIONS:
+        raise InvalidInput(f"--embed-dims must be from 0 to {MAX_DIMENSIONS}, got {dims}")
     if spec.name == "none":
         if model or dims:
             raise InvalidInput("provider 'none' takes no --embed-model or --embed-dims")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import stat
 
 from cerebro import Brain, paths
@@ -191,3 +192,39 @@ def test_init_for_a_folder_that_does_not_exist_fails_and_creates_nothing(cli, tm
     after = sorted(p.relative_to(isolated_home) for p in isolated_home.rglob("*")) if isolated_home.exists() else []
     assert after == before
     assert not (tmp_path / "no").exists()
+
+
+def test_an_interrupted_init_is_finished_by_the_next_init_not_by_a_read(cli, project, isolated_home):
+    """Issue 17: a file an init killed early (no tables) became a brain with provider none at the next read,
+    and re-running init said "already initialized" with embeddings silently off."""
+    import sqlean.dbapi2 as sqlean
+
+    brain = paths.project_brain_path(project)
+    paths.create_private_file(brain)
+    conn = sqlean.connect(str(brain))
+    conn.execute("PRAGMA journal_mode=wal")  # what the killed init got to: a database, not a table in it
+    conn.close()
+    result = cli("list")
+    assert result.exit_code == 4 and "interrupted init" in result.stderr
+    conn = sqlean.connect(str(brain))
+    assert conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone() == (0,)  # the read wrote nothing
+    conn.close()
+    made = cli("init", "--skip-integration", "--embed-provider", "fake", "--format", "json")
+    assert made.exit_code == 0 and made.json()["created"] is True
+    assert cli("stats", "--format", "json").json()["embedding_provider"] == "fake"
+
+
+def test_an_init_killed_before_its_settings_is_finished_with_the_provider_asked(cli, project):
+    assert cli("init", "--skip-integration", "--embed-provider", "none").exit_code == 0
+    conn = sqlite3.connect(paths.project_brain_path(project))
+    conn.execute("DELETE FROM schema_meta WHERE key LIKE 'embedding_%'")
+    conn.commit()
+    conn.close()
+    assert cli("init", "--skip-integration", "--embed-provider", "fake").exit_code == 0
+    assert cli("stats", "--format", "json").json()["embedding_provider"] == "fake"
+
+
+def test_too_many_dimensions_are_refused_before_anything_is_made(cli, project, isolated_home):
+    result = cli("init", "--skip-integration", "--embed-provider", "ollama", "--embed-dims", "100000")
+    assert result.exit_code == 2 and "8192" in result.stderr
+    assert not paths.project_brain_path(project).exists()

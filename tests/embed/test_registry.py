@@ -51,7 +51,7 @@ def test_none_takes_no_model_or_dims():
 
 
 def test_negative_dims_refused():
-    with pytest.raises(InvalidInput, match="0 or more"):
+    with pytest.raises(InvalidInput, match="from 0 to 8192"):
         resolve_settings("ollama", None, -1)
 
 

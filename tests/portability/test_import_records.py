@@ -463,7 +463,7 @@ def test_jsonl_refusals_name_the_line(tmp_path: Path, record: dict[str, Any], me
 def test_a_folder_is_not_an_export(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as refused:
         importing.read(tmp_path)
-    assert str(refused.value) == f"cannot read {tmp_path}: Is a directory"
+    assert str(refused.value) == f"{tmp_path} is not a regular file: not a brain export"
 
 
 def test_importing_the_same_file_twice_skips_every_node_and_edge(tmp_path: Path) -> None:
