@@ -151,3 +151,42 @@ def test_a_similarity_exactly_at_the_threshold_passes_when_centered(centered_bra
     assert brain.recall("shared walrus", threshold=hit.similarity, lanes=("vector",)).ids == [target]
     above = math.nextafter(hit.similarity, 2.0)
     assert brain.recall("shared walrus", threshold=above, lanes=("vector",)).ids == []
+
+
+FUSION_TEXTS = [
+    "walrus tusk",  # the nearest vector, second by keywords
+    "walrus tusk ivory arctic ocean fish",
+    "tusk tusk tusk tusk walrus walrus report",  # the best keyword match, second by vector
+    "walrus colony survey",
+]
+
+
+def test_rrf_and_blend_fuse_the_lanes_each_their_own_way(fake_brain: Brain) -> None:
+    """fusion=rrf (upstream's recipe): Σ 1/(60 + rank) over the lanes; fusion=blend (ours): normalised lane scores,
+    60 % keyword — so the best keyword match leads. Each setting must run its own recipe."""
+    ids = {fake_brain.add(text): text for text in FUSION_TEXTS}
+    fake_brain.config_set("recall_threshold", "0")
+    fake_brain.config_set("fusion", "rrf")
+    rrf = fake_brain.recall("walrus tusk").results
+    assert len(rrf) == 4
+    for r in rrf:  # here the composite order is the vector lane's, so the ranks fused are the ones reported
+        assert r.fused == pytest.approx(1 / (60 + r.lanes["vector"]) + 1 / (60 + r.lanes["keyword"]), abs=1e-12)
+    fake_brain.config_set("fusion", "blend")
+    blend = fake_brain.recall("walrus tusk").results
+    assert ids[blend[0].node.id].startswith("tusk tusk")
+    assert [ids[r.node.id] for r in blend][-1] == "walrus colony survey" and blend[-1].fused == 0.0
+    assert all(0.0 <= r.fused <= 1.0 for r in blend)
+
+
+def test_blend_looks_past_the_limit_and_rrf_does_not(fake_brain: Brain) -> None:
+    """Blending reads each lane `lane_depth` deep whatever the limit (a lane's 30th can win); RRF cuts each lane
+    at the limit, as upstream does — so one result's fused value shows how deep the lanes were read."""
+    for text in FUSION_TEXTS:
+        fake_brain.add(text)
+    fake_brain.config_set("recall_threshold", "0")
+    whole = fake_brain.recall("walrus tusk").results[0]
+    (top,) = fake_brain.recall("walrus tusk", limit=1).results
+    assert (top.node.id, top.fused) == (whole.node.id, pytest.approx(whole.fused))
+    fake_brain.config_set("fusion", "rrf")
+    (top,) = fake_brain.recall("walrus tusk", limit=1).results
+    assert top.fused == pytest.approx(1 / 61, abs=1e-12)  # one lane each, cut at 1: no result is in both
