@@ -190,3 +190,18 @@ def test_blend_looks_past_the_limit_and_rrf_does_not(fake_brain: Brain) -> None:
     fake_brain.config_set("fusion", "rrf")
     (top,) = fake_brain.recall("walrus tusk", limit=1).results
     assert top.fused == pytest.approx(1 / 61, abs=1e-12)  # one lane each, cut at 1: no result is in both
+
+
+def test_without_vectors_a_cited_keyword_match_keeps_its_in_degree(tmp_path) -> None:
+    """Provider none: the keyword hits are the seeds, and their structural term is still the citation in-degree."""
+    path = tmp_path / "none.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        cited = brain.add("zebra crossing rules")
+        for text in ("oscar", "papa", "quebec"):
+            brain.add_edge(brain.add(text), cited, "supports")
+        (hit, *_) = brain.recall("zebra").results
+        assert hit.node.id == cited
+        assert hit.parts.structural == pytest.approx(scoring.indegree_structural(3))
+        brain.config_set("indegree_bonus_enabled", "false")
+        assert brain.recall("zebra").results[0].parts.structural == 0.0
