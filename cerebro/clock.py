@@ -114,6 +114,13 @@ def normalise(text: str | None) -> str | None:
     return format_ts(parse(text))
 
 
+def rfc3339_optional(text: str | None) -> str | None:
+    """Time text in any layout :func:`parse` reads (storage layout, RFC 3339 with an offset or fractions), as
+    RFC 3339 UTC; None when absent or unreadable."""
+    parsed = parse_optional(text)
+    return rfc3339(parsed) if parsed is not None else None
+
+
 def parse_optional(text: str | None) -> datetime | None:
     if text is None or text == "":
         return None

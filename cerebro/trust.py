@@ -47,7 +47,6 @@ def approve(brain: str | os.PathLike[str], command: str) -> None:
     """Record that the user approved ``command`` as the reranker of ``brain`` (one command a brain)."""
     approved = _read()
     approved[_brain_key(brain)] = _digest(command)
-    paths.ensure_private_dir(paths.home())
     with paths.written_in_one_step(_file(), overwrite=True) as partial:
         partial.write_text(json.dumps(approved, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 

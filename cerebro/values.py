@@ -9,12 +9,14 @@ import os
 import socket
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 from cerebro import clock
 
-NODE_TYPES = ("episode", "concept", "procedure", "reflection")
-NODE_STATUSES = ("active", "consolidated", "superseded", "archived")
+NodeType = Literal["episode", "concept", "procedure", "reflection"]
+NodeStatus = Literal["active", "consolidated", "superseded", "archived"]
+NODE_TYPES: tuple[str, ...] = get_args(NodeType)
+NODE_STATUSES: tuple[str, ...] = get_args(NodeStatus)
 ARCHIVE_REASONS = ("decayed", "superseded", "redundant", "capacity")
 DECAY_RATES = {"episode": 0.15, "concept": 0.02, "procedure": 0.005, "reflection": 0.05}
 DEFAULT_DECAY_RATE = 0.1  # upstream's rate for a type it does not know

@@ -16,7 +16,7 @@ def config_get(h: Handle, key: str) -> values.ConfigEntry:
     spec = config.lookup(key)
 
     stored = h.read(lambda s: h.store.meta.get(s, config.META_PREFIX + key))
-    return _entry(spec, stored, h.embedding_settings()[0])
+    return _entry(spec, stored, _provider(h, key))
 
 
 def config_value(h: Handle, key: str) -> Any:  # noqa: ANN401 - the setting's own type (int, float, bool or text)
@@ -25,13 +25,15 @@ def config_value(h: Handle, key: str) -> Any:  # noqa: ANN401 - the setting's ow
 
     config.lookup(key)
     with h.snapshot() as conn:
-        return config.effective(key, h.store.reads.config_values(conn).get(key), h.embedding_settings()[0])
+        return config.effective(key, h.store.reads.config_values(conn).get(key), _provider(h, key))
 
 
 def config_list(h: Handle) -> list[values.ConfigEntry]:
     stored = h.read(lambda s: h.store.meta.get_many(s, config.META_PREFIX))
-    provider = h.embedding_settings()[0]
-    return [_entry(spec, stored.get(config.META_PREFIX + spec.key), provider) for spec in config.REGISTRY.values()]
+    return [
+        _entry(spec, stored.get(config.META_PREFIX + spec.key), _provider(h, spec.key))
+        for spec in config.REGISTRY.values()
+    ]
 
 
 def config_set(h: Handle, key: str, value: str) -> values.ConfigChange:
@@ -39,7 +41,7 @@ def config_set(h: Handle, key: str, value: str) -> values.ConfigChange:
     if not isinstance(value, str):
         value = str(value).lower() if isinstance(value, bool) else str(value)
     canonical = spec.validate(value)
-    default = config.default(key, h.embedding_settings()[0])
+    default = config.default(key, _provider(h, key))
 
     def write(session: Session) -> values.ConfigChange:
         previous = h.store.meta.get(session, config.META_PREFIX + key)
@@ -71,7 +73,12 @@ def config_reset(h: Handle, key: str | None = None, *, all: bool = False) -> lis
     return [key] if h.write(lambda s: h.store.meta.delete(s, config.META_PREFIX + key)) else []
 
 
-def _entry(spec: config.ConfigKey, stored: str | None, provider: str) -> values.ConfigEntry:
+def _provider(h: Handle, key: str) -> str | None:
+    """The brain's embedding provider when ``key``'s default depends on it (else None: no read needed)."""
+    return h.embedding_settings()[0] if key in config.PROVIDER_DEFAULTS else None
+
+
+def _entry(spec: config.ConfigKey, stored: str | None, provider: str | None) -> values.ConfigEntry:
     default = config.default(spec.key, provider)
     if stored is None:
         return values.ConfigEntry(spec.key, default, "default", default, spec.description)

@@ -204,8 +204,9 @@ def run(argv: Sequence[str] | None = None) -> int:
                 sys.stdout.write("{}\n")
             return 0
         # The options could not be read; the caller may still have asked for JSON.
-        asked = {f"--format={f}" for f in ("json", "jsonl")} & set(tokens) or any(
-            pair in itertools.pairwise(tokens) for pair in (("--format", "json"), ("--format", "jsonl"))
+        machine = ("json", "jsonl")
+        asked = any(t.removeprefix("--format=") in machine for t in tokens if t.startswith("--format=")) or any(
+            a == "--format" and b in machine for a, b in itertools.pairwise(tokens)
         )
         state.format = "json" if asked else "md"
         return _fail(str(exc), 2)

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cerebro import clock
 from cerebro.doctor.base import (
     INGEST_GRACE_SECONDS,
     WARN,
@@ -125,7 +126,7 @@ def check_metrics(project: Path) -> Check:
 
             with _reader(target) as conn:
                 last, offsets, extra["turns"] = ingest_summary(conn)
-                extra["last_ingest"] = _rfc3339(last)
+                extra["last_ingest"] = clock.rfc3339_optional(last) or last  # unreadable text: shown as stored
         except (driver().DatabaseError, ValueError) as exc:
             return Check(
                 "metrics",
@@ -234,15 +235,3 @@ def _age(seconds: float | None) -> str:
     if seconds < 48 * 3600:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.1f} days"
-
-
-def _rfc3339(stored: str | None) -> str | None:
-    """A stored instant as RFC 3339 (like every time in JSON); text that does not parse is shown as stored."""
-    if stored is None:
-        return None
-    from cerebro import clock
-
-    try:
-        return clock.rfc3339(clock.parse(stored))
-    except ValueError:
-        return stored

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -34,21 +33,9 @@ class TurnMetrics:
 
     def to_dict(self) -> dict[str, Any]:
         """For JSON: the timestamp as RFC 3339 UTC like every other time (null when the transcript had none)."""
-        return asdict(self) | {"timestamp": _rfc3339(self.timestamp)}
+        from cerebro import clock
 
-
-_RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
-
-
-def _rfc3339(text: str) -> str | None:
-    if _RFC3339_UTC.match(text or ""):
-        return text  # as Claude Code writes it (milliseconds kept)
-    from cerebro import clock
-
-    try:
-        return clock.rfc3339(clock.parse(text))
-    except ValueError:
-        return None
+        return asdict(self) | {"timestamp": clock.rfc3339_optional(self.timestamp)}
 
 
 @dataclass

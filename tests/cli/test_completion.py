@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-
-pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 
 
 def _complete(script: Path, *words: str) -> list[str]:

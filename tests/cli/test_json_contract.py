@@ -264,7 +264,7 @@ def test_every_memory_has_the_same_keys_whatever_the_command(cli, world) -> None
 @pytest.mark.parametrize(
     ("written", "shown"),
     [
-        ("2026-03-01T12:00:00.123Z", "2026-03-01T12:00:00.123Z"),  # as Claude Code writes it: kept
+        ("2026-03-01T12:00:00.123Z", "2026-03-01T12:00:00Z"),  # as Claude Code writes it: whole seconds, like all
         ("2026-03-01T14:00:00+02:00", "2026-03-01T12:00:00Z"),
         ("2026-03-01 12:00:00", "2026-03-01T12:00:00Z"),
         ("", None),

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Literal
+from typing import Annotated
 
 from cyclopts import Parameter
 
 from cerebro.cli.common import OriginActor, OriginChannel, OriginHost, OriginSession, open_brain, origin
 from cerebro.cli.output import emit, node_heading, render_nodes
-from cerebro.values import json_time
+from cerebro.values import NodeStatus, NodeType, json_time
 
-MemoryType = Literal["episode", "concept", "procedure", "reflection"]
-MemoryStatus = Literal["active", "consolidated", "superseded", "archived"]
-TypeOpt = Annotated[MemoryType, Parameter(name="--type", help="episode, concept, procedure or reflection")]
+TypeOpt = Annotated[NodeType, Parameter(name="--type", help="episode, concept, procedure or reflection")]
 AnchorOpt = Annotated[
     list[str] | None,
     Parameter(
@@ -179,8 +177,8 @@ def update(
 
 def list_(
     *,
-    type_: Annotated[MemoryType | None, Parameter(name="--type", help="Only this type")] = None,
-    status: Annotated[MemoryStatus | None, Parameter(help="active, consolidated, superseded or archived")] = None,
+    type_: Annotated[NodeType | None, Parameter(name="--type", help="Only this type")] = None,
+    status: Annotated[NodeStatus | None, Parameter(help="active, consolidated, superseded or archived")] = None,
     subtype: Annotated[str | None, Parameter(help="Only this subtype (empty: no subtype)")] = None,
     limit: Annotated[int, Parameter(help="At most this many")] = 50,
 ) -> None:
