@@ -239,8 +239,8 @@ def test_status_counts_overdue_jobs_only_when_no_worker_runs(project: Path) -> N
 
 def test_private_appends_create_a_private_file_in_a_private_folder(isolated_home: Path) -> None:
     target = isolated_home / "logs" / "x.log"
-    aftercare.append_private(target, "one\n")
-    aftercare.append_private(target, "two\n")
+    paths.append_private(target, "one\n")
+    paths.append_private(target, "two\n")
     assert target.read_text() == "one\ntwo\n"
     assert target.stat().st_mode & 0o777 == 0o600 and target.parent.stat().st_mode & 0o777 == 0o700
 
@@ -282,7 +282,7 @@ def test_private_files_never_follow_a_planted_symlink(isolated_home: Path, tmp_p
     link.parent.mkdir(parents=True)
     link.symlink_to(target)
     with pytest.raises(OSError):
-        aftercare.append_private(link, "secret\n")
+        paths.append_private(link, "secret\n")
     lock = aftercare._lock_path()
     lock.symlink_to(target)
     with pytest.raises(OSError):
