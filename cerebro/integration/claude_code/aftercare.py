@@ -317,7 +317,6 @@ def gc_log_path(project: Path) -> Path:
     return paths.logs_dir() / f"{paths.project_hash(project)}.gc.log"
 
 
-
 def status() -> dict[str, Any]:
     """For ``doctor``: pending jobs, the overdue ones, whether a worker runs."""
     jobs = pending_jobs()
