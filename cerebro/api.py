@@ -26,6 +26,7 @@ from cerebro.brain import (
     promotion,
     reembed,
     retrieval,
+    secrets,
     settings,
     status,
 )
@@ -238,6 +239,7 @@ class Brain:
         anchors: Sequence[str] | None = None,
         anchor_ref: str | None = None,
         beads_id: str | None = None,
+        allow_secret: bool = False,
     ) -> str:
         return memories.add(
             self._handle,
@@ -251,6 +253,7 @@ class Brain:
             anchors=anchors,
             anchor_ref=anchor_ref,
             beads_id=beads_id,
+            allow_secret=allow_secret,
         )
 
     @_doc(memories.add_many)
@@ -260,8 +263,11 @@ class Brain:
         *,
         batch_size: int = 128,
         progress: Callable[[int, int], None] | None = None,
+        allow_secret: bool = False,
     ) -> List[str]:
-        return memories.add_many(self._handle, items, batch_size=batch_size, progress=progress)
+        return memories.add_many(
+            self._handle, items, batch_size=batch_size, progress=progress, allow_secret=allow_secret
+        )
 
     @_doc(memories.get)
     def get(self, node_id: str, *, as_of: Any = None) -> values.NodeDetail:  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
@@ -276,9 +282,16 @@ class Brain:
         importance: float | None = None,
         subtype: str | None = UNSET,
         metadata: dict[str, Any] | str | None = None,
+        allow_secret: bool = False,
     ) -> values.Node:
         return memories.update(
-            self._handle, node_id, content=content, importance=importance, subtype=subtype, metadata=metadata
+            self._handle,
+            node_id,
+            content=content,
+            importance=importance,
+            subtype=subtype,
+            metadata=metadata,
+            allow_secret=allow_secret,
         )
 
     @_doc(memories.list_memories)
@@ -315,9 +328,9 @@ class Brain:
             metadata=metadata,
         )
 
-    @_doc(memories.reinforce)
+    @_doc(lifecycle.reinforce)
     def reinforce(self, node_id: str) -> values.Node:
-        return memories.reinforce(self._handle, node_id)
+        return lifecycle.reinforce(self._handle, node_id)
 
     @_doc(memories.supersede)
     def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
@@ -334,6 +347,7 @@ class Brain:
         anchors: Sequence[str] | None = None,
         anchor_ref: str | None = None,
         beads_id: str | None = None,
+        allow_secret: bool = False,
     ) -> str:
         return memories.supersede(
             self._handle,
@@ -348,6 +362,7 @@ class Brain:
             anchors=anchors,
             anchor_ref=anchor_ref,
             beads_id=beads_id,
+            allow_secret=allow_secret,
         )
 
     @_doc(status.stats)
@@ -528,6 +543,18 @@ class Brain:
     def import_file(self, path: str | Path, *, on_conflict: str = "skip", progress: Any = None) -> dict[str, Any]:  # noqa: ANN401 - a progress callback or None; the public signature, pinned in tests/api/brain_api.txt
         return exports.import_file(self._handle, path, on_conflict=on_conflict, progress=progress)
 
+    # ------------------------------------------------------------------ secrets
+
+    @_doc(secrets.scan)
+    def scan_secrets(self) -> values.SecretScan:
+        return secrets.scan(self._handle)
+
+    @_doc(secrets.redact_stored)
+    def redact_secrets(
+        self, *, dry_run: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> values.SecretScan:
+        return secrets.redact_stored(self._handle, dry_run=dry_run, progress=progress)
+
     # ------------------------------------------------------------------ the inbox
 
     @_doc(inbox.inbox_add)
@@ -540,9 +567,17 @@ class Brain:
         importance: float = 0.5,
         metadata: dict[str, Any] | str | None = None,
         origin: values.Origin | None = None,
+        allow_secret: bool = False,
     ) -> str:
         return inbox.inbox_add(
-            self._handle, content, type=type, subtype=subtype, importance=importance, metadata=metadata, origin=origin
+            self._handle,
+            content,
+            type=type,
+            subtype=subtype,
+            importance=importance,
+            metadata=metadata,
+            origin=origin,
+            allow_secret=allow_secret,
         )
 
     @_doc(inbox.inbox_list)

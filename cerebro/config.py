@@ -115,12 +115,17 @@ _KEYS = [
     ConfigKey("feedback_docs", "3", _whole_number, "Top keyword hits that steer the vector query (0 = off)"),
     ConfigKey("feedback_weight", "0.7", _unit_float, "How far those hits move the vector query"),
     ConfigKey("centering", "1.0", _unit_float, "How far the vector query moves from the brain's mean (0 = off)"),
+    # Ours (ADR 0027): secrets in new memories become [secret:kind] markers before storage.
+    ConfigKey("redact_secrets", "true", _bool, "Replace secrets in new memories with [secret:kind] markers"),
 ]
 
 REGISTRY: dict[str, ConfigKey] = {k.key: k for k in _KEYS}
 
-# Settings that make recall run a program: no export carries them and no import sets them (ADR 0012, ADR 0026).
+# Settings that make recall run a program (ADR 0012, ADR 0026).
 EXECUTABLE = frozenset({"rerank_command", "rerank_enabled"})
+# Settings only the user on this machine may change, because a received file must never weaken the brain's
+# protection — run a program, or store secrets in clear (ADR 0027): no export carries them, no import sets them.
+LOCAL_ONLY = EXECUTABLE | {"redact_secrets"}
 
 # Defaults that depend on the embedding provider: cosines are not comparable across models. search_threshold for
 # the local MiniLM is measured (bench/similarity_calibration.py on LoCoMo: a question and its evidence turn have a

@@ -20,8 +20,9 @@ from cerebro.values import NODE_STATUSES, NODE_TYPES
 MAX_BYTES = 512 * 1024 * 1024  # a brain export larger than this is not a brain export
 _ID = re.compile(r"^[0-9a-f][0-9a-f-]{3,63}$")
 # Meta keys a bundle may set: its configuration, never the target's embedding settings or boundaries —
-# nor the reranker command, which would let a received file run a program on every recall (ADR 0012).
-_REFUSED_CONFIG = {"config." + key for key in config.EXECUTABLE}
+# nor a local-only setting: a received file must not run a program on every recall or turn redaction off
+# (ADR 0012, ADR 0027).
+_REFUSED_CONFIG = {"config." + key for key in config.LOCAL_ONLY}
 
 
 @dataclass

@@ -98,7 +98,8 @@ def _meta_items(store: Store, conn: Connection) -> list[tuple[str, str]]:
     return [
         (key, str(_rfc3339(value)) if _STORED_INSTANT.match(value or "") else value)
         for key, value in store.reads.meta_items(conn)
-        if key.removeprefix("config.") not in config.EXECUTABLE  # no program travels with a file (ADR 0026)
+        # No program and no weaker protection travel with a file (ADR 0026, ADR 0027).
+        if key.removeprefix("config.") not in config.LOCAL_ONLY
     ]
 
 

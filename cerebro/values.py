@@ -359,6 +359,50 @@ class EmbedReport:
 
 
 @dataclass(frozen=True)
+class SecretFinding:
+    """A stored record holding secrets: which, where, and their kinds — never the secrets themselves."""
+
+    id: str
+    where: str  # memory, archive or inbox
+    content_kinds: tuple[str, ...]
+    metadata_kinds: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "where": self.where,
+            "content": list(self.content_kinds),
+            "metadata": list(self.metadata_kinds),
+        }
+
+
+@dataclass(frozen=True)
+class SecretScan:
+    """What a secret scan found (and, after a redaction, the backup taken before it)."""
+
+    scanned: int
+    findings: list[SecretFinding]
+    redacted: bool = False
+    backup: str | None = None
+    log_purged: bool | None = None
+
+    @property
+    def secrets(self) -> int:
+        return sum(len(f.content_kinds) + len(f.metadata_kinds) for f in self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scanned": self.scanned,
+            "records": len(self.findings),
+            "secrets": self.secrets,
+            "findings": [f.to_dict() for f in self.findings],
+            "redacted": self.redacted,
+            "backup": self.backup,
+            "log_purged": self.log_purged,
+        }
+
+
+@dataclass(frozen=True)
 class GcReport:
     evaluated: int
     archived: int

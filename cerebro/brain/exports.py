@@ -3,6 +3,7 @@ written in one transaction. The formats themselves are ``cerebro.portability`` a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +79,7 @@ def import_file(
     with h.snapshot() as conn:
         existing = h.store.reads.node_ids(conn)
     importing.check_references(parsed, existing)
+    redacted = _scrub_records(h, parsed.nodes + parsed.archive)
     for node in parsed.nodes:
         if all(node[k] is None for k in _ORIGIN):  # origin-less nodes are stamped by the import
             node["origin_actor"] = node["origin_channel"] = "import"
@@ -134,6 +136,26 @@ def import_file(
             "config_imported": sorted(parsed.config),
             "config_refused": sorted(parsed.refused_config),
             "pending_embeddings": failed,
+            "secrets_redacted": redacted,
         }
 
     return h.write(write)
+
+
+def _scrub_records(h: Handle, records: list[dict[str, Any]]) -> int:
+    """Redact the secrets of imported records in place, as every write path does (ADR 0027); how many."""
+    from cerebro.brain import secrets
+
+    if not secrets.enabled(h, False):
+        return 0
+    found: list[str] = []
+    for record in records:
+        metadata = json.loads(record["metadata"]) if record["metadata"] is not None else None
+        content, metadata, kinds = secrets.scrub(h, record["content"], metadata, redact=True, warn=False)
+        if kinds:
+            record["content"] = content
+            record["metadata"] = json.dumps(metadata, ensure_ascii=False) if metadata is not None else None
+            found += kinds
+    if found:
+        h.on_warning(secrets.notice(found, hint=False))
+    return len(found)

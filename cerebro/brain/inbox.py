@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, values
-from cerebro.brain import embedding
+from cerebro.brain import embedding, secrets
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import (
     _check_content,
@@ -36,13 +36,14 @@ def inbox_add(
     importance: float = 0.5,
     metadata: dict[str, Any] | str | None = None,
     origin: values.Origin | None = None,
+    allow_secret: bool = False,
 ) -> str:
-    """Quarantine a candidate memory (checked as :meth:`Brain.add` checks it); returns its id.
-    Nothing is indexed or embedded."""
+    """Quarantine a candidate memory (checked, and its secrets redacted, as :meth:`Brain.add` does); returns its
+    id. Nothing is indexed or embedded."""
     content = _check_content(content)
     _check_type(type)
     importance = _check_importance(importance)
-    meta_dict = parse_metadata(metadata)
+    content, meta_dict = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
     stamp = origin or values.Origin.from_environment("api")
 
     def write(session: Session) -> str:

@@ -13,7 +13,7 @@ from cerebro import clock, config, lifecycle, provenance, values
 from cerebro.brain import memories, status
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import _check_limit, _check_unit
-from cerebro.errors import InvalidInput
+from cerebro.errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from cerebro.db.types import Session
@@ -136,6 +136,26 @@ def consolidation_suggestions(h: Handle, *, limit: int) -> list[dict[str, Any]]:
     limit = _check_limit(limit)
     episodes = memories.list_memories(h, type="episode", status="active", limit=10**9)
     return lifecycle.suggest_groups(episodes, limit)
+
+
+def reinforce(h: Handle, node_id: str) -> values.Node:
+    """Count a use: access and reinforcement counters up, both timestamps now. Active memories only."""
+
+    def write(session: Session) -> values.Node:
+        full = h.store.nodes.resolve_id(session, node_id)
+        row = h.store.nodes.get_row(session, full)
+        if row.status != "active":
+            raise NotFound(f"node {full} not found or not active")
+        now = clock.now()
+        row.access_count = (row.access_count or 0) + 1
+        row.times_reinforced = (row.times_reinforced or 0) + 1
+        row.last_accessed = now
+        row.last_reinforced = now
+        session.add(row)
+        session.flush()
+        return h.store.nodes.to_value(row)
+
+    return h.write(write)
 
 
 def record_outcome(h: Handle, node_id: str, *, success: bool) -> values.Node:

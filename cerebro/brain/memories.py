@@ -1,4 +1,4 @@
-"""Memories: add, read, change, list, reinforce, supersede (links: ``brain/edges.py``; the statuses every read
+"""Memories: add, read, change, list, supersede (links: ``brain/edges.py``; the statuses every read
 fills in and the brain's counts: ``brain/status.py``).
 
 Functions over a :class:`~cerebro.brain.handle.Handle`; :class:`cerebro.Brain` is their public face.
@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, values
-from cerebro.brain import embedding
+from cerebro.brain import embedding, secrets
 from cerebro.brain.handle import Handle
 from cerebro.brain.status import annotate
 from cerebro.brain.validate import (
@@ -50,16 +50,20 @@ def add(  # noqa: PLR0913 - the keyword-only fields of a memory
     anchors: Sequence[str] | None = None,
     anchor_ref: str | None = None,
     beads_id: str | None = None,
+    allow_secret: bool = False,
 ) -> str:
     """Store a memory; returns its new id. The keyword index is updated in the same transaction.
 
     ``anchors``: files (``PATH[:START-END]``, relative to :attr:`project`) the memory is about; their
     hashes (and the git commit, ``anchor_ref``) are recorded, and reads report whether the code changed
-    since (ADR 0018). ``beads_id``: a Beads issue id, stored as metadata ``beadsId``."""
+    since (ADR 0018). ``beads_id``: a Beads issue id, stored as metadata ``beadsId``. Secrets in the content
+    and metadata are replaced by ``[secret:kind]`` markers (a warning names their kinds) unless
+    ``allow_secret`` or the brain's ``redact_secrets`` setting is off (ADR 0027)."""
     content = _check_content(content)
     _check_type(type)
     importance = _check_importance(importance)
-    meta_dict = metadata_with(h, parse_metadata(metadata), anchors, anchor_ref, beads_id)
+    content, user_meta = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
+    meta_dict = metadata_with(h, user_meta, anchors, anchor_ref, beads_id)
     stamp = origin or values.Origin.from_environment("api")
     vector, error = h.try_embed(content)  # outside the transaction: no lock held while embedding
 
@@ -108,12 +112,16 @@ def add_many(
     *,
     batch_size: int = 128,
     progress: Callable[[int, int], None] | None = None,
+    allow_secret: bool = False,
 ) -> list[str]:
     """Store many memories: each item takes :meth:`add`'s keyword arguments plus ``content``.
 
     Everything is validated before anything is written; batches are embedded together, then every
     memory is written in one transaction (the same write path as :meth:`add`). Returns the new ids.
+    Secrets are redacted as :meth:`add` does (one warning for the whole batch).
     """
+    redact = secrets.enabled(h, allow_secret)
+    found: list[str] = []
     prepared = []
     for item in items:
         unknown = set(item) - {
@@ -132,15 +140,19 @@ def add_many(
             raise InvalidInput(f"unknown memory fields: {', '.join(sorted(unknown))}")
         node_type = item.get("type", "episode")
         _check_type(node_type)
+        content, user_meta, kinds = secrets.scrub(
+            h, _check_content(item.get("content")), parse_metadata(item.get("metadata")), redact=redact, warn=False
+        )
+        found += kinds
         prepared.append(
             {
-                "content": _check_content(item.get("content")),
+                "content": content,
                 "type": node_type,
                 "subtype": item.get("subtype") or None,
                 "importance": _check_importance(item.get("importance", 0.5)),
                 "metadata": metadata_with(
                     h,
-                    parse_metadata(item.get("metadata")),
+                    user_meta,
                     item.get("anchors"),
                     item.get("anchor_ref"),
                     item.get("beads_id"),
@@ -149,6 +161,8 @@ def add_many(
                 "origin": item.get("origin") or values.Origin.from_environment("api"),
             }
         )
+    if found:
+        h.on_warning(secrets.notice(found))
     # Embed first (batch by batch, outside any lock), then write everything in one transaction:
     # either every memory lands or none does.
     dims = h.embedding_settings()[2]
@@ -214,14 +228,17 @@ def update(
     importance: float | None = None,
     subtype: str | None = UNSET,
     metadata: dict[str, Any] | str | None = None,
+    allow_secret: bool = False,
 ) -> values.Node:
     """Change a memory in place. ``subtype=None`` or ``""`` clears it; ``metadata`` is merged key by key
-    (a key set to null is removed). Content or subtype changes stamp ``updated_at``."""
+    (a key set to null is removed). Content or subtype changes stamp ``updated_at``. New content and
+    metadata have their secrets redacted as :meth:`add` does."""
     if content is not None:
         content = _check_content(content)
     if importance is not None:
         importance = _check_importance(importance)
-    patch = parse_metadata(metadata)
+    scrubbed, patch, _ = secrets.scrub(h, content, parse_metadata(metadata), redact=secrets.enabled(h, allow_secret))
+    content = scrubbed if content is not None else None
     if content is None and importance is None and subtype is UNSET and patch is None:
         raise InvalidInput("nothing to update: give content, importance, subtype or metadata")
     vector, error = None, None
@@ -299,26 +316,6 @@ def list_memories(
     )
 
 
-def reinforce(h: Handle, node_id: str) -> values.Node:
-    """Count a use: access and reinforcement counters up, both timestamps now. Active memories only."""
-
-    def write(session: Session) -> values.Node:
-        full = h.store.nodes.resolve_id(session, node_id)
-        row = h.store.nodes.get_row(session, full)
-        if row.status != "active":
-            raise NotFound(f"node {full} not found or not active")
-        now = clock.now()
-        row.access_count = (row.access_count or 0) + 1
-        row.times_reinforced = (row.times_reinforced or 0) + 1
-        row.last_accessed = now
-        row.last_reinforced = now
-        session.add(row)
-        session.flush()
-        return h.store.nodes.to_value(row)
-
-    return h.write(write)
-
-
 def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
     h: Handle,
     old_id: str,
@@ -333,15 +330,18 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
     anchors: Sequence[str] | None = None,
     anchor_ref: str | None = None,
     beads_id: str | None = None,
+    allow_secret: bool = False,
 ) -> str:
     """Replace an active memory: the old one becomes ``superseded``, the new one (same type, subtype and
     importance unless given) gets a ``supersedes`` edge to it. One transaction. Returns the new id. ``anchors``,
-    ``anchor_ref`` and ``beads_id`` as for :meth:`add` (the replacement's own; none are inherited)."""
+    ``anchor_ref``, ``beads_id`` and ``allow_secret`` as for :meth:`add` (the replacement's own; none are
+    inherited)."""
     content = _check_content(content)
     if type is not None:
         _check_type(type)
     given_importance = None if importance is None else _check_importance(importance)
-    meta_dict = metadata_with(h, parse_metadata(metadata), anchors, anchor_ref, beads_id)
+    content, user_meta = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
+    meta_dict = metadata_with(h, user_meta, anchors, anchor_ref, beads_id)
     stamp = origin or values.Origin.from_environment("api")
     vector, error = h.try_embed(content)
 

@@ -106,6 +106,9 @@ def setup_connection(dbapi_conn: Connection, *, wal: bool = True) -> None:
     cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA foreign_keys = ON")
     cursor.execute("PRAGMA synchronous = NORMAL")
+    # Memories may hold secrets: text that is deleted or replaced is zeroed where that costs no extra I/O, rather
+    # than left readable in the file's free space (ADR 0027; `secrets redact` compacts the rest).
+    cursor.execute("PRAGMA secure_delete = FAST")
     # Only switch when needed: setting WAL on a WAL brain is a no-op, but on a rollback-journal brain
     # it is a write, so a plain read of a WAL brain never writes.
     if wal:

@@ -173,6 +173,7 @@ def _inspect_content(conn: Connection, project: Path, brain: Path, findings: _Fi
     extra["active_nodes"] = len(active)
     _check_keyword_index(conn, project, brain, tables, active, findings, extra)
     _check_vector_index(conn, project, tables, active, findings, extra)
+    _check_secrets(conn, project, findings, extra)
     bad = SQLITE.checks.metadata_not_object(conn)
     extra["metadata_not_object"] = bad[0]
     if bad[0]:
@@ -185,6 +186,26 @@ def _inspect_content(conn: Connection, project: Path, brain: Path, findings: _Fi
             f"sqlite3 {_q(brain)} \"UPDATE nodes SET metadata = json_object('_raw_metadata', metadata) "  # noqa: S608
             "WHERE metadata IS NOT NULL AND metadata NOT IN ('', 'null') "
             "AND (json_valid(metadata) = 0 OR json_type(metadata) <> 'object')\"",
+        )
+
+
+def _check_secrets(conn: Connection, project: Path, findings: _Findings, extra: dict[str, Any]) -> None:
+    """Secrets stored in clear (before redaction existed, or with --allow-secret) — unless the user turned
+    redaction off for this brain, which says they are wanted (ADR 0027)."""
+    from cerebro import config, redaction
+
+    if not config.effective("redact_secrets", SQLITE.reads.config_values(conn).get("redact_secrets")):
+        extra["secrets_in_clear"] = None
+        return
+    rows = SQLITE.texts.all_texts(conn)
+    holding = [record_id for _, record_id, content, meta in rows if redaction.find(f"{content}\n{meta or ''}")]
+    extra["secrets_in_clear"] = len(holding)
+    if holding:
+        findings.add(
+            WARN,
+            f"{_n(len(holding), 'record holds', 'records hold')} secrets in clear (first: {holding[0][:8]}); "
+            "see them with `cerebro secrets scan`",
+            _cmd(project, "cerebro secrets redact"),
         )
 
 

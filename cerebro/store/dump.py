@@ -28,8 +28,8 @@ def sql_statements(conn: Connection) -> list[str]:
     at the next open (the dump leaves a marker for it)."""
     lines = ["-- cerebro export (sql): run against a brain made by `cerebro init`", "BEGIN;"]
     for key, value in reads.meta_items(conn, prefix="config."):
-        if key.removeprefix("config.") in config.EXECUTABLE:
-            continue  # a dump loaded with sqlite3 must not bring a program for recall to run (ADR 0026)
+        if key.removeprefix("config.") in config.LOCAL_ONLY:
+            continue  # a dump loaded with sqlite3 must not bring a program to run, or redaction off (ADR 0026, 0027)
         lines.append(f"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ({_literal(key)}, {_literal(value)});")
     tables = (
         ("nodes", NODE_COLUMNS, "id"),

@@ -223,6 +223,11 @@ _EDGE_PUNCTUATION = "\"'“”‘’.,;:!?()[]{}<>"
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 
 
+def optimize(session: Session) -> None:
+    """Merge the index into one segment: the segments holding replaced text are dropped, not kept beside it."""
+    session.execute(text("INSERT INTO nodes_fts (nodes_fts) VALUES ('optimize')"))
+
+
 def rebuild(session: Session) -> None:
     """Index every active node afresh (after a sql dump, which carries no keyword rows)."""
     session.execute(text("DELETE FROM nodes_fts"))

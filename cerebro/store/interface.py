@@ -152,6 +152,9 @@ class Keywords(Protocol):
     def rebuild(self, session: Session) -> None:
         """Index every active node afresh (after a sql dump, which carries no keyword rows)."""
 
+    def optimize(self, session: Session) -> None:
+        """Merge the index into one segment: the segments holding replaced text are dropped, not kept beside it."""
+
     def search(
         self,
         conn: Connection,
@@ -386,6 +389,18 @@ class WarmIndex(Protocol):
     def dots(self, ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]: ...
 
 
+class Texts(Protocol):
+    """Memory text wherever a brain keeps it, for the secret scan and its redaction (ADR 0027)."""
+
+    def all_texts(self, conn: Connection) -> list[tuple[str, str, str, str | None]]:
+        """(where — memory, archive or inbox —, id, content, metadata as stored) of every record holding text."""
+
+    def replace(self, session: Session, where: str, record_id: str, content: str, metadata: str | None) -> None: ...
+
+    def compact(self, conn: Connection) -> bool:
+        """Rebuild the file without free space and empty the write-ahead log; False when a reader kept part of it."""
+
+
 class Store(Protocol):
     """A storage engine: every part the domain uses."""
 
@@ -427,6 +442,9 @@ class Store(Protocol):
 
     @property
     def checks(self) -> Checks: ...
+
+    @property
+    def texts(self) -> Texts: ...
 
     @property
     def dump(self) -> Dump: ...

@@ -95,6 +95,12 @@ class SQLiteStore:
         return checks
 
     @property
+    def texts(self) -> interface.Texts:
+        from cerebro.store import texts
+
+        return texts
+
+    @property
     def dump(self) -> interface.Dump:
         from cerebro.store import dump
 

@@ -89,6 +89,7 @@ def test_list_json_in_registry_order(cli, brain_path):
         "feedback_docs",
         "feedback_weight",
         "centering",
+        "redact_secrets",
     ]
     for entry in data:
         assert set(entry) == {"key", "value", "source", "default", "description"}

@@ -516,6 +516,17 @@ def test_metadata_that_is_not_an_object_warns(cli, wired: Path) -> None:
     assert (check["status"], check["metadata_not_object"]) == ("warn", 1)
 
 
+def test_secrets_stored_in_clear_warn_with_the_redaction_as_fix(cli, wired: Path, project: Path) -> None:
+    assert cli("add", "deploy key AKIAQX3NZ7VGLD5KPW2M", "--allow-secret").exit_code == 0
+    check = run_doctor(cli)[1]["brain"]
+    assert (check["status"], check["secrets_in_clear"]) == ("warn", 1)
+    assert "AKIAQX3NZ7VGLD5KPW2M" not in json.dumps(check)
+    assert any(fix.startswith("cerebro secrets redact") for fix in check["fixes"])
+    assert cli("config", "set", "redact_secrets", "false").exit_code == 0  # wanted in clear: nothing to warn
+    check = run_doctor(cli)[1]["brain"]
+    assert (check["status"], check["secrets_in_clear"]) == ("ok", None)
+
+
 # --------------------------------------------------------------------------- 5. embedder
 
 

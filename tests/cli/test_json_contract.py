@@ -47,6 +47,7 @@ def world(cli, project: Path, tmp_path: Path) -> dict[str, str]:
         "e2": ok("add", "the deploy failed without the VPN", "--subtype", "deploy")["id"],
         "concept": ok("add", "deploys need the VPN", "--type", "concept", "--importance", "0.8")["id"],
         "other": ok("add", "flaky test in the parser", "--type", "procedure")["id"],
+        "secret": ok("add", "the staging password is Xk9#mP2vQ", "--allow-secret")["id"],
     }
     ok("consolidate", ids["e1"], ids["e2"], "--into", ids["concept"])
     ok("edge", ids["concept"], ids["other"], "relates_to")
@@ -128,6 +129,9 @@ COMMAND_LINES = [
     "init --skip-integration",
     "doctor",
     "brains relink {project} {moved}",
+    "secrets scan",
+    "secrets redact --dry-run",
+    "secrets redact",
 ]
 
 

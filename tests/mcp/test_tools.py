@@ -181,17 +181,30 @@ def test_every_tool_success_and_error_path(home: Path, fake_brain_path: Path, pr
 def test_forget_is_a_dry_run_unless_apply(home: Path, fake_brain_path: Path, project: Path) -> None:
     async def body() -> None:
         async with serve(home, project) as client:
-            kept = await client.ok("remember", content="The staging password is hunter2")
-            dry = await client.ok("forget", subject="hunter2")
+            kept = await client.ok("remember", content="The staging bastion is bastion7")
+            dry = await client.ok("forget", subject="bastion7")
             assert dry["applied"] is False and [m["id"] for m in dry["matched"]] == [kept["id"]]
             assert "Dry run" in dry["_text"] and "apply: true" in dry["_text"]
             assert (await client.ok("get", id=kept["id"]))["status"] == "active"
-            assert [r["id"] for r in (await client.ok("recall", query="staging password"))["results"]] == [kept["id"]]
-            assert "only makes sense with --apply" in await client.error("forget", subject="hunter2", hard=True)
-            done = await client.ok("forget", subject="hunter2", apply=True)
+            assert [r["id"] for r in (await client.ok("recall", query="staging bastion"))["results"]] == [kept["id"]]
+            assert "only makes sense with --apply" in await client.error("forget", subject="bastion7", hard=True)
+            done = await client.ok("forget", subject="bastion7", apply=True)
             assert done["applied"] is True
-            assert (await client.ok("recall", query="staging password"))["results"] == []
+            assert (await client.ok("recall", query="staging bastion"))["results"] == []
             assert (await client.ok("stats"))["active_nodes"] == 0
+
+    run(body)
+
+
+def test_remember_stores_secrets_as_markers_and_says_so(home: Path, fake_brain_path: Path, project: Path) -> None:
+    async def body() -> None:
+        async with serve(home, project) as client:
+            stored = await client.ok("remember", content="The staging password is hunter22")
+            assert stored["notices"] == [
+                "redacted 1 secret before storing (password); --allow-secret keeps it on purpose"
+            ]
+            assert "hunter22" not in stored["_text"]
+            assert (await client.ok("get", id=stored["id"]))["content"] == "The staging password is [secret:password]"
 
     run(body)
 

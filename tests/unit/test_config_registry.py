@@ -27,6 +27,7 @@ UPSTREAM_ORDER = [
     "feedback_docs",
     "feedback_weight",
     "centering",
+    "redact_secrets",  # ours (ADR 0027)
 ]
 
 

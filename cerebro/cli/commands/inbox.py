@@ -6,7 +6,7 @@ from typing import Annotated
 
 from cyclopts import App, Parameter
 
-from cerebro.cli.commands.memory import TypeOpt, insert_importance, read_content
+from cerebro.cli.commands.memory import AllowSecretOpt, TypeOpt, insert_importance, read_content
 from cerebro.cli.common import OriginActor, OriginChannel, OriginHost, OriginSession, open_brain, origin
 from cerebro.cli.output import emit, one_line
 
@@ -36,6 +36,7 @@ def inbox_add(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
     origin_channel: OriginChannel = None,
     origin_session: OriginSession = None,
     origin_host: OriginHost = None,
+    allow_secret: AllowSecretOpt = False,
 ) -> None:
     """Quarantine a candidate memory and print its id (not indexed, not embedded, never recalled).
 
@@ -51,6 +52,7 @@ def inbox_add(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
             importance=insert_importance(importance),
             metadata=metadata,
             origin=origin(origin_actor, origin_channel, origin_session, origin_host),
+            allow_secret=allow_secret,
         )
     emit({"id": candidate_id}, candidate_id)
 

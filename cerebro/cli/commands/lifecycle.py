@@ -8,6 +8,7 @@ from typing import Annotated
 from cyclopts import Parameter
 
 from cerebro.cli.commands.memory import (
+    AllowSecretOpt,
     AnchorOpt,
     AnchorRefOpt,
     BeadsIdOpt,
@@ -55,6 +56,7 @@ def supersede(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
     anchor: AnchorOpt = None,
     anchor_ref: AnchorRefOpt = None,
     beads_id: BeadsIdOpt = None,
+    allow_secret: AllowSecretOpt = False,
 ) -> None:
     """Replace a memory: the old one is marked superseded and linked from the new one.
 
@@ -80,6 +82,7 @@ def supersede(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
             anchors=anchor,
             anchor_ref=anchor_ref,
             beads_id=beads_id,
+            allow_secret=allow_secret,
         )
     emit({"id": new_id, "superseded": old_full}, new_id)
 

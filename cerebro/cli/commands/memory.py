@@ -29,6 +29,10 @@ BeadsIdOpt = Annotated[str | None, Parameter(help="A Beads issue id (e.g. bd-a1b
 ImportanceOpt = Annotated[float, Parameter(help="0 to 1; 0 means the default 0.5, as upstream")]
 MetadataOpt = Annotated[str | None, Parameter(help="A JSON object stored with the memory")]
 ProvenanceRootOpt = Annotated[bool, Parameter(help="Mark as an original source (provenance root)")]
+AllowSecretOpt = Annotated[
+    bool,
+    Parameter(help="Store secrets (keys, tokens, passwords) as given instead of [secret:kind] markers"),
+]
 
 
 def insert_importance(value: float) -> float:
@@ -58,8 +62,9 @@ def add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
     anchor: AnchorOpt = None,
     anchor_ref: AnchorRefOpt = None,
     beads_id: BeadsIdOpt = None,
+    allow_secret: AllowSecretOpt = False,
 ) -> None:
-    """Store a new memory and print its id.
+    """Store a new memory and print its id. Secrets in it are stored as [secret:kind] markers.
 
     Examples
       cerebro add "Use uv, not pip" --type procedure --importance 0.8
@@ -78,6 +83,7 @@ def add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
             anchors=anchor,
             anchor_ref=anchor_ref,
             beads_id=beads_id,
+            allow_secret=allow_secret,
         )
     emit({"id": node_id}, node_id)
 
@@ -154,6 +160,7 @@ def update(
     importance: Annotated[float | None, Parameter(help="0 to 1")] = None,
     subtype: Annotated[str | None, Parameter(help="New subtype; an empty value clears it")] = None,
     metadata: Annotated[str | None, Parameter(help="JSON object merged into the metadata (null removes a key)")] = None,
+    allow_secret: AllowSecretOpt = False,
 ) -> None:
     """Change a memory's content, importance, subtype or metadata.
 
@@ -171,6 +178,7 @@ def update(
             importance=importance,
             subtype=UNSET if subtype is None else subtype,
             metadata=metadata,
+            allow_secret=allow_secret,
         )
     emit(node.to_dict(), f"Updated {node.short_id}")
 

@@ -65,6 +65,11 @@ USAGE: dict[str, tuple[str, str, str]] = {
         "cerebro anchors --stale",
         "anchored memories whose code changed or is gone: re-verify, then supersede or forget",
     ),
+    "secrets": (
+        "A memory may hold a key, token or password in clear",
+        "cerebro secrets scan",
+        "ids and kinds only; secrets redact replaces them (backup first)",
+    ),
     "promote": ("A lesson holds in every project", "cerebro promote ID", "copied to the global brain"),
     "gc": ("The brain is cluttered with stale episodes", "cerebro gc --dry-run", "archives decayed memories"),
     "stats": ("You want the brain's health", "cerebro stats", "counts, model, schema"),
@@ -132,7 +137,10 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Remember (write)", ("add", "inbox", "update", "supersede", "edge", "relation")),
     ("Retrieve (read)", ("recall", "search", "get", "list")),
     ("Feedback (close the loop — do this after acting on a recall)", ("outcome", "reinforce")),
-    ("Distill & maintain", ("consolidate", "mark-consolidated", "forget", "anchors", "gc", "embed", "eval", "stats")),
+    (
+        "Distill & maintain",
+        ("consolidate", "mark-consolidated", "forget", "anchors", "secrets", "gc", "embed", "eval", "stats"),
+    ),
     ("Share & lifecycle", ("promote", "export", "import", "backup", "reembed", "migrate")),
     (
         "Operator/infra (rarely agent-invoked)",

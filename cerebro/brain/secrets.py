@@ -1,0 +1,165 @@
+"""Secrets on the Brain's write paths, and in what a brain already holds (ADR 0027).
+
+:func:`scrub` is called by every write that stores memory text (add, add_many, update, supersede, the inbox,
+import) before the text reaches the store, the keyword index or the embedder. :func:`scan` finds secrets
+stored before redaction existed (or while it was off); :func:`redact_stored` replaces them, after a backup,
+and leaves no copy of the old text in the file's free pages, its keyword index or its write-ahead log.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from cerebro import values
+from cerebro.brain import embedding
+from cerebro.brain.handle import Handle
+from cerebro.brain.settings import config_value
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Session
+
+
+def enabled(h: Handle, allow_secret: bool) -> bool:
+    """Whether this write redacts: the brain's ``redact_secrets`` setting, unless the caller allowed secrets."""
+    if not isinstance(allow_secret, bool):
+        from cerebro.errors import InvalidInput
+
+        raise InvalidInput("allow_secret must be true or false")
+    return not allow_secret and bool(config_value(h, "redact_secrets"))
+
+
+def notice(kinds: list[str], *, hint: bool = True) -> str:
+    """The warning for secrets redacted on a write: how many of each kind (never their values)."""
+    counts = Counter(kinds)
+    listed = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in sorted(counts.items()))
+    noun = "secret" if len(kinds) == 1 else "secrets"
+    advice = f"; --allow-secret keeps {'it' if len(kinds) == 1 else 'them'} on purpose" if hint else ""
+    return f"redacted {len(kinds)} {noun} before storing ({listed}){advice}"
+
+
+def scrub(
+    h: Handle, content: str | None, metadata: dict[str, Any] | None, *, redact: bool, warn: bool = True
+) -> tuple[str | None, dict[str, Any] | None, list[str]]:
+    """``content`` and ``metadata`` with their secrets replaced by markers (when ``redact``), and the kinds
+    replaced; a warning names them, never their values."""
+    if not redact:
+        return content, metadata, []
+    from cerebro import redaction  # compiling its patterns costs ~10 ms: only writes pay it
+
+    kinds: list[str] = []
+    if content is not None:
+        content, kinds = redaction.redact(content)
+    if metadata is not None:
+        metadata, more = redaction.redact_json(metadata)
+        kinds += more
+    if kinds and warn:
+        h.on_warning(notice(kinds))
+    return content, metadata, kinds
+
+
+def for_storage(
+    h: Handle, content: str, metadata: dict[str, Any] | None, allow_secret: bool
+) -> tuple[str, dict[str, Any] | None]:
+    """A memory's content and metadata as they will be stored: secrets redacted unless allowed."""
+    clean, meta, _ = scrub(h, content, metadata, redact=enabled(h, allow_secret))
+    return clean if clean is not None else content, meta
+
+
+# ------------------------------------------------------------------------------------------ already stored
+
+
+def _metadata(text: str | None) -> Any:  # noqa: ANN401 - stored JSON, whatever shape a file gave it
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # not JSON (written by hand): scanned as text
+
+
+def _findings(rows: list[tuple[str, str, str, str | None]]) -> list[values.SecretFinding]:
+    from cerebro import redaction
+
+    found = []
+    for where, node_id, content, metadata in rows:
+        kinds = [f.kind for f in redaction.find(content)]
+        meta_kinds = redaction.redact_json(_metadata(metadata))[1]
+        if kinds or meta_kinds:
+            found.append(values.SecretFinding(node_id, where, tuple(kinds), tuple(meta_kinds)))
+    return found
+
+
+def scan(h: Handle) -> values.SecretScan:
+    """Every stored memory, archived memory and inbox candidate holding a secret (ids and kinds only)."""
+    with h.snapshot() as conn:
+        rows = h.store.texts.all_texts(conn)
+    return values.SecretScan(scanned=len(rows), findings=_findings(rows))
+
+
+def redact_stored(
+    h: Handle, *, dry_run: bool = False, progress: Callable[[int, int], None] | None = None
+) -> values.SecretScan:
+    """Replace every stored secret by its marker, after a backup: one transaction; changed memories re-indexed
+    and re-embedded; the old text overwritten in the file, its keyword index and its write-ahead log."""
+    found = scan(h)
+    if dry_run or not found.findings:
+        return found
+    from cerebro import redaction
+    from cerebro.brain import exports
+
+    backup = exports.backup(h)
+    with h.snapshot() as conn:
+        stored = {(w, i): (c, m) for w, i, c, m in h.store.texts.all_texts(conn)}
+    changed: dict[tuple[str, str], tuple[str, str | None]] = {}
+    for f in found.findings:
+        content, metadata = stored[(f.where, f.id)]
+        parsed = _metadata(metadata)
+        changed[(f.where, f.id)] = (
+            redaction.redact(content)[0],
+            metadata if parsed is None else _dump(redaction.redact_json(parsed)[0]),
+        )
+    # Memories whose content changed get a new keyword row and vector; a metadata-only change needs neither.
+    memories = {i: c for (w, i), (c, _) in changed.items() if w == "memory" and c != stored[(w, i)][0]}
+    vectors, errors = _embed(h, memories, progress)
+
+    def write(session: Session) -> None:
+        has_fts = h.store.keywords.available(session)
+        for (where, record_id), (content, metadata) in changed.items():
+            h.store.texts.replace(session, where, record_id, content, metadata)
+        for node_id in memories:
+            row = h.store.nodes.get_row(session, node_id)
+            session.refresh(row)
+            if has_fts:
+                h.store.keywords.unindex(session, node_id)
+                if row.status == "active":
+                    h.store.keywords.index(session, node_id, row.content, row.subtype)
+            embedding.store_vector(h, session, row, vectors.get(node_id), errors.get(node_id))
+        if has_fts:
+            h.store.keywords.optimize(session)
+
+    h.write(write)
+    h.rollback()
+    purged = h.store.texts.compact(h.raw)
+    return values.SecretScan(found.scanned, found.findings, redacted=True, backup=str(backup), log_purged=purged)
+
+
+def _dump(value: Any) -> str:  # noqa: ANN401 - JSON-shaped data
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _embed(
+    h: Handle, texts: dict[str, str], progress: Callable[[int, int], None] | None
+) -> tuple[dict[str, Any], dict[str, str | None]]:
+    vectors: dict[str, Any] = {}
+    errors: dict[str, str | None] = {}
+    ids = list(texts)
+    for start in range(0, len(ids), 64):
+        batch = ids[start : start + 64]
+        for node_id in batch:
+            vectors[node_id], errors[node_id] = h.try_embed(texts[node_id])
+        if progress:
+            progress(min(start + len(batch), len(ids)), len(ids))
+    return vectors, errors

@@ -1,0 +1,77 @@
+"""secrets scan|redact — find secrets a brain already holds in clear, and replace them (ADR 0027)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from cyclopts import App, Parameter
+
+from cerebro.cli.common import open_brain
+from cerebro.cli.output import emit
+
+if TYPE_CHECKING:
+    from cerebro.values import SecretScan
+
+app = App(
+    name="secrets",
+    help="""Find secrets stored in clear (before redaction, or with it off) and replace them with markers.
+
+    New memories never need this: every write replaces secrets with [secret:kind] markers unless
+    redact_secrets is off or --allow-secret was given.
+
+    Examples
+      cerebro secrets scan
+      cerebro secrets redact
+    """,
+)
+
+
+def _render(scan: SecretScan) -> str:
+    if not scan.findings:
+        return f"No secrets found in {scan.scanned} records."
+    verb = "Redacted" if scan.redacted else "Found"
+    noun = "secret" if scan.secrets == 1 else "secrets"
+    lines = [f"{verb} {scan.secrets} {noun} in {len(scan.findings)} of {scan.scanned} records:"]
+    for f in scan.findings:
+        kinds = ", ".join([*f.content_kinds, *(f"{k} (metadata)" for k in f.metadata_kinds)])
+        lines.append(f"- {f.id[:8]} [{f.where}] {kinds}")
+    if scan.redacted:
+        lines.append(f"The backup taken first still holds them: {scan.backup} (delete it when satisfied).")
+    else:
+        lines.append("Replace them with: cerebro secrets redact")
+    return "\n".join(lines)
+
+
+@app.command(name="scan")
+def scan() -> None:
+    """List the memories, archived memories and inbox candidates holding secrets (ids and kinds, never values).
+
+    Examples
+      cerebro secrets scan
+      cerebro secrets scan --format json
+    """
+    with open_brain() as brain:
+        found = brain.scan_secrets()
+    emit(found.to_dict(), lambda: _render(found), items="findings")
+
+
+@app.command(name="redact")
+def redact(
+    *, dry_run: Annotated[bool, Parameter(help="Report what would be redacted; change nothing")] = False
+) -> None:
+    """Back the brain up, then replace every stored secret with its [secret:kind] marker (one transaction).
+
+    Changed memories are re-indexed and re-embedded, and the old text is overwritten in the file, not only
+    unlinked. The backup keeps the secrets: delete it once the brain is as you want it.
+
+    Examples
+      cerebro secrets redact --dry-run
+      cerebro secrets redact
+    """
+    from cerebro.cli.progress import reporter
+
+    update, finish = reporter("embedding")
+    with open_brain() as brain:
+        done = brain.redact_secrets(dry_run=dry_run, progress=update)
+    finish()
+    emit(done.to_dict(), lambda: _render(done), items="findings")

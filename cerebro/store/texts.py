@@ -1,0 +1,42 @@
+"""Memory text wherever a brain keeps it (memories, the archive, the inbox), for the secret scan and its redaction
+(ADR 0027): read all of it, replace one record's text, and make sure replaced text is gone from the file."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cerebro.store.sql import text
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection, Session
+
+# Where a memory's text lives: the name a finding reports → its table.
+TABLES = {"memory": "nodes", "archive": "nodes_archive", "inbox": "inbox_candidates"}
+
+
+def all_texts(conn: Connection) -> list[tuple[str, str, str, str | None]]:
+    """(where, id, content, metadata as stored) of every record holding memory text, by where then id."""
+    found = []
+    for where, table in TABLES.items():
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone() is None:
+            continue
+        rows = conn.execute(f"SELECT id, content, metadata FROM {table} ORDER BY id").fetchall()  # one of TABLES
+        found += [(where, r[0], r[1] or "", None if r[2] is None else str(r[2])) for r in rows]
+    return found
+
+
+def replace(session: Session, where: str, record_id: str, content: str, metadata: str | None) -> None:
+    """Set one record's content and metadata text (the caller renews its keyword row and vector)."""
+    session.execute(
+        text(f"UPDATE {TABLES[where]} SET content = :c, metadata = :m WHERE id = :id"),
+        {"c": content, "m": metadata, "id": record_id},
+    )
+
+
+def compact(conn: Connection) -> bool:
+    """Rebuild the file without free space (text deleted earlier — by gc, forget, an update — may still sit in free
+    pages), then copy the write-ahead log into it and empty it. False when a reader kept part of the log (the next
+    checkpoint then finishes the job). ``conn`` must not be in a transaction."""
+    conn.execute("VACUUM")
+    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return bool(busy == 0)

@@ -1,0 +1,220 @@
+"""Secrets never enter a brain in clear (ADR 0027): every write path of the library redacts them before storage,
+the keyword index and embedding; a brain that holds some already (stored before, or on purpose) is scanned and
+redacted after a backup, and the old text is gone from the file itself — read here as bytes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from cerebro import Brain, clock
+from cerebro.errors import InvalidInput
+from cerebro.store import vec
+from tests.fakes import hashed_vector
+
+AWS = "AKIAQX3NZ7VGLD5KPW2M"
+PASSWORD = "Xk9#mP2vQ-staging"
+TEXT = f"deploy needs {AWS} and DB_PASSWORD={PASSWORD} on staging"
+CLEAN = "deploy needs [secret:aws-access-key] and DB_PASSWORD=[secret:password] on staging"
+
+
+def file_bytes(path: Path) -> bytes:
+    """Everything SQLite keeps of a brain on disk: the file and its write-ahead log."""
+    wal = Path(f"{path}-wal")
+    return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+def stored_vector(path: Path, node_id: str) -> list[float] | None:
+    from cerebro.db.engine import connect_raw
+
+    conn = connect_raw(path, wal=False)
+    try:
+        return vec.vectors_for(conn, [node_id]).get(node_id)
+    finally:
+        conn.close()
+
+
+def keyword_hits(brain: Brain, word: str) -> list[str]:
+    return [r.node.id for r in brain.recall(word, limit=10).results if "keyword" in r.lanes]
+
+
+@pytest.fixture
+def warnings(fake_brain: Brain) -> list[str]:
+    seen: list[str] = []
+    fake_brain.on_warning = seen.append
+    return seen
+
+
+def test_add_stores_markers_indexes_and_embeds_them_and_warns_by_kind(
+    fake_brain: Brain, fake_brain_path: Path, warnings: list[str]
+) -> None:
+    node_id = fake_brain.add(TEXT, metadata={"api_key": "a8Fk29dkLs0qPz7wXn3M", "ticket": "OPS-12"})
+    node = fake_brain.get(node_id).node
+    assert node.content == CLEAN
+    assert node.metadata == {"api_key": "[secret:api-key]", "ticket": "OPS-12"}
+    assert warnings == [
+        "redacted 3 secrets before storing (api-key, aws-access-key, password); --allow-secret keeps them on purpose"
+    ]
+    assert stored_vector(fake_brain_path, node_id) == pytest.approx(hashed_vector(CLEAN))  # embedded as stored
+    fake_brain.close()
+    data = file_bytes(fake_brain_path)
+    assert AWS.encode() not in data and PASSWORD.encode() not in data and b"a8Fk29dkLs0qPz7wXn3M" not in data
+
+
+def test_every_write_path_redacts(fake_brain: Brain, fake_brain_path: Path) -> None:
+    first = fake_brain.add("a note")
+    fake_brain.update(first, content=f"now {TEXT}", metadata={"note": f"key {AWS}"})
+    replacement = fake_brain.supersede(first, TEXT)
+    batch = fake_brain.add_many([{"content": TEXT}, {"content": "plain", "metadata": {"password": PASSWORD}}])
+    candidate = fake_brain.inbox_add(TEXT)
+    assert fake_brain.get(first).node.content == f"now {CLEAN}"
+    assert fake_brain.get(first).node.metadata == {"note": "key [secret:aws-access-key]"}
+    assert fake_brain.get(replacement).node.content == CLEAN
+    assert [fake_brain.get(i).node.content for i in batch] == [CLEAN, "plain"]
+    assert fake_brain.get(batch[1]).node.metadata == {"password": "[secret:password]"}
+    assert fake_brain.inbox_get(candidate).content == CLEAN
+    fake_brain.close()
+    assert AWS.encode() not in file_bytes(fake_brain_path)
+
+
+def test_allow_secret_and_the_setting_keep_a_secret_on_purpose(fake_brain: Brain, warnings: list[str]) -> None:
+    kept = fake_brain.add(TEXT, allow_secret=True)
+    assert fake_brain.get(kept).node.content == TEXT and warnings == []
+    fake_brain.config_set("redact_secrets", "false")
+    assert fake_brain.get(fake_brain.add(TEXT)).node.content == TEXT
+    fake_brain.config_set("redact_secrets", "true")
+    assert fake_brain.get(fake_brain.add(TEXT)).node.content == CLEAN
+    with pytest.raises(InvalidInput, match="allow_secret must be true or false"):
+        fake_brain.add(TEXT, allow_secret="yes")  # type: ignore[arg-type]
+
+
+def test_a_secret_is_not_found_by_keyword_search(fake_brain: Brain) -> None:
+    node_id = fake_brain.add(f"the deploy token is {AWS}")
+    assert keyword_hits(fake_brain, AWS) == []
+    assert node_id in keyword_hits(fake_brain, "deploy")
+
+
+def test_import_redacts_and_cannot_turn_redaction_off(fake_brain: Brain, tmp_path: Path, warnings: list[str]) -> None:
+    bundle = {
+        "version": "1",
+        "meta": {"config.redact_secrets": "false"},
+        "nodes": [
+            {"id": "a0000001-0000-4000-8000-000000000001", "type": "concept", "content": TEXT, "metadata": {"n": AWS}}
+        ],
+        "edges": [],
+    }
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle))
+    report = fake_brain.import_file(path)
+    assert report["secrets_redacted"] == 3
+    assert report["config_refused"] == ["config.redact_secrets"]
+    node = fake_brain.get("a0000001-0000-4000-8000-000000000001").node
+    assert node.content == CLEAN and node.metadata == {"n": "[secret:aws-access-key]"}
+    assert fake_brain.config_get("redact_secrets").value == "true"
+    assert warnings[-1] == "redacted 3 secrets before storing (aws-access-key ×2, password)"
+
+
+def test_exports_never_carry_the_setting(fake_brain: Brain) -> None:
+    fake_brain.config_set("redact_secrets", "false")
+    assert "config.redact_secrets" not in fake_brain.export("json")["meta"]
+    assert not any("redact_secrets" in line for line in fake_brain.export("jsonl"))
+    assert not any("redact_secrets" in line for line in fake_brain.export("sql"))
+
+
+def _plant(fake_brain: Brain) -> dict[str, str]:
+    """Secrets stored in clear the ways a brain gets them: before redaction existed (here: with it off), on purpose,
+    in an archived memory, in metadata only, and in an inbox candidate."""
+    fake_brain.config_set("redact_secrets", "false")
+    ids = {
+        "active": fake_brain.add(TEXT, importance=0.9),
+        "metadata": fake_brain.add("plain text", metadata={"password": PASSWORD}, importance=0.9),
+        "archived": fake_brain.add(f"old {AWS}", importance=0.01),
+        "clean": fake_brain.add("nothing to hide", importance=0.9),
+        "candidate": fake_brain.inbox_add(f"maybe {AWS}"),
+    }
+    fake_brain.config_set("redact_secrets", "true")
+    clock.set_now(clock.now() + timedelta(days=365))  # a year on, the unimportant episode has decayed
+    report = fake_brain.gc(threshold=0.4)
+    assert [e["id"] for e in report.evicted] == [ids["archived"]]
+    return ids
+
+
+def test_scan_lists_records_and_kinds_never_values(fake_brain: Brain) -> None:
+    ids = _plant(fake_brain)
+    scan = fake_brain.scan_secrets()
+    assert scan.scanned == 5
+    assert sorted((f.where, f.id, f.content_kinds, f.metadata_kinds) for f in scan.findings) == sorted(
+        [
+            ("memory", ids["active"], ("aws-access-key", "password"), ()),
+            ("memory", ids["metadata"], (), ("password",)),
+            ("archive", ids["archived"], ("aws-access-key",), ()),
+            ("inbox", ids["candidate"], ("aws-access-key",), ()),
+        ]
+    )
+    assert AWS not in json.dumps(scan.to_dict()) and PASSWORD not in json.dumps(scan.to_dict())
+
+
+def test_redact_backs_up_replaces_everywhere_and_leaves_no_copy_in_the_file(
+    fake_brain: Brain, fake_brain_path: Path
+) -> None:
+    ids = _plant(fake_brain)
+    assert ids["active"] in keyword_hits(fake_brain, AWS)  # before: the secret itself is a keyword
+    dry = fake_brain.redact_secrets(dry_run=True)
+    assert dry.redacted is False and dry.backup is None and len(dry.findings) == 4
+    assert fake_brain.get(ids["active"]).node.content == TEXT  # a dry run changes nothing
+
+    done = fake_brain.redact_secrets()
+    assert done.redacted is True and done.log_purged is True and len(done.findings) == 4
+    assert fake_brain.get(ids["active"]).node.content == CLEAN
+    assert fake_brain.get(ids["metadata"]).node.metadata == {"password": "[secret:password]"}
+    assert fake_brain.inbox_get(ids["candidate"]).content == "maybe [secret:aws-access-key]"
+    assert stored_vector(fake_brain_path, ids["active"]) == pytest.approx(hashed_vector(CLEAN))
+    assert keyword_hits(fake_brain, AWS) == [] and ids["active"] in keyword_hits(fake_brain, "deploy")
+    assert fake_brain.scan_secrets().findings == []
+    assert fake_brain.redact_secrets().findings == []  # nothing left: no second backup either
+
+    backup = Path(done.backup or "")
+    assert AWS.encode() in backup.read_bytes()  # the backup is the way back (the user deletes it)
+    with sqlite3.connect(backup) as conn:  # a plain copy: the stdlib reads it
+        assert conn.execute("SELECT content FROM nodes WHERE id = ?", (ids["active"],)).fetchone()[0] == TEXT
+    fake_brain.close()
+    data = file_bytes(fake_brain_path)
+    assert AWS.encode() not in data and PASSWORD.encode() not in data  # not in free pages, old index segments, WAL
+
+
+def test_a_metadata_only_secret_keeps_the_vector(fake_brain: Brain, fake_brain_path: Path) -> None:
+    fake_brain.config_set("redact_secrets", "false")
+    node_id = fake_brain.add("plain text", metadata={"password": PASSWORD})
+    fake_brain.config_set("redact_secrets", "true")
+    before = stored_vector(fake_brain_path, node_id)
+    fake_brain.redact_secrets()
+    assert stored_vector(fake_brain_path, node_id) == before
+    assert fake_brain.get(node_id).node.metadata == {"password": "[secret:password]"}
+
+
+def test_redact_also_clears_text_deleted_before_it_from_the_file(fake_brain: Brain, fake_brain_path: Path) -> None:
+    """A brain written by an older cerebro (or upstream) left deleted memories readable in its free pages: the
+    redaction rebuilds the file, so what was deleted before is gone too."""
+    _plant(fake_brain)
+    gone = fake_brain.add("temporary", importance=0.9)
+    from cerebro.db.engine import connect_raw
+
+    conn = connect_raw(fake_brain_path)
+    conn.execute("PRAGMA secure_delete = OFF")  # a writer without it, as older versions were
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("UPDATE nodes SET content = ? WHERE id = ?", (f"scratch {PASSWORD} " * 300, gone))
+    conn.execute("COMMIT")
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("DELETE FROM vec_nodes WHERE rowid = (SELECT rowid FROM nodes WHERE id = ?)", (gone,))
+    conn.execute("DELETE FROM nodes WHERE id = ?", (gone,))
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    assert PASSWORD.encode() in file_bytes(fake_brain_path)
+    fake_brain.redact_secrets()
+    fake_brain.close()
+    assert PASSWORD.encode() not in file_bytes(fake_brain_path)

@@ -1,0 +1,69 @@
+"""The command line's side of secret redaction: add warns by kind on stderr (never echoing the secret),
+--allow-secret keeps one on purpose, and `secrets scan` / `secrets redact` report and repair a brain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .helpers import node, ok
+
+AWS = "AKIAQX3NZ7VGLD5KPW2M"
+NOTICE = "cerebro: warning: redacted 1 secret before storing (aws-access-key); --allow-secret keeps it on purpose\n"
+
+
+def redacted(result):
+    """Success, with the one warning line a redaction gives (which never holds the secret)."""
+    assert result.exit_code == 0, result
+    assert result.stderr == NOTICE
+    return result
+
+
+def test_add_stores_a_marker_and_says_so_on_stderr(cli, add, brain_path: Path) -> None:
+    result = redacted(cli("add", f"deploy key {AWS}"))
+    node_id = result.stdout.strip()
+    assert node(brain_path, node_id).content == "deploy key [secret:aws-access-key]"
+    assert AWS not in result.stdout
+
+
+def test_allow_secret_stores_the_text_as_given(cli, brain_path: Path) -> None:
+    result = ok(cli("add", f"deploy key {AWS}", "--allow-secret"))
+    assert node(brain_path, result.stdout.strip()).content == f"deploy key {AWS}"
+    assert result.stderr == ""
+
+
+def test_update_supersede_and_the_inbox_redact_too(cli, add, brain_path: Path) -> None:
+    first = add("a note")
+    redacted(cli("update", first, "--content", f"key {AWS}"))
+    assert node(brain_path, first).content == "key [secret:aws-access-key]"
+    newer = redacted(cli("supersede", first, f"rotated: {AWS}", "--format", "json")).json()["id"]
+    assert node(brain_path, newer).content == "rotated: [secret:aws-access-key]"
+    candidate = redacted(cli("inbox", "add", f"maybe {AWS}", "--format", "json")).json()["id"]
+    listed = ok(cli("inbox", "list", "--format", "json")).json()["candidates"]
+    assert [c["content"] for c in listed if c["id"] == candidate] == ["maybe [secret:aws-access-key]"]
+
+
+def test_scan_then_redact(cli, add, brain_path: Path) -> None:
+    secret_id = add(f"old note {AWS}", "--allow-secret")
+    add("nothing to hide")
+    scan = ok(cli("secrets", "scan"))
+    assert scan.stdout == (
+        f"Found 1 secret in 1 of 2 records:\n- {secret_id[:8]} [memory] aws-access-key\n"
+        "Replace them with: cerebro secrets redact\n"
+    )
+    done = ok(cli("secrets", "redact", "--format", "json")).json()
+    assert done["redacted"] is True and done["records"] == 1 and Path(done["backup"]).exists()
+    assert node(brain_path, secret_id).content == "old note [secret:aws-access-key]"
+    assert ok(cli("secrets", "scan")).stdout == "No secrets found in 2 records.\n"
+
+
+def test_secrets_redact_dry_run_changes_nothing(cli, add, brain_path: Path) -> None:
+    secret_id = add(f"old note {AWS}", "--allow-secret")
+    data = ok(cli("secrets", "redact", "--dry-run", "--format", "json")).json()
+    assert data["redacted"] is False and data["backup"] is None and data["secrets"] == 1
+    assert node(brain_path, secret_id).content == f"old note {AWS}"
+
+
+def test_config_turns_redaction_off_per_brain(cli, brain_path: Path) -> None:
+    ok(cli("config", "set", "redact_secrets", "false"))
+    stored = ok(cli("add", f"deploy key {AWS}")).stdout.strip()
+    assert node(brain_path, stored).content == f"deploy key {AWS}"
