@@ -3,7 +3,7 @@
 Older cerebro hashed the absolute path; brains are now keyed by the hash of the *real* path, so a project
 opened through a symlink and directly shares one brain (upstream's ADR-0002). For every directory under
 the scan roots whose absolute path differs from its real path:
-- only the old brain exists (Case A): rename it (with its ``-wal``/``-shm``);
+- only the old brain exists (Case A): fold its write-ahead log into it, then rename it (one atomic step);
 - both exist (Case C): back both up, merge the old into the new (import with ``skip``), delete the old.
 Symlinked sub-directories are skipped; directories are de-duplicated by real path; a lock file keeps two
 runs apart; running it again finds nothing to do.
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cerebro import clock, paths
+from cerebro.db.backup import settle
 from cerebro.errors import MigrationLocked
 
 DEFAULT_MAX_DEPTH = 4
@@ -74,21 +75,50 @@ def walk(roots: list[Path], max_depth: int) -> Iterator[Path]:
 
 
 class _Lock:
+    """One migration at a time: a lock file holding its owner's process id. A lock whose owner is gone (a migration
+    killed with -9) is taken over, not left to refuse every later run."""
+
     def __init__(self) -> None:
         self.path = paths.home() / "migrate.lock"
 
     def __enter__(self) -> _Lock:
         paths.ensure_private_dir(self.path.parent)
-        try:
-            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, paths.FILE_MODE)
-        except FileExistsError:
-            raise MigrationLocked(f"another migration is in progress (lock at {self.path}); remove if stale") from None
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
+        for attempt in (1, 2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, paths.FILE_MODE)
+            except FileExistsError:
+                if attempt == 1 and not _owner_alive(self.path):
+                    self.path.unlink(missing_ok=True)
+                    continue
+                raise MigrationLocked(
+                    f"another migration is in progress (lock at {self.path}, held by a running process)"
+                ) from None
+            os.write(fd, str(os.getpid()).encode())
+            os.close(fd)
+            break
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def _owner_alive(lock: Path) -> bool:
+    """Whether the process named in ``lock`` still runs (an unreadable or foreign lock counts as held)."""
+    try:
+        pid = int(lock.read_text(encoding="ascii").strip())
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return True
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive
+    return True
 
 
 def migrate(
@@ -119,10 +149,11 @@ def migrate(
                 if not new.exists():
                     say(f"  [rename] {old.stem[:12]} → {new.stem[:12]} (project: {absolute})")
                     if not dry_run:
-                        for suffix in ("", "-wal", "-shm"):
-                            source = Path(str(old) + suffix)
-                            if source.exists():
-                                os.replace(source, Path(str(new) + suffix))
+                        # Fold the write-ahead log into the file first (refused if another process has the brain
+                        # open): then one rename moves the whole brain, and a kill at any point leaves it whole
+                        # under one name or the other, never its recent writes behind in an orphaned -wal.
+                        settle(old)
+                        os.replace(old, new)
                     report.renamed.append(entry)
                     continue
                 say(f"  [merge] {old.stem[:12]} → {new.stem[:12]} (project: {absolute})")

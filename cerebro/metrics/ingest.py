@@ -22,8 +22,10 @@ _NOT_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
 
 
 def claude_projects_dir() -> Path:
-    """``~/.claude/projects`` (``HOME`` is respected: ``Path.home`` reads it)."""
-    return Path.home() / ".claude" / "projects"
+    """Where Claude Code keeps transcripts: ``$CLAUDE_CONFIG_DIR/projects`` when Claude Code's configuration was
+    moved, else ``~/.claude/projects`` (``HOME`` is respected: ``Path.home`` reads it)."""
+    moved = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(moved).expanduser() if moved else Path.home() / ".claude") / "projects"
 
 
 def claude_code_slug(path: str) -> str:

@@ -425,7 +425,7 @@ def test_session_end_reads_the_transcript_folder_the_payload_names(
 
     from cerebro.metrics.store import MetricsStore, metrics_path
 
-    elsewhere = tmp_path / "claude-data" / "some-other-slug"
+    elsewhere = tmp_path / ".claude" / "projects" / "some-other-slug"  # not the slug cerebro would derive
     elsewhere.mkdir(parents=True)
     fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"
     shutil.copy(fixtures / "cerebro__sidechain_session.jsonl", elsewhere / "test-session-2.jsonl")
@@ -627,15 +627,54 @@ def test_the_event_may_be_given_as_one_word(primed_project: Path, isolated_home:
 
 
 @pytest.mark.parametrize("name", ["notes.txt", "folder.jsonl/", "missing.jsonl"])
-def test_only_an_existing_jsonl_transcript_names_the_transcript_folder(tmp_path: Path, name: str) -> None:
+def test_only_an_existing_jsonl_transcript_names_the_transcript_folder(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from cerebro.integration.claude_code import hooks
 
-    (tmp_path / "notes.txt").write_text("x")
-    (tmp_path / "folder.jsonl").mkdir()
-    assert hooks._transcript_dir({"transcript_path": str(tmp_path / name)}) is None
-    (tmp_path / "s.jsonl").write_text("{}")
-    assert hooks._transcript_dir({"transcript_path": str(tmp_path / "s.jsonl")}) == tmp_path
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    folder = tmp_path / ".claude" / "projects" / "-work-app"
+    folder.mkdir(parents=True)
+    (folder / "notes.txt").write_text("x")
+    (folder / "folder.jsonl").mkdir()
+    assert hooks._transcript_dir({"transcript_path": str(folder / name)}) is None
+    (folder / "s.jsonl").write_text("{}")
+    assert hooks._transcript_dir({"transcript_path": str(folder / "s.jsonl")}) == folder
     assert hooks._transcript_dir({"transcript_path": 5}) is None
+
+
+def test_a_transcript_path_outside_claude_codes_store_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session-end payload names the transcript; ingest must not be pointed at any folder on the machine (a
+    hostile payload, a planted link): only a folder of Claude Code's own transcript store is taken (issue 17)."""
+    from cerebro.integration.claude_code import hooks
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    store = tmp_path / ".claude" / "projects"
+    (store / "-work-app").mkdir(parents=True)
+    (store / "-work-app" / "s.jsonl").write_text("{}")
+    outside = tmp_path / "secrets"
+    outside.mkdir()
+    (outside / "s.jsonl").write_text("{}")
+    (store / "-linked").symlink_to(outside)  # a link inside the store to a folder outside it
+    deeper = store / "-work-app" / "sub"
+    deeper.mkdir()
+    (deeper / "s.jsonl").write_text("{}")
+    assert hooks._transcript_dir({"transcript_path": str(outside / "s.jsonl")}) is None
+    assert hooks._transcript_dir({"transcript_path": str(store / "-linked" / "s.jsonl")}) is None
+    assert hooks._transcript_dir({"transcript_path": str(deeper / "s.jsonl")}) is None
+    assert hooks._transcript_dir({"transcript_path": str(store / "-work-app" / "s.jsonl")}) == store / "-work-app"
+    moved = tmp_path / "claude-config"
+    (moved / "projects" / "-work-app").mkdir(parents=True)
+    (moved / "projects" / "-work-app" / "s.jsonl").write_text("{}")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(moved))  # Claude Code's configuration moved: its store moved too
+    assert hooks._transcript_dir({"transcript_path": str(moved / "projects" / "-work-app" / "s.jsonl")}) == (
+        moved / "projects" / "-work-app"
+    )
+    assert hooks._transcript_dir({"transcript_path": str(store / "-work-app" / "s.jsonl")}) is None
 
 
 def test_session_start_starts_no_second_worker_while_one_runs(primed_project: Path, isolated_home: Path) -> None:
