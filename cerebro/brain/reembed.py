@@ -76,7 +76,35 @@ def reembed(
     with h.snapshot() as conn:
         total = h.store.reads.count_active(conn)
     done_now = 0
-    written: set[int] = set()  # each row embedded at most once a run: the loop ends whatever the store reports
+    written: set[int] = set()  # each row embedded at most once a pass: the loop ends whatever the store reports
+    for _ in range(MAX_PASSES):
+        done_now += _fill_next(h, embedder, new_model, new_dims, total, written, progress)
+        moved = h.write(lambda session: _switch(h, session, target))
+        if moved is not None:
+            break
+        written.clear()  # memories written since the last batch: embed them, then try the switch again
+    else:
+        raise InvalidInput("the brain kept changing while it was re-embedded: run `cerebro reembed` again to finish")
+    # Vectors of another model: the embedder, the warm index and the centering mean (cached up to a minute)
+    # are stale.
+    h.forget_model()
+    return _report(target, done_now, moved, total, skipped=False)
+
+
+MAX_PASSES = 5  # switch attempts a run makes while other writers keep adding memories
+
+
+def _fill_next(
+    h: Handle,
+    embedder: Any,  # noqa: ANN401 - the target model's embedder
+    new_model: str,
+    new_dims: int,
+    total: int,
+    written: set[int],
+    progress: Callable[[int, int], None] | None,
+) -> int:
+    """Embed every active memory the side table lacks (a run resumed, or one written meanwhile); how many."""
+    done_now = 0
     while True:
         with h.snapshot() as conn:
             batch = [row for row in h.store.vectors.next_missing(conn, BATCH) if row[0] not in written]
@@ -97,21 +125,22 @@ def reembed(
 
         h.write(write)
         done_now += len(batch)
+    return done_now
 
-    def switch(session: Session) -> int:
-        moved = h.store.vectors.switch_to_next(session, new_dims, new_model)
-        h.store.meta.put(session, "embedding_provider", new_provider)
-        h.store.meta.put(session, "embedding_model", new_model)
-        h.store.meta.put(session, "embedding_dimensions", str(new_dims))
-        for key in KEYS:
-            h.store.meta.delete(session, key)
-        return moved
 
-    moved = h.write(switch)
-    # Vectors of another model: the embedder, the warm index and the centering mean (cached up to a minute)
-    # are stale.
-    h.forget_model()
-    return _report(target, done_now, moved, total, skipped=False)
+def _switch(h: Handle, session: Session, target: tuple[str, str, int]) -> int | None:
+    """Swap the side table in and record the new model — unless a memory written since the last batch has no
+    vector there yet (then None: the caller embeds it first). One transaction, so nothing slips in between."""
+    if h.store.vectors.next_incomplete(session):
+        return None
+    new_provider, new_model, new_dims = target
+    moved = h.store.vectors.switch_to_next(session, new_dims, new_model)
+    h.store.meta.put(session, "embedding_provider", new_provider)
+    h.store.meta.put(session, "embedding_model", new_model)
+    h.store.meta.put(session, "embedding_dimensions", str(new_dims))
+    for key in KEYS:
+        h.store.meta.delete(session, key)
+    return moved
 
 
 def _report(target: tuple[str, str, int], now: int, total: int, active: int, *, skipped: bool) -> dict[str, Any]:

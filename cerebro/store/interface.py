@@ -193,6 +193,9 @@ class Vectors(Protocol):
     def next_missing(self, conn: Connection, limit: int) -> list[tuple[int, str, str]]:
         """(rowid, id, content) of active nodes with no vector in the side table yet, by rowid."""
 
+    def next_incomplete(self, session: Session) -> bool:
+        """Whether an active node has no vector in the side table (written since the last batch)."""
+
     def next_count(self, conn: Connection) -> int: ...
 
     def put_next(self, session: Session, rowid: int, node_id: str, vector: Sequence[float]) -> None: ...

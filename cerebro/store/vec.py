@@ -89,6 +89,19 @@ def next_missing(conn: Connection, limit: int) -> list[tuple[int, str, str]]:
     ).fetchall()
 
 
+def next_incomplete(session: Session) -> bool:
+    """Whether an active node has no vector in the side table (written since the last batch)."""
+    return (
+        session.execute(
+            text(
+                f"SELECT 1 FROM nodes n WHERE n.status = 'active' AND NOT EXISTS "
+                f"(SELECT 1 FROM {NEXT_TABLE} v WHERE v.rowid = n.rowid) LIMIT 1"
+            )
+        ).first()
+        is not None
+    )
+
+
 def next_count(conn: Connection) -> int:
     return conn.execute(f"SELECT COUNT(*) FROM {NEXT_TABLE}").fetchone()[0]
 
@@ -102,6 +115,7 @@ def put_next(session: Session, rowid: int, node_id: str, vector: Sequence[float]
 
 def switch_to_next(session: Session, dimensions: int, model: str) -> int:
     """The side table becomes ``vec_nodes``; nodes with a vector now name ``model``. Returns how many do."""
+    session.execute(text(f"DELETE FROM {NEXT_TABLE} WHERE rowid NOT IN (SELECT rowid FROM nodes)"))  # deleted since
     session.execute(text("DROP TABLE IF EXISTS vec_nodes"))
     session.execute(
         text(
@@ -139,11 +153,22 @@ def _note(session: Session, node_id: str, vector: Sequence[float] | None) -> Non
         info.setdefault(WRITTEN, {})[node_id] = None if vector is None else list(vector)
 
 
+def _forget_next(session: Session, rowid: int | None) -> None:
+    """A re-embedding in progress (``reembed``) holds this node's next vector, made from what the node said then:
+    once its vector changes or goes, that one is stale — dropped, so the resumed run embeds the node again."""
+    has_next = session.execute(
+        text("SELECT 1 FROM sqlite_master WHERE type='table' AND name = :t"), {"t": NEXT_TABLE}
+    ).first()
+    if has_next is not None and rowid is not None:
+        session.execute(text(f"DELETE FROM {NEXT_TABLE} WHERE rowid = :r"), {"r": rowid})
+
+
 def delete(session: Session, node_id: str) -> None:
     if not exists(session):
         return
     _note(session, node_id, None)
     rowid = _node_rowid(session, node_id)
+    _forget_next(session, rowid)
     at_rowid = session.execute(text("SELECT node_id FROM vec_nodes WHERE rowid = :r"), {"r": rowid}).first()
     if at_rowid is not None and at_rowid[0] == node_id:
         session.execute(text("DELETE FROM vec_nodes WHERE rowid = :r"), {"r": rowid})
@@ -157,6 +182,8 @@ def upsert(session: Session, node_id: str, vector: Sequence[float], *, fresh: bo
         delete(session, node_id)
     _note(session, node_id, vector)
     rowid = _node_rowid(session, node_id)
+    if fresh:
+        _forget_next(session, rowid)  # a new node on a reused rowid: a row left by a deleted one is not its own
     taken = session.execute(text("SELECT 1 FROM vec_nodes WHERE rowid = :r"), {"r": rowid}).first()
     params = {"id": node_id, "v": to_blob(vector), "r": rowid}
     if taken is None and rowid is not None:

@@ -154,3 +154,79 @@ def test_reembed_cli_says_when_there_was_nothing_to_do(cli, brain_path) -> None:
     assert done.exit_code == 0 and done.stdout.startswith("Nothing to do: the brain is on all-MiniLM-L6-v2-onnx-int8")
     assert cli("reembed", "--format", "json").json()["skipped"] is True
     assert cli("reembed", "--force", "--format", "json").json()["embedded_now"] == 1
+
+
+def _served_vector(prompt: str) -> list[float]:
+    """The vector the loopback Ollama above returns for ``prompt``."""
+    seed = hashlib.sha256(prompt.encode()).digest()
+    vector = [((seed[i % 32] + i) % 17) - 8.0 for i in range(768)]
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector]
+
+
+def test_a_resumed_switch_embeds_what_changed_meanwhile_and_keeps_no_vector_of_what_went(
+    brain_path, ollama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between an interrupted reembed and its resumption, agents keep writing: a memory already embedded for the
+    new model is updated, another is deleted, a new one is added. The switch must carry the updated text's vector
+    (not the one made from the old text), no vector for the deleted memory, and one for the new (issue 17)."""
+    from cerebro.db.engine import connect_raw
+    from cerebro.store import vec
+
+    monkeypatch.setattr(reembed_module, "BATCH", 2)
+    with Brain.open(brain_path) as brain:
+        ids = [brain.add(f"memory {i}: kettle {i} descaling note") for i in range(6)]
+    ollama.fail_after = 4  # ids[0..3] get their new vectors, then the run dies
+    with Brain.open(brain_path) as brain, pytest.raises(EmbeddingError):
+        brain.reembed(provider="ollama")
+    with Brain.open(brain_path) as brain:
+        brain.update(ids[0], content="memory 0 rewritten: the kettle was replaced")
+        brain.forget(subject="kettle 1 descaling", apply=True, hard=True)
+        added = brain.add("memory 6: a new kettle arrived")
+    from cerebro.db.engine import connect_raw as raw_connection
+
+    other_tool = raw_connection(brain_path)  # deleted by another tool (Go cerebro, a hand edit): no cerebro hook
+    other_tool.execute("BEGIN IMMEDIATE")
+    other_tool.execute("DELETE FROM vec_nodes WHERE node_id = ?", (ids[3],))
+    other_tool.execute("DELETE FROM nodes WHERE id = ?", (ids[3],))
+    other_tool.execute("COMMIT")
+    other_tool.close()
+    ollama.fail_after = None
+    with Brain.open(brain_path) as brain:
+        brain.reembed()
+        assert brain.stats().embedded_nodes == brain.stats().active_nodes == 5
+    conn = connect_raw(brain_path, wal=False)
+    try:
+        stored = vec.vectors_for(conn, [ids[0], ids[1], added, ids[2]])
+        rows = conn.execute("SELECT COUNT(*) FROM vec_nodes").fetchone()[0]
+    finally:
+        conn.close()
+    assert stored[ids[0]] == pytest.approx(_served_vector("memory 0 rewritten: the kettle was replaced"))
+    assert stored[added] == pytest.approx(_served_vector("memory 6: a new kettle arrived"))
+    assert stored[ids[2]] == pytest.approx(_served_vector("memory 2: kettle 2 descaling note"))
+    assert ids[1] not in stored and rows == 5  # no orphan of either deleted memory
+
+
+def test_a_memory_written_while_the_switch_is_made_gets_its_vector_first(
+    brain_path, ollama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent adds a memory after the last batch was embedded and before the switch: the switch waits for its
+    vector (made with the new model) instead of leaving it with none (issue 17)."""
+    with Brain.open(brain_path) as brain:
+        brain.add("memory 0: the kettle")
+    original = reembed_module._fill_next
+    late: list[str] = []
+
+    def fill_then_someone_writes(*args, **kwargs):
+        done = original(*args, **kwargs)
+        if not late:
+            with Brain.open(brain_path) as other:
+                late.append(other.add("memory 1: written during the switch"))
+        return done
+
+    monkeypatch.setattr(reembed_module, "_fill_next", fill_then_someone_writes)
+    with Brain.open(brain_path) as brain:
+        report = brain.reembed(provider="ollama")
+        stats = brain.stats()
+    assert report["embedded_now"] == 2 and stats.embedded_nodes == stats.active_nodes == 2
+    assert ollama.prompts["memory 1: written during the switch"] == 1
