@@ -11,7 +11,7 @@ CEREBRO := $(VENV)/bin/cerebro
 E2E_NODE := tests/e2e/node
 E2E_STAMP := $(E2E_NODE)/node_modules/.installed-from-lock
 
-.PHONY: setup demo test lock lint typecheck check clean plugin bench-peers mutate
+.PHONY: setup demo test lock lint typecheck check clean plugin bench-peers mutate soak
 
 setup:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check "uv>=0.5"
@@ -49,6 +49,13 @@ test: setup $(E2E_STAMP)
 
 lock:
 	$(UV) lock
+
+# Fault injection and property tests at length (docs/reliability.md): every writing step killed with SIGKILL at
+# TRIALS random points (default 20; `make test` runs 2), hypothesis at 2,000 examples a property.
+soak: setup
+	@echo "soak seed: $(SEED)"
+	CEREBRO_SOAK_TRIALS=$(or $(TRIALS),20) CEREBRO_SOAK_SEED=$(SEED) HYPOTHESIS_PROFILE=soak \
+		$(VENV)/bin/python -m pytest -q -p no:randomly tests/reliability tests/cli/test_properties.py
 
 typecheck: setup
 	$(VENV)/bin/mypy

@@ -18,6 +18,7 @@ META_PREFIX = "config."
 
 
 MAX_COUNT = 1000  # limits and depths: past this a setting only makes every call slow, or fail
+MAX_CONTENT_BYTES = 64 * 1024 * 1024  # the most max_content_bytes may be (and what a command reads from stdin)
 
 
 def _bounded_int(raw: str, low: int, high: int) -> int:
@@ -117,6 +118,13 @@ _KEYS = [
     ConfigKey("centering", "1.0", _unit_float, "How far the vector query moves from the brain's mean (0 = off)"),
     # Ours (ADR 0027): secrets in new memories become [secret:kind] markers before storage.
     ConfigKey("redact_secrets", "true", _bool, "Replace secrets in new memories with [secret:kind] markers"),
+    # Ours (issue 17): a memory is a note, not a file; a 1 MB add took minutes and gigabytes on the local model.
+    ConfigKey(
+        "max_content_bytes",
+        "1048576",
+        lambda raw: _bounded_int(raw, 1024, MAX_CONTENT_BYTES),
+        "Largest memory content accepted, in bytes of UTF-8",
+    ),
 ]
 
 REGISTRY: dict[str, ConfigKey] = {k.key: k for k in _KEYS}

@@ -79,6 +79,15 @@ def import_file(
     with h.snapshot() as conn:
         existing = h.store.reads.node_ids(conn)
     importing.check_references(parsed, existing)
+    from cerebro.brain import secrets
+    from cerebro.brain.validate import _check_size
+
+    limit = secrets.content_limit(h)
+    for record in parsed.nodes + parsed.archive:
+        try:
+            _check_size(record["content"], limit)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{path}: record {record['id'][:8]}: {exc}") from None
     redacted = _scrub_records(h, parsed.nodes + parsed.archive)
     for node in parsed.nodes:
         if all(node[k] is None for k in _ORIGIN):  # origin-less nodes are stamped by the import

@@ -18,6 +18,7 @@ from cerebro.brain.validate import (
     _check_beads_id,
     _check_content,
     _check_importance,
+    _check_size,
     _check_status,
     _check_type,
     parse_metadata,
@@ -120,7 +121,7 @@ def add_many(
     memory is written in one transaction (the same write path as :meth:`add`). Returns the new ids.
     Secrets are redacted as :meth:`add` does (one warning for the whole batch).
     """
-    redact = secrets.enabled(h, allow_secret)
+    redact, limit = secrets.enabled(h, allow_secret), secrets.content_limit(h)
     found: list[str] = []
     prepared = []
     for item in items:
@@ -141,7 +142,11 @@ def add_many(
         node_type = item.get("type", "episode")
         _check_type(node_type)
         content, user_meta, kinds = secrets.scrub(
-            h, _check_content(item.get("content")), parse_metadata(item.get("metadata")), redact=redact, warn=False
+            h,
+            _check_size(_check_content(item.get("content")), limit),
+            parse_metadata(item.get("metadata")),
+            redact=redact,
+            warn=False,
         )
         found += kinds
         prepared.append(
@@ -234,7 +239,7 @@ def update(
     (a key set to null is removed). Content or subtype changes stamp ``updated_at``. New content and
     metadata have their secrets redacted as :meth:`add` does."""
     if content is not None:
-        content = _check_content(content)
+        content = _check_size(_check_content(content), secrets.content_limit(h))
     if importance is not None:
         importance = _check_importance(importance)
     scrubbed, patch, _ = secrets.scrub(h, content, parse_metadata(metadata), redact=secrets.enabled(h, allow_secret))

@@ -17,6 +17,7 @@ from cerebro import values
 from cerebro.brain import embedding
 from cerebro.brain.handle import Handle
 from cerebro.brain.settings import config_value
+from cerebro.brain.validate import _check_size
 
 if TYPE_CHECKING:
     from cerebro.db.types import Session
@@ -63,9 +64,16 @@ def scrub(
 def for_storage(
     h: Handle, content: str, metadata: dict[str, Any] | None, allow_secret: bool
 ) -> tuple[str, dict[str, Any] | None]:
-    """A memory's content and metadata as they will be stored: secrets redacted unless allowed."""
+    """A memory's content and metadata as they will be stored: within the size limit, secrets redacted unless
+    allowed."""
+    _check_size(content, content_limit(h))
     clean, meta, _ = scrub(h, content, metadata, redact=enabled(h, allow_secret))
     return clean if clean is not None else content, meta
+
+
+def content_limit(h: Handle) -> int:
+    """The brain's ``max_content_bytes``."""
+    return int(config_value(h, "max_content_bytes"))
 
 
 # ------------------------------------------------------------------------------------------ already stored

@@ -48,6 +48,17 @@ def _check_content(content: object) -> str:
     return content
 
 
+def _check_size(content: str, limit: int) -> str:
+    """Content within the brain's ``max_content_bytes`` (a memory is a note: store a summary of a large file)."""
+    size = len(content.encode("utf-8"))
+    if size > limit:
+        raise InvalidInput(
+            f"content is {size:,} bytes, more than this brain's max_content_bytes ({limit:,}): store a summary, "
+            "or raise the limit with `cerebro config set max_content_bytes N`"
+        )
+    return content
+
+
 def parse_metadata(metadata: object) -> dict[str, Any] | None:
     """A dict, or a JSON object given as text. Anything else is refused."""
     if metadata is None:

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 def render_scored(results, *, explain: bool, empty: str, expansion: str | None = None, suffixes=None) -> str:  # noqa: ANN001
     from cerebro.anchors import marker
+    from cerebro.mcp.framing import PROJECT_SOURCE, header, neutralise, new_nonce
 
     if not results:
         return empty
-    blocks = []
+    # What recall shows lands in an agent's context (the /recall skill reads it): each memory's content is framed
+    # as quoted data between delimiters its text cannot forge, as the prime and the MCP server frame it (ADR 0020).
+    nonce = new_nonce()
+    blocks = [header(nonce, PROJECT_SOURCE)]
     for item in results:
         node = item.node
         sub = f"/{node.subtype}" if node.subtype else ""
@@ -17,7 +21,7 @@ def render_scored(results, *, explain: bool, empty: str, expansion: str | None =
             f"## {node.short_id} [{node.type}{sub}]{where} score={item.score:.3f} sim={item.similarity:.3f} "
             f"imp={node.importance:.2f}{marker(node)}"
         )
-        block = f"{head}\n{node.content}"
+        block = f"{head}\n<memory-{nonce}>\n{neutralise(node.content)}\n</memory-{nonce}>"
         if explain and item.parts is not None:
             p = item.parts
             lanes = ", ".join(f"{lane} #{rank}" for lane, rank in item.lanes.items()) or "—"

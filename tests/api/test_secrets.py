@@ -218,3 +218,26 @@ def test_redact_also_clears_text_deleted_before_it_from_the_file(fake_brain: Bra
     fake_brain.redact_secrets()
     fake_brain.close()
     assert PASSWORD.encode() not in file_bytes(fake_brain_path)
+
+
+def test_content_larger_than_the_brains_limit_is_refused_with_the_fix(fake_brain: Brain, tmp_path: Path) -> None:
+    """A memory is a note: a 1 MB add took minutes and gigabytes on the local model (issue 17). Every write path
+    refuses content past ``max_content_bytes`` (default 1 MiB) and changes nothing."""
+    fake_brain.config_set("max_content_bytes", "2048")
+    big = "x" * 2049
+    ok = fake_brain.add("é" * 1024)  # 2,048 bytes of UTF-8: at the limit
+    for write in (
+        lambda: fake_brain.add(big),
+        lambda: fake_brain.add_many([{"content": "fine"}, {"content": big}]),
+        lambda: fake_brain.update(ok, content=big),
+        lambda: fake_brain.supersede(ok, big),
+        lambda: fake_brain.inbox_add(big),
+    ):
+        with pytest.raises(InvalidInput, match=r"content is 2,049 bytes, more than this brain's max_content_bytes"):
+            write()
+    bundle = tmp_path / "big.jsonl"
+    bundle.write_text(json.dumps({"kind": "node", "id": "a0000001-0000-4000-8000-000000000009", "type": "episode",
+                                  "content": big}) + "\n")  # fmt: skip
+    with pytest.raises(InvalidInput, match=r"record a0000001: content is 2,049 bytes"):
+        fake_brain.import_file(bundle)
+    assert [n.id for n in fake_brain.list()] == [ok] and fake_brain.inbox_list() == []

@@ -289,3 +289,14 @@ def test_errors_under_format_json_are_one_json_object_on_stderr(cli, brain_path,
     assert brain_snapshot(brain_path) == before
     plain = cli(*argv) if argv != ["--project"] else cli("--project")
     assert plain.stderr.startswith("cerebro: error: ")  # markdown (the default) keeps the one plain line
+
+
+def test_stdin_is_read_only_as_far_as_a_memory_may_go(cli, brain_path, monkeypatch) -> None:
+    """`add - < /dev/zero` grew without bound (issue 17): stdin is read up to the largest size a brain accepts."""
+    from cerebro.cli.commands import memory
+
+    monkeypatch.setattr(memory, "STDIN_LIMIT", 100)
+    result = cli("add", "-", stdin="y" * 500)
+    assert_one_line_error(result, "stdin holds more than 100 characters: not a memory", exit_code=2)
+    assert cli("list", "--format", "json").json()["memories"] == []
+    assert cli("add", "-", stdin="y" * 100).exit_code == 0

@@ -90,6 +90,7 @@ def test_list_json_in_registry_order(cli, brain_path):
         "feedback_weight",
         "centering",
         "redact_secrets",
+        "max_content_bytes",
     ]
     for entry in data:
         assert set(entry) == {"key", "value", "source", "default", "description"}

@@ -206,7 +206,7 @@ def test_verified_stale_missing_restored(cli, repo):
     (repo / "src" / "auth.py").write_text(AUTH.replace("audit", "log"))
     assert statuses() == ["stale"] * 3
     for command in (("get", node_id), ("list",), ("recall", "login token")):
-        heading = ok(cli(*command)).stdout.splitlines()[0]
+        heading = next(line for line in ok(cli(*command)).stdout.splitlines() if line.startswith("## "))
         assert heading.startswith("## ") and heading.endswith("[stale: src/auth.py changed]"), heading
 
     (repo / "src" / "auth.py").unlink()

@@ -28,6 +28,7 @@ UPSTREAM_ORDER = [
     "feedback_weight",
     "centering",
     "redact_secrets",  # ours (ADR 0027)
+    "max_content_bytes",  # ours (issue 17)
 ]
 
 

@@ -9,6 +9,7 @@ from cyclopts import Parameter
 
 from cerebro.cli.common import OriginActor, OriginChannel, OriginHost, OriginSession, open_brain, origin
 from cerebro.cli.output import emit, node_heading, render_nodes
+from cerebro.config import MAX_CONTENT_BYTES
 from cerebro.values import NodeStatus, NodeType, json_time
 
 TypeOpt = Annotated[NodeType, Parameter(name="--type", help="episode, concept, procedure or reflection")]
@@ -43,8 +44,19 @@ def insert_importance(value: float) -> float:
 
 def read_content(text: str) -> str:
     """The text given, or stdin's when it is ``-`` — without the line ending(s) that close it, as a shell's
-    ``$(…)`` reads a command's output (``echo … | cerebro add -`` stores what was echoed)."""
-    return sys.stdin.read().rstrip("\r\n") if text == "-" else text
+    ``$(…)`` reads a command's output (``echo … | cerebro add -`` stores what was echoed). Stdin is read up to
+    the largest size a brain accepts: ``add - < /dev/zero`` ends with an error instead of filling memory."""
+    if text != "-":
+        return text
+    from cerebro.errors import InvalidInput
+
+    data = sys.stdin.read(STDIN_LIMIT + 1)
+    if len(data) > STDIN_LIMIT:
+        raise InvalidInput(f"stdin holds more than {STDIN_LIMIT:,} characters: not a memory")
+    return data.rstrip("\r\n")
+
+
+STDIN_LIMIT = MAX_CONTENT_BYTES  # the most any brain accepts (its own max_content_bytes is checked on the write)
 
 
 def add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
