@@ -13,6 +13,7 @@ from cerebro.redaction.values import (
     MASK,
     PUBLIC_PREFIXES,
     REFERENCE,
+    STRONG_SYMBOLS,
     WORD,
     Finding,
     is_password,
@@ -25,7 +26,7 @@ from cerebro.redaction.values import (
 # ``x-api-key``, ``password2``), so ``password_reset_url``, ``tokenizer`` and ``secret_name`` are not.
 # Over ASCII-lowered text, a fast scan; passwords in a few other languages too (memories are not all English).
 _ANCHOR_WORDS = re.compile(
-    r"requirepass|storepass|keypass|secret_key_base|pass|pwd|pw|secret|token|credential|creds?|key|auth|"
+    r"requirepass|storepass|keypass|secret_key_base|pass|pwd|pw|secret|token|credential|creds?|key|auth|login|"
     r"contraseña|contrasena|senha|mot de passe|wachtwoord|passord|lösenord|salasana|heslo|hasło|"
     r"パスワード|密码|密碼|비밀번호"
 )
@@ -74,12 +75,15 @@ _PASSWORD_WORDS = frozenset(
 )
 _CJK = frozenset(("パスワード", "密码", "密碼", "비밀번호"))  # written without spaces: no word boundary to check
 # Words after which a password may be said in prose without a verb ("creds are ops / X"): passwords, and these.
-_NEAR_WORDS = _PASSWORD_WORDS - {"pass", "pwd", "pw", "requirepass", "storepass", "keypass"} | {
+_NEAR_WORDS = _PASSWORD_WORDS - {"pass", "pwd", "requirepass", "storepass", "keypass"} | {
     "creds",
     "cred",
     "credentials",
     "credential",
+    "login",
 }
+# Near these, only a word with a symbol counts ("login is admin / Velvet.rocket14*", not "login broke in React18").
+_STRICT_NEAR = frozenset({"login", "creds", "cred", "credentials", "credential"})
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.-]")
 # Names that end with a secret word but hold no secret: a paging cursor, a count, a type.
 _NOT_SECRET_NAMES = re.compile(
@@ -90,11 +94,13 @@ _NOT_SECRET_NAMES = re.compile(
 # bracket (config["SECRET_KEY"] =), a call's comma (define('DB_PASSWORD', …)), or a space (flags, prose).
 _SEPARATOR = re.compile(
     r"""\\?["']?\]?[ \t]{0,8}"""
-    r"""(?::[ \t]*[&\w.\[\]<>]{1,40}[ \t]*=(?!=)|:=|=>|=(?!=)|:(?!:)|(?<=["'])[ \t]*,|[ \t](?=\S))[ \t]{0,8}"""
+    r"""(?::[ \t]*[&\w.\[\]<>]{1,40}[ \t]+=(?!=)|:=|=>|=(?!=)|:(?!:)|(?<=["'])[ \t]*,|[ \t](?=\S))[ \t]{0,8}"""
 )
+# "the password for the staging box is now X", "API secret for the export endpoint: X": up to 8 words, then a verb
+# (or a colon closing the last word).
 _PROSE = re.compile(
-    r"(?i)(?:[ \t]+[^\s]{1,30}){0,5}?[ \t]+(?:is|was|are|lautet|est|es)(?:[ \t]+(?:now|still|currently|set[ \t]+to|"
-    r"changed[ \t]+to|reset[ \t]+to))?[ \t]*[:=]?[ \t]+"
+    r"(?i)(?:[ \t]+(?![-#])[^\s:]{1,30}){0,8}?(?:[ \t]+(?:is|was|are|lautet|est|es)(?:[ \t]+(?:now|still|currently|"
+    r"set[ \t]+to|changed[ \t]+to|reset[ \t]+to))?[ \t]*[:=]?|:)[ \t]+"
 )
 _VALUE_QUOTED = re.compile(r"""\\?(["'`])(.{1,512}?)\\?\1""")
 _VALUE_BARE = re.compile(r"""[^\s"'`,;<>]{1,512}""")
@@ -119,6 +125,8 @@ def _name_at(text: str, keyword: _Keyword) -> tuple[int, str] | None:
     name = text[start:end]
     if _NOT_SECRET_NAMES.search(name.lstrip("-.")):
         return None
+    if word == "auth" and name.lower().lstrip("-") != "auth" and not name.lower().endswith(("_auth", "-auth")):
+        return None  # OAuth, author: only a name that is "auth" ("auth": "…" in a Docker config) or basic_auth
     return end, name
 
 
@@ -169,6 +177,10 @@ def _values_after(text: str, pos: int, name: str) -> list[tuple[int, int, bool, 
     return found
 
 
+# A constant's name in code (TOKEN_FIXTURE_2, MY_API_KEY): a name, not a value.
+_CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
 def _accepts(value: str, *, how: str, password: bool, quoted: bool, env_style: bool) -> bool:
     # A quoted value, or one in an env file, is a literal whatever it looks like; bare code may be a reference.
     if is_placeholder(value) or (not quoted and not env_style and REFERENCE.match(value)):
@@ -179,8 +191,10 @@ def _accepts(value: str, *, how: str, password: bool, quoted: bool, env_style: b
         if password and quoted:  # PASSWORD 'x'), unless it only says "password" again ('password123')
             return is_password(value, quoted=True, env_style=False) and "passw" not in value.lower()
         return looks_like_password(value) if password else looks_random(value)
-    if password:
-        return is_password(value, quoted=quoted, env_style=env_style)
+    if password:  # said in prose, a path or a flag is not the password ("… resource: projects/1/secrets/db-pw")
+        return is_password(value, quoted=quoted, env_style=env_style) and not (how == "prose" and "/" in value)
+    if _CONSTANT_NAME.fullmatch(value):
+        return False
     return looks_random(value) or (env_style and len(value) >= 8 and ":/" not in value)
 
 
@@ -194,6 +208,8 @@ def _password_words(text: str) -> list[tuple[int, int]]:
             continue  # most words: a password holds a digit
         while end > start and text[end - 1] in ".,;:!?":
             end -= 1
+        if text.count("/", start, end) == 1 and "://" not in text[start:end]:
+            start = text.index("/", start, end) + 1  # user/password
         if looks_like_password(text[start:end]):
             found.append((start, end))
     return found
@@ -201,7 +217,9 @@ def _password_words(text: str) -> list[tuple[int, int]]:
 
 def _near(text: str, keyword: _Keyword, words: list[tuple[int, int]]) -> Finding | None:
     """A password said near its keyword, in either order, on the same line ("X is the root password",
-    "das Passwort lautet X"): the first of ``words`` that starts within 60 characters of it."""
+    "das Passwort lautet X"): the first of ``words`` that starts within 60 characters of it (one with a symbol,
+    after a word such as "login" that says less)."""
+    strict = keyword.word in _STRICT_NEAR
     lo, hi = max(0, keyword.start - 60), keyword.end + 60
     if MASK in text[lo:hi]:
         return None  # said and already redacted: a second pass must not take the next word for it
@@ -209,6 +227,8 @@ def _near(text: str, keyword: _Keyword, words: list[tuple[int, int]]) -> Finding
         if start >= hi:
             break
         between = text[min(end, keyword.start) : max(start, keyword.end)]
+        if strict and not any(c in STRONG_SYMBOLS for c in text[start:end]):
+            continue
         if "\n" not in between and not keyword.start <= start < keyword.end:
             return Finding("password", start, end)
     return None
@@ -248,7 +268,10 @@ def by_name(text: str) -> list[Finding]:
     for keyword in _keywords(text):
         password = keyword.word in _PASSWORD_WORDS
         # $TOKEN, ${API_KEY}: a variable used, not a value given
-        named = _name_at(text, keyword) if text[keyword.start - 1 : keyword.start] != "$" else None
+        # "login" only points at a password said near it (a login's own value is a user name).
+        named = None
+        if text[keyword.start - 1 : keyword.start] != "$" and keyword.word != "login":
+            named = _name_at(text, keyword)
         hit, assigned = None, False
         # A name inside a colon path (arn:aws:secretsmanager:…:secret:prod/db) is not assigned what follows it.
         if named is not None and _in_colon_path(text, named[0] - len(named[1]), named[0]):

@@ -68,6 +68,8 @@ _SHAPES: list[tuple[str, str]] = [
     ("square-token", _B + r"EAAA[A-Za-z0-9_-]{60}" + _E),
     ("airtable-token", _B + r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}" + _E),
     ("firebase-server-key", _B + r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}" + _E),
+    ("replicate-token", _B + r"r8_[A-Za-z0-9]{37}" + _E),
+    ("mapbox-secret-token", _B + r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}" + _E),
     ("jwt", _B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + _E),
 ]
 # Text each shape must contain (any one of): a pattern only runs over a memory that holds one of its
@@ -113,6 +115,8 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "supabase-token": ("sbp_",),
     "square-token": ("sq0atp-", "sq0csp-", "EAAA"),
     "jwt": ("eyJ",),
+    "replicate-token": ("r8_",),
+    "mapbox-secret-token": ("sk.eyJ",),
     "alibaba-access-key": ("LTAI",),
     "flutterwave-key": ("FLWSECK",),
     "mailchimp-key": ("-us",),
@@ -181,6 +185,14 @@ def _bare_password(value: str) -> bool:
     return literal(value) and is_password(value, quoted=False, env_style=False)
 
 
+_HEADER_LINE = re.compile(r"-----(?:BEGIN|END)[^-]*-----")
+
+
+def _key_body(block: str) -> int:
+    """How many base64 characters a key block holds besides its header and footer (a placeholder holds none)."""
+    return sum(c.isalnum() or c in "+/" for c in _HEADER_LINE.sub("", block))
+
+
 def by_shape(text: str) -> list[Finding]:
     """Every match of a provider's shape, then of the URL, command-line and header rules, in that order."""
     found: list[Finding] = []
@@ -192,7 +204,7 @@ def by_shape(text: str) -> list[Finding]:
             for m in pattern.finditer(text)
             # A run of one character, EXAMPLE (AWS's documented key) or "your-…" is a placeholder; but a key's body
             # holds runs of A (zero bytes).
-            if kind == "private-key" or not is_placeholder(m.group())
+            if (_key_body(m.group()) >= 40 if kind == "private-key" else not is_placeholder(m.group()))
         ]
     found += _group_findings(text, "url-password", _URL_PASSWORD, literal)
     found += _group_findings(text, "password", _MYSQL_PASSWORD, literal)

@@ -41,7 +41,7 @@ _PLACEHOLDER_WORDS = frozenset(
 )
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:[<\[{(].*[>\]})]|\$.*|%.*|.*\{\{.*|.*(?:\.\.\.|…).*|(.)\1{3,}|.*\byour[_ -].*|.*_here|.*example.*"
-    r"|.*placeholder.*)$"
+    r"|.*placeholder.*|.*replace[_-]?me.*|.*change[_-]?me.*)$"
 )
 # Code that names a value instead of holding it: a dotted path, a call or an index (os.environ[…], getenv(…),
 # @Microsoft.KeyVault(…)), or a secret manager's address (op://…, vault:…, arn:aws:secretsmanager:…).
@@ -65,9 +65,19 @@ def is_placeholder(value: str) -> bool:
     )
 
 
+# A path of lowercase words (secret/data/ci/github, ops-team/deploy_key): an address in a store, not a value.
+_PATH = re.compile(r"[a-z0-9_.-]+(?:/[a-z0-9_.-]+)+")
+
+
 def looks_random(value: str) -> bool:
     """A token's value: long enough, mixed characters, high entropy (ids in prose are words, not this)."""
-    if len(value) < 12 or " " in value or ":/" in value or value.startswith(("/", "~/", "./")):
+    if (
+        len(value) < 12
+        or " " in value
+        or ":/" in value
+        or value.startswith(("/", "~/", "./"))
+        or _PATH.fullmatch(value)
+    ):
         return False  # a URL or a path is an address, whatever its name
     classes = sum(
         (
@@ -96,10 +106,10 @@ def is_password(value: str, *, quoted: bool, env_style: bool) -> bool:
 _WORD_LIKE = re.compile(r"[a-z_]+|(?:[A-Z][a-z]+)+|[A-Z_]+|[A-Za-z][a-z]+(?:_[a-z]+)+")
 # Values that start like these are public or encrypted by design: Stripe publishable keys, Mapbox public tokens,
 # sops and Ansible Vault ciphertext.
-PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.", "pub", "ENC[", "$ANSIBLE_VAULT", "!vault")
+PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.", "pub", "phc_", "ENC[", "$ANSIBLE_VAULT", "!vault")
 
 
-_STRONG_SYMBOLS = frozenset("!@#$%^&*?+=~<>|;")
+STRONG_SYMBOLS = frozenset("!@#$%^&*?+=~<>|;")
 
 
 def looks_like_password(token: str) -> bool:
@@ -111,7 +121,7 @@ def looks_like_password(token: str) -> bool:
         "lower": any(c.islower() for c in token),
         "upper": any(c.isupper() for c in token),
         "digit": any(c.isdigit() for c in token),
-        "symbol": any(c in _STRONG_SYMBOLS for c in token),
+        "symbol": any(c in STRONG_SYMBOLS for c in token),
     }
     if not (has["lower"] or has["upper"]) or not has["digit"]:
         return False

@@ -72,6 +72,19 @@ def test_redacting_twice_changes_nothing_more(path: Path) -> None:
         ("api_key = 'a8Fk29dkLs0qPz7wXn3M'", "api_key = '[secret:api-key]'"),
         ("Authorization: Bearer abcdef1234567890XYZ", "Authorization: Bearer [secret:auth-header]"),
         ("Glacier_ember8585* is the root password", "[secret:password] is the root password"),
+        ("Root login on the NAS is root/Harbor#lantern292", "Root login on the NAS is root/[secret:password]"),
+        (
+            '{"auths": {"r.io": {"auth": "YWNtZWJvdDozUVF4UXpPR3V4YUg2WC0tRXBDYg=="}}}',
+            '{"auths": {"r.io": {"auth": "[secret:secret]"}}}',
+        ),
+        (
+            "API secret for the export endpoint: bLwZGWCOlqARBMJnpkRjTQY1EdrUcRGd",
+            "API secret for the export endpoint: [secret:secret]",
+        ),
+        (
+            "mysql -u root -p'?VxppZv7jdvFSw' -e 'SHOW DATABASES;'",
+            "mysql -u root -p'[secret:password]' -e 'SHOW DATABASES;'",
+        ),
     ],
 )
 def test_a_secret_becomes_a_marker_of_its_kind_and_the_rest_stays(text: str, redacted: str) -> None:
@@ -95,6 +108,12 @@ def test_a_secret_becomes_a_marker_of_its_kind_and_the_rest_stays(text: str, red
         "AWS's documented key AKIAIOSFODNN7EXAMPLE",
         "publishable key pk_live_51HxYzAbCdEfGhIjKlMnOpQr",  # public by design
         "[secret:password] was redacted already",
+        "the login flow broke after the React18 upgrade",  # "login" points only at a word with a symbol
+        "OAuth client id: 052555464801-so1axs5tk5d9f7ake669mg7zcckg3hjg.apps.googleusercontent.com",
+        "vault kv get -field=token secret/data/ci/github",  # a path in a secret store
+        "Test fixture token constant name: TOKEN_8KE2PL8R_FIXTURE",  # a constant's name
+        "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----  (paste yours here)",  # a key block's shape only
+        "gcloud secrets versions access latest --secret=db-password # resource: projects/86534/secrets/db-password",
     ],
 )
 def test_references_placeholders_and_look_alikes_are_left_alone(text: str) -> None:
