@@ -108,7 +108,7 @@ def test_a_secret_becomes_a_marker_of_its_kind_and_the_rest_stays(text: str, red
         "AWS's documented key AKIAIOSFODNN7EXAMPLE",
         "publishable key pk_live_51HxYzAbCdEfGhIjKlMnOpQr",  # public by design
         "[secret:password] was redacted already",
-        "the login flow broke after the React18 upgrade",  # "login" points only at a word with a symbol
+        "the login flow broke after the NextJS14 upgrade",  # "login" points only at a word with a symbol
         "OAuth client id: 052555464801-so1axs5tk5d9f7ake669mg7zcckg3hjg.apps.googleusercontent.com",
         "vault kv get -field=token secret/data/ci/github",  # a path in a secret store
         "Test fixture token constant name: TOKEN_8KE2PL8R_FIXTURE",  # a constant's name
