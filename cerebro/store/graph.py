@@ -39,13 +39,18 @@ def edges_touching(
     return [(s, t, r, w) for (s, t, r), w in found.items()]
 
 
+# In the reads below, ``+relation`` keeps SQLite off idx_edges_relation: with a long IN list of ids the planner
+# took it, and read every edge of a common relation (derived_from) to find a few — 0.57 ms instead of 0.024 ms a
+# call at 100k memories (issue 18). The id's own index (target or source) is always the narrower one.
+
+
 def citation_indegree(conn: Connection, ids: Sequence[str], relations: Sequence[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
     rel_marks = ",".join("?" * len(relations))
     for part in chunks(list(ids)):
         marks = ",".join("?" * len(part))
         rows = conn.execute(
-            f"SELECT target_id, COUNT(*) FROM edges WHERE target_id IN ({marks}) AND relation IN ({rel_marks}) "
+            f"SELECT target_id, COUNT(*) FROM edges WHERE target_id IN ({marks}) AND +relation IN ({rel_marks}) "
             "GROUP BY target_id",
             (*part, *relations),
         ).fetchall()
@@ -61,7 +66,7 @@ def targets(conn: Connection, sources: Sequence[str], relation: str) -> list[str
         found += [
             r[0]
             for r in conn.execute(
-                f"SELECT target_id FROM edges WHERE relation = ? AND source_id IN ({marks}) ORDER BY id",
+                f"SELECT target_id FROM edges WHERE +relation = ? AND source_id IN ({marks}) ORDER BY id",
                 (relation, *part),
             )
         ]
@@ -76,7 +81,8 @@ def sources_with(conn: Connection, ids: Sequence[str], relation: str) -> set[str
         found.update(
             r[0]
             for r in conn.execute(
-                f"SELECT DISTINCT source_id FROM edges WHERE relation = ? AND source_id IN ({marks})", (relation, *part)
+                f"SELECT DISTINCT source_id FROM edges WHERE +relation = ? AND source_id IN ({marks})",
+                (relation, *part),
             )
         )
     return found
