@@ -347,3 +347,19 @@ def test_edge_reads_by_id_use_the_ids_index_not_the_relations(tmp_path: Path) ->
     assert "(target_id=?)" in plans["SELECT target_id, COUNT(*) FROM edges"]
     assert "(source_id=?)" in plans["SELECT target_id FROM edges"]
     assert "(source_id=?)" in plans["SELECT DISTINCT source_id FROM edges"]
+
+
+def test_an_edge_added_without_a_weight_is_stored_with_weight_1(brain: Brain) -> None:
+    """Upstream's default: recall's structural score multiplies by the weight, so NULL would silently mean 0 to a
+    reader that does not know to read it as 1 (Go cerebro, a hand query)."""
+    from cerebro.db.engine import connect_raw
+
+    a, b = brain.add("source memory"), brain.add("target memory")
+    brain.add_edge(a, b, "supports")
+    brain.add_edge(b, a, "supports", weight=0.25)
+    conn = connect_raw(brain.path, wal=False)
+    try:
+        stored = dict(conn.execute("SELECT source_id, weight FROM edges").fetchall())
+    finally:
+        conn.close()
+    assert stored == {a: 1.0, b: 0.25}
