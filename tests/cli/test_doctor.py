@@ -516,6 +516,17 @@ def test_metadata_that_is_not_an_object_warns(cli, wired: Path) -> None:
     assert (check["status"], check["metadata_not_object"]) == ("warn", 1)
 
 
+def test_metadata_stored_as_json_null_or_empty_is_no_metadata_not_a_problem(cli, wired: Path) -> None:
+    """Go cerebro writes 'null' (and hand edits '') for "no metadata": both read as none, so the doctor must not
+    count them as metadata that is not an object."""
+    ids = add_memories(cli, "a memory", "another")
+    brain = paths.project_brain_path(wired)
+    raw_exec(brain, "UPDATE nodes SET metadata = 'null' WHERE id = ?", (ids[0],))
+    raw_exec(brain, "UPDATE nodes SET metadata = '' WHERE id = ?", (ids[1],))
+    check = run_doctor(cli)[1]["brain"]
+    assert (check["status"], check["metadata_not_object"]) == ("ok", 0)
+
+
 def test_secrets_stored_in_clear_warn_with_the_redaction_as_fix(cli, wired: Path, project: Path) -> None:
     assert cli("add", "deploy key AKIAQX3NZ7VGLD5KPW2M", "--allow-secret").exit_code == 0
     check = run_doctor(cli)[1]["brain"]
