@@ -213,3 +213,10 @@ def written_in_one_step(target: Path, *, overwrite: bool = False, mode: int = FI
             os.unlink(partial)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def claude_projects_dir() -> Path:
+    """Where Claude Code keeps transcripts: ``$CLAUDE_CONFIG_DIR/projects`` when Claude Code's configuration was
+    moved, else ``~/.claude/projects`` (``HOME`` is respected: ``Path.home`` reads it)."""
+    moved = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(moved).expanduser() if moved else Path.home() / ".claude") / "projects"

@@ -79,16 +79,7 @@ def import_file(
     with h.snapshot() as conn:
         existing = h.store.reads.node_ids(conn)
     importing.check_references(parsed, existing)
-    from cerebro.brain import secrets
-    from cerebro.brain.validate import _check_size
-
-    limit = secrets.content_limit(h)
-    for record in parsed.nodes + parsed.archive:
-        try:
-            _check_size(record["content"], limit)
-        except InvalidInput as exc:
-            raise InvalidInput(f"{path}: record {record['id'][:8]}: {exc}") from None
-    redacted = _scrub_records(h, parsed.nodes + parsed.archive)
+    redacted = _scrub_records(h, path, parsed.nodes + parsed.archive)
     for node in parsed.nodes:
         if all(node[k] is None for k in _ORIGIN):  # origin-less nodes are stamped by the import
             node["origin_actor"] = node["origin_channel"] = "import"
@@ -151,11 +142,19 @@ def import_file(
     return h.write(write)
 
 
-def _scrub_records(h: Handle, records: list[dict[str, Any]]) -> int:
-    """Redact the secrets of imported records in place, as every write path does (ADR 0027); how many."""
+def _scrub_records(h: Handle, path: str | Path, records: list[dict[str, Any]]) -> int:
+    """Check imported records against the size limit and redact their secrets in place, as every write path does
+    (ADR 0027); how many secrets."""
     from cerebro.brain import secrets
+    from cerebro.brain.validate import _check_size
 
-    if not secrets.enabled(h, False):
+    redact, limit = secrets.policy(h, False)
+    for record in records:
+        try:
+            _check_size(record["content"], limit)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{path}: record {record['id'][:8]}: {exc}") from None
+    if not redact:
         return 0
     found: list[str] = []
     for record in records:

@@ -121,7 +121,7 @@ def add_many(
     memory is written in one transaction (the same write path as :meth:`add`). Returns the new ids.
     Secrets are redacted as :meth:`add` does (one warning for the whole batch).
     """
-    redact, limit = secrets.enabled(h, allow_secret), secrets.content_limit(h)
+    redact, limit = secrets.policy(h, allow_secret)
     found: list[str] = []
     prepared = []
     for item in items:
@@ -238,12 +238,12 @@ def update(
     """Change a memory in place. ``subtype=None`` or ``""`` clears it; ``metadata`` is merged key by key
     (a key set to null is removed). Content or subtype changes stamp ``updated_at``. New content and
     metadata have their secrets redacted as :meth:`add` does."""
+    redact, limit = secrets.policy(h, allow_secret)
     if content is not None:
-        content = _check_size(_check_content(content), secrets.content_limit(h))
+        content = _check_size(_check_content(content), limit)
     if importance is not None:
         importance = _check_importance(importance)
-    scrubbed, patch, _ = secrets.scrub(h, content, parse_metadata(metadata), redact=secrets.enabled(h, allow_secret))
-    content = scrubbed if content is not None else None
+    content, patch, _ = secrets.scrub(h, content, parse_metadata(metadata), redact=redact)
     if content is None and importance is None and subtype is UNSET and patch is None:
         raise InvalidInput("nothing to update: give content, importance, subtype or metadata")
     vector, error = None, None

@@ -16,20 +16,26 @@ from typing import TYPE_CHECKING, Any
 from cerebro import values
 from cerebro.brain import embedding
 from cerebro.brain.handle import Handle
-from cerebro.brain.settings import config_value
 from cerebro.brain.validate import _check_size
 
 if TYPE_CHECKING:
     from cerebro.db.types import Session
 
 
-def enabled(h: Handle, allow_secret: bool) -> bool:
-    """Whether this write redacts: the brain's ``redact_secrets`` setting, unless the caller allowed secrets."""
+def policy(h: Handle, allow_secret: bool) -> tuple[bool, int]:
+    """What a write does to memory text, from one read of the brain's settings: whether it redacts secrets
+    (``redact_secrets``, unless the caller allowed them) and the most bytes of content it takes
+    (``max_content_bytes``)."""
+    from cerebro import config
+
     if not isinstance(allow_secret, bool):
         from cerebro.errors import InvalidInput
 
         raise InvalidInput("allow_secret must be true or false")
-    return not allow_secret and bool(config_value(h, "redact_secrets"))
+    with h.snapshot() as conn:
+        stored = h.store.reads.config_values(conn)
+    redact = not allow_secret and bool(config.effective("redact_secrets", stored.get("redact_secrets")))
+    return redact, int(config.effective("max_content_bytes", stored.get("max_content_bytes")))
 
 
 def notice(kinds: list[str], *, hint: bool = True) -> str:
@@ -66,14 +72,9 @@ def for_storage(
 ) -> tuple[str, dict[str, Any] | None]:
     """A memory's content and metadata as they will be stored: within the size limit, secrets redacted unless
     allowed."""
-    _check_size(content, content_limit(h))
-    clean, meta, _ = scrub(h, content, metadata, redact=enabled(h, allow_secret))
+    redact, limit = policy(h, allow_secret)
+    clean, meta, _ = scrub(h, _check_size(content, limit), metadata, redact=redact)
     return clean if clean is not None else content, meta
-
-
-def content_limit(h: Handle) -> int:
-    """The brain's ``max_content_bytes``."""
-    return int(config_value(h, "max_content_bytes"))
 
 
 # ------------------------------------------------------------------------------------------ already stored
@@ -88,7 +89,9 @@ def _metadata(text: str | None) -> Any:  # noqa: ANN401 - stored JSON, whatever 
         return text  # not JSON (written by hand): scanned as text
 
 
-def _findings(rows: list[tuple[str, str, str, str | None]]) -> list[values.SecretFinding]:
+def findings(rows: list[tuple[str, str, str, str | None]]) -> list[values.SecretFinding]:
+    """The records among ``rows`` — (where, id, content, metadata as stored) — that hold secrets (the doctor's
+    check reads a copy's rows through this too)."""
     from cerebro import redaction
 
     found = []
@@ -102,53 +105,66 @@ def _findings(rows: list[tuple[str, str, str, str | None]]) -> list[values.Secre
 
 def scan(h: Handle) -> values.SecretScan:
     """Every stored memory, archived memory and inbox candidate holding a secret (ids and kinds only)."""
+    return _scan(h)[0]
+
+
+def _scan(h: Handle) -> tuple[values.SecretScan, dict[tuple[str, str], tuple[str, str | None]]]:
     with h.snapshot() as conn:
         rows = h.store.texts.all_texts(conn)
-    return values.SecretScan(scanned=len(rows), findings=_findings(rows))
+    found = values.SecretScan(scanned=len(rows), findings=findings(rows))
+    held = {(f.where, f.id) for f in found.findings}
+    return found, {(w, i): (c, m) for w, i, c, m in rows if (w, i) in held}
 
 
 def redact_stored(
     h: Handle, *, dry_run: bool = False, progress: Callable[[int, int], None] | None = None
 ) -> values.SecretScan:
     """Replace every stored secret by its marker, after a backup: one transaction; changed memories re-indexed
-    and re-embedded; the old text overwritten in the file, its keyword index and its write-ahead log."""
-    found = scan(h)
+    and re-embedded; the old text overwritten in the file, its keyword index and its write-ahead log. A record
+    changed by another writer meanwhile is left as that writer stored it (its write was redacted itself)."""
+    found, stored = _scan(h)
     if dry_run or not found.findings:
         return found
     from cerebro import redaction
     from cerebro.brain import exports
 
     backup = exports.backup(h)
-    with h.snapshot() as conn:
-        stored = {(w, i): (c, m) for w, i, c, m in h.store.texts.all_texts(conn)}
     changed: dict[tuple[str, str], tuple[str, str | None]] = {}
-    for f in found.findings:
-        content, metadata = stored[(f.where, f.id)]
+    for key, (content, metadata) in stored.items():
         parsed = _metadata(metadata)
-        changed[(f.where, f.id)] = (
+        changed[key] = (
             redaction.redact(content)[0],
             metadata if parsed is None else _dump(redaction.redact_json(parsed)[0]),
         )
     # Memories whose content changed get a new keyword row and vector; a metadata-only change needs neither.
     memories = {i: c for (w, i), (c, _) in changed.items() if w == "memory" and c != stored[(w, i)][0]}
-    vectors, errors = _embed(h, memories, progress)
+    vectors: dict[str, Any] = {}
+    errors: dict[str, str | None] = {}
+    for done, (node_id, text) in enumerate(memories.items(), start=1):
+        vectors[node_id], errors[node_id] = h.try_embed(text)  # outside the transaction, as every write embeds
+        if progress:
+            progress(done, len(memories))
 
-    def write(session: Session) -> None:
+    def write(session: Session) -> int:
         has_fts = h.store.keywords.available(session)
-        for (where, record_id), (content, metadata) in changed.items():
-            h.store.texts.replace(session, where, record_id, content, metadata)
-        for node_id in memories:
+        replaced = {
+            key
+            for key, (content, metadata) in changed.items()
+            if h.store.texts.replace(session, *key, content, metadata, was=stored[key])
+        }
+        for node_id in (i for i in memories if ("memory", i) in replaced):
             row = h.store.nodes.get_row(session, node_id)
             session.refresh(row)
-            if has_fts:
-                h.store.keywords.unindex(session, node_id)
-                if row.status == "active":
-                    h.store.keywords.index(session, node_id, row.content, row.subtype)
+            if has_fts and row.status == "active":
+                h.store.keywords.reindex(session, node_id, row.content, row.subtype)
             embedding.store_vector(h, session, row, vectors.get(node_id), errors.get(node_id))
         if has_fts:
             h.store.keywords.optimize(session)
+        return len(replaced)
 
-    h.write(write)
+    replaced = h.write(write)
+    if replaced < len(changed):
+        h.on_warning(f"{len(changed) - replaced} of {len(changed)} records changed while this ran: left as now stored")
     h.rollback()
     purged = h.store.texts.compact(h.raw)
     return values.SecretScan(found.scanned, found.findings, redacted=True, backup=str(backup), log_purged=purged)
@@ -156,18 +172,3 @@ def redact_stored(
 
 def _dump(value: Any) -> str:  # noqa: ANN401 - JSON-shaped data
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _embed(
-    h: Handle, texts: dict[str, str], progress: Callable[[int, int], None] | None
-) -> tuple[dict[str, Any], dict[str, str | None]]:
-    vectors: dict[str, Any] = {}
-    errors: dict[str, str | None] = {}
-    ids = list(texts)
-    for start in range(0, len(ids), 64):
-        batch = ids[start : start + 64]
-        for node_id in batch:
-            vectors[node_id], errors[node_id] = h.try_embed(texts[node_id])
-        if progress:
-            progress(min(start + len(batch), len(ids)), len(ids))
-    return vectors, errors

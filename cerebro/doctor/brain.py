@@ -192,13 +192,13 @@ def _inspect_content(conn: Connection, project: Path, brain: Path, findings: _Fi
 def _check_secrets(conn: Connection, project: Path, findings: _Findings, extra: dict[str, Any]) -> None:
     """Secrets stored in clear (before redaction existed, or with --allow-secret) — unless the user turned
     redaction off for this brain, which says they are wanted (ADR 0027)."""
-    from cerebro import config, redaction
+    from cerebro import config
+    from cerebro.brain.secrets import findings as secret_findings
 
     if not config.effective("redact_secrets", SQLITE.reads.config_values(conn).get("redact_secrets")):
         extra["secrets_in_clear"] = None
         return
-    rows = SQLITE.texts.all_texts(conn)
-    holding = [record_id for _, record_id, content, meta in rows if redaction.find(f"{content}\n{meta or ''}")]
+    holding = [f.id for f in secret_findings(SQLITE.texts.all_texts(conn))]  # what `cerebro secrets scan` would list
     extra["secrets_in_clear"] = len(holding)
     if holding:
         findings.add(

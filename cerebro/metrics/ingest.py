@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from cerebro import paths
 from cerebro.metrics.parser import parse_file
 from cerebro.metrics.records import IngestReport
 from cerebro.metrics.store import MetricsStore, metrics_path
@@ -19,13 +20,6 @@ from cerebro.metrics.store import MetricsStore, metrics_path
 Progress = Callable[[int, int], None]  # (files done, files in total)
 
 _NOT_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
-
-
-def claude_projects_dir() -> Path:
-    """Where Claude Code keeps transcripts: ``$CLAUDE_CONFIG_DIR/projects`` when Claude Code's configuration was
-    moved, else ``~/.claude/projects`` (``HOME`` is respected: ``Path.home`` reads it)."""
-    moved = os.environ.get("CLAUDE_CONFIG_DIR")
-    return (Path(moved).expanduser() if moved else Path.home() / ".claude") / "projects"
 
 
 def claude_code_slug(path: str) -> str:
@@ -44,7 +38,7 @@ def session_dir_candidates(project_dir: str | os.PathLike[str]) -> list[Path]:
     started in, which the shell may have reached through a symlink or not)."""
     absolute = os.path.abspath(os.fspath(project_dir))
     resolved = os.path.realpath(absolute)
-    base = claude_projects_dir()
+    base = paths.claude_projects_dir()
     found: list[Path] = []
     for path in dict.fromkeys((absolute, resolved)):
         for slug in (claude_code_slug(path), upstream_slug(path)):

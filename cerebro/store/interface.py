@@ -398,7 +398,17 @@ class Texts(Protocol):
     def all_texts(self, conn: Connection) -> list[tuple[str, str, str, str | None]]:
         """(where — memory, archive or inbox —, id, content, metadata as stored) of every record holding text."""
 
-    def replace(self, session: Session, where: str, record_id: str, content: str, metadata: str | None) -> None: ...
+    def replace(
+        self,
+        session: Session,
+        where: str,
+        record_id: str,
+        content: str,
+        metadata: str | None,
+        *,
+        was: tuple[str, str | None],
+    ) -> bool:
+        """Set one record's text if it still holds ``was``; whether it did."""
 
     def compact(self, conn: Connection) -> bool:
         """Rebuild the file without free space and empty the write-ahead log; False when a reader kept part of it."""

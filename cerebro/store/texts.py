@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cerebro.store.sql import text
+from cerebro.store.sql import changed
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection, Session
@@ -25,12 +25,14 @@ def all_texts(conn: Connection) -> list[tuple[str, str, str, str | None]]:
     return found
 
 
-def replace(session: Session, where: str, record_id: str, content: str, metadata: str | None) -> None:
-    """Set one record's content and metadata text (the caller renews its keyword row and vector)."""
-    session.execute(
-        text(f"UPDATE {TABLES[where]} SET content = :c, metadata = :m WHERE id = :id"),
-        {"c": content, "m": metadata, "id": record_id},
-    )
+def replace(
+    session: Session, where: str, record_id: str, content: str, metadata: str | None, *, was: tuple[str, str | None]
+) -> bool:
+    """Set one record's content and metadata text, only if it still holds ``was`` (content, metadata): a record
+    another writer changed meanwhile is left alone. Whether it was replaced (the caller renews its keyword row and
+    vector)."""
+    sql = f"UPDATE {TABLES[where]} SET content = :c, metadata = :m WHERE id = :id AND content = :wc AND metadata IS :wm"
+    return changed(session, sql, {"c": content, "m": metadata, "id": record_id, "wc": was[0], "wm": was[1]}) == 1
 
 
 def compact(conn: Connection) -> bool:

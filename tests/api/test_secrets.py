@@ -241,3 +241,28 @@ def test_content_larger_than_the_brains_limit_is_refused_with_the_fix(fake_brain
     with pytest.raises(InvalidInput, match=r"record a0000001: content is 2,049 bytes"):
         fake_brain.import_file(bundle)
     assert [n.id for n in fake_brain.list()] == [ok] and fake_brain.inbox_list() == []
+
+
+def test_redact_leaves_a_record_another_writer_changed_meanwhile(
+    fake_brain: Brain, fake_brain_path: Path, warnings: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the scan and the write (the backup, the embedding), an agent may update a memory: its new text is
+    kept — it was redacted on its own write — never overwritten with the redaction of the old one."""
+    from cerebro.brain import exports
+
+    fake_brain.config_set("redact_secrets", "false")
+    node_id = fake_brain.add(TEXT)
+    other = fake_brain.add(f"old {AWS}")
+    fake_brain.config_set("redact_secrets", "true")
+    backup = exports.backup
+
+    def backup_while_an_agent_writes(h, target=None):
+        with Brain.open(fake_brain_path) as agent:
+            agent.update(node_id, content="rewritten meanwhile")
+        return backup(h, target)
+
+    monkeypatch.setattr(exports, "backup", backup_while_an_agent_writes)
+    fake_brain.redact_secrets()
+    assert fake_brain.get(node_id).node.content == "rewritten meanwhile"
+    assert fake_brain.get(other).node.content == "old [secret:aws-access-key]"
+    assert warnings[-1] == "1 of 2 records changed while this ran: left as now stored"

@@ -232,8 +232,6 @@ def _transcript_dir(payload: dict[str, Any]) -> Path | None:
     """Where Claude Code keeps this session's transcript, from the payload (more reliable than deriving the
     folder's name from the project path); None → ingest derives it. Only a folder of Claude Code's own transcript
     store is taken (symbolic links resolved): a payload must not point ingest at any folder on the machine."""
-    from cerebro.metrics.ingest import claude_projects_dir
-
     value = payload.get("transcript_path")
     if not isinstance(value, str) or not value.endswith(".jsonl"):
         return None
@@ -241,7 +239,7 @@ def _transcript_dir(payload: dict[str, Any]) -> Path | None:
     if not transcript.is_file():
         return None
     folder = Path(os.path.realpath(transcript.parent))
-    store = Path(os.path.realpath(claude_projects_dir()))
+    store = Path(os.path.realpath(paths.claude_projects_dir()))
     return transcript.parent if folder.parent == store else None
 
 
