@@ -1,11 +1,14 @@
-"""Interleaved start-up timings of CLI and hook commands: this checkout against another commit.
+"""Interleaved start-up costs of CLI and hook commands: this checkout against another commit, CPU and wall.
 
     git worktree add /tmp/wt-before <commit>
-    .venv/bin/python bench/startup_bench.py [--before /tmp/wt-before] [--runs 7]
+    .venv/bin/python bench/startup_bench.py [--before /tmp/wt-before] [--runs 7] [--brain PATH] [--embed-threads N]
 
-Builds a throwaway 1,000-memory brain (local model), then runs each command RUNS times after two warm-ups,
-alternating "before" (the worktree on PYTHONPATH) and "after" (this checkout), so both see the same load; prints
-a markdown table of wall p50 / max. Results go in docs/benchmarks.md with the load they ran under.
+Builds a throwaway 1,000-memory brain (local model) — or uses a copy of ``--brain`` (e.g. recall_bench's 10k
+brain) — then runs each command RUNS times after two warm-ups, alternating "before" (the worktree on
+PYTHONPATH) and "after" (this checkout), so both see the same load; prints a markdown table of CPU (user +
+system of the process, from its rusage) and wall, p50 / max. Each variant has its own CEREBRO_HOME (their model
+caches differ) holding the same brain. The load average is printed before and after. Results go in
+docs/benchmarks.md with the load they ran under.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,18 +58,57 @@ def build(project: Path, env: dict[str, str]) -> None:
     subprocess.run([sys.executable, "-c", program], input=json.dumps(items), text=True, env=env, check=True)
 
 
+def brain_file(home: Path, project: Path) -> Path:
+    program = "import sys\nfrom cerebro import paths\nprint(paths.project_brain_path(sys.argv[1]))"
+    env = {**os.environ, "CEREBRO_HOME": str(home)}
+    out = subprocess.run(
+        [sys.executable, "-c", program, str(project)], env=env, capture_output=True, text=True, check=True
+    )
+    return Path(out.stdout.strip())
+
+
+def run_measured(argv: list[str], payload: str | None, env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(CPU ms, wall ms) of one process: its own rusage, whatever else the machine runs."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd
+    )
+    assert process.stdin is not None and process.stderr is not None
+    process.stdin.write(payload or "")
+    process.stdin.close()
+    err = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)  # reaped here, so that its own rusage can be read
+    wall = (time.perf_counter() - start) * 1000
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        print(f"failed: {' '.join(argv)}: {err[-300:]}", file=sys.stderr)
+    return (usage.ru_utime + usage.ru_stime) * 1000, wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--before", default="/tmp/wt-before")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--brain", help="measure on a copy of this brain instead of a fresh 1,000-memory one")
+    parser.add_argument("--embed-threads", help="CEREBRO_EMBED_THREADS for the commands (default: the model's own)")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp())
     project = home / "project"
     project.mkdir()
-    base = {**os.environ, "CEREBRO_HOME": str(home / "home"), "CEREBRO_EMBED_THREADS": "1"}
+    base = {**os.environ, "CEREBRO_HOME": str(home / "after")}
+    if args.embed_threads:
+        base["CEREBRO_EMBED_THREADS"] = args.embed_threads
     base.pop("PYTHONPATH", None)
-    build(project, base)
-    variants = {"before": {**base, "PYTHONPATH": args.before}, "after": base}
+    if args.brain:
+        subprocess.run([CEREBRO, "init", "--skip-integration", "-p", str(project)], env=base, check=True)
+        shutil.copyfile(args.brain, brain_file(home / "after", project))
+    else:
+        build(project, base)
+    before_brain = brain_file(home / "before", project)
+    before_brain.parent.mkdir(parents=True, mode=0o700)
+    os.symlink(brain_file(home / "after", project), before_brain)
+    variants = {"before": {**base, "CEREBRO_HOME": str(home / "before"), "PYTHONPATH": args.before}, "after": base}
+    print(f"load average before: {os.getloadavg()}", file=sys.stderr)
 
     def session_start() -> str:
         event = {"session_id": str(uuid.uuid4()), "cwd": str(project), "hook_event_name": "SessionStart"}
@@ -81,33 +124,26 @@ def main() -> None:
         "hook has-brain": ([CEREBRO, "hook", "has-brain"], session_start),
         "hook prime --event sessionstart": ([CEREBRO, "hook", "prime", "--event", "sessionstart"], session_start),
     }
-    results: dict[tuple[str, str], list[float]] = {(c, v): [] for c in commands for v in variants}
+    results: dict[tuple[str, str], list[tuple[float, float]]] = {(c, v): [] for c in commands for v in variants}
     for name, (argv, payload) in commands.items():
         for i in range(args.runs + 2):
             order = list(variants.items())
             for variant, env in order if i % 2 == 0 else order[::-1]:
-                start = time.perf_counter()
-                done = subprocess.run(
-                    argv,
-                    input=payload() if payload else None,
-                    text=True,
-                    capture_output=True,
-                    env={**env, "CLAUDE_PROJECT_DIR": p},
-                    cwd=project,
-                    check=False,
+                cpu, wall = run_measured(
+                    argv, payload() if payload else None, {**env, "CLAUDE_PROJECT_DIR": p}, project
                 )
-                elapsed = (time.perf_counter() - start) * 1000
-                if done.returncode != 0:
-                    print(f"failed: {variant} {name}: {done.stderr[-300:]}", file=sys.stderr)
                 if i >= 2:  # two warm-ups
-                    results[(name, variant)].append(elapsed)
-    print("| command | after (p50 / max) | before (p50 / max) |\n|---|---|---|")
+                    results[(name, variant)].append((cpu, wall))
+    print(f"load average after: {os.getloadavg()}", file=sys.stderr)
+
+    def cell(samples: list[tuple[float, float]], at: int) -> str:
+        values = [s[at] for s in samples]
+        return f"{statistics.median(values):,.0f} / {max(values):,.0f} ms"
+
+    print("| command | after: CPU | after: wall | before: CPU | before: wall |\n|---|---|---|---|---|")
     for name in commands:
         after, before = results[(name, "after")], results[(name, "before")]
-        print(
-            f"| `{name}` | {statistics.median(after):,.0f} / {max(after):,.0f} ms "
-            f"| {statistics.median(before):,.0f} / {max(before):,.0f} ms |"
-        )
+        print(f"| `{name}` | {cell(after, 0)} | {cell(after, 1)} | {cell(before, 0)} | {cell(before, 1)} |")
 
 
 if __name__ == "__main__":

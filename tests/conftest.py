@@ -55,6 +55,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     state.format, state.quiet, state.project = "md", False, None
     clock.set_now(None)
+    from cerebro.embed import local
+
+    monkeypatch.setattr(local, "_FAST_START", False)  # a CLI test's fast path chooses it for the whole process
     from tests.fakes import FakeEmbedder
 
     FakeEmbedder.broken = False

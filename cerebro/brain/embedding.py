@@ -11,27 +11,44 @@ from cerebro.brain.handle import Handle
 from cerebro.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from cerebro.db.types import Session
+    from cerebro.db.types import Session, Transaction
     from cerebro.models import Node as NodeRow
     from cerebro.store.interface import Store
 
 
-def store_vector(
-    h: Handle, session: Session, row: NodeRow, vector: list[float] | None, error: str | None, *, fresh: bool = False
-) -> None:
-    """Write a node's vector (and only then its model id); on failure mark the brain pending."""
+def model_for(h: Handle, vector: list[float] | None) -> str:
+    """The model a new memory's row names: the brain's, when the memory got a vector; '' otherwise."""
+    _, model, dims = h.embedding_settings()
+    return model if dims > 0 and vector is not None else ""
+
+
+def store_new_vector(h: Handle, db: Transaction, node_id: str, vector: list[float] | None, error: str | None) -> None:
+    """Write a new memory's vector (its row names the model already: :func:`model_for`); when embedding
+    failed, mark the brain pending."""
+    dims = h.embedding_settings()[2]
+    if dims <= 0:
+        return
+    h.store.vectors.ensure_table(db, dims)
+    if vector is not None:
+        h.store.vectors.upsert(db, node_id, vector, fresh=True)
+    elif error is not None:
+        h.store.meta.put(db, "has_pending_embeddings", "true")
+
+
+def store_vector(h: Handle, session: Session, row: NodeRow, vector: list[float] | None, error: str | None) -> None:
+    """Write a changed memory's vector (and only then its model id), dropping the stale one; on failure mark the
+    brain pending."""
 
     _, model, dims = h.embedding_settings()
     if dims <= 0:
         return
     h.store.vectors.ensure_table(session, dims)
     if vector is not None:
-        h.store.vectors.upsert(session, row.id, vector, fresh=fresh)
+        h.store.vectors.upsert(session, row.id, vector)
         row.embedding_model = model
         session.add(row)
     else:
-        if not fresh:
-            h.store.vectors.delete(session, row.id)  # a stale vector of old content must not outlive it
+        h.store.vectors.delete(session, row.id)  # a stale vector of old content must not outlive it
         row.embedding_model = ""
         session.add(row)
         if error is not None:

@@ -4,7 +4,7 @@ Every part of :class:`cerebro.Brain` is a module of plain functions over a :clas
 the only object that holds state, and all of it is declared in ``__init__``:
 
 - two ways to the file: a raw DB-API connection for snapshots (the hot read path: recall, prime, hooks —
-  no ORM import) and a SQLAlchemy engine for the ORM write path, created on first use;
+  no ORM import) and new memories' writes, and a SQLAlchemy engine for the ORM write path, created on first use;
 - the embedding settings read once, the embedder built from them, and — for a process that keeps the brain
   open — the warm vector index and the centering mean, each with the rule that makes it stale.
 
@@ -61,7 +61,8 @@ class Handle:
         self._settings: tuple[str, str, int] | None = None
         self._embedder: Any = None
         self._warm: WarmIndex | None = None  # a WarmVectors, made on first use
-        self._mean: tuple[Any, int, float, Any] | None = None  # (connection, data_version, when, mean)
+        self._mean: tuple[Any, tuple[int, int], float, Any] | None = None  # (connection, version, when, mean)
+        self._raw_commits = 0  # writes committed on the raw connection (write_raw): invisible to data_version
 
     # ------------------------------------------------------------------ connections
 
@@ -124,6 +125,34 @@ class Handle:
                 return work(session)
 
         return run_with_retry(attempt)
+
+    def write_raw(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work(conn)`` in one write transaction on the raw connection, retried whole on lock errors: for
+        writes that need no ORM object (a new memory), so that a one-shot ``cerebro add`` never imports
+        SQLAlchemy (ADR 0028). Vectors written here are not seen by ``on_vectors_written`` on their own: the
+        caller reports them (:meth:`vectors_written`)."""
+        from cerebro.db.session import raw_write
+        from cerebro.retry import run_with_retry
+
+        def attempt() -> T:
+            with raw_write(self.raw) as conn:
+                return work(conn)
+
+        result = run_with_retry(attempt)
+        # A commit on the raw connection leaves its own PRAGMA data_version as it was: the caches that watch it
+        # for changes (the centering mean) count these commits instead.
+        self._raw_commits += 1
+        return result
+
+    def vectors_written(self, written: dict[str, Any]) -> None:
+        """Tell the in-memory vector copy what a committed raw write changed ({node_id: vector or None}): the
+        server's (``on_vectors_written``), else this handle's own warm index, which data_version cannot tell."""
+        if not written:
+            return
+        if self.on_vectors_written is not None:
+            self.on_vectors_written(written)
+        elif self._warm is not None:
+            self._warm.apply(written)
 
     def read(self, work: Callable[[Session], T]) -> T:
         with self.session(write=False) as session:
@@ -247,7 +276,7 @@ class Handle:
         from cerebro.db.session import data_version
         from cerebro.recall import brain_mean
 
-        version = data_version(conn)
+        version = (data_version(conn), self._raw_commits)
         now = time.monotonic()
         cached = self._mean
         if cached is None or cached[0] is not conn or (cached[1] != version and now - cached[2] >= MEAN_TTL_SECONDS):

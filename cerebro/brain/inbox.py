@@ -94,7 +94,7 @@ def inbox_approve(h: Handle, candidate_id: str) -> str:
         if h.store.nodes.exists(session, current.id):
             raise InvalidInput(f"a memory with id {quote(current.id)} already exists: discard the candidate instead")
         now = clock.now()
-        row = h.store.nodes.insert(
+        node_id = h.store.inserts.node(
             session,
             content=current.content,
             type=current.type,
@@ -103,16 +103,16 @@ def inbox_approve(h: Handle, candidate_id: str) -> str:
             metadata=current.metadata,
             provenance_root=False,
             origin=current.origin,
-            embedding_model="",
+            embedding_model=embedding.model_for(h, vector),
             now=now,
             node_id=current.id,
             created_at=current.created_at or now,
         )
         if h.store.keywords.available(session):
-            h.store.keywords.index(session, row.id, row.content, row.subtype)
-        embedding.store_vector(h, session, row, vector, error, fresh=True)
+            h.store.keywords.index(session, node_id, current.content, current.subtype or None)
+        embedding.store_new_vector(h, session, node_id, vector, error)
         h.store.inbox.delete(session, current.id)
-        return row.id
+        return node_id
 
     node_id = h.write(write)
     embedding.warn_pending(h, node_id, error)

@@ -26,7 +26,7 @@ from cerebro.brain.validate import (
 from cerebro.errors import InvalidInput, NotFound, quote
 
 if TYPE_CHECKING:
-    from cerebro.db.types import Session
+    from cerebro.db.types import Connection, Session
 
 DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 10**9  # SQLite's LIMIT is a 64-bit integer; anything near that is a mistake
@@ -67,10 +67,11 @@ def add(  # noqa: PLR0913 - the keyword-only fields of a memory
     meta_dict = metadata_with(h, user_meta, anchors, anchor_ref, beads_id)
     stamp = origin or values.Origin.from_environment("api")
     vector, error = h.try_embed(content)  # outside the transaction: no lock held while embedding
+    model = embedding.model_for(h, vector)
 
-    def write(session: Session) -> str:
-        row = h.store.nodes.insert(
-            session,
+    def write(conn: Connection) -> str:
+        node_id = h.store.inserts.node(
+            conn,
             content=content,
             type=type,
             subtype=subtype or None,
@@ -78,15 +79,16 @@ def add(  # noqa: PLR0913 - the keyword-only fields of a memory
             metadata=meta_dict,
             provenance_root=provenance_root,
             origin=stamp,
-            embedding_model="",
+            embedding_model=model,
             now=clock.now(),
         )
-        if h.store.keywords.available(session):
-            h.store.keywords.index(session, row.id, row.content, row.subtype)
-        embedding.store_vector(h, session, row, vector, error, fresh=True)
-        return row.id
+        if h.store.keywords.available(conn):
+            h.store.keywords.index(conn, node_id, content, subtype or None)
+        embedding.store_new_vector(h, conn, node_id, vector, error)
+        return node_id
 
-    node_id = h.write(write)
+    node_id = h.write_raw(write)  # no ORM: a one-shot `cerebro add` never imports it (ADR 0028)
+    h.vectors_written({node_id: vector} if vector is not None else {})
     embedding.warn_pending(h, node_id, error)
     return node_id
 
@@ -184,19 +186,20 @@ def add_many(
         if progress:
             progress(min(start + len(batch), len(prepared)), len(prepared))
 
-    def write(session: Session) -> list[str]:
-        has_fts = h.store.keywords.available(session)
+    def write(conn: Connection) -> list[str]:
+        has_fts = h.store.keywords.available(conn)
         now = clock.now()
         written = []
         for spec, vector, error in zip(prepared, vectors, errors, strict=True):
-            row = h.store.nodes.insert(session, embedding_model="", now=now, **spec)
+            node_id = h.store.inserts.node(conn, embedding_model=embedding.model_for(h, vector), now=now, **spec)
             if has_fts:
-                h.store.keywords.index(session, row.id, row.content, row.subtype)
-            embedding.store_vector(h, session, row, vector, error, fresh=True)
-            written.append(row.id)
+                h.store.keywords.index(conn, node_id, spec["content"], spec["subtype"])
+            embedding.store_new_vector(h, conn, node_id, vector, error)
+            written.append(node_id)
         return written
 
-    ids = h.write(write)
+    ids = h.write_raw(write)
+    h.vectors_written({i: v for i, v in zip(ids, vectors, strict=True) if v is not None})
     failed = sum(1 for e in errors if e is not None)
     if failed:
         first = next(e for e in errors if e is not None)
@@ -358,22 +361,23 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
         now = clock.now()
         old.status = "superseded"
         session.add(old)
-        new = h.store.nodes.insert(
+        new_subtype = old.subtype if subtype is UNSET else (subtype or None)
+        replacement = h.store.inserts.node(
             session,
             content=content,
             type=type or old.type,
-            subtype=old.subtype if subtype is UNSET else (subtype or None),
+            subtype=new_subtype,
             importance=old.importance if given_importance is None else given_importance,
             metadata=meta_dict,
             provenance_root=provenance_root,
             origin=stamp,
-            embedding_model="",
+            embedding_model=embedding.model_for(h, vector),
             now=now,
         )
-        embedding.store_vector(h, session, new, vector, error, fresh=True)
+        embedding.store_new_vector(h, session, replacement, vector, error)
         h.store.edges.upsert(
             session,
-            source_id=new.id,
+            source_id=replacement,
             target_id=full,
             relation="supersedes",
             weight=None,
@@ -384,8 +388,8 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
         )
         if h.store.keywords.available(session):
             h.store.keywords.unindex(session, full)
-            h.store.keywords.index(session, new.id, new.content, new.subtype)
-        return new.id
+            h.store.keywords.index(session, replacement, content, new_subtype)
+        return replacement
 
     new_id = h.write(write)
     embedding.warn_pending(h, new_id, error)

@@ -1,17 +1,22 @@
-"""The hot path: ``recall --prime`` and plain ``recall "query"`` without Cyclopts.
+"""The hot path: ``recall --prime``, plain ``recall "query"`` and plain ``add "text"`` without Cyclopts.
 
-Hooks run these on every session start and prompt, where start-up time is the whole cost: Cyclopts
-(and the rich console it brings) costs more than the prime itself. Only these exact shapes take the
-fast path — ``recall``, then either ``--prime`` or one query, optionally ``--limit/-l N`` and
-``--explain`` (unquoted query words are joined with spaces) — anything else (help, other flags, bad values)
-goes through Cyclopts as usual, so the two parsers never disagree about an error (ADR 0009).
+Hooks and agents run these all day, where start-up time is the whole cost: Cyclopts (and the rich console it
+brings) costs more than the prime itself. Only these exact shapes take the fast path — ``recall``, then either
+``--prime`` or one query, optionally ``--limit/-l N`` and ``--explain`` (unquoted query words are joined with
+spaces); ``add``, then one text and optionally ``--type``, ``--subtype`` and ``--importance`` with values the
+command takes (ADR 0028) — anything else (help, other flags, bad values) goes through Cyclopts as usual, so the
+two parsers never disagree about an error (ADR 0009). The Cyclopts commands run the same functions (``run``,
+``run_add``) with their other options filled in.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from cerebro.values import Origin
 
 
 class _Required(TypedDict):
@@ -58,6 +63,80 @@ def parse(tokens: Sequence[str]) -> RecallSpec | None:
     if spec["prime"] and spec["explain"]:
         return None
     return spec
+
+
+class _AddRequired(TypedDict):
+    content: str
+    type: str
+    subtype: str | None
+    importance: float
+
+
+class AddSpec(_AddRequired, total=False):
+    """What an add asks for: the fast parser fills the first four; the Cyclopts command fills them all."""
+
+    metadata: str | None
+    provenance_root: bool
+    origin: Origin
+    anchors: list[str] | None
+    anchor_ref: str | None
+    beads_id: str | None
+    allow_secret: bool
+
+
+_ADD_OPTIONS = ("--type", "--subtype", "--importance")
+_NODE_TYPES = ("episode", "concept", "procedure", "reflection")  # the values Cyclopts takes (values.NodeType)
+_UNIT_INTERVAL = re.compile(r"(?:0|1)?(?:\.[0-9]{1,9})?")  # what float() reads as a number in [0, 1] here
+
+
+def parse_add(tokens: Sequence[str]) -> AddSpec | None:
+    if len(tokens) < 2 or tokens[0] != "add" or len(tokens) % 2 != 0:
+        return None
+    content = tokens[1]
+    if content.startswith("-"):  # '-' reads stdin; any other dash is an option to Cyclopts
+        return None
+    given: dict[str, str] = {}
+    for option, value in zip(tokens[2::2], tokens[3::2], strict=True):
+        if option not in _ADD_OPTIONS or option in given or value.startswith("-"):
+            return None
+        given[option] = value
+    node_type = given.get("--type", "episode")
+    importance = given.get("--importance", "0.5")
+    if node_type not in _NODE_TYPES or not importance or not _UNIT_INTERVAL.fullmatch(importance):
+        return None
+    number = float(importance)
+    if number > 1:
+        return None  # "1.5": the library's error, through Cyclopts like every other refusal
+    return {"content": content, "type": node_type, "subtype": given.get("--subtype"), "importance": number}
+
+
+def insert_importance(value: float) -> float:
+    """Upstream's CLI stores ``--importance 0`` as the default 0.5 (a memory at 0 would be evicted by the next
+    gc). Negative values stay an error. The library keeps exact values (ADR 0006)."""
+    return 0.5 if value == 0 else value
+
+
+def run_add(spec: AddSpec) -> None:
+    """Store a memory as ``cerebro add`` does (shared by the fast path and the Cyclopts command) and print its id."""
+    from cerebro.cli.context import open_brain
+    from cerebro.cli.output import emit
+    from cerebro.values import Origin
+
+    extra: dict[str, Any] = {
+        key: spec[key]
+        for key in ("metadata", "provenance_root", "anchors", "anchor_ref", "beads_id", "allow_secret")
+        if key in spec
+    }
+    with open_brain() as brain:
+        node_id = brain.add(
+            spec["content"],
+            type=spec["type"],
+            subtype=spec["subtype"],
+            importance=insert_importance(spec["importance"]),
+            origin=spec.get("origin") or Origin.from_environment("cli"),
+            **extra,
+        )
+    emit({"id": node_id}, node_id)
 
 
 def run(spec: RecallSpec) -> None:

@@ -48,6 +48,25 @@ def raw_read(conn: Connection) -> Iterator[Any]:
         conn.execute("COMMIT")
 
 
+@contextmanager
+def raw_write(conn: Connection) -> Iterator[Connection]:
+    """One ``BEGIN IMMEDIATE`` transaction on a raw DB-API connection, committed at the end and rolled back on
+    an error: the write path that never loads the ORM (ADR 0028). The brain is switched to WAL first, as the
+    ORM's connections do (a connection opened for reading leaves the journal mode alone)."""
+    if conn.in_transaction:
+        raise RuntimeError("a raw write cannot run inside another transaction on its connection")
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if str(mode).lower() != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 def try_write(conn: Connection, work: Callable[[Connection], object], *, wait_ms: int) -> bool:
     """``work(conn)`` in one ``BEGIN IMMEDIATE`` transaction, waiting at most ``wait_ms`` for the lock; False
     instead of an error when it could not run (busy, or the work failed, which is rolled back)."""

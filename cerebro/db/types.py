@@ -8,6 +8,8 @@ Modules import these under ``TYPE_CHECKING`` only, so naming a type never loads 
 - ``Engine`` — the SQLAlchemy engine a brain's sessions are made from (``cerebro.db.engine``), and
   ``SAConnection`` — a connection of it (what Alembic's migrations and the upgrade on open run on).
 - ``Cursor`` — a cursor of the raw connection (the metrics store writes through one).
+- ``Transaction`` — what a store write that needs no ORM objects runs in: a ``Session``, or the raw ``Connection``
+  inside ``cerebro.db.session.raw_write`` (the one-shot ``add``'s path, which never loads the ORM: ADR 0028).
 """
 
 from __future__ import annotations
@@ -18,4 +20,6 @@ from sqlalchemy.engine import Connection as SAConnection
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-__all__ = ["Connection", "Cursor", "Engine", "SAConnection", "Session"]
+Transaction = Session | Connection
+
+__all__ = ["Connection", "Cursor", "Engine", "SAConnection", "Session", "Transaction"]

@@ -5,32 +5,31 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, cast
 
-from cerebro.store.sql import text
+from cerebro.store.sql import execute, text
 
 if TYPE_CHECKING:
-    from cerebro.db.types import Connection, Session
+    from cerebro.db.types import Connection, Session, Transaction
 
 
-def available(session: Session) -> bool:
-    return (
-        session.execute(text("SELECT 1 FROM sqlite_master WHERE type='table' AND name='nodes_fts'")).first() is not None
-    )
+def available(db: Transaction) -> bool:
+    return execute(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='nodes_fts'").fetchone() is not None
 
 
-def index(session: Session, node_id: str, content: str, subtype: str | None) -> None:
-    session.execute(
-        text("INSERT INTO nodes_fts (node_id, content, subtype) VALUES (:id, :c, :s)"),
+def index(db: Transaction, node_id: str, content: str, subtype: str | None) -> None:
+    execute(
+        db,
+        "INSERT INTO nodes_fts (node_id, content, subtype) VALUES (:id, :c, :s)",
         {"id": node_id, "c": content, "s": subtype or ""},
     )
 
 
-def unindex(session: Session, node_id: str) -> None:
-    session.execute(text("DELETE FROM nodes_fts WHERE node_id = :id"), {"id": node_id})
+def unindex(db: Transaction, node_id: str) -> None:
+    execute(db, "DELETE FROM nodes_fts WHERE node_id = :id", {"id": node_id})
 
 
-def reindex(session: Session, node_id: str, content: str, subtype: str | None) -> None:
-    unindex(session, node_id)
-    index(session, node_id, content, subtype)
+def reindex(db: Transaction, node_id: str, content: str, subtype: str | None) -> None:
+    unindex(db, node_id)
+    index(db, node_id, content, subtype)
 
 
 # ----------------------------------------------------------------------------- reads (DB-API)

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, metadata, values
-from cerebro.store import nodes
+from cerebro.store import inserts, nodes
 from cerebro.store.sql import text
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def insert(
     origin: values.Origin,
     now: datetime,
 ) -> str:
-    candidate_id = nodes.new_id()
+    candidate_id = inserts.new_id()
     session.execute(
         text(
             f"INSERT INTO {TABLE} ({_COLUMNS}) VALUES (:id, :type, :subtype, :content, :metadata, :importance, "

@@ -8,7 +8,8 @@ instead of touching the domain. ``cerebro/store/sqlite.py`` is the SQLite implem
 of plain functions, and the type checker verifies that every module fulfils its Protocol.
 
 Two kinds of connection appear in the signatures (``cerebro/db/types.py``): write paths and ORM reads take a
-``Session``; the hot read paths (recall, prime, export) take the raw ``Connection``.
+``Session``; the hot read paths (recall, prime, export) take the raw ``Connection``; the writes a new memory
+needs take a ``Transaction`` — either, so that a one-shot ``add`` never loads the ORM (ADR 0028).
 """
 
 from __future__ import annotations
@@ -20,27 +21,20 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from cerebro import values
-    from cerebro.db.types import Connection, Session
+    from cerebro.db.types import Connection, Session, Transaction
     from cerebro.models import Edge as EdgeRow
     from cerebro.models import Node as NodeRow
     from cerebro.models import Relation
 
 
-class Nodes(Protocol):
-    """CRUD over ``nodes`` and id resolution."""
+class Inserts(Protocol):
+    """New memories, in either kind of write transaction (no ORM object needed: ADR 0028)."""
 
     def new_id(self) -> str: ...
 
-    def to_value(self, row: NodeRow) -> values.Node: ...
-
-    def resolve_id(self, session: Session, prefix: str) -> str:
-        """A full id or a unique prefix of ≥4 characters → the full id of a node."""
-
-    def get_row(self, session: Session, node_id: str) -> NodeRow: ...
-
-    def insert(  # noqa: PLR0913 - the keyword-only fields of a memory
+    def node(  # noqa: PLR0913 - the keyword-only fields of a memory
         self,
-        session: Session,
+        db: Transaction,
         *,
         content: str,
         type: str,
@@ -53,7 +47,19 @@ class Nodes(Protocol):
         now: datetime,
         node_id: str | None = None,
         created_at: datetime | None = None,
-    ) -> NodeRow: ...
+    ) -> str:
+        """Insert an active memory; its id (``node_id``, or a new one)."""
+
+
+class Nodes(Protocol):
+    """CRUD over ``nodes`` and id resolution."""
+
+    def to_value(self, row: NodeRow) -> values.Node: ...
+
+    def resolve_id(self, session: Session, prefix: str) -> str:
+        """A full id or a unique prefix of ≥4 characters → the full id of a node."""
+
+    def get_row(self, session: Session, node_id: str) -> NodeRow: ...
 
     def list_rows(
         self,
@@ -141,13 +147,13 @@ class Graph(Protocol):
 class Keywords(Protocol):
     """The FTS5 keyword lane's write side. Only *active* nodes are indexed; sync is done here, not by triggers."""
 
-    def available(self, session: Session) -> bool: ...
+    def available(self, db: Transaction) -> bool: ...
 
-    def index(self, session: Session, node_id: str, content: str, subtype: str | None) -> None: ...
+    def index(self, db: Transaction, node_id: str, content: str, subtype: str | None) -> None: ...
 
-    def unindex(self, session: Session, node_id: str) -> None: ...
+    def unindex(self, db: Transaction, node_id: str) -> None: ...
 
-    def reindex(self, session: Session, node_id: str, content: str, subtype: str | None) -> None: ...
+    def reindex(self, db: Transaction, node_id: str, content: str, subtype: str | None) -> None: ...
 
     def rebuild(self, session: Session) -> None:
         """Index every active node afresh (after a sql dump, which carries no keyword rows)."""
@@ -176,12 +182,12 @@ class Vectors(Protocol):
     MAX_K: int  # the most neighbours one KNN query returns
     WRITTEN: str  # the session.info key under which writes note {node_id: vector, or None when deleted}
 
-    def exists(self, session: Session) -> bool: ...
+    def exists(self, db: Transaction) -> bool: ...
 
-    def table_dimensions(self, conn_or_session: Connection | Session) -> int | None:
+    def table_dimensions(self, db: Transaction) -> int | None:
         """The width the vec table was created with, or None when there is no table."""
 
-    def ensure_table(self, session: Session, dimensions: int) -> None: ...
+    def ensure_table(self, db: Transaction, dimensions: int) -> None: ...
 
     def count(self, session: Session) -> int:
         """How many vectors the table holds."""
@@ -203,9 +209,9 @@ class Vectors(Protocol):
     def switch_to_next(self, session: Session, dimensions: int, model: str) -> int:
         """The side table becomes ``vec_nodes``; nodes with a vector now name ``model``. Returns how many do."""
 
-    def delete(self, session: Session, node_id: str) -> None: ...
+    def delete(self, db: Transaction, node_id: str) -> None: ...
 
-    def upsert(self, session: Session, node_id: str, vector: Sequence[float], *, fresh: bool = False) -> None:
+    def upsert(self, db: Transaction, node_id: str, vector: Sequence[float], *, fresh: bool = False) -> None:
         """Write a node's vector. ``fresh``: the node was created in this transaction, so it has none yet."""
 
     def count_missing_active(self, session: Session) -> int:
@@ -268,7 +274,7 @@ class Meta(Protocol):
 
     def get_many(self, session: Session, prefix: str) -> dict[str, str]: ...
 
-    def put(self, session: Session, key: str, value: str) -> None: ...
+    def put(self, db: Transaction, key: str, value: str) -> None: ...
 
     def delete(self, session: Session, key: str) -> bool: ...
 
@@ -391,6 +397,9 @@ class WarmIndex(Protocol):
 
     def dots(self, ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]: ...
 
+    def apply(self, written: dict[str, Sequence[float] | None]) -> None:
+        """This process's own committed vector changes ({node_id: vector, or None when deleted})."""
+
 
 class Texts(Protocol):
     """Memory text wherever a brain keeps it, for the secret scan and its redaction (ADR 0027)."""
@@ -416,6 +425,9 @@ class Texts(Protocol):
 
 class Store(Protocol):
     """A storage engine: every part the domain uses."""
+
+    @property
+    def inserts(self) -> Inserts: ...
 
     @property
     def nodes(self) -> Nodes: ...

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cerebro.store.sql import changed, text
+from cerebro.store.sql import changed, execute, text
 
 if TYPE_CHECKING:
-    from cerebro.db.types import Session
+    from cerebro.db.types import Session, Transaction
 
 
 def get(session: Session, key: str, default: str | None = None) -> str | None:
@@ -24,11 +24,10 @@ def get_many(session: Session, prefix: str) -> dict[str, str]:
     return dict(rows)
 
 
-def put(session: Session, key: str, value: str) -> None:
-    session.execute(
-        text(
-            "INSERT INTO schema_meta (key, value) VALUES (:k, :v) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
-        ),
+def put(db: Transaction, key: str, value: str) -> None:
+    execute(
+        db,
+        "INSERT INTO schema_meta (key, value) VALUES (:k, :v) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         {"k": key, "v": value},
     )
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import uuid
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, text
@@ -22,10 +20,6 @@ FULL_ID_LENGTH = 36
 _ID_CHARS = re.compile(r"^[0-9a-f-]+$")
 # Above every character an id can hold: ``id >= p AND id < p || MAX`` selects exactly the ids starting with p.
 _RANGE_TOP = "\U0010ffff"
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
 
 
 def to_value(row: NodeRow) -> values.Node:
@@ -93,46 +87,6 @@ def get_row(session: Session, node_id: str) -> NodeRow:
     row = session.get(NodeRow, node_id)
     if row is None:
         raise NotFound(f"no node found with id {quote(node_id)}")
-    return row
-
-
-def insert(  # noqa: PLR0913 - the keyword-only fields of a memory
-    session: Session,
-    *,
-    content: str,
-    type: str,
-    subtype: str | None,
-    importance: float,
-    metadata: dict[str, Any] | None,
-    provenance_root: bool,
-    origin: values.Origin,
-    embedding_model: str,
-    now: datetime,
-    node_id: str | None = None,
-    created_at: datetime | None = None,
-) -> NodeRow:
-    row = NodeRow(
-        id=node_id or new_id(),
-        type=type,
-        subtype=subtype,
-        content=content,
-        metadata_=metadata,
-        importance=importance,
-        decay_rate=values.DECAY_RATES.get(type, values.DEFAULT_DECAY_RATE),
-        access_count=0,
-        times_reinforced=0,
-        status="active",
-        embedding_model=embedding_model,
-        created_at=created_at or now,
-        last_accessed=now,
-        provenance_root=1 if provenance_root else 0,
-        origin_actor=origin.actor,
-        origin_channel=origin.channel,
-        origin_session=origin.session,
-        origin_host=origin.host,
-    )
-    session.add(row)
-    session.flush()
     return row
 
 

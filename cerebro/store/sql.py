@@ -1,19 +1,31 @@
-"""The store's two helpers for SQL through a SQLAlchemy session.
+"""The store's helpers for SQL text.
 
 ``text`` imports SQLAlchemy when a statement is first built, so a module that also serves the raw-connection
-hot path (the vector lane, the keyword lane) does not load it at import; ``changed`` runs a data-changing
+hot path (the vector lane, the keyword lane) does not load it at import; ``execute`` runs a statement in either
+kind of write transaction (an ORM session, or the raw connection: ADR 0028); ``changed`` runs a data-changing
 statement and says how many rows it touched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, cast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
-    from sqlalchemy import CursorResult, TextClause
+    from sqlalchemy import TextClause
 
-    from cerebro.db.types import Session
+    from cerebro.db.types import Connection, Session, Transaction
+
+
+class Rows(Protocol):
+    """A statement's result, read the DB-API way (a sqlite3 cursor and SQLAlchemy's result both read so)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...  # noqa: ANN401 - a row: a tuple-like of the statement's columns
+
+    def fetchall(self) -> Sequence[Any]: ...
 
 
 def text(sql: str) -> TextClause:
@@ -22,7 +34,14 @@ def text(sql: str) -> TextClause:
     return sa_text(sql)
 
 
-def changed(session: Session, sql: str, params: Mapping[str, object] | None = None) -> int:
+def execute(db: Transaction, sql: str, params: Mapping[str, object] | None = None) -> Rows:
+    """Run one statement (named ``:parameters``) in ``db``: through the session, so that it joins the session's
+    transaction and sees what the session has not flushed yet, or straight on the raw connection."""
+    if hasattr(db, "get_bind"):  # a Session
+        return cast("Rows", cast("Session", db).execute(text(sql), params))
+    return cast("Rows", cast("Connection", db).execute(sql, params or {}))
+
+
+def changed(db: Transaction, sql: str, params: Mapping[str, object] | None = None) -> int:
     """Run an INSERT, UPDATE or DELETE; the number of rows it inserted, updated or deleted."""
-    result = session.execute(text(sql), params)
-    return cast("CursorResult[object]", result).rowcount
+    return execute(db, sql, params).rowcount

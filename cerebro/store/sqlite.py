@@ -17,6 +17,12 @@ class SQLiteStore:
     """The store of a brain file (sqlite-vec for the vector lane, FTS5 for the keyword lane)."""
 
     @property
+    def inserts(self) -> interface.Inserts:
+        from cerebro.store import inserts
+
+        return inserts
+
+    @property
     def nodes(self) -> interface.Nodes:
         from cerebro.store import nodes
 

@@ -2,7 +2,8 @@
 ``embedding_dimensions``, so the store creates it when that is above 0 (upstream's ``InitVectorTable``).
 
 Vectors are little-endian float32 blobs; an upsert is DELETE then INSERT for the node id, as upstream.
-Write functions take a SQLAlchemy session; the KNN read takes a DB-API connection (hot path).
+Writes run in a write transaction: a SQLAlchemy session, or for the writes a new memory needs, the raw connection
+too (ADR 0028); the KNN read takes a DB-API connection (hot path).
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from cerebro.store.sql import changed, text
+from cerebro.store.sql import changed, execute, text
 
 if TYPE_CHECKING:
-    from cerebro.db.types import Connection, Session
+    from cerebro.db.types import Connection, Session, Transaction
 
 _DIMS = re.compile(r"float\[(\d+)\]")
 
@@ -28,33 +29,26 @@ def from_blob(blob: bytes) -> list[float]:
     return list(struct.unpack(f"<{len(blob) // 4}f", blob))
 
 
-def exists(session: Session) -> bool:
-    return (
-        session.execute(text("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vec_nodes'")).first() is not None
-    )
+def exists(db: Transaction) -> bool:
+    return execute(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='vec_nodes'").fetchone() is not None
 
 
-def table_dimensions(conn_or_session: Connection | Session) -> int | None:
+def table_dimensions(db: Transaction) -> int | None:
     """The width the vec table was created with, or None when there is no table."""
-    query = "SELECT sql FROM sqlite_master WHERE type='table' AND name='vec_nodes'"
-    if hasattr(conn_or_session, "get_bind"):  # a Session
-        row = cast("Session", conn_or_session).execute(text(query)).first()
-    else:
-        row = cast("Connection", conn_or_session).execute(query).fetchone()
+    row = execute(db, "SELECT sql FROM sqlite_master WHERE type='table' AND name='vec_nodes'").fetchone()
     if row is None:
         return None
     match = _DIMS.search(row[0] or "")
     return int(match.group(1)) if match else None
 
 
-def ensure_table(session: Session, dimensions: int) -> None:
+def ensure_table(db: Transaction, dimensions: int) -> None:
     if dimensions <= 0:
         return
-    session.execute(
-        text(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS vec_nodes USING "
-            f"vec0(node_id TEXT, embedding float[{int(dimensions)}] distance_metric=cosine)"
-        )
+    execute(
+        db,
+        "CREATE VIRTUAL TABLE IF NOT EXISTS vec_nodes USING "
+        f"vec0(node_id TEXT, embedding float[{int(dimensions)}] distance_metric=cosine)",
     )
 
 
@@ -138,58 +132,58 @@ def switch_to_next(session: Session, dimensions: int, model: str) -> int:
 # checks ``node_id`` and falls back to the scan for them.
 
 
-def _node_rowid(session: Session, node_id: str) -> int | None:
-    return session.execute(text("SELECT rowid FROM nodes WHERE id = :id"), {"id": node_id}).scalar()
+def _node_rowid(db: Transaction, node_id: str) -> int | None:
+    row = execute(db, "SELECT rowid FROM nodes WHERE id = :id", {"id": node_id}).fetchone()
+    return None if row is None else int(row[0])
 
 
 WRITTEN = "cerebro.vectors_written"  # session.info key: {node_id: vector, or None when deleted}
 
 
-def _note(session: Session, node_id: str, vector: Sequence[float] | None) -> None:
+def _note(db: Transaction, node_id: str, vector: Sequence[float] | None) -> None:
     """Record a vector change in the session, for whoever keeps an in-memory copy of the vectors (a
-    server's warm index): it learns of its own process's writes from this, not from data_version."""
-    info = getattr(session, "info", None)
+    server's warm index): it learns of its own process's writes from this, not from data_version. A raw
+    connection has no such record: a raw write's caller tells the handle itself (``Handle.vectors_written``)."""
+    info = getattr(db, "info", None)
     if info is not None:
         info.setdefault(WRITTEN, {})[node_id] = None if vector is None else list(vector)
 
 
-def _forget_next(session: Session, rowid: int | None) -> None:
+def _forget_next(db: Transaction, rowid: int | None) -> None:
     """A re-embedding in progress (``reembed``) holds this node's next vector, made from what the node said then:
     once its vector changes or goes, that one is stale — dropped, so the resumed run embeds the node again."""
-    has_next = session.execute(
-        text("SELECT 1 FROM sqlite_master WHERE type='table' AND name = :t"), {"t": NEXT_TABLE}
-    ).first()
+    has_next = execute(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name = :t", {"t": NEXT_TABLE}).fetchone()
     if has_next is not None and rowid is not None:
-        session.execute(text(f"DELETE FROM {NEXT_TABLE} WHERE rowid = :r"), {"r": rowid})
+        execute(db, f"DELETE FROM {NEXT_TABLE} WHERE rowid = :r", {"r": rowid})
 
 
-def delete(session: Session, node_id: str) -> None:
-    if not exists(session):
+def delete(db: Transaction, node_id: str) -> None:
+    if not exists(db):
         return
-    _note(session, node_id, None)
-    rowid = _node_rowid(session, node_id)
-    _forget_next(session, rowid)
-    at_rowid = session.execute(text("SELECT node_id FROM vec_nodes WHERE rowid = :r"), {"r": rowid}).first()
+    _note(db, node_id, None)
+    rowid = _node_rowid(db, node_id)
+    _forget_next(db, rowid)
+    at_rowid = execute(db, "SELECT node_id FROM vec_nodes WHERE rowid = :r", {"r": rowid}).fetchone()
     if at_rowid is not None and at_rowid[0] == node_id:
-        session.execute(text("DELETE FROM vec_nodes WHERE rowid = :r"), {"r": rowid})
+        execute(db, "DELETE FROM vec_nodes WHERE rowid = :r", {"r": rowid})
     else:
-        session.execute(text("DELETE FROM vec_nodes WHERE node_id = :id"), {"id": node_id})
+        execute(db, "DELETE FROM vec_nodes WHERE node_id = :id", {"id": node_id})
 
 
-def upsert(session: Session, node_id: str, vector: Sequence[float], *, fresh: bool = False) -> None:
+def upsert(db: Transaction, node_id: str, vector: Sequence[float], *, fresh: bool = False) -> None:
     """Write a node's vector. ``fresh``: the node was created in this transaction, so it has none yet."""
     if not fresh:
-        delete(session, node_id)
-    _note(session, node_id, vector)
-    rowid = _node_rowid(session, node_id)
+        delete(db, node_id)
+    _note(db, node_id, vector)
+    rowid = _node_rowid(db, node_id)
     if fresh:
-        _forget_next(session, rowid)  # a new node on a reused rowid: a row left by a deleted one is not its own
-    taken = session.execute(text("SELECT 1 FROM vec_nodes WHERE rowid = :r"), {"r": rowid}).first()
+        _forget_next(db, rowid)  # a new node on a reused rowid: a row left by a deleted one is not its own
+    taken = execute(db, "SELECT 1 FROM vec_nodes WHERE rowid = :r", {"r": rowid}).fetchone()
     params = {"id": node_id, "v": to_blob(vector), "r": rowid}
     if taken is None and rowid is not None:
-        session.execute(text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (:r, :id, :v)"), params)
+        execute(db, "INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (:r, :id, :v)", params)
     else:
-        session.execute(text("INSERT INTO vec_nodes (node_id, embedding) VALUES (:id, :v)"), params)
+        execute(db, "INSERT INTO vec_nodes (node_id, embedding) VALUES (:id, :v)", params)
 
 
 def _missing_active(session: Session) -> list[str]:

@@ -86,6 +86,74 @@ def test_writes_use_begin_immediate(brain: Brain) -> None:
             other.close()
 
 
+def test_raw_writes_use_begin_immediate_too(brain: Brain) -> None:
+    """A new memory is written on the raw connection (no ORM, ADR 0028): it takes the write lock when it begins."""
+    from cerebro.db.engine import connect_raw
+
+    seen: list[int] = []
+
+    def work(conn) -> None:
+        conn.execute("SELECT COUNT(*) FROM nodes").fetchone()  # begun, nothing written yet
+        other = connect_raw(brain.path)
+        try:
+            other.execute("PRAGMA busy_timeout = 0")
+            with pytest.raises(Exception, match=r"locked|busy"):
+                other.execute("BEGIN IMMEDIATE")
+            seen.append(other.execute("SELECT COUNT(*) FROM nodes").fetchone()[0])  # a reader still reads
+        finally:
+            other.close()
+
+    brain.handle.write_raw(work)
+    assert seen == [0]
+
+
+def test_a_failed_raw_write_leaves_nothing_and_the_connection_usable(brain: Brain) -> None:
+    from cerebro import clock, values
+
+    def work(conn) -> None:
+        brain.handle.store.inserts.node(
+            conn,
+            content="half written",
+            type="episode",
+            subtype=None,
+            importance=0.5,
+            metadata=None,
+            provenance_root=False,
+            origin=values.Origin.from_environment("api"),
+            embedding_model="",
+            now=clock.now(),
+        )
+        raise InvalidInput("refused after the insert")
+
+    with pytest.raises(InvalidInput, match="refused after the insert"):
+        brain.handle.write_raw(work)
+    assert brain.stats().total_nodes == 0
+    brain.add("the next write works")
+    assert brain.stats().total_nodes == 1
+
+
+def test_a_raw_write_never_commits_a_snapshot_it_is_called_inside(brain: Brain) -> None:
+    with brain.handle.snapshot(), pytest.raises(RuntimeError, match="inside another transaction"):
+        brain.handle.write_raw(lambda conn: None)
+
+
+def test_the_first_add_switches_a_rollback_journal_brain_to_wal(brain_path: Path) -> None:
+    """A restored copy is left in rollback-journal mode; the first write switches it to WAL (readers then never
+    wait for the writer), as the ORM's connections do."""
+    from cerebro.db.engine import connect_raw
+
+    conn = connect_raw(brain_path, wal=False)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    with Brain.open(brain_path) as brain:
+        brain.add("written on the raw connection")
+    conn = connect_raw(brain_path, wal=False)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+
+
 def test_a_lock_error_retries_the_whole_unit_of_work() -> None:
     """busy_timeout cannot help a lock upgrade SQLite refuses at once: the retry layer re-runs the work."""
     import sqlite3

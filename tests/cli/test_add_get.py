@@ -309,3 +309,83 @@ def test_json_output_does_not_escape_html_or_unicode(cli, add):
     node_id = add("a <b> & c 🧠")
     out = ok(cli("get", node_id, "--format", "json")).stdout
     assert '"content": "a <b> & c 🧠"' in out
+
+
+# --------------------------------------------------------------------------- the fast path (ADR 0028)
+
+# (arguments after "add", taken by the fast path?) — the fast path must store exactly what Cyclopts' command
+# stores, and leave every other shape (and every refusal) to Cyclopts.
+ADD_SHAPES = [
+    (["plain text"], True),
+    (["text", "--type", "procedure"], True),
+    (["text", "--importance", "0"], True),  # upstream's 0 → the default 0.5
+    (["text", "--importance", ".25", "--subtype", "decision", "--type", "concept"], True),
+    (["text", "--subtype", ""], True),
+    (["text", "--importance", "1"], True),
+    (["text", "--importance", "1.000"], True),
+    ([""], True),  # the library's refusal, the same on both paths
+    (["text", "--type", "bogus"], False),
+    (["text", "--importance", "1.5"], False),
+    (["text", "--importance", "-0.1"], False),
+    (["text", "--importance", "nan"], False),
+    (["text", "--importance", "1e-1"], False),
+    (["text", "--importance", ""], False),
+    (["text", "--type", "concept", "--type", "episode"], False),
+    (["text", "--subtype", "-x"], False),
+    (["text", "--type=concept"], False),
+    (["text", "--metadata", '{"a": 1}'], False),
+    (["-"], False),
+    (["--help"], False),
+    (["a", "b"], False),
+    (["text", "--"], False),
+]
+
+
+@pytest.mark.parametrize(("args", "fast"), ADD_SHAPES, ids=[" ".join(a) or "empty" for a, _ in ADD_SHAPES])
+def test_the_add_fast_path_and_cyclopts_agree(cli, brain_path, monkeypatch, args, fast) -> None:
+    from cerebro.cli import fast as fast_path
+
+    assert (fast_path.parse_add(["add", *args]) is not None) == fast
+    stored = []
+    outcomes = []
+    for take_fast in (True, False):
+        if not take_fast:
+            monkeypatch.setattr(fast_path, "parse_add", lambda tokens: None)
+        result = cli("add", *args, stdin="from stdin\n")
+        outcomes.append((result.exit_code, result.stderr))
+        if result.exit_code == 0 and "--help" not in args:
+            n = node(brain_path, result.stdout.strip())
+            stored.append((n.content, n.type, n.subtype, n.importance, n.decay_rate, n.origin.channel))
+    assert outcomes[0] == outcomes[1]
+    assert len(stored) in (0, 2) and (not stored or stored[0] == stored[1])
+
+
+def test_the_add_fast_path_stores_what_it_was_given(cli, brain_path) -> None:
+    result = ok(cli("add", "Deploys need AWS_REGION", "--type", "procedure", "--importance", "0.8", "--subtype", "ops"))
+    n = node(brain_path, result.stdout.strip())
+    assert (n.content, n.type, n.subtype, n.importance, n.origin.channel) == (
+        "Deploys need AWS_REGION",
+        "procedure",
+        "ops",
+        0.8,
+        "cli",
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "quick_start"),
+    [
+        (["add", "one memory"], True),
+        (["recall", "one query"], True),
+        (["recall", "--prime"], True),
+        (["hook", "prime", "--event", "sessionstart"], True),
+        (["add", "with metadata", "--metadata", "{}"], False),  # Cyclopts: any command may embed many
+        (["list"], False),
+    ],
+)
+def test_one_shot_commands_load_the_model_for_a_quick_start(cli, brain_path, args, quick_start) -> None:
+    """ADR 0028: the commands that embed a text or two and exit skip ONNX Runtime's weight pre-packing."""
+    from cerebro.embed import local
+
+    cli(*args, stdin="{}")
+    assert local._FAST_START is quick_start

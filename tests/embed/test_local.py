@@ -300,3 +300,82 @@ def test_a_very_long_memory_is_embedded_from_its_first_windows(embedder):
     assert len(embedder._windows(long_text)) == MAX_WINDOWS
     first, extended = embedder.embed([long_text, long_text + " completely different trailing words" * 500])
     assert np.abs(np.asarray(first) - np.asarray(extended)).max() < 1e-6
+
+
+# --------------------------------------------------------------------------- the optimised graph's cache (ADR 0028)
+
+
+def _reference() -> dict:
+    return json.loads((Path(__file__).parents[2] / "fixtures/embeddings/minilm-int8-reference.json").read_text())
+
+
+def _fresh_embedder(monkeypatch) -> LocalEmbedder:
+    """An embedder that loads the model again (the process-wide session dropped for this test)."""
+    monkeypatch.setattr(local, "_LOADED", {})
+    return LocalEmbedder()
+
+
+def _gives_the_reference(embedder: LocalEmbedder) -> bool:
+    reference = _reference()
+    got = embedder.embed(reference["texts"])
+    return all(cosine(g, e) >= 0.9999 for g, e in zip(got, reference["vectors"], strict=True))
+
+
+@pytest.mark.parametrize("fast_start", [False, True])
+def test_the_optimised_graph_is_cached_with_its_weights_apart_and_reused(monkeypatch, isolated_home, fast_start):
+    import onnxruntime
+
+    monkeypatch.setattr(local, "_FAST_START", fast_start)
+    cache = local._cache_dir(onnxruntime)
+    assert not cache.exists()
+    assert _gives_the_reference(_fresh_embedder(monkeypatch))  # built from the package's model, then saved
+    assert sorted(p.name for p in cache.iterdir()) == sorted([local.CACHE_MODEL, local.CACHE_WEIGHTS])
+    assert (cache / local.CACHE_MODEL).stat().st_size < 1_000_000 < (cache / local.CACHE_WEIGHTS).stat().st_size
+    assert {oct(p.stat().st_mode & 0o777) for p in cache.iterdir()} == {"0o600"}
+    assert oct(cache.stat().st_mode & 0o777) == "0o700"
+    assert [p.name for p in cache.parent.iterdir() if p.name.endswith(".tmp")] == []
+    built = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+
+    real = onnxruntime.InferenceSession
+
+    def only_the_cache(path, sess_options=None, providers=None):  # the cache must serve the second load
+        assert str(path) == str(cache / local.CACHE_MODEL), "optimised again"
+        return real(path, sess_options=sess_options, providers=providers)
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", only_the_cache)
+    assert _gives_the_reference(_fresh_embedder(monkeypatch))
+    assert {p.name: p.stat().st_mtime_ns for p in cache.iterdir()} == built  # read, not written
+
+
+def test_a_damaged_cache_is_built_again(monkeypatch, isolated_home):
+    import onnxruntime
+
+    assert _gives_the_reference(_fresh_embedder(monkeypatch))
+    weights = local._cache_dir(onnxruntime) / local.CACHE_WEIGHTS
+    whole = weights.stat().st_size
+    with open(weights, "r+b") as handle:  # a full disk, say
+        handle.truncate(whole // 3)
+    assert _gives_the_reference(_fresh_embedder(monkeypatch))
+    assert weights.stat().st_size == whole
+
+
+def test_stale_half_built_caches_and_old_single_file_caches_are_swept(monkeypatch, isolated_home):
+    import onnxruntime
+
+    cache = local._cache_dir(onnxruntime)
+    cache.parent.mkdir(parents=True)
+    stale = cache.with_name(f"{cache.name}.1.tmp")
+    fresh = cache.with_name(f"{cache.name}.2.tmp")
+    legacy = cache.with_name(f"{cache.name}.onnx")  # the single-file cache of earlier versions: 90 MB
+    other_model = cache.with_name("minilm-int8-000000000000-ort1.0.onnx")
+    for folder in (stale, fresh):
+        folder.mkdir()
+        (folder / local.CACHE_WEIGHTS).write_bytes(b"partial")
+    legacy.write_bytes(b"old")
+    other_model.write_bytes(b"not ours")
+    old = os.stat(stale).st_mtime - local._STALE_BUILD_SECONDS - 1
+    os.utime(stale, (old, old))
+    assert _gives_the_reference(_fresh_embedder(monkeypatch))
+    assert not stale.exists() and not legacy.exists()
+    assert fresh.exists() and other_model.exists()  # another process may be building; not this model's file
+    assert (cache / local.CACHE_WEIGHTS).exists()

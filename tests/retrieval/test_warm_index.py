@@ -44,16 +44,35 @@ def test_warm_index_matches_the_vec0_scan(fake_brain, small_threshold) -> None:
     assert group(got) == group(expected)
 
 
-def test_warm_index_is_dropped_after_another_connection_writes(fake_brain, small_threshold) -> None:
+def test_warm_index_is_dropped_after_another_connection_writes(fake_brain, fake_brain_path, small_threshold) -> None:
+    from cerebro import Brain
+
     fake_brain.add("first")
     index = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
         index.ready(conn)
         assert index.ready(conn) is True
-    fake_brain.add("second")  # written through the engine: another connection
+    with Brain.open(fake_brain_path) as other:  # another connection, as another process would write
+        other.add("second")
     with fake_brain.handle.snapshot() as conn:
         assert index.ready(conn) is True  # rebuilt, now with both
         assert len(index.knn(fake_brain.handle.embed(["x"])[0], 10)) == 2
+
+
+def test_the_brains_own_adds_reach_its_warm_index(fake_brain, small_threshold) -> None:
+    """An add commits on the brain's own read connection, which data_version does not see: the new vectors are
+    handed to the warm index instead (add and add_many)."""
+    fake_brain.add("first")
+    with fake_brain.handle.snapshot() as conn:
+        fake_brain.handle.warm(conn)
+        index = fake_brain.handle.warm(conn)
+        assert index is not None
+    second = fake_brain.add("second")
+    many = fake_brain.add_many([{"content": "third"}, {"content": "fourth"}])
+    with fake_brain.handle.snapshot() as conn:
+        assert fake_brain.handle.warm(conn) is index  # not reloaded: still current
+    found = {node_id for node_id, _ in index.knn(fake_brain.handle.embed(["x"])[0], 10)}
+    assert {second, *many} <= found
 
 
 def test_recall_is_the_same_with_the_warm_index(fake_brain, small_threshold, pinned_clock) -> None:
@@ -287,7 +306,9 @@ def test_an_empty_vector_table_loads_nothing(fake_brain, monkeypatch, fast_read:
         assert index.ready(conn) is False and index.ready(conn) is False
 
 
-def test_a_loaded_index_is_reused_until_something_commits(fake_brain, small_threshold) -> None:
+def test_a_loaded_index_is_reused_until_something_commits(fake_brain, fake_brain_path, small_threshold) -> None:
+    from cerebro import Brain
+
     fake_brain.add("first")
     index = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
@@ -296,7 +317,8 @@ def test_a_loaded_index_is_reused_until_something_commits(fake_brain, small_thre
     with fake_brain.handle.snapshot() as conn:
         assert index.ready(conn) is True
     assert index._matrix is loaded  # not read again
-    fake_brain.add("second")
+    with Brain.open(fake_brain_path) as other:  # another connection commits
+        other.add("second")
     with fake_brain.handle.snapshot() as conn:
         assert index.ready(conn) is True
     assert index._matrix is not loaded and index._matrix.shape[0] == 2
@@ -359,12 +381,15 @@ def test_knn_over_an_index_whose_rows_are_all_removed_is_empty() -> None:
     assert index.dots(["n0", "n1"], [1.0, 0.0, 0.0]) == {} and index.vectors(["n2"]) == {}
 
 
-def test_a_dropped_index_ignores_changes_until_it_is_loaded_again(fake_brain) -> None:
+def test_a_dropped_index_ignores_changes_until_it_is_loaded_again(fake_brain, fake_brain_path) -> None:
+    from cerebro import Brain
+
     fake_brain.add("first")
     index = warm.WarmVectors()
     with fake_brain.handle.snapshot() as conn:
         assert index.load(conn)
-    fake_brain.add("second")  # another connection commits: the copy is stale
+    with Brain.open(fake_brain_path) as other:  # another connection commits: the copy is stale
+        other.add("second")
     with fake_brain.handle.snapshot() as conn:
         assert index.ready(conn) is False  # dropped, and too small to rebuild
     index.apply({"third": [1.0] * len(fake_brain.handle.embed(["x"])[0])})  # a write after the drop: nothing to update

@@ -6,8 +6,9 @@ from typing import Annotated
 
 from cyclopts import App, Parameter
 
-from cerebro.cli.commands.memory import AllowSecretOpt, TypeOpt, insert_importance, read_content
+from cerebro.cli.commands.memory import AllowSecretOpt, TypeOpt, read_content
 from cerebro.cli.common import OriginActor, OriginChannel, OriginHost, OriginSession, open_brain, origin
+from cerebro.cli.fast import insert_importance
 from cerebro.cli.output import emit, one_line
 
 app = App(

@@ -66,7 +66,7 @@ def supersede(  # noqa: PLR0913 - each option of the command is a parameter (Cyc
       echo "the new text" | cerebro supersede 3f2a9c1e -
     """
     from cerebro.api import UNSET
-    from cerebro.cli.commands.memory import insert_importance
+    from cerebro.cli.fast import insert_importance
 
     with open_brain() as brain:
         old_full = brain.resolve_id(old_id)  # before the write: the new id may share the prefix

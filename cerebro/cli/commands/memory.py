@@ -8,6 +8,7 @@ from typing import Annotated
 from cyclopts import Parameter
 
 from cerebro.cli.common import OriginActor, OriginChannel, OriginHost, OriginSession, open_brain, origin
+from cerebro.cli.fast import run_add
 from cerebro.cli.output import emit, node_heading, render_nodes
 from cerebro.config import MAX_CONTENT_BYTES
 from cerebro.values import NodeStatus, NodeType, json_time
@@ -34,12 +35,6 @@ AllowSecretOpt = Annotated[
     bool,
     Parameter(help="Store secrets (keys, tokens, passwords) as given instead of [secret:kind] markers"),
 ]
-
-
-def insert_importance(value: float) -> float:
-    """Upstream's CLI stores ``--importance 0`` as the default 0.5 (a memory at 0 would be evicted by the next
-    gc). Negative values stay an error. The library keeps exact values (ADR 0006)."""
-    return 0.5 if value == 0 else value
 
 
 def read_content(text: str) -> str:
@@ -83,21 +78,21 @@ def add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
       cerebro add "Retries live in fetch()" --anchor src/net.py:10-42
       echo "from a script" | cerebro add -
     """
-    with open_brain() as brain:
-        node_id = brain.add(
-            read_content(content),
-            type=type_,
-            subtype=subtype,
-            importance=insert_importance(importance),
-            metadata=metadata,
-            provenance_root=provenance_root,
-            origin=origin(origin_actor, origin_channel, origin_session, origin_host),
-            anchors=anchor,
-            anchor_ref=anchor_ref,
-            beads_id=beads_id,
-            allow_secret=allow_secret,
-        )
-    emit({"id": node_id}, node_id)
+    run_add(
+        {
+            "content": read_content(content),
+            "type": type_,
+            "subtype": subtype,
+            "importance": importance,
+            "metadata": metadata,
+            "provenance_root": provenance_root,
+            "origin": origin(origin_actor, origin_channel, origin_session, origin_host),
+            "anchors": anchor,
+            "anchor_ref": anchor_ref,
+            "beads_id": beads_id,
+            "allow_secret": allow_secret,
+        }
+    )
 
 
 def get(
