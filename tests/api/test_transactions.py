@@ -223,3 +223,38 @@ def test_journal_mode_is_wal_and_foreign_keys_on(brain: Brain) -> None:
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000
         assert conn.exec_driver_sql("SELECT vec_version()").scalar().startswith("v")
+
+
+def test_a_best_effort_write_that_fails_is_rolled_back_and_leaves_the_connection_as_it_was(brain: Brain) -> None:
+    """Bookkeeping after a read (access touches) gives up quietly: False, nothing written, the connection out of
+    its transaction and back on the normal lock wait — the next one works."""
+    from cerebro.db.engine import BUSY_TIMEOUT_MS
+
+    node_id = brain.add("touched after a read")
+    h = brain.handle
+
+    def fails(conn) -> None:
+        conn.execute("UPDATE nodes SET importance = 0.9")
+        raise ValueError("half way")
+
+    assert h.best_effort(fails) is False
+    assert not h.raw.in_transaction
+    assert h.raw.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
+    assert brain.get(node_id).node.importance == 0.5
+    assert h.best_effort(lambda conn: conn.execute("UPDATE nodes SET importance = 0.7")) is True
+    assert brain.get(node_id).node.importance == 0.7
+
+
+def test_a_best_effort_write_gives_up_when_the_brain_is_locked(brain: Brain) -> None:
+    from cerebro.db.engine import BUSY_TIMEOUT_MS, connect_raw
+
+    node_id = brain.add("touched after a read")
+    other = connect_raw(brain.path)
+    other.execute("BEGIN IMMEDIATE")  # another writer holds the lock past the quarter second
+    try:
+        assert brain.handle.best_effort(lambda conn: conn.execute("UPDATE nodes SET importance = 0.7")) is False
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert brain.handle.raw.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
+    assert brain.get(node_id).node.importance == 0.5

@@ -96,3 +96,34 @@ def test_an_unreadable_marker_does_not_hide_an_older_backup_of_the_same_state(
     newer = backup.copy(brain_file, folder / "proj-pre-upgrade-20260102T000000Z.sqlite")
     newer.with_suffix(".fingerprint").mkdir()  # unreadable as a file
     assert reusable_backup(brain_file, "pre-upgrade") == older
+
+
+def test_settle_refuses_a_brain_another_connection_has_open_and_leaves_it_as_it_was(brain_file: Path) -> None:
+    """Before a brain's file is moved (migrate --realpath-hashes, brains move): a writer still attached would keep
+    writing into a log the moved file no longer has."""
+    from cerebro.db.engine import connect_raw
+    from cerebro.errors import BrainBusy
+
+    other = connect_raw(brain_file)  # an agent with the brain open
+    try:
+        other.execute("UPDATE nodes SET importance = 0.7")
+        with pytest.raises(BrainBusy, match="open in another process"):
+            backup.settle(brain_file)
+        assert other.execute("SELECT importance FROM nodes").fetchone()[0] == 0.7
+    finally:
+        other.close()
+    backup.settle(brain_file)  # the last connection gone: the log is folded in, nothing is left beside the file
+    assert [p.name for p in brain_file.parent.iterdir() if p.name.startswith(brain_file.name)] == [brain_file.name]
+    conn = sqlite3.connect(brain_file)
+    assert conn.execute("SELECT importance FROM nodes").fetchone()[0] == 0.7
+    conn.close()
+
+
+def test_settle_leaves_a_rollback_journal_brain_in_its_mode(brain_file: Path) -> None:
+    conn = sqlite3.connect(brain_file)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    backup.settle(brain_file)
+    conn = sqlite3.connect(brain_file)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    conn.close()
