@@ -213,7 +213,7 @@ def bench_in_process(path: Path, queries: list[str]) -> dict[str, float]:
             with h.snapshot() as conn:
                 options = recall_options(h.store, conn, limit=20, threshold=0.3, warm=h.warm(conn), mean=h.brain_mean)
                 started = time.perf_counter()
-                run_recall(conn, query, vector, options, mode="hybrid")
+                run_recall(h.store, conn, query, vector, options, mode="hybrid")
                 excluded.append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()
             brain.recall(query, limit=20)

@@ -428,3 +428,15 @@ def test_the_fast_read_spans_every_chunk_of_a_big_brain(fake_brain) -> None:
         finally:
             conn.execute("ROLLBACK TO many")
             conn.execute("RELEASE many")
+
+
+def test_a_long_lived_brain_keeps_a_warm_index_from_min_vectors_memories(fake_brain) -> None:
+    """Issue 18: from 200 memories (not 5,000) a process that recalls again keeps the vectors in memory."""
+    assert warm.MIN_VECTORS <= 200
+    fake_brain.add_many([{"content": f"memory number {i}"} for i in range(warm.MIN_VECTORS - 1)])
+    with fake_brain.handle.snapshot() as conn:
+        assert fake_brain.handle.warm(conn) is None  # first use: never loaded
+        assert fake_brain.handle.warm(conn) is None  # used again, but one memory short
+    fake_brain.add("the one that makes it worth it")
+    with fake_brain.handle.snapshot() as conn:
+        assert fake_brain.handle.warm(conn) is not None
