@@ -105,13 +105,18 @@ def check_brain(project: Path) -> Check:
     return findings.check(ok, **extra)
 
 
+KEYWORD_INDEX = "FTS5 table main.nodes_fts"  # how integrity_check names a problem of the keyword index
+
+
 def _inspect_file(conn: Connection, project: Path, brain: Path, findings: _Findings, extra: dict[str, Any]) -> bool:
     """integrity_check and the schema's version; False when there is nothing more to inspect."""
     from cerebro.db import migrate
 
     integrity = SQLITE.checks.integrity(conn)
     extra["integrity"] = integrity
-    if integrity != ["ok"]:
+    # Damage to the keyword index alone (SQLite checks FTS5 tables too) is not a lost brain: the keyword check
+    # below names it, and its fix rebuilds the index from the memories.
+    if integrity != ["ok"] and not all(KEYWORD_INDEX in problem for problem in integrity):
         fix, note = _restore(brain, project)
         more = f" (+{len(integrity) - 1} more)" if len(integrity) > 1 else ""
         findings.add(FAIL, f"integrity_check: {_flat(integrity[0])}{more}; {note}", fix)

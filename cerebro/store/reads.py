@@ -24,7 +24,7 @@ _CHUNK = 500  # stay well under SQLite's host-parameter limit
 
 
 def _time(value: Any) -> datetime | None:  # noqa: ANN401 - a stored value: text, a datetime or NULL
-    if value in (None, ""):
+    if value is None:  # the common case (never reinforced, updated, surfaced): no call
         return None
     if isinstance(value, str) and len(value) == 19 and value[10] == " ":
         try:  # the storage layout: the C parser is ~10x faster than the general one

@@ -450,6 +450,43 @@ def test_a_brain_from_a_newer_cerebro_fails(cli, wired: Path) -> None:
     assert "newer cerebro (schema_version 99)" in check["detail"]
 
 
+def test_a_damaged_keyword_index_is_named_with_fts5s_own_words(cli, wired: Path) -> None:
+    add_memories(cli, "alpha memory", "beta memory", "gamma memory")
+    raw_exec(paths.project_brain_path(wired), "DELETE FROM nodes_fts_docsize WHERE id = 2")
+    check = run_doctor(cli)[1]["brain"]
+    assert check["status"] == "warn", check  # not "restore a backup": the memories are whole
+    assert check["fts_integrity"] == "database disk image is malformed"
+    assert "keyword index damaged (FTS5 integrity-check: database disk image is malformed)" in check["detail"]
+    assert "needs_fts_rebuild" in check["fix"]
+    # The fix, with the driver in place of the sqlite3 shell: flag the rebuild, then a command opens the brain.
+    flag = "INSERT INTO schema_meta (key, value) VALUES ('needs_fts_rebuild', 'true')"
+    raw_exec(paths.project_brain_path(wired), flag)
+    assert cli("stats").exit_code == 0
+    check = run_doctor(cli)[1]["brain"]
+    assert (check["status"], check["fts_integrity"], check["integrity"]) == ("ok", "ok", ["ok"])
+
+
+def test_damage_beyond_the_keyword_index_still_fails_with_a_restore(cli, wired: Path) -> None:
+    add_memories(cli, "alpha memory", "beta memory")
+    brain = paths.project_brain_path(wired)
+    raw_exec(brain, "DELETE FROM nodes_fts_docsize WHERE id = 2")
+    import sqlean.dbapi2 as sqlean
+
+    conn = sqlean.connect(str(brain))  # and an index that disagrees with its table (as in the test above)
+    try:
+        conn.execute("PRAGMA writable_schema = ON")
+        conn.execute(
+            "UPDATE sqlite_master SET sql = 'CREATE INDEX idx_nodes_importance ON nodes(content)' "
+            "WHERE name = 'idx_nodes_importance'"
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    check = run_doctor(cli)[1]["brain"]
+    assert check["status"] == "fail", check
+    assert check["detail"].startswith("integrity_check: row 1 missing from index idx_nodes_importance")
+
+
 def test_keyword_index_out_of_sync_warns_and_the_rebuild_fixes_it(cli, wired: Path) -> None:
     ids = add_memories(cli, "alpha memory", "beta memory", "gamma memory")
     brain = paths.project_brain_path(wired)

@@ -91,6 +91,10 @@ def test_readd_keeps_id_and_weight_unless_given_and_reasserts_window(cli, pair, 
     e = detail(brain_path, a).edges[0]
     assert (e.weight, e.valid_at, e.invalid_at) == (2.0, None, None)
 
+    # Re-add with only the upper bound: it is the new window's.
+    fourth = ok(cli("edge", a, b, "supports", "--invalid-at", "2026-09-01", "--format", "json")).json()
+    assert (fourth["valid_at"], fourth["invalid_at"]) == (None, "2026-09-01T00:00:00Z")
+
 
 def test_same_pair_different_relation_is_another_edge(cli, pair, brain_path):
     a, b = pair

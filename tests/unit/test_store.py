@@ -363,3 +363,24 @@ def test_an_edge_added_without_a_weight_is_stored_with_weight_1(brain: Brain) ->
     finally:
         conn.close()
     assert stored == {a: 1.0, b: 0.25}
+
+
+@pytest.mark.parametrize(
+    ("stored", "expected"),
+    [
+        ("2026-03-11 10:00:00", datetime(2026, 3, 11, 10, tzinfo=UTC)),  # the storage layout (the fast parser)
+        ("2026-03-11T12:00:00+02:00", datetime(2026, 3, 11, 10, tzinfo=UTC)),  # RFC 3339 from Go: converted
+        ("2026-03-11T10:00:00Z", datetime(2026, 3, 11, 10, tzinfo=UTC)),
+        ("2026-03-11T10:00:00", datetime(2026, 3, 11, 10, tzinfo=UTC)),
+        ("2026-03-11", datetime(2026, 3, 11, tzinfo=UTC)),  # a bare date: midnight UTC
+        ("2026-03-11T12:00+02", None),  # not a layout cerebro reads: unknown, never a wrong instant
+        ("", None),
+    ],
+)
+def test_raw_reads_take_every_time_layout_a_brain_may_hold(brain: Brain, stored: str, expected: datetime) -> None:
+    from cerebro.store import reads
+
+    node_id = brain.add("read on the hot path")
+    brain.handle.raw.execute("UPDATE nodes SET last_reinforced = ? WHERE id = ?", (stored, node_id))
+    with brain.handle.snapshot() as conn:
+        assert reads.nodes_by_id(conn, [node_id])[node_id].last_reinforced == expected
