@@ -48,7 +48,7 @@ def node_from_row(row: Sequence[Any]) -> values.Node:
         content=row[3],
         metadata=_metadata(row[4]),
         importance=float(row[5] if row[5] is not None else 0.5),
-        decay_rate=float(row[6] if row[6] is not None else values.DEFAULT_DECAY_RATE),
+        decay_rate=float(row[6]),  # NOT NULL in every schema version
         access_count=int(row[7] or 0),
         times_reinforced=int(row[8] or 0),
         status=row[9] or "active",

@@ -384,3 +384,35 @@ def test_raw_reads_take_every_time_layout_a_brain_may_hold(brain: Brain, stored:
     brain.handle.raw.execute("UPDATE nodes SET last_reinforced = ? WHERE id = ?", (stored, node_id))
     with brain.handle.snapshot() as conn:
         assert reads.nodes_by_id(conn, [node_id])[node_id].last_reinforced == expected
+
+
+def test_raw_reads_give_every_column_and_the_defaults_of_null_ones(brain: Brain) -> None:
+    """The hot path's rows (recall, prime) read as the ORM's do: each column in its place, NULL counters as 0 and
+    a NULL importance as the default 0.5 (Go-made rows may hold them)."""
+    from cerebro.store import reads
+
+    node_id = brain.add("read on the hot path", type="procedure", importance=0.8)
+    other = brain.add("with NULL columns")
+    raw = brain.handle.raw
+    raw.execute(
+        "UPDATE nodes SET access_count = 5, times_reinforced = 3, last_reinforced = '2026-03-11 10:00:00', "
+        "origin_actor = 'alice', origin_channel = 'mcp', origin_session = 's-1', origin_host = 'laptop' WHERE id = ?",
+        (node_id,),
+    )
+    raw.execute(
+        "UPDATE nodes SET importance = NULL, access_count = NULL, times_reinforced = NULL WHERE id = ?", (other,)
+    )
+    with brain.handle.snapshot() as conn:
+        found = reads.nodes_by_id(conn, [node_id, other])
+    node = found[node_id]
+    assert (node.type, node.importance, node.decay_rate, node.access_count, node.times_reinforced) == (
+        "procedure",
+        0.8,
+        values.DECAY_RATES["procedure"],
+        5,
+        3,
+    )
+    assert node.last_reinforced == datetime(2026, 3, 11, 10, tzinfo=UTC)
+    assert node.origin == values.Origin("alice", "mcp", "s-1", "laptop")
+    bare = found[other]
+    assert (bare.importance, bare.access_count, bare.times_reinforced) == (0.5, 0, 0)
