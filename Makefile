@@ -75,11 +75,14 @@ clean:
 plugin: setup
 	@$(VENV)/bin/python -m cerebro.integration.claude_code.plugin .
 
-# Peer MCP servers that bench/mcp_peers_bench.py measures cerebro against (today the MCP reference memory
-# server), pinned by bench/peers/package-lock.json into that scratch folder only: never part of the product,
+# Peer MCP servers that bench/mcp_peers_bench.py measures cerebro against — the MCP reference memory server
+# (pinned by bench/peers/package-lock.json) and mcp-memory-service-lite (bench/peers/requirements-lite.txt, in a
+# virtual environment of its own, bench/peers/lite) — into that scratch folder only: never part of the product,
 # never installed by setup or test.
 bench-peers:
 	npm ci --prefix bench/peers --no-audit --no-fund --loglevel=error
+	$(UV) venv --quiet --allow-existing --python 3.11 bench/peers/lite
+	$(UV) pip install --quiet --python bench/peers/lite/bin/python -r bench/peers/requirements-lite.txt
 
 # Mutation testing of the modules in pyproject.toml's [tool.mutmut] (docs/testing.md). Slow (about two hours
 # for all of them on 2 cores; MUTANTS='cerebro.store.*' runs a subset); not part of make test. Installs the mutate dependency group (make setup removes it again).

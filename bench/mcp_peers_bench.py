@@ -1,6 +1,7 @@
-"""MCP server benchmark: `cerebro mcp` side by side with the MCP reference memory server, one client harness.
+"""MCP server benchmark: `cerebro mcp` side by side with peer memory servers, one client harness.
 
-    make bench-peers    # once: the reference server, pinned in bench/peers/package-lock.json
+    make bench-peers    # once: the reference server (bench/peers/package-lock.json) and mcp-memory-service-lite
+                        # (bench/peers/requirements-lite.txt, a virtual environment of its own: bench/peers/lite)
     .venv/bin/python bench/mcp_peers_bench.py [--sizes 1000,10000] [--queries 100] [--timed-writes 1000]
 
 Both servers run over stdio under the official MCP Python client (``mcp.client.stdio`` + ``ClientSession``),
@@ -62,6 +63,10 @@ if TYPE_CHECKING:
 CEREBRO = str(Path(sys.executable).with_name("cerebro"))
 REFERENCE_PACKAGE = BENCH / "peers" / "node_modules" / "@modelcontextprotocol" / "server-memory"
 REFERENCE_ENTRY = REFERENCE_PACKAGE / "dist" / "index.js"
+# mcp-memory-service-lite (PyPI), in a virtual environment of its own (make bench-peers): sqlite-vec + FTS5 and the
+# same int8 MiniLM file as cerebro's local model, served from a scratch HOME where it looks for it (no download).
+LITE = BENCH / "peers" / "lite" / "bin" / "memory"
+LITE_MODEL_DIR = Path(".cache") / "mcp_memory" / "onnx_models" / "all-MiniLM-L6-v2" / "onnx"
 WRITE_BLOCK = 50
 BULK_CHUNK = 1_000
 RECALL_LIMIT = 10
@@ -113,8 +118,17 @@ def machine() -> dict[str, Any]:
         "mcp_python_sdk": version("mcp"),
         "cerebro": version("cerebro-memory"),
         "server_memory": reference,
+        "mcp_memory_service_lite": lite_version(),
         "load_average_start": load_average(),
     }
+
+
+def lite_version() -> str | None:
+    if not LITE.is_file():
+        return None
+    program = "from importlib.metadata import version; print(version('mcp-memory-service-lite'))"
+    done = subprocess.run([str(LITE.with_name("python")), "-c", program], check=False, capture_output=True, text=True)
+    return done.stdout.strip() or None
 
 
 class ForeignCpu:
@@ -209,6 +223,50 @@ class Cerebro(Server):
     async def search(self, text: str) -> tuple[float, int]:
         elapsed, data = await self.call("recall", {"query": text, "limit": RECALL_LIMIT})
         return elapsed, len(data.get("results", []))
+
+
+class Lite(Server):
+    """mcp-memory-service-lite: ``memory_store`` (a conversation id, so its semantic de-duplication lets every
+    item in, as cerebro's remember does) and ``memory_search`` in its hybrid mode (semantic + keyword)."""
+
+    async def write(self, index: int, item: dict[str, Any]) -> float:
+        arguments = {"content": item["content"], "metadata": {"type": item["type"]}, "conversation_id": "bench"}
+        return (await self.call("memory_store", arguments))[0]
+
+    async def search(self, text: str) -> tuple[float, int]:
+        """It answers in text only: "Found N memories (mode: hybrid) …" (or "No memories found …")."""
+        import re
+
+        started = time.perf_counter()
+        arguments = {"query": text, "mode": "hybrid", "limit": RECALL_LIMIT}
+        result = await self.session.call_tool("memory_search", arguments, read_timeout_seconds=600)
+        elapsed = (time.perf_counter() - started) * 1000
+        answer = result.content[0].text if result.content else ""
+        if result.is_error:
+            raise RuntimeError(f"{self.name} memory_search: {answer}")
+        found = re.match(r"Found (\d+) memor", answer)
+        return elapsed, int(found.group(1)) if found else 0
+
+
+def lite_env(scratch: Path) -> dict[str, str]:
+    """A scratch HOME holding cerebro's own model file and tokenizer where the peer looks for its model."""
+    import shutil
+
+    from cerebro.embed import local
+
+    home = scratch / "lite-home"
+    model_dir = home / LITE_MODEL_DIR
+    model_dir.mkdir(parents=True)
+    shutil.copyfile(local.model_path(), model_dir / "model.onnx")
+    shutil.copyfile(local.TOKENIZER_PATH, model_dir / "tokenizer.json")
+    return {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", ""),
+        "MCP_MEMORY_STORAGE_BACKEND": "sqlite_vec",
+        "MCP_MEMORY_SQLITE_PATH": str(scratch / "lite.db"),
+        "MCP_MEMORY_ONNX_ALLOW_DOWNLOAD": "0",
+        "PYTHONPATH": str(BENCH / "peers" / "lite-site"),  # sqlean.py as its sqlite3 (see sitecustomize.py there)
+    }
 
 
 class Reference(Server):
@@ -330,12 +388,13 @@ async def rounds(servers: list[Server], queries: list[str]) -> dict[str, Any]:
             elapsed, hits = await server.search(text)
             samples[server.name].append(elapsed)
             answered[server.name] += hits > 0
-    a, b = servers[0].name, servers[1].name
-    ratios = [x / y for x, y in zip(samples[a], samples[b], strict=True)]
     out: dict[str, Any] = {
         name: {**stats_ms(samples[name]), "answered": f"{answered[name]}/{len(queries)}"} for name in samples
     }
-    out[f"ratio_{a}_over_{b}_p50"] = round(statistics.median(ratios), 2)
+    a = servers[0].name
+    for other in servers[1:]:
+        ratios = [x / y for x, y in zip(samples[a], samples[other.name], strict=True)]
+        out[f"ratio_{a}_over_{other.name}_p50"] = round(statistics.median(ratios), 2)
     out["raw_ms"] = {name: [round(x, 2) for x in values] for name, values in samples.items()}
     return out
 
@@ -392,12 +451,15 @@ def bench_size(size: int, opts: argparse.Namespace, queries: list[str], tickets:
         cerebro_env, project, cerebro_bulk_rate = prepare_cerebro(scratch, bulk, cache)
         if cerebro_bulk_rate is not None:
             row["cerebro_bulk_add_many_per_s"] = round(cerebro_bulk_rate, 1)
-        with open(scratch / "cerebro-mcp.log", "w") as cerebro_log, open(scratch / "reference-mcp.log", "w") as ref_log:
+        with (
+            open(scratch / "cerebro-mcp.log", "w") as cerebro_log,
+            open(scratch / "reference-mcp.log", "w") as ref_log,
+            open(scratch / "lite-mcp.log", "w") as lite_log,
+        ):
             import anyio
 
-            anyio.run(
-                measure, row, opts, scratch, cerebro_env, project, bulk, tail, queries, tickets, (cerebro_log, ref_log)
-            )
+            logs = (cerebro_log, ref_log, lite_log)
+            anyio.run(measure, row, opts, scratch, cerebro_env, project, bulk, tail, queries, tickets, logs)
     return row
 
 
@@ -411,7 +473,7 @@ async def measure(
     tail: list[dict[str, Any]],
     queries: list[str],
     tickets: list[str],
-    logs: tuple[TextIO, TextIO],
+    logs: tuple[TextIO, TextIO, TextIO],
 ) -> None:
     size = row["memories"]
     async with AsyncExitStack() as stack:
@@ -428,6 +490,18 @@ async def measure(
             logs[1],
         )
         servers: list[Server] = [cerebro, reference]
+        lite = None
+        if LITE.is_file():
+            lite = await open_server(stack, Lite, "lite", str(LITE), ["server"], lite_env(scratch), logs[2])
+            servers.append(lite)
+        else:
+            log("mcp-memory-service-lite is not installed (make bench-peers): measured without it")
+        if bulk and lite is not None:
+            log(f"{size}: lite bulk load of {len(bulk)} items (memory_store, one a call: it has no batch tool)")
+            started = time.perf_counter()
+            for index, item in enumerate(bulk):
+                await lite.write(index, item)
+            row["lite_bulk_memory_store_per_s"] = round(len(bulk) / (time.perf_counter() - started), 1)
         if bulk:
             log(f"{size}: reference bulk load of {len(bulk)} items (create_entities, {BULK_CHUNK} a call)")
             started = time.perf_counter()
@@ -483,27 +557,35 @@ def table(rows: list[dict[str, Any]]) -> str:
     ]
     for row in rows:
         for name, label in (
-            ("cerebro", "cerebro `recall` (limit 10)"),
+            ("cerebro", "cerebro `recall` / `remember`"),
             ("reference", "reference `search_nodes` / `create_entities`"),
+            ("lite", "mcp-memory-service-lite `memory_search` (hybrid) / `memory_store`"),
         ):
+            if name not in row["search"]:
+                continue
             s, t, w = row["search"][name], row["ticket_search"][name], row["writes"][name]
             lines.append(
                 f"| {row['memories']:,} | {label} | {s['p50']} / {s['p95']} ms | {s['answered']} | "
                 f"{t['p50']} / {t['p95']} ms ({t['answered']}) | {w['writes_per_s']} | {w['p50']} / {w['p95']} ms |"
             )
     header = (
-        "| memories | per-round ratio cerebro / reference, p50 (queries; ticket ids) | cerebro recall back to back "
+        "| memories | per-round ratio cerebro / peer, p50 (queries; ticket ids) | cerebro recall back to back "
         "p50 / p95 | cerebro MCP recall p50 (the CLI's queries) | `cerebro recall` CLI process p50 | first MCP "
-        "recall after the CLI's | ping p50, cerebro / reference |"
+        "recall after the CLI's | ping p50, cerebro / each peer |"
     )
     lines += ["", header, "|---|---|---|---|---|---|---|"]
     for row in rows:
         b, c = row["cerebro_recall_back_to_back"], row["mcp_vs_cli"]
+        peers = [name for name in ("reference", "lite") if name in row["search"]]
+        ratios = ", ".join(
+            f"{name} {row['search'][f'ratio_cerebro_over_{name}_p50']}; "
+            f"{row['ticket_search'][f'ratio_cerebro_over_{name}_p50']}"
+            for name in peers
+        )
+        ping = " / ".join(str(row["ping"][name]["p50"]) for name in ["cerebro", *peers])
         lines.append(
-            f"| {row['memories']:,} | {row['search']['ratio_cerebro_over_reference_p50']}; "
-            f"{row['ticket_search']['ratio_cerebro_over_reference_p50']} | {b['p50']} / {b['p95']} ms | "
-            f"{c['mcp_p50']} ms | {c['cli_p50']} ms | {c['mcp_first_after_cli']} ms | "
-            f"{row['ping']['cerebro']['p50']} / {row['ping']['reference']['p50']} ms |"
+            f"| {row['memories']:,} | {ratios} | {b['p50']} / {b['p95']} ms | "
+            f"{c['mcp_p50']} ms | {c['cli_p50']} ms | {c['mcp_first_after_cli']} ms | {ping} ms |"
         )
     return "\n".join(lines)
 

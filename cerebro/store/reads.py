@@ -52,7 +52,7 @@ def node_from_row(row: Sequence[Any]) -> values.Node:
         access_count=int(row[7] or 0),
         times_reinforced=int(row[8] or 0),
         status=row[9] or "active",
-        embedding_model=row[10] or "",
+        embedding_model=row[10],  # NOT NULL in every schema version
         created_at=_time(row[11]),
         last_accessed=_time(row[12]),
         last_reinforced=_time(row[13]),

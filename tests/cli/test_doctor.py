@@ -406,6 +406,8 @@ def test_corrupted_brain_fails_with_a_restore(cli, wired: Path, damage: str) -> 
     if damage == "index":
         assert check["detail"].startswith("integrity_check: "), check
         assert "idx_nodes_importance" in check["detail"]
+        # 30 rows missing from the index: the first ten problems are listed, and the detail counts the rest shown
+        assert len(check["integrity"]) == 10 and "(+9 more)" in check["detail"]
     newest = max(paths.backups_dir().glob("*.sqlite"), key=lambda p: p.stat().st_mtime)
     assert check["fix"] == f"mv {brain} {brain}.broken && cp {newest} {brain}"
     assert f"newest backup: {newest.name}" in check["detail"]

@@ -396,11 +396,14 @@ def test_raw_reads_give_every_column_and_the_defaults_of_null_ones(brain: Brain)
     raw = brain.handle.raw
     raw.execute(
         "UPDATE nodes SET access_count = 5, times_reinforced = 3, last_reinforced = '2026-03-11 10:00:00', "
+        "provenance_root = 1, embedding_model = 'm-1', "
         "origin_actor = 'alice', origin_channel = 'mcp', origin_session = 's-1', origin_host = 'laptop' WHERE id = ?",
         (node_id,),
     )
     raw.execute(
-        "UPDATE nodes SET importance = NULL, access_count = NULL, times_reinforced = NULL WHERE id = ?", (other,)
+        "UPDATE nodes SET importance = NULL, access_count = NULL, times_reinforced = NULL, status = NULL, "
+        "origin_actor = 'bob' WHERE id = ?",
+        (other,),
     )
     with brain.handle.snapshot() as conn:
         found = reads.nodes_by_id(conn, [node_id, other])
@@ -414,5 +417,7 @@ def test_raw_reads_give_every_column_and_the_defaults_of_null_ones(brain: Brain)
     )
     assert node.last_reinforced == datetime(2026, 3, 11, 10, tzinfo=UTC)
     assert node.origin == values.Origin("alice", "mcp", "s-1", "laptop")
+    assert (node.provenance_root, node.embedding_model, node.status) == (True, "m-1", "active")
     bare = found[other]
-    assert (bare.importance, bare.access_count, bare.times_reinforced) == (0.5, 0, 0)
+    assert (bare.importance, bare.access_count, bare.times_reinforced, bare.status) == (0.5, 0, 0, "active")
+    assert (bare.provenance_root, bare.embedding_model, bare.last_reinforced) == (False, "", None)
