@@ -3,8 +3,8 @@
 Hooks and agents run these all day, where start-up time is the whole cost: Cyclopts (and the rich console it
 brings) costs more than the prime itself. Only these exact shapes take the fast path — ``recall``, then either
 ``--prime`` or one query, optionally ``--limit/-l N`` and ``--explain`` (unquoted query words are joined with
-spaces); ``add``, then one text and optionally ``--type``, ``--subtype`` and ``--importance`` with values the
-command takes (ADR 0028) — anything else (help, other flags, bad values) goes through Cyclopts as usual, so the
+spaces); ``add``, then one text and, before or after it, ``--type``, ``--subtype`` and ``--importance`` with values
+the command takes (ADR 0028) — anything else (help, other flags, bad values) goes through Cyclopts as usual, so the
 two parsers never disagree about an error (ADR 0009). The Cyclopts commands run the same functions (``run``,
 ``run_add``) with their other options filled in.
 """
@@ -90,19 +90,27 @@ _UNIT_INTERVAL = re.compile(r"(?:0|1)?(?:\.[0-9]{1,9})?")  # what float() reads 
 
 
 def parse_add(tokens: Sequence[str]) -> AddSpec | None:
-    if len(tokens) < 2 or tokens[0] != "add" or len(tokens) % 2 != 0:
+    if not tokens or tokens[0] != "add":
         return None
-    content = tokens[1]
-    if content.startswith("-"):  # '-' reads stdin; any other dash is an option to Cyclopts
-        return None
+    content: str | None = None
     given: dict[str, str] = {}
-    for option, value in zip(tokens[2::2], tokens[3::2], strict=True):
-        if option not in _ADD_OPTIONS or option in given or value.startswith("-"):
+    rest = list(tokens[1:])
+    i = 0
+    while i < len(rest):
+        token = rest[i]
+        if token in _ADD_OPTIONS:
+            if token in given or i + 1 == len(rest) or rest[i + 1].startswith("-"):
+                return None
+            given[token] = rest[i + 1]
+            i += 2
+            continue
+        if token.startswith("-") or content is not None:  # '-' reads stdin; other dashes are Cyclopts' options
             return None
-        given[option] = value
+        content = token
+        i += 1
     node_type = given.get("--type", "episode")
     importance = given.get("--importance", "0.5")
-    if node_type not in _NODE_TYPES or not importance or not _UNIT_INTERVAL.fullmatch(importance):
+    if content is None or node_type not in _NODE_TYPES or not importance or not _UNIT_INTERVAL.fullmatch(importance):
         return None
     number = float(importance)
     if number > 1:

@@ -320,6 +320,11 @@ ADD_SHAPES = [
     (["text", "--type", "procedure"], True),
     (["text", "--importance", "0"], True),  # upstream's 0 → the default 0.5
     (["text", "--importance", ".25", "--subtype", "decision", "--type", "concept"], True),
+    (["--type", "concept", "--importance", "0.8", "options first"], True),
+    (["--subtype", "decision", "between", "--type", "procedure"], True),
+    (["--type", "concept"], False),  # no text: Cyclopts says what is missing
+    (["--type"], False),
+    (["text", "--type"], False),
     (["text", "--subtype", ""], True),
     (["text", "--importance", "1"], True),
     (["text", "--importance", "1.000"], True),
@@ -337,6 +342,7 @@ ADD_SHAPES = [
     (["-"], False),
     (["--help"], False),
     (["a", "b"], False),
+    (["a", "--type", "concept", "b"], False),
     (["text", "--"], False),
 ]
 
