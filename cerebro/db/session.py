@@ -61,10 +61,11 @@ def raw_write(conn: Connection) -> Iterator[Connection]:
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite rolls some failures back itself (a full disk, an I/O error)
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
 
 
 def try_write(conn: Connection, work: Callable[[Connection], object], *, wait_ms: int) -> bool:

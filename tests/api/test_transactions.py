@@ -258,3 +258,17 @@ def test_a_best_effort_write_gives_up_when_the_brain_is_locked(brain: Brain) -> 
         other.close()
     assert brain.handle.raw.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
     assert brain.get(node_id).node.importance == 0.5
+
+
+def test_a_raw_write_that_sqlite_already_rolled_back_raises_its_own_error(brain: Brain) -> None:
+    """SQLite ends the transaction itself on some failures (a full disk, an I/O error): the caller then sees that
+    error, not a second one from a ROLLBACK with no transaction to roll back."""
+
+    def fails_after_sqlite_rolled_back(conn) -> None:
+        conn.execute("ROLLBACK")  # as SQLite does on SQLITE_FULL
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        brain.handle.write_raw(fails_after_sqlite_rolled_back)
+    assert not brain.handle.raw.in_transaction
+    brain.add("the next write works")
