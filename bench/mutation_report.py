@@ -60,6 +60,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x__time", "value[10] == 'XX XX'"): "skips the fast parser: the general one reads the storage layout the same",
     ("x_keyword_index_problem", "VALUES ('INTEGRITY-CHECK')"): "FTS5 reads its commands case-insensitively",
     ("x_nodes_by_id", "\" and +status = 'active'\""): "SQL keywords are case-insensitive",
+    ("x__collect_garbage", "ensure_ascii=True"): "the gc log is read as JSON: escaped or not, the same values",
+    ("x__collect_garbage", "clock.now())))"): "the gc log is read as JSON: escaped or not, the same values",
     ("", "wal=None"): "connect_raw tests `if wal`: None is as false as False",
     ("x_settle", "'XX-walXX'"): "a connection that has a WAL brain open keeps both -wal and -shm: either name sees it",
     ("x_settle", "'-WAL'"): "a connection that has a WAL brain open keeps both -wal and -shm: either name sees it",

@@ -746,6 +746,26 @@ def test_the_gc_tail_is_empty_without_a_log_line(project: Path) -> None:
     assert gc_tail(project) == ""  # only blank lines
 
 
+@pytest.mark.parametrize("archived", ["0", "-1", "1.5", '"3"', "true", "null"])
+def test_the_gc_tail_shows_only_a_positive_whole_count_cerebro_wrote(project: Path, archived: str) -> None:
+    from cerebro.integration.claude_code.hooks import gc_tail
+
+    paths.append_private(aftercare.gc_log_path(project), f'{{"archived": {archived}, "evicted": []}}\n')
+    assert gc_tail(project) == ""
+
+
+def test_the_gc_tail_lists_at_most_ten_evicted_memories(project: Path) -> None:
+    from cerebro.integration.claude_code.hooks import gc_tail
+
+    evicted = [{"id": f"{i:08d}-0000", "type": "episode", "retention_score": 0.01} for i in range(12)]
+    paths.append_private(aftercare.gc_log_path(project), json.dumps({"archived": 12, "evicted": evicted}) + "\n")
+    tail = gc_tail(project)
+    assert "12 memories archived by the last gc" in tail
+    assert [line for line in tail.splitlines() if line.startswith("- episode")] == [
+        f"- episode {i:08d} (retention 0.0100)" for i in range(10)
+    ]
+
+
 def test_the_session_start_json_carries_text_as_written(project: Path, isolated_home: Path) -> None:
     path = paths.project_brain_path(project)
     Brain.init(path, embed_provider="none")

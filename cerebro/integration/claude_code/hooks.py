@@ -137,9 +137,12 @@ def gc_tail(project: Path) -> str:
         entry = json.loads(lines[-1]) if lines else None
     except (OSError, ValueError):
         return ""
-    if not isinstance(entry, dict) or not isinstance(entry.get("archived"), int) or entry["archived"] <= 0:
-        return ""  # only what cerebro wrote is shown, and only as numbers and ids: never a file's text
-    archived = entry["archived"]
+    # Only what cerebro wrote is shown, and only as numbers and ids: never a file's text.
+    if not isinstance(entry, dict):
+        return ""
+    archived = entry.get("archived")
+    if type(archived) is not int or archived <= 0:  # a bool is an int to isinstance: `true` is no count
+        return ""
     shown = [
         f"- {e['type']} {e['id'][:8]} (retention {float(e['retention_score']):.4f})"
         for e in entry.get("evicted") or []
