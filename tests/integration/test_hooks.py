@@ -731,10 +731,10 @@ def test_one_memory_left_out_is_named_in_the_singular(project: Path) -> None:
         brain.add("first fact", type="concept", importance=0.9)
         brain.add("second fact", type="concept", importance=0.8)
         primed = brain.prime()
-    text, shown = render_prime(primed[:1], 2, 2000)
+    text, shown = render_prime(primed[:1], 2, 2000, "")
     assert shown == 1
     assert text.endswith('\n\n_1 more memory in this brain — `cerebro recall "<topic>"` finds them._')
-    text, _ = render_prime(primed[:1], 3, 2000)
+    text, _ = render_prime(primed[:1], 3, 2000, "")
     assert text.endswith('\n\n_2 more memories in this brain — `cerebro recall "<topic>"` finds them._')
 
 

@@ -425,7 +425,7 @@ def test_prime_demotes_and_marks_a_stale_memory(cli, repo, pinned):
     assert after[leader].score == pytest.approx(0.8 * before[leader].score)
     assert after[runner].score == pytest.approx(before[runner].score)
     assert after[leader].node.anchor_status == "stale"
-    text, _ = render_prime(primed, 2, 2000)
+    text, _ = render_prime(primed, 2, 2000, "")
     openings = {line.split('id="')[1][:8]: line for line in text.splitlines() if line.startswith("<memory-")}
     assert 'type="concept" importance="0.80"' in openings[leader[:8]]
     assert openings[leader[:8]].endswith('anchor="stale: src/a.py changed">')

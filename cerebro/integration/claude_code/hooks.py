@@ -108,7 +108,7 @@ def export_session_env(sid: str, project: Path) -> None:
         handle.write(f"export CLAUDE_PROJECT_DIR={shlex.quote(str(project))}\n")
 
 
-def render_prime(primed: list[Any], total_active: int, budget_tokens: int, tail: str = "") -> tuple[str, int]:
+def render_prime(primed: list[Any], total_active: int, budget_tokens: int, tail: str) -> tuple[str, int]:
     """The primed memories framed as quoted data (:mod:`cerebro.mcp.framing`, as the MCP server frames them:
     a memory cannot pose as the user or the system) within the token budget, then ``tail`` (the gc notice),
     ending with how many more memories exist and how to recall them. Returns (text, memories shown).
