@@ -162,7 +162,7 @@ def _scrub_records(h: Handle, path: str | Path, records: list[dict[str, Any]]) -
         content, metadata, kinds = secrets.scrub(h, record["content"], metadata, redact=True, warn=False)
         if kinds:
             record["content"] = content
-            record["metadata"] = json.dumps(metadata, ensure_ascii=False) if metadata is not None else None
+            record["metadata"] = json.dumps(metadata) if metadata is not None else None
             found += kinds
     if found:
         h.on_warning(secrets.notice(found, hint=False))

@@ -118,6 +118,48 @@ def test_import_redacts_and_cannot_turn_redaction_off(fake_brain: Brain, tmp_pat
     assert warnings[-1] == "redacted 3 secrets before storing (aws-access-key ×2, password)"
 
 
+def _bundle(tmp_path: Path, *nodes: dict) -> Path:
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps({"version": "1", "nodes": list(nodes), "edges": []}))
+    return path
+
+
+def _node(n: int, content: str, **extra: object) -> dict:
+    return {"id": f"a0000001-0000-4000-8000-00000000000{n}", "type": "concept", "content": content, **extra}
+
+
+def test_import_counts_every_records_secrets_and_warns_once(
+    fake_brain: Brain, tmp_path: Path, warnings: list[str]
+) -> None:
+    path = _bundle(tmp_path, _node(1, f"first {AWS}"), _node(2, f"then DB_PASSWORD={PASSWORD}"), _node(3, "clean"))
+    report = fake_brain.import_file(path)
+    assert report["secrets_redacted"] == 2
+    assert warnings == ["redacted 2 secrets before storing (aws-access-key, password)"]  # one, for the whole file
+    raw = sqlite3.connect(fake_brain.path)
+    try:  # a record redacted for its text alone keeps its metadata NULL, not the JSON text 'null'
+        assert raw.execute("SELECT metadata FROM nodes WHERE id = ?", (_node(1, "")["id"],)).fetchone() == (None,)
+    finally:
+        raw.close()
+
+
+def test_import_into_a_brain_that_keeps_secrets_keeps_them_and_counts_none(
+    fake_brain: Brain, tmp_path: Path, warnings: list[str]
+) -> None:
+    fake_brain.config_set("redact_secrets", "false")
+    report = fake_brain.import_file(_bundle(tmp_path, _node(1, TEXT)))
+    assert report["secrets_redacted"] == 0 and warnings == []
+    assert fake_brain.get(_node(1, "")["id"]).node.content == TEXT
+
+
+def test_an_oversized_imported_record_is_refused_naming_the_file_and_the_record(
+    fake_brain: Brain, tmp_path: Path
+) -> None:
+    fake_brain.config_set("max_content_bytes", "1024")
+    path = _bundle(tmp_path, _node(1, "x" * 2000))
+    with pytest.raises(InvalidInput, match=rf"^{path}: record a0000001: "):
+        fake_brain.import_file(path)
+
+
 def test_exports_never_carry_the_setting(fake_brain: Brain) -> None:
     fake_brain.config_set("redact_secrets", "false")
     assert "config.redact_secrets" not in fake_brain.export("json")["meta"]
@@ -266,3 +308,18 @@ def test_redact_leaves_a_record_another_writer_changed_meanwhile(
     assert fake_brain.get(node_id).node.content == "rewritten meanwhile"
     assert fake_brain.get(other).node.content == "old [secret:aws-access-key]"
     assert warnings[-1] == "1 of 2 records changed while this ran: left as now stored"
+
+
+def test_import_into_a_brain_without_embeddings_embeds_nothing_and_leaves_nothing_pending(
+    tmp_path: Path, warnings: list[str]
+) -> None:
+    path = tmp_path / "plain.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        report = brain.import_file(_bundle(tmp_path, _node(1, "keyword and graph recall only")))
+        assert (report["nodes_imported"], report["pending_embeddings"]) == (1, 0)
+    raw = sqlite3.connect(path)
+    try:
+        assert raw.execute("SELECT 1 FROM schema_meta WHERE key = 'has_pending_embeddings'").fetchone() is None
+    finally:
+        raw.close()
