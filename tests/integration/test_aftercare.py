@@ -8,6 +8,8 @@ import calendar
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -335,3 +337,21 @@ def test_a_job_another_worker_finished_meanwhile_is_not_counted(project: Path, m
     aftercare.enqueue(project, "s", None)
     assert aftercare.catch_up() == 0
     assert aftercare.pending_jobs() == []
+
+
+def test_the_worker_starts_detached_from_the_hook(monkeypatch) -> None:
+    """What spawn_worker's intermediate process starts (it cannot be watched from here: it is a forked child that
+    exits at once): our interpreter and module, nothing on stdin, both outputs to the log, no inherited
+    descriptors (Claude Code waits for the hook's pipes to close), its own session, marked as the worker."""
+    monkeypatch.setenv("CEREBRO_HOME", "/somewhere")
+    start = aftercare.worker_start(99)
+    env = start.pop("env")
+    assert start == {
+        "args": [sys.executable, "-m", "cerebro", "hook", "catch-up"],
+        "stdin": subprocess.DEVNULL,
+        "stdout": 99,
+        "stderr": 99,
+        "close_fds": True,
+        "start_new_session": True,
+    }
+    assert env[aftercare.WORKER_ENV] == "1" and env["CEREBRO_HOME"] == "/somewhere"

@@ -151,15 +151,7 @@ def spawn_worker() -> None:
         if pid == 0:  # the intermediate: start the worker, leave
             try:
                 os.setsid()
-                subprocess.Popen(  # our own interpreter and module, no shell
-                    [sys.executable, "-m", "cerebro", "hook", "catch-up"],
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=log,
-                    close_fds=True,
-                    start_new_session=True,
-                    env={**os.environ, "CEREBRO_AFTERCARE_WORKER": "1"},
-                )
+                subprocess.Popen(**worker_start(log))
             finally:
                 # Nobody reads the intermediate's status: a worker that failed to start leaves its job pending,
                 # and the next session start or end starts one again.
@@ -167,6 +159,24 @@ def spawn_worker() -> None:
         os.waitpid(pid, 0)
     finally:
         os.close(log)
+
+
+WORKER_ENV = "CEREBRO_AFTERCARE_WORKER"  # set in the worker's environment: it is the worker (hooks.catch_up)
+
+
+def worker_start(log: int) -> dict[str, Any]:
+    """How the worker process is started: our own interpreter and module (no shell), nothing on stdin, both
+    outputs to the log, no inherited descriptors (a hook's pipes among them: Claude Code waits for them to
+    close), a session of its own, and the environment marked so the worker knows it is one."""
+    return {
+        "args": [sys.executable, "-m", "cerebro", "hook", "catch-up"],
+        "stdin": subprocess.DEVNULL,
+        "stdout": log,
+        "stderr": log,
+        "close_fds": True,
+        "start_new_session": True,
+        "env": {**os.environ, WORKER_ENV: "1"},
+    }
 
 
 def _open_log() -> int:

@@ -267,7 +267,7 @@ def _catch_up(rest: list[str]) -> int:
     if rest:
         raise ValueError(f"unexpected arguments {rest}")
     done = aftercare.catch_up()
-    if not os.environ.get("CEREBRO_AFTERCARE_WORKER"):
+    if not os.environ.get(aftercare.WORKER_ENV):
         left = len(aftercare.pending_jobs())
         print(
             f"End-of-session work done for {done} session{'' if done == 1 else 's'}"
