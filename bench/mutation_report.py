@@ -66,6 +66,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x__scrub_records", "hint=None"): "None is as false as False",
     ("x_spawn_worker", "os._exit(1)"): "nobody reads the intermediate process's status",
     ("x_spawn_worker", "os.waitpid(pid, 1)"): "the intermediate exits at once, the hook right after",
+    ("x_read_payload", "or 'XX{}XX')"): "empty stdin: the garbled JSON is caught and read as {} all the same",
     ("", "wal=None"): "connect_raw tests `if wal`: None is as false as False",
     ("x_settle", "'XX-walXX'"): "a connection that has a WAL brain open keeps both -wal and -shm: either name sees it",
     ("x_settle", "'-WAL'"): "a connection that has a WAL brain open keeps both -wal and -shm: either name sees it",

@@ -774,3 +774,63 @@ def test_the_session_start_json_carries_text_as_written(project: Path, isolated_
     out = _hook(isolated_home, project, "prime", "--event", "sessionstart", stdin=_payload("utf8")).stdout
     assert "café ☕" in out  # UTF-8 as is, not \\u escapes
     assert "café ☕" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_has_brain_answers_with_its_exit_code_alone(project: Path, isolated_home: Path) -> None:
+    """The plugin's hooks run `hook has-brain` first: 0 with a brain, 1 without (or when asked anything else),
+    and nothing printed either way."""
+    assert _hook(isolated_home, project, "has-brain").returncode == 1
+    Brain.init(paths.project_brain_path(project), embed_provider="none")
+    found = _hook(isolated_home, project, "has-brain")
+    assert (found.returncode, found.stdout, found.stderr) == (0, "", "")
+    assert _hook(isolated_home, project, "has-brain", "extra").returncode == 1
+
+
+def test_an_unknown_hook_says_which_it_took_and_which_exist(project: Path, isolated_home: Path) -> None:
+    done = _hook(isolated_home, project, "frob")
+    assert done.returncode == 0  # a hook never breaks a session
+    assert "unknown hook 'frob': use prime, post-compact, session-end or catch-up" in done.stderr
+
+
+def test_a_hook_reads_nothing_from_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run by hand (stdin a terminal), a hook must not wait for input that never comes."""
+    from cerebro.integration.claude_code import hooks
+
+    class Terminal:
+        def isatty(self) -> bool:
+            return True
+
+        def read(self, *_: object) -> str:
+            return '{"session_id": "typed at the terminal"}'  # what a blocking read would eventually get
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    assert hooks.read_payload() == {}
+
+
+def test_a_hook_reads_at_most_its_limit_from_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from cerebro.integration.claude_code import hooks
+
+    oversized = json.dumps({"session_id": "s", "pad": "x" * hooks.STDIN_LIMIT})  # valid JSON, over the limit
+    monkeypatch.setattr(sys, "stdin", io.StringIO(oversized))
+    assert hooks.read_payload() == {}  # cut at the limit: garbled, so nothing
+
+
+def test_the_worker_log_is_private_appended_and_never_a_link(isolated_home: Path, tmp_path: Path) -> None:
+    import stat
+
+    first = aftercare._open_log()
+    os.write(first, b"one\n")
+    os.close(first)
+    second = aftercare._open_log()
+    os.write(second, b"two\n")
+    os.close(second)
+    log = aftercare.log_path()
+    assert log.read_bytes() == b"one\ntwo\n"
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    log.unlink()
+    log.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(OSError):
+        aftercare._open_log()
+    assert not (tmp_path / "elsewhere").exists()
