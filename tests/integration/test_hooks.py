@@ -210,6 +210,23 @@ def test_env_file_receives_the_session(primed_project: Path, isolated_home: Path
     assert f"export CLAUDE_PROJECT_DIR={primed_project}" in text
 
 
+def test_a_session_start_without_a_session_id_records_the_default_session(
+    primed_project: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    env_file = tmp_path / "claude.env"
+    payload = json.dumps({"hook_event_name": "SessionStart", "source": "startup"})
+    _hook(
+        isolated_home,
+        primed_project,
+        "prime",
+        "--event",
+        "sessionstart",
+        stdin=payload,
+        env={"CLAUDE_ENV_FILE": str(env_file)},
+    )
+    assert "export CEREBRO_ORIGIN_SESSION=default\n" in env_file.read_text()
+
+
 def test_prime_budget_caps_what_is_injected(project: Path, isolated_home: Path) -> None:
     path = paths.project_brain_path(project)
     Brain.init(path, embed_provider="none")
