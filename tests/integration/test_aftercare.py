@@ -355,3 +355,13 @@ def test_the_worker_starts_detached_from_the_hook(monkeypatch) -> None:
         "start_new_session": True,
     }
     assert env[aftercare.WORKER_ENV] == "1" and env["CEREBRO_HOME"] == "/somewhere"
+
+
+def test_a_job_file_without_attempts_or_time_reads_as_new_with_the_files_time(tmp_path: Path) -> None:
+    """Job files written before a field existed (or by hand) still run: no attempts yet, the file's own time."""
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps({"project": str(tmp_path)}))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    job = aftercare._read_job(path)
+    assert job is not None
+    assert (job.project, job.transcript_dir, job.attempts, job.created_at) == (tmp_path, None, 0, 1_700_000_000.0)
