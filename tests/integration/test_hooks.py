@@ -851,3 +851,54 @@ def test_the_worker_log_is_private_appended_and_never_a_link(isolated_home: Path
     with pytest.raises(OSError):
         aftercare._open_log()
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_the_session_start_json_ends_its_line_and_a_prompts_text_is_as_rendered(
+    primed_project: Path, isolated_home: Path
+) -> None:
+    start = _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("line-1"))
+    assert start.stdout.endswith("}\n") and not start.stdout.endswith("\n\n")  # one JSON line
+    prompt = _hook(isolated_home, primed_project, "prime", "--event", "userpromptsubmit", stdin=_payload("line-2"))
+    assert prompt.stdout.startswith("Cerebro online.") and prompt.stdout.endswith(">")  # nothing added
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "unknown hook '': use prime, post-compact, session-end or catch-up"),
+        (["prime", "--event"], "unexpected arguments ['--event']"),
+        (["prime", "--event", "bogus"], "unexpected arguments ['bogus']"),
+        (["prime", "--event=a=b"], "unexpected arguments ['a=b']"),
+        (["prime", "--event", "sessionstart", "extra"], "unexpected arguments ['extra']"),
+        (["prime", "--event=sessionstart", "extra"], "unexpected arguments ['extra']"),
+    ],
+)
+def test_a_hook_with_bad_arguments_says_what_it_took(
+    primed_project: Path, isolated_home: Path, args: list[str], message: str
+) -> None:
+    done = _hook(isolated_home, primed_project, *args, stdin=_payload("bad-args"))
+    assert (done.returncode, done.stdout) == (0, "")  # a hook never breaks a session
+    assert message in done.stderr
+
+
+def test_a_prime_the_client_never_read_is_given_again(
+    primed_project: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code gone before reading the prime (EPIPE): nothing was delivered, so the next event primes."""
+    import io
+
+    from cerebro.cli_state import state
+    from cerebro.integration.claude_code import hooks
+
+    class GoneAway(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError("the reader went away")
+
+    monkeypatch.setenv("CEREBRO_HOME", str(isolated_home))
+    monkeypatch.setattr(state, "project", str(primed_project))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(_payload("epipe")))
+    monkeypatch.setattr(sys, "stdout", GoneAway())
+    hooks.run(["prime", "--event", "sessionstart"])
+    monkeypatch.undo()
+    again = _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=_payload("epipe"))
+    assert json.loads(again.stdout)["systemMessage"].startswith("Cerebro online.")
