@@ -365,3 +365,23 @@ def test_a_job_file_without_attempts_or_time_reads_as_new_with_the_files_time(tm
     job = aftercare._read_job(path)
     assert job is not None
     assert (job.project, job.transcript_dir, job.attempts, job.created_at) == (tmp_path, None, 0, 1_700_000_000.0)
+
+
+def test_the_worker_log_is_where_the_docs_say() -> None:
+    assert aftercare.log_path() == paths.logs_dir() / "aftercare.log"  # ADR 0017 and the hooks' messages name it
+
+
+def test_a_worker_lock_that_is_a_link_is_never_followed(isolated_home: Path, tmp_path: Path) -> None:
+    import fcntl
+
+    elsewhere = tmp_path / "someone-elses.lock"
+    elsewhere.write_text("")
+    held = os.open(elsewhere, os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)  # locked by another program
+    try:
+        lock = aftercare._root() / "worker.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        lock.symlink_to(elsewhere)
+        assert aftercare.worker_running() is False  # not our lock: no worker of ours holds it
+    finally:
+        os.close(held)
