@@ -64,6 +64,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x__collect_garbage", "clock.now())))"): "the gc log is read as JSON: escaped or not, the same values",
     ("x__scrub_records", "secrets.scrub(None,"): "scrub reads the handle only to warn, and this call does not warn",
     ("x__scrub_records", "hint=None"): "None is as false as False",
+    ("x__scrub_records", "warn=None)"): "None is as false as False",
     ("x_spawn_worker", "os._exit(1)"): "nobody reads the intermediate process's status",
     ("x_spawn_worker", "os.waitpid(pid, 1)"): "the intermediate exits at once, the hook right after",
     ("x_read_payload", "or 'XX{}XX')"): "empty stdin: the garbled JSON is caught and read as {} all the same",
