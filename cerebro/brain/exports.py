@@ -105,8 +105,7 @@ def import_file(
             h.store.meta.put(session, key, value)
         replace = on_conflict == "replace"
         has_fts = h.store.keywords.available(session)
-        if dims > 0:
-            h.store.vectors.ensure_table(session, dims)
+        h.store.vectors.ensure_table(session, dims)  # none without a provider (dims 0)
         nodes_done = 0
         for node in parsed.nodes:
             row = {**node, "embedding_model": model if node["id"] in vectors else ""}
@@ -117,12 +116,11 @@ def import_file(
                 h.store.keywords.unindex(session, node["id"])
                 if node["status"] == "active":
                     h.store.keywords.index(session, node["id"], node["content"], node["subtype"])
-            if dims > 0:
-                fresh = node["id"] not in existing
-                if node["id"] in vectors:
-                    h.store.vectors.upsert(session, node["id"], vectors[node["id"]], fresh=fresh)
-                elif not fresh:
-                    h.store.vectors.delete(session, node["id"])
+            fresh = node["id"] not in existing
+            if node["id"] in vectors:
+                h.store.vectors.upsert(session, node["id"], vectors[node["id"]], fresh=fresh)
+            elif not fresh:  # a replaced memory's vector was made from its old text (none to drop without a table)
+                h.store.vectors.delete(session, node["id"])
         edges_done = sum(h.store.bulk.put_edge(session, edge, replace=replace) for edge in parsed.edges)
         for row in parsed.archive:
             h.store.bulk.put_archived(session, row, ARCHIVE_COLUMNS, replace=replace)

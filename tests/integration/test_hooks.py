@@ -801,6 +801,20 @@ def test_has_brain_answers_with_its_exit_code_alone(project: Path, isolated_home
     found = _hook(isolated_home, project, "has-brain")
     assert (found.returncode, found.stdout, found.stderr) == (0, "", "")
     assert _hook(isolated_home, project, "has-brain", "extra").returncode == 1
+    assert _hook(isolated_home, project / "gone", "has-brain").returncode == 1  # no such project: no brain
+
+
+def test_has_brain_in_a_folder_deleted_under_it_is_no(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No --project, no $CLAUDE_PROJECT_DIR, and the current folder gone: the project cannot be named — no brain."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    env = {k: v for k, v in _hook_env(isolated_home, None).items() if k != "CLAUDE_PROJECT_DIR"}
+    done = run_in_process(["hook", "has-brain"], env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", "")
 
 
 def test_an_unknown_hook_says_which_it_took_and_which_exist(project: Path, isolated_home: Path) -> None:

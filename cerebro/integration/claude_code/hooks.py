@@ -314,7 +314,7 @@ def run(argv: list[str]) -> int:
             output = prime(event, project, payload)
             if output:
                 try:
-                    sys.stdout.write(output if output.endswith("\n") or event != "sessionstart" else output + "\n")
+                    sys.stdout.write(output + "\n" if event == "sessionstart" else output)  # one JSON line
                     sys.stdout.flush()
                 except OSError:  # Claude Code went away (EPIPE): nothing was delivered, so a later event may prime
                     release(session_id(payload), "session_start")
