@@ -85,13 +85,14 @@ class AddSpec(_AddRequired, total=False):
 
 
 _ADD_OPTIONS = ("--type", "--subtype", "--importance")
-_NODE_TYPES = ("episode", "concept", "procedure", "reflection")  # the values Cyclopts takes (values.NodeType)
 _UNIT_INTERVAL = re.compile(r"(?:0|1)?(?:\.[0-9]{1,9})?")  # what float() reads as a number in [0, 1] here
 
 
 def parse_add(tokens: Sequence[str]) -> AddSpec | None:
     if not tokens or tokens[0] != "add":
         return None
+    from cerebro.values import NODE_TYPES  # the values Cyclopts takes for --type (values.NodeType)
+
     content: str | None = None
     given: dict[str, str] = {}
     rest = list(tokens[1:])
@@ -110,7 +111,7 @@ def parse_add(tokens: Sequence[str]) -> AddSpec | None:
         i += 1
     node_type = given.get("--type", "episode")
     importance = given.get("--importance", "0.5")
-    if content is None or node_type not in _NODE_TYPES or not importance or not _UNIT_INTERVAL.fullmatch(importance):
+    if content is None or node_type not in NODE_TYPES or not importance or not _UNIT_INTERVAL.fullmatch(importance):
         return None
     number = float(importance)
     if number > 1:
