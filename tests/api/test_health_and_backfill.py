@@ -12,15 +12,15 @@ def test_health_counts_active_memories_by_type_their_edges_and_the_cold_ones(fak
     concept = fake_brain.add("the deploy needs a region", type="concept")
     episode = fake_brain.add("deployed on Monday", type="episode")
     fake_brain.add("deployed on Tuesday", type="episode")
-    fake_brain.add("a memory forgotten since", type="procedure")
+    old = fake_brain.add("run the migration by hand", type="procedure")
+    new = fake_brain.supersede(old, "the migration runs on deploy")  # the old one stays, superseded: not active
     fake_brain.add_edge(episode, concept, "supports")
-    fake_brain.forget("forgotten since", apply=True)
-    fake_brain.touch_surfaced([concept])  # primed just now: warm; the episodes never were: cold
+    fake_brain.touch_surfaced([concept, new])  # primed just now: warm; the episodes never were: cold
 
     health = fake_brain.health()
-    assert (health.active_nodes, health.total_edges, health.cold_nodes) == (3, 1, 2)
-    assert health.nodes_by_type == {"concept": 1, "episode": 2}
-    assert fake_brain.health(now=clock.now() + timedelta(days=8)).cold_nodes == 3  # a week on, all cold
+    assert (health.active_nodes, health.total_edges, health.cold_nodes) == (4, 2, 2)  # supersedes is an edge too
+    assert health.nodes_by_type == {"concept": 1, "episode": 2, "procedure": 1}
+    assert fake_brain.health(now=clock.now() + timedelta(days=8)).cold_nodes == 4  # a week on, all cold
 
 
 def test_backfill_embeds_every_active_memory_of_a_brain_without_a_vector_table(fake_brain: Brain) -> None:
