@@ -421,3 +421,12 @@ def test_raw_reads_give_every_column_and_the_defaults_of_null_ones(brain: Brain)
     bare = found[other]
     assert (bare.importance, bare.access_count, bare.times_reinforced, bare.status) == (0.5, 0, 0, "active")
     assert (bare.provenance_root, bare.embedding_model, bare.last_reinforced) == (False, "", None)
+
+
+def test_re_adding_an_edge_replaces_its_metadata_only_when_some_is_given(brain: Brain) -> None:
+    a, b = brain.add("a source memory"), brain.add("a target memory")
+    brain.add_edge(a, b, "supports", metadata={"why": "first"})
+    brain.add_edge(a, b, "supports")  # no metadata given: kept
+    assert brain.get(a).edges[0].metadata == {"why": "first"}
+    brain.add_edge(a, b, "supports", metadata={"why": "second"})
+    assert brain.get(a).edges[0].metadata == {"why": "second"}
