@@ -225,7 +225,6 @@ def run(argv: Sequence[str] | None = None) -> int:
     if rest[:1] == ["hook"] and not {"--help", "-h"} & set(rest):  # Claude Code's hooks: always exit 0
         from cerebro.integration.claude_code import hooks
 
-        _embeds_little()
         return hooks.run(rest[1:])
     if rest[:1] == ["stop-guard"] and not {"--help", "-h"} & set(rest):  # a Stop hook: always exit 0
         from cerebro.integration.claude_code import stop_guard
@@ -236,11 +235,9 @@ def run(argv: Sequence[str] | None = None) -> int:
 
     spec = fast.parse(rest)
     if spec is not None:
-        _embeds_little()
         return _guarded(lambda: fast.run(spec))
     adding = fast.parse_add(rest)
     if adding is not None:
-        _embeds_little()
         return _guarded(lambda: fast.run_add(adding))
 
     def parse_and_run() -> object:
@@ -254,13 +251,6 @@ def run(argv: Sequence[str] | None = None) -> int:
             raise _ParseError(str(exc) or exc.__class__.__name__) from None
 
     return _guarded(parse_and_run)
-
-
-def _embeds_little() -> None:
-    """This process embeds a text or two and exits: the local model is loaded for the quickest start (ADR 0028)."""
-    from cerebro.embed.local import prefer_fast_start
-
-    prefer_fast_start()
 
 
 class _ParseError(Exception):

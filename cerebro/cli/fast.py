@@ -125,12 +125,21 @@ def insert_importance(value: float) -> float:
     return 0.5 if value == 0 else value
 
 
+def _embeds_one_text() -> None:
+    """A recall or an add embeds one text and the process exits: the local model is loaded for the quickest
+    start (ADR 0028). Set here, not at start-up: the hooks and `recall --prime` embed nothing."""
+    from cerebro.embed.local import prefer_fast_start
+
+    prefer_fast_start()
+
+
 def run_add(spec: AddSpec) -> None:
     """Store a memory as ``cerebro add`` does (shared by the fast path and the Cyclopts command) and print its id."""
     from cerebro.cli.context import open_brain
     from cerebro.cli.output import emit
     from cerebro.values import Origin
 
+    _embeds_one_text()
     extra: dict[str, Any] = {
         key: spec[key]
         for key in ("metadata", "provenance_root", "anchors", "anchor_ref", "beads_id", "allow_secret")
@@ -157,6 +166,8 @@ def run(spec: RecallSpec) -> None:
     from cerebro.cli.render import render_scored
     from cerebro.logs import warn
 
+    if not spec["prime"]:
+        _embeds_one_text()
     with open_brain() as brain:
         if spec["prime"]:
             primed = brain.prime(limit=spec["limit"])

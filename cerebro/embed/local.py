@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -94,7 +93,7 @@ CACHE_MODEL = "model.onnx"
 CACHE_WEIGHTS = "weights.bin"
 _STALE_BUILD_SECONDS = 600  # a half-built cache folder this old was left by a killed process
 
-# Whether this process embeds a text or two and exits (a one-shot `recall` or `add`, a hook): set by the CLI.
+# Whether this process embeds one text and exits (a one-shot `recall "…"` or `add`): set by cerebro/cli/fast.py.
 # ONNX Runtime then skips pre-packing the weights for its matrix kernels, which costs ~65 ms of CPU at load and
 # saves ~2 ms a text afterwards — a loss for one text, a gain for a server or an import (ADR 0028).
 _FAST_START = False
@@ -134,6 +133,8 @@ def _open_session(onnxruntime: Any, path: Path, threads: int | None) -> Any:  # 
     which ONNX Runtime maps into memory instead of reading and copying: 165 → 80 ms of CPU to load, and the
     pages are shared by every process on the model (ADR 0028). A missing or unreadable cache only means
     optimising again."""
+    import shutil
+
     cache = _cache_dir(onnxruntime)
     providers = ["CPUExecutionProvider"]
     if (cache / CACHE_MODEL).exists():
@@ -168,6 +169,7 @@ def _open_session(onnxruntime: Any, path: Path, threads: int | None) -> Any:  # 
 
 def _sweep_stale_builds(cache: Path) -> None:
     """Delete the half-built cache folders (and the single-file caches of earlier versions) of this model."""
+    import shutil
     import time
 
     for old in cache.parent.glob(f"minilm-int8-{MODEL_SHA256[:12]}-*"):

@@ -13,6 +13,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, values
+from cerebro.store.reads import NODE_COLUMNS
 from cerebro.store.sql import execute
 
 if TYPE_CHECKING:
@@ -20,26 +21,7 @@ if TYPE_CHECKING:
 
     from cerebro.db.types import Transaction
 
-_COLUMNS = (
-    "id",
-    "type",
-    "subtype",
-    "content",
-    "metadata",
-    "importance",
-    "decay_rate",
-    "access_count",
-    "times_reinforced",
-    "status",
-    "embedding_model",
-    "created_at",
-    "last_accessed",
-    "provenance_root",
-    "origin_actor",
-    "origin_channel",
-    "origin_session",
-    "origin_host",
-)
+_COLUMNS = [name.strip() for name in NODE_COLUMNS.split(",")]  # every column of a memory, as the hot path reads them
 _INSERT = f"INSERT INTO nodes ({', '.join(_COLUMNS)}) VALUES ({', '.join(':' + c for c in _COLUMNS)})"
 
 
@@ -77,6 +59,9 @@ def node(  # noqa: PLR0913 - the keyword-only fields of a memory
         "embedding_model": embedding_model,
         "created_at": clock.format_ts(created_at or now),
         "last_accessed": clock.format_ts(now),
+        "last_reinforced": None,  # what a new memory has not had yet
+        "updated_at": None,
+        "last_surfaced": None,
         "provenance_root": 1 if provenance_root else 0,
         "origin_actor": origin.actor,
         "origin_channel": origin.channel,

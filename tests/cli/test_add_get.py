@@ -65,8 +65,8 @@ def test_add_prints_id_and_stores_defaults(cli, brain_path):
     assert n.metadata is None
     assert n.provenance_root is False
     assert n.access_count == 0 and n.times_reinforced == 0
-    assert n.created_at == T0
-    assert n.updated_at is None
+    assert n.created_at == T0 and n.last_accessed == T0
+    assert (n.updated_at, n.last_reinforced, n.last_surfaced) == (None, None, None)  # nothing has happened to it yet
     # Indexed for keyword recall in the same transaction.
     assert fts_rows(brain_path)[node_id] == ("Use uv for the venv", "")
 
@@ -382,15 +382,15 @@ def test_the_add_fast_path_stores_what_it_was_given(cli, brain_path) -> None:
     ("args", "quick_start"),
     [
         (["add", "one memory"], True),
+        (["add", "with metadata", "--metadata", "{}"], True),  # through Cyclopts: the same one text
         (["recall", "one query"], True),
-        (["recall", "--prime"], True),
-        (["hook", "prime", "--event", "sessionstart"], True),
-        (["add", "with metadata", "--metadata", "{}"], False),  # Cyclopts: any command may embed many
+        (["recall", "--prime"], False),  # embeds nothing
+        (["hook", "prime", "--event", "sessionstart"], False),  # neither do the hooks: they pay no import for it
         (["list"], False),
     ],
 )
 def test_one_shot_commands_load_the_model_for_a_quick_start(cli, brain_path, args, quick_start) -> None:
-    """ADR 0028: the commands that embed a text or two and exit skip ONNX Runtime's weight pre-packing."""
+    """ADR 0028: the commands that embed one text and exit skip ONNX Runtime's weight pre-packing."""
     from cerebro.embed import local
 
     cli(*args, stdin="{}")

@@ -372,25 +372,30 @@ def test_missing_brain_fails(cli, project: Path) -> None:
     assert result.exit_code == 12
 
 
+def misdeclare_an_index(brain: Path) -> None:
+    """An index that disagrees with its table: every read still works, integrity_check does not."""
+    import sqlean.dbapi2 as sqlean
+
+    conn = sqlean.connect(str(brain))
+    try:
+        conn.execute("PRAGMA writable_schema = ON")
+        conn.execute(
+            "UPDATE sqlite_master SET sql = 'CREATE INDEX idx_nodes_importance ON nodes(content)' "
+            "WHERE name = 'idx_nodes_importance'"
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
 @pytest.mark.parametrize("damage", ["pages", "index", "not-sqlite"])
 def test_corrupted_brain_fails_with_a_restore(cli, wired: Path, damage: str) -> None:
     add_memories(cli, *(f"memory number {i} about the build" * 20 for i in range(30)))
     brain = paths.project_brain_path(wired)
     backup = cli("backup")
     assert backup.exit_code == 0, backup
-    if damage == "index":  # an index that disagrees with its table: every read still works, integrity_check does not
-        import sqlean.dbapi2 as sqlean
-
-        conn = sqlean.connect(str(brain))
-        try:
-            conn.execute("PRAGMA writable_schema = ON")
-            conn.execute(
-                "UPDATE sqlite_master SET sql = 'CREATE INDEX idx_nodes_importance ON nodes(content)' "
-                "WHERE name = 'idx_nodes_importance'"
-            )
-            conn.commit()
-        finally:
-            conn.close()
+    if damage == "index":
+        misdeclare_an_index(brain)
     else:
         data = bytearray(brain.read_bytes())
         if damage == "pages":
@@ -472,18 +477,7 @@ def test_damage_beyond_the_keyword_index_still_fails_with_a_restore(cli, wired: 
     add_memories(cli, "alpha memory", "beta memory")
     brain = paths.project_brain_path(wired)
     raw_exec(brain, "DELETE FROM nodes_fts_docsize WHERE id = 2")
-    import sqlean.dbapi2 as sqlean
-
-    conn = sqlean.connect(str(brain))  # and an index that disagrees with its table (as in the test above)
-    try:
-        conn.execute("PRAGMA writable_schema = ON")
-        conn.execute(
-            "UPDATE sqlite_master SET sql = 'CREATE INDEX idx_nodes_importance ON nodes(content)' "
-            "WHERE name = 'idx_nodes_importance'"
-        )
-        conn.commit()
-    finally:
-        conn.close()
+    misdeclare_an_index(brain)
     check = run_doctor(cli)[1]["brain"]
     assert check["status"] == "fail", check
     assert check["detail"].startswith("integrity_check: row 1 missing from index idx_nodes_importance")

@@ -194,37 +194,22 @@ def test_internal_errors_exit_zero_with_one_line(primed_project: Path, isolated_
     assert bogus.returncode == 0 and bogus.stderr.startswith("cerebro: hook:")
 
 
-def test_env_file_receives_the_session(primed_project: Path, isolated_home: Path, tmp_path: Path) -> None:
-    env_file = tmp_path / "claude.env"
-    _hook(
-        isolated_home,
-        primed_project,
-        "prime",
-        "--event",
-        "sessionstart",
-        stdin=_payload("sess-42"),
-        env={"CLAUDE_ENV_FILE": str(env_file)},
-    )
-    text = env_file.read_text()
-    assert "export CEREBRO_ORIGIN_SESSION=sess-42" in text
-    assert f"export CLAUDE_PROJECT_DIR={primed_project}" in text
-
-
-def test_a_session_start_without_a_session_id_records_the_default_session(
-    primed_project: Path, isolated_home: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("payload", "session"),
+    [
+        (_payload("sess-42"), "sess-42"),
+        (json.dumps({"hook_event_name": "SessionStart", "source": "startup"}), "default"),  # no session id given
+    ],
+)
+def test_env_file_receives_the_session(
+    primed_project: Path, isolated_home: Path, tmp_path: Path, payload: str, session: str
 ) -> None:
     env_file = tmp_path / "claude.env"
-    payload = json.dumps({"hook_event_name": "SessionStart", "source": "startup"})
-    _hook(
-        isolated_home,
-        primed_project,
-        "prime",
-        "--event",
-        "sessionstart",
-        stdin=payload,
-        env={"CLAUDE_ENV_FILE": str(env_file)},
-    )
-    assert "export CEREBRO_ORIGIN_SESSION=default\n" in env_file.read_text()
+    env = {"CLAUDE_ENV_FILE": str(env_file)}
+    _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=payload, env=env)
+    text = env_file.read_text()
+    assert f"export CEREBRO_ORIGIN_SESSION={session}\n" in text
+    assert f"export CLAUDE_PROJECT_DIR={primed_project}" in text
 
 
 def test_prime_budget_caps_what_is_injected(project: Path, isolated_home: Path) -> None:
