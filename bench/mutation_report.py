@@ -1,7 +1,7 @@
 """Summarise a mutmut run (``make mutate``) per module, the way docs/testing.md records it.
 
     python bench/mutation_report.py [MUTANTS_DIR] [--survivors]
-    python bench/mutation_report.py [MUTANTS_DIR] --worth-running   # names for `mutmut run NAME…`
+    python bench/mutation_report.py [MUTANTS_DIR] --worth-running [--with-timeouts]   # names for `mutmut run NAME…`
 
 Reads mutmut's result files (``mutants/**/*.py.meta``) and its rewritten sources, so it needs no mutmut
 import. A survivor counts as *equivalent* (no test can kill it: the program behaves the same) when it is
@@ -311,9 +311,23 @@ def report(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str,
     return counts, survivors
 
 
-def worth_running(mutants: Path) -> list[str]:
-    """Mutants not yet run that are not equivalent: what a resumed run needs to run."""
-    return _read(mutants)[2]
+def worth_running(mutants: Path, *, timeouts: bool = False) -> list[str]:
+    """Mutants not yet run that are not equivalent: what a resumed run needs to run. ``timeouts``: those that
+    timed out too (to run them again under a larger time limit)."""
+    pending = _read(mutants)[2]
+    if timeouts:
+        pending += [key for key, code in _results(mutants) if code is not None and STATUS.get(code) == "timeout"]
+    return pending
+
+
+def _results(mutants: Path) -> list[tuple[str, int | None]]:
+    found: list[tuple[str, int | None]] = []
+    for meta_file in sorted(mutants.rglob("*.py.meta")):
+        try:
+            found += json.loads(meta_file.read_text())["exit_code_by_key"].items()
+        except (ValueError, KeyError):
+            continue
+    return found
 
 
 def _read(mutants: Path) -> tuple[dict[str, Counter], dict[str, list[tuple[str, list[str], str]]], list[str]]:
@@ -360,7 +374,7 @@ def main(argv: list[str]) -> int:
     args = [a for a in argv if not a.startswith("--")]
     mutants = Path(args[0] if args else "mutants")
     if "--worth-running" in argv:
-        print("\n".join(worth_running(mutants)))
+        print("\n".join(worth_running(mutants, timeouts="--with-timeouts" in argv)))
         return 0
     counts, survivors = report(mutants)
     total: Counter = Counter()

@@ -163,3 +163,10 @@ def _items_schema(schema: dict, key: str) -> dict:
         if found is not None:
             return found
     raise AssertionError(f"x-jsonl-items names {key!r}, which is no list in the schema")
+
+
+def as_stored(vector: list[float]) -> list[float]:
+    """A vector as the brain gives it back: rounded to int8 and normalised (ADR 0029; the default table kind)."""
+    from cerebro.store import vec
+
+    return vec.from_blob(vec.to_blob(vector, vec.INT8), vec.INT8)

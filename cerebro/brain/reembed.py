@@ -57,6 +57,7 @@ def reembed(
             active = h.store.nodes.count_with_status(session, "active")
             complete = (
                 vectors.table_dimensions(session) == new_dims
+                and vectors.element(session) == vectors.element_for_provider(new_provider)  # ADR 0029
                 and vectors.count_missing_active(session) == 0
                 and h.store.nodes.count_active_not_from(session, new_model) == 0
             )
@@ -70,7 +71,7 @@ def reembed(
     def start(session: Session) -> None:
         for key, value in zip(KEYS, (new_provider, new_model, str(new_dims)), strict=True):
             h.store.meta.put(session, key, value)
-        h.store.vectors.ensure_next_table(session, new_dims)
+        h.store.vectors.ensure_next_table(session, new_dims, new_provider)
 
     h.write(start)
     with h.snapshot() as conn:

@@ -187,6 +187,12 @@ class Vectors(Protocol):
     def table_dimensions(self, db: Transaction) -> int | None:
         """The width the vec table was created with, or None when there is no table."""
 
+    def element(self, db: Transaction, table: str = "vec_nodes") -> str:
+        """What the table stores a dimension as: ``int8`` or ``float`` (float32; also when there is no table)."""
+
+    def element_for_provider(self, provider: str | None) -> str:
+        """The element type a new table gets: float32 for a provider Go cerebro uses too, else int8."""
+
     def ensure_table(self, db: Transaction, dimensions: int) -> None: ...
 
     def count(self, session: Session) -> int:
@@ -194,7 +200,8 @@ class Vectors(Protocol):
 
     def drop_table(self, session: Session) -> None: ...
 
-    def ensure_next_table(self, session: Session, dimensions: int) -> None: ...
+    def ensure_next_table(self, session: Session, dimensions: int, provider: str) -> None:
+        """The side table, of the element type vectors of ``provider`` get (ADR 0029)."""
 
     def next_missing(self, conn: Connection, limit: int) -> list[tuple[int, str, str]]:
         """(rowid, id, content) of active nodes with no vector in the side table yet, by rowid."""

@@ -1,13 +1,19 @@
 """The sqlite-vec lane. Not part of the migration chain: its width comes from the brain's
 ``embedding_dimensions``, so the store creates it when that is above 0 (upstream's ``InitVectorTable``).
 
-Vectors are little-endian float32 blobs; an upsert is DELETE then INSERT for the node id, as upstream.
+Vectors are stored as ``int8`` (one byte a dimension, each vector scaled so its largest component is ±127)
+unless the brain's provider is one Go cerebro embeds with too (``ollama``, ``voyage``): those keep upstream's
+little-endian float32, so Go can go on using them (ADR 0029). Cosine ignores a vector's scale, so an int8 vector
+needs no stored scale; read back, it is normalised to unit length. Which kind a table holds is in its
+definition; tables made before ADR 0029 hold float32 and are read as such.
+An upsert is DELETE then INSERT for the node id, as upstream.
 Writes run in a write transaction: a SQLAlchemy session, or for the writes a new memory needs, the raw connection
 too (ADR 0028); the KNN read takes a DB-API connection (hot path).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import struct
 from collections.abc import Sequence
@@ -18,38 +24,77 @@ from cerebro.store.sql import changed, execute, text
 if TYPE_CHECKING:
     from cerebro.db.types import Connection, Session, Transaction
 
-_DIMS = re.compile(r"float\[(\d+)\]")
+_SHAPE = re.compile(r"\b(float|int8)\[(\d+)\]")
+FLOAT, INT8 = "float", "int8"
+GO_PROVIDERS = ("ollama", "voyage")  # Go cerebro embeds with these: their vectors stay float32 (ADR 0029)
 
 
-def to_blob(vector: Sequence[float]) -> bytes:
+def to_blob(vector: Sequence[float], element: str = FLOAT) -> bytes:
+    if element == INT8:
+        largest = max(map(abs, vector), default=0.0)
+        scale = 127.0 / largest if largest > 0 else 0.0
+        return struct.pack(f"{len(vector)}b", *(round(x * scale) for x in vector))
     return struct.pack(f"<{len(vector)}f", *vector)
 
 
-def from_blob(blob: bytes) -> list[float]:
+def from_blob(blob: bytes, element: str = FLOAT) -> list[float]:
+    """A stored vector as floats: float32 as stored; int8 normalised to unit length (what cosine compares)."""
+    if element == INT8:
+        values = struct.unpack(f"{len(blob)}b", blob)
+        norm = math.hypot(*values)
+        return [x / norm for x in values] if norm else [0.0] * len(values)
     return list(struct.unpack(f"<{len(blob) // 4}f", blob))
+
+
+def bound(element: str, name: str = "?") -> str:
+    """A bound vector parameter in SQL, typed as the column is (sqlite-vec reads a bare blob as float32)."""
+    return f"vec_int8({name})" if element == INT8 else name
 
 
 def exists(db: Transaction) -> bool:
     return execute(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='vec_nodes'").fetchone() is not None
 
 
+def _shape(db: Transaction, table: str = "vec_nodes") -> tuple[str, int] | None:
+    """(element type, width) the table was created with, or None when there is no such table."""
+    row = execute(db, "SELECT sql FROM sqlite_master WHERE type='table' AND name = :t", {"t": table}).fetchone()
+    match = _SHAPE.search(row[0] or "") if row is not None else None
+    return (match.group(1), int(match.group(2))) if match else None
+
+
 def table_dimensions(db: Transaction) -> int | None:
     """The width the vec table was created with, or None when there is no table."""
-    row = execute(db, "SELECT sql FROM sqlite_master WHERE type='table' AND name='vec_nodes'").fetchone()
-    if row is None:
-        return None
-    match = _DIMS.search(row[0] or "")
-    return int(match.group(1)) if match else None
+    shape = _shape(db)
+    return None if shape is None else shape[1]
+
+
+def element(db: Transaction, table: str = "vec_nodes") -> str:
+    """What the table stores a dimension as: ``int8`` or ``float`` (float32; also when there is no table)."""
+    shape = _shape(db, table)
+    return FLOAT if shape is None else shape[0]
+
+
+def element_for_provider(provider: str | None) -> str:
+    """The element type a new table gets: float32 for a provider Go cerebro uses too, else int8 (ADR 0029)."""
+    return FLOAT if provider in GO_PROVIDERS else INT8
+
+
+def _element_for_brain(db: Transaction) -> str:
+    row = execute(db, "SELECT value FROM schema_meta WHERE key = 'embedding_provider'").fetchone()
+    return element_for_provider(None if row is None else row[0])
+
+
+def _definition(table: str, element: str, dimensions: int) -> str:
+    return (
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING "
+        f"vec0(node_id TEXT, embedding {element}[{int(dimensions)}] distance_metric=cosine)"
+    )
 
 
 def ensure_table(db: Transaction, dimensions: int) -> None:
-    if dimensions <= 0:
+    if dimensions <= 0 or exists(db):
         return
-    execute(
-        db,
-        "CREATE VIRTUAL TABLE IF NOT EXISTS vec_nodes USING "
-        f"vec0(node_id TEXT, embedding float[{int(dimensions)}] distance_metric=cosine)",
-    )
+    execute(db, _definition("vec_nodes", _element_for_brain(db), dimensions))
 
 
 def count(session: Session) -> int:
@@ -65,13 +110,9 @@ def drop_table(session: Session) -> None:
 NEXT_TABLE = "vec_nodes_next"
 
 
-def ensure_next_table(session: Session, dimensions: int) -> None:
-    session.execute(
-        text(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {NEXT_TABLE} USING "
-            f"vec0(node_id TEXT, embedding float[{int(dimensions)}] distance_metric=cosine)"
-        )
-    )
+def ensure_next_table(session: Session, dimensions: int, provider: str) -> None:
+    """The side table, of the element type vectors of the new ``provider`` get."""
+    session.execute(text(_definition(NEXT_TABLE, element_for_provider(provider), dimensions)))
 
 
 def next_missing(conn: Connection, limit: int) -> list[tuple[int, str, str]]:
@@ -101,9 +142,10 @@ def next_count(conn: Connection) -> int:
 
 
 def put_next(session: Session, rowid: int, node_id: str, vector: Sequence[float]) -> None:
+    kind = element(session, NEXT_TABLE)
     session.execute(
-        text(f"INSERT INTO {NEXT_TABLE} (rowid, node_id, embedding) VALUES (:r, :id, :v)"),
-        {"r": rowid, "id": node_id, "v": to_blob(vector)},
+        text(f"INSERT INTO {NEXT_TABLE} (rowid, node_id, embedding) VALUES (:r, :id, {bound(kind, ':v')})"),
+        {"r": rowid, "id": node_id, "v": to_blob(vector, kind)},
     )
 
 
@@ -111,12 +153,7 @@ def switch_to_next(session: Session, dimensions: int, model: str) -> int:
     """The side table becomes ``vec_nodes``; nodes with a vector now name ``model``. Returns how many do."""
     session.execute(text(f"DELETE FROM {NEXT_TABLE} WHERE rowid NOT IN (SELECT rowid FROM nodes)"))  # deleted since
     session.execute(text("DROP TABLE IF EXISTS vec_nodes"))
-    session.execute(
-        text(
-            "CREATE VIRTUAL TABLE vec_nodes USING "
-            f"vec0(node_id TEXT, embedding float[{int(dimensions)}] distance_metric=cosine)"
-        )
-    )
+    session.execute(text(_definition("vec_nodes", element(session, NEXT_TABLE), dimensions)))
     session.execute(
         text(f"INSERT INTO vec_nodes (rowid, node_id, embedding) SELECT rowid, node_id, embedding FROM {NEXT_TABLE}")
     )
@@ -179,11 +216,13 @@ def upsert(db: Transaction, node_id: str, vector: Sequence[float], *, fresh: boo
     if fresh:
         _forget_next(db, rowid)  # a new node on a reused rowid: a row left by a deleted one is not its own
     taken = execute(db, "SELECT 1 FROM vec_nodes WHERE rowid = :r", {"r": rowid}).fetchone()
-    params = {"id": node_id, "v": to_blob(vector), "r": rowid}
+    kind = element(db)
+    params = {"id": node_id, "v": to_blob(vector, kind), "r": rowid}
+    value = bound(kind, ":v")
     if taken is None and rowid is not None:
-        execute(db, "INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (:r, :id, :v)", params)
+        execute(db, f"INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (:r, :id, {value})", params)
     else:
-        execute(db, "INSERT INTO vec_nodes (node_id, embedding) VALUES (:id, :v)", params)
+        execute(db, f"INSERT INTO vec_nodes (node_id, embedding) VALUES (:id, {value})", params)
 
 
 def _missing_active(session: Session) -> list[str]:
@@ -218,9 +257,10 @@ def knn(conn: Connection, vector: Sequence[float], k: int) -> list[tuple[str, fl
     k = min(int(k), MAX_K)
     if k <= 0:
         return []
+    kind = element(conn)
     rows = conn.execute(
-        "SELECT node_id, distance FROM vec_nodes WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-        (to_blob(vector), int(k)),
+        f"SELECT node_id, distance FROM vec_nodes WHERE embedding MATCH {bound(kind)} AND k = ? ORDER BY distance",
+        (to_blob(vector, kind), int(k)),
     ).fetchall()
     return [(r[0], float(r[1])) for r in rows]
 
@@ -238,10 +278,13 @@ def mean_vector(conn: Connection, sample: int, minimum: int) -> list[float] | No
         return None
     if len(blobs) < max(1, minimum):
         return None
-    values = array("f", b"".join(blobs))  # float32, little-endian on disk
-    if sys.byteorder != "little":
-        values.byteswap()
     count = len(blobs)
+    if element(conn) == INT8:  # each normalised first: the mean of the unit vectors cosine compares
+        values = array("f", [x for blob in blobs for x in from_blob(blob, INT8)])
+    else:
+        values = array("f", b"".join(blobs))  # float32, little-endian on disk
+        if sys.byteorder != "little":
+            values.byteswap()
     dims = len(values) // count
     return [sum(values[j::dims]) / count for j in range(dims)]
 
@@ -251,6 +294,7 @@ def vectors_for(conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
     from cerebro.store.reads import chunks
 
     found: dict[str, list[float]] = {}
+    kind = element(conn)
     for part in chunks(list(ids)):
         marks = ",".join("?" * len(part))
         for node_id, blob in conn.execute(
@@ -258,7 +302,7 @@ def vectors_for(conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
             f"WHERE n.id IN ({marks}) AND v.node_id = n.id",
             tuple(part),
         ).fetchall():
-            found[node_id] = from_blob(blob)
+            found[node_id] = from_blob(blob, kind)
     missing = [i for i in ids if i not in found]
     if missing:
         for part in chunks(missing):
@@ -266,5 +310,5 @@ def vectors_for(conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
             for node_id, blob in conn.execute(
                 f"SELECT node_id, embedding FROM vec_nodes WHERE node_id IN ({marks})", tuple(part)
             ).fetchall():
-                found[node_id] = from_blob(blob)
+                found[node_id] = from_blob(blob, kind)
     return found

@@ -32,6 +32,7 @@ class WarmVectors:
         self._extra_rows: dict[str, int] = {}
         self._extra: Any = None  # (capacity × dims) float32, the first len(_extra_ids) rows in use
         self._removed: set[int] = set()  # row numbers in _matrix
+        self._int8 = False  # the table stores int8 (ADR 0029): rows and KNN queries are int8 values too
         self.uses = 0
 
     def _current(self, conn: Connection) -> bool:
@@ -54,19 +55,23 @@ class WarmVectors:
         """Load every vector; False (nothing loaded) for an empty table."""
         import numpy as np
 
+        from cerebro.store import vec
+
         version = conn.execute("PRAGMA data_version").fetchone()[0]
-        stored = _shadow_rows(conn)
+        dtype = "i1" if vec.element(conn) == vec.INT8 else "<f4"  # as stored (ADR 0029)
+        stored = _shadow_rows(conn, dtype)
         if stored is None:
             rows = conn.execute("SELECT node_id, embedding FROM vec_nodes").fetchall()
             if not rows:
                 return False
             stored = (
                 [r[0] for r in rows],
-                np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1),
+                np.frombuffer(b"".join(r[1] for r in rows), dtype=dtype).reshape(len(rows), -1),
             )
         self._ids, matrix = stored  # never empty: the fast read gives None for a brain without vectors
         self._rows = {node_id: i for i, node_id in enumerate(self._ids)}
-        self._matrix = _unit_rows(matrix)
+        self._matrix = _unit_rows(matrix.astype(np.float32, copy=False))
+        self._int8 = dtype == "i1"
         self._extra_ids, self._extra_rows, self._extra, self._removed = [], {}, None, set()
         self._version = version
         return True
@@ -87,7 +92,7 @@ class WarmVectors:
                     self._removed.add(row)
                 self._drop_extra(node_id)
                 continue
-            unit = _unit_rows(np.asarray([vector], dtype=np.float32))[0]
+            unit = _unit_rows(self._as_stored(vector)[None, :])[0]
             if unit.shape[0] != self._matrix.shape[1]:
                 continue  # another model's width: the next full load sorts it out
             if row is not None:
@@ -106,6 +111,16 @@ class WarmVectors:
                 self._extra_rows[node_id] = extra
             self._extra[extra] = unit
 
+    def _as_stored(self, vector: Sequence[float]) -> Any:  # noqa: ANN401 - a numpy vector
+        """``vector`` as float32 — after the int8 rounding ``vec.to_blob`` gives it, when the table is int8."""
+        import numpy as np
+
+        values = np.asarray(vector, dtype=np.float64)
+        if self._int8:
+            largest = float(np.abs(values).max(initial=0.0))
+            values = np.round(values * (127.0 / largest)) if largest > 0 else np.zeros_like(values)
+        return values.astype(np.float32)
+
     def _drop_extra(self, node_id: str) -> None:
         extra = self._extra_rows.pop(node_id, None)
         if extra is None:
@@ -122,7 +137,7 @@ class WarmVectors:
         """[(node_id, cosine distance)], nearest first — the same answer as ``vec.knn``."""
         import numpy as np
 
-        query = np.asarray(vector, dtype=np.float32)
+        query = self._as_stored(vector)  # sqlite-vec compares the int8 query with int8 rows: so does this
         query /= max(float(np.linalg.norm(query)), 1e-12)
         similarity = self._matrix @ query
         if self._removed:
@@ -180,12 +195,12 @@ def _unit_rows(matrix: Any) -> Any:  # noqa: ANN401 - a numpy matrix; numpy is i
     return (matrix / np.clip(norms, 1e-12, None)).astype(np.float32, copy=False)
 
 
-def _shadow_rows(conn: Connection) -> tuple[list[str], Any] | None:
+def _shadow_rows(conn: Connection, dtype: str = "<f4") -> tuple[list[str], Any] | None:
     """Every (node id, vector) read straight from sqlite-vec's own tables, in the virtual table's scan order:
     a few chunk blobs instead of one row extraction per vector (~15 ms instead of ~220 ms at 10k here). The
     layout is sqlite-vec 0.1's: ``vec_nodes_chunks`` (slots per chunk, a validity bitmap, int64 rowids),
-    ``vec_nodes_vector_chunks00`` (the chunk's float32 vectors), ``vec_nodes_metadatatext00`` (node ids longer
-    than the inline prefix). Anything else — another version, an id not found there, a count or a sampled
+    ``vec_nodes_vector_chunks00`` (the chunk's vectors, of numpy ``dtype``), ``vec_nodes_metadatatext00`` (node
+    ids longer than the inline prefix). Anything else — another version, an id not found there, a count or a sampled
     vector that differs from what the virtual table says — gives None: the caller reads through the table."""
     import numpy as np
 
@@ -207,7 +222,7 @@ def _shadow_rows(conn: Connection) -> tuple[list[str], Any] | None:
             kept = [int(r) for r in np.frombuffer(chunk_rowids, dtype="<i8")[valid]]
             rowids += kept
             ids += [names.get(r) for r in kept]  # type: ignore[misc]  # a None is caught just below
-            parts.append(np.frombuffer(blobs[chunk_id], dtype="<f4").reshape(size, -1)[valid])
+            parts.append(np.frombuffer(blobs[chunk_id], dtype=dtype).reshape(size, -1)[valid])
         if any(i is None for i in ids):
             return None
         if conn.execute("SELECT COUNT(*) FROM vec_nodes_rowids").fetchone()[0] != len(ids):

@@ -15,6 +15,7 @@ from cerebro import Brain, clock
 from cerebro.errors import InvalidInput
 from cerebro.store import vec
 from tests.fakes import hashed_vector
+from tests.helpers import as_stored
 
 AWS = "AKIAQX3NZ7VGLD5KPW2M"
 PASSWORD = "Xk9#mP2vQ-staging"
@@ -59,7 +60,8 @@ def test_add_stores_markers_indexes_and_embeds_them_and_warns_by_kind(
     assert warnings == [
         "redacted 3 secrets before storing (api-key, aws-access-key, password); --allow-secret keeps them on purpose"
     ]
-    assert stored_vector(fake_brain_path, node_id) == pytest.approx(hashed_vector(CLEAN))  # embedded as stored
+    # embedded as stored
+    assert stored_vector(fake_brain_path, node_id) == pytest.approx(as_stored(hashed_vector(CLEAN)))
     fake_brain.close()
     data = file_bytes(fake_brain_path)
     assert AWS.encode() not in data and PASSWORD.encode() not in data and b"a8Fk29dkLs0qPz7wXn3M" not in data
@@ -214,7 +216,7 @@ def test_redact_backs_up_replaces_everywhere_and_leaves_no_copy_in_the_file(
     assert fake_brain.get(ids["active"]).node.content == CLEAN
     assert fake_brain.get(ids["metadata"]).node.metadata == {"password": "[secret:password]"}
     assert fake_brain.inbox_get(ids["candidate"]).content == "maybe [secret:aws-access-key]"
-    assert stored_vector(fake_brain_path, ids["active"]) == pytest.approx(hashed_vector(CLEAN))
+    assert stored_vector(fake_brain_path, ids["active"]) == pytest.approx(as_stored(hashed_vector(CLEAN)))
     assert keyword_hits(fake_brain, AWS) == [] and ids["active"] in keyword_hits(fake_brain, "deploy")
     assert fake_brain.scan_secrets().findings == []
     assert fake_brain.redact_secrets().findings == []  # nothing left: no second backup either

@@ -534,7 +534,7 @@ def test_vectors_out_of_sync_warn(fake_brain_path: Path, project: Path) -> None:
     conn = connect_raw(fake_brain_path)
     try:
         blob = conn.execute("SELECT embedding FROM vec_nodes LIMIT 1").fetchone()[0]
-        conn.execute("INSERT INTO vec_nodes (node_id, embedding) VALUES ('gone-node', ?)", (blob,))
+        conn.execute("INSERT INTO vec_nodes (node_id, embedding) VALUES ('gone-node', vec_int8(?))", (blob,))
     finally:
         conn.close()
     orphaned = doctor.check_brain(project)

@@ -252,9 +252,10 @@ def test_deleting_a_vector_stored_at_another_nodes_rowid_deletes_only_that_vecto
                 ).all()
             }
             session.execute(meta.text("DELETE FROM vec_nodes"))
+            value = vec.bound(vec.element(session), ":v")  # a blob typed as the column's vectors
             for node_id, other in ((a, b), (b, a)):  # each vector at the other node's rowid
                 session.execute(
-                    meta.text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (:r, :id, :v)"),
+                    meta.text(f"INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (:r, :id, {value})"),
                     {"r": rows[other][0], "id": node_id, "v": rows[node_id][1]},
                 )
 
@@ -289,8 +290,9 @@ def test_vectors_are_found_where_they_are_stored_even_at_another_nodes_rowid(tmp
         def move_a(session) -> None:  # a's vector to a rowid no node has
             blob = session.execute(meta.text("SELECT embedding FROM vec_nodes WHERE node_id = :id"), {"id": a}).scalar()
             session.execute(meta.text("DELETE FROM vec_nodes WHERE node_id = :id"), {"id": a})
+            value = vec.bound(vec.element(session), ":v")
             session.execute(
-                meta.text("INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (999, :id, :v)"),
+                meta.text(f"INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (999, :id, {value})"),
                 {"id": a, "v": blob},
             )
 

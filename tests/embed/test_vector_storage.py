@@ -1,0 +1,132 @@
+"""How vectors are stored (ADR 0029): int8 — a byte a dimension, a quarter of float32 — unless the brain's provider
+is one Go cerebro embeds with too (its vectors stay float32 so Go can go on using them). A table made before
+keeps its float32 and works; `reembed` converts it."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from cerebro import Brain
+from cerebro.db.engine import connect_raw
+from cerebro.store import vec
+from tests.fakes import hashed_vector
+
+
+def _definition(path: Path) -> str:
+    conn = connect_raw(path, wal=False)
+    try:
+        return conn.execute("SELECT sql FROM sqlite_master WHERE name = 'vec_nodes'").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _blob_lengths(path: Path) -> set[int]:
+    conn = connect_raw(path, wal=False)
+    try:
+        return {r[0] for r in conn.execute("SELECT length(embedding) FROM vec_nodes").fetchall()}
+    finally:
+        conn.close()
+
+
+def test_int8_round_trip_keeps_the_direction_and_gives_a_unit_vector() -> None:
+    vector = hashed_vector("the deploy runs through the staging cluster first")
+    blob = vec.to_blob(vector, vec.INT8)
+    assert len(blob) == len(vector)  # a byte a dimension
+    assert max(abs(b) for b in memoryview(blob).cast("b")) == 127  # the largest component uses the whole range
+    back = vec.from_blob(blob, vec.INT8)
+    assert math.hypot(*back) == pytest.approx(1.0)
+    norm = math.hypot(*vector)
+    cosine = sum(a * b for a, b in zip(back, vector, strict=True)) / norm
+    assert cosine > 0.9999
+    assert vec.from_blob(vec.to_blob([0.0, 0.0, 0.0], vec.INT8), vec.INT8) == [0.0, 0.0, 0.0]  # no division by 0
+    assert vec.to_blob([0.5, -1.0, 0.25], vec.INT8) == bytes([64, 256 - 127, 32])  # round(63.5) is 64: half to even
+    assert vec.from_blob(vec.to_blob([0.5, -2.0], vec.FLOAT)) == [0.5, -2.0]  # float32 as before
+
+
+def test_a_new_brain_stores_int8_a_byte_a_dimension(fake_brain, fake_brain_path) -> None:
+    node_id = fake_brain.add("the kettle was descaled on monday")
+    dims = fake_brain.stats().embedding_dimensions
+    assert f"embedding int8[{dims}]" in _definition(fake_brain_path)
+    assert _blob_lengths(fake_brain_path) == {dims}
+    with fake_brain.handle.snapshot() as conn:
+        stored = vec.vectors_for(conn, [node_id])[node_id]
+    expected = hashed_vector("the kettle was descaled on monday")
+    assert stored == pytest.approx(vec.from_blob(vec.to_blob(expected, vec.INT8), vec.INT8))
+
+
+def test_knn_over_int8_finds_what_float_finds(fake_brain) -> None:
+    """The vector lane on int8 ranks as float32 would (the fake embedder's vectors): same neighbours, same order,
+    cosines within the rounding."""
+    texts = [f"{a} {b} note" for a in ("kettle", "boiler", "deploy", "token") for b in ("red", "blue", "green")]
+    ids = fake_brain.add_many([{"content": t} for t in texts])
+    query = hashed_vector("kettle blue")
+    with fake_brain.handle.snapshot() as conn:
+        hits = vec.knn(conn, query, 5)
+    norm = math.hypot(*query)
+    exact_all = sorted(
+        (
+            (
+                1
+                - sum(a * b for a, b in zip(hashed_vector(t), query, strict=True))
+                / norm
+                / math.hypot(*hashed_vector(t)),
+                i,
+            )
+            for t, i in zip(texts, ids, strict=True)
+        ),
+    )
+    exact = exact_all[:5]
+    exact_by_id = {i: d for d, i in exact_all}
+    assert hits[0][0] == exact[0][1]  # "kettle blue note"
+    assert [d for _, d in hits] == pytest.approx([d for d, _ in exact], abs=0.01)  # as deep, ties in any order
+    assert all(exact_by_id[i] == pytest.approx(d, abs=0.01) for i, d in hits)
+
+
+def test_an_ollama_brain_keeps_float32_for_go(tmp_path: Path) -> None:
+    path = tmp_path / "go-shared.sqlite"
+    Brain.init(path, embed_provider="ollama")
+    assert "embedding float[768]" in _definition(path)
+    assert vec.element_for_provider("ollama") == vec.element_for_provider("voyage") == vec.FLOAT
+    assert vec.element_for_provider("local") == vec.element_for_provider("fake") == vec.INT8
+
+
+def _as_before_adr_0029(path: Path) -> None:
+    """The float32 table every brain had before: same vectors, as float32 blobs."""
+    conn = connect_raw(path, wal=False)
+    rows = conn.execute("SELECT rowid, node_id, embedding FROM vec_nodes").fetchall()
+    dims = len(rows[0][2])
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("DROP TABLE vec_nodes")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE vec_nodes USING vec0(node_id TEXT, embedding float[{dims}] distance_metric=cosine)"
+    )
+    for rowid, node_id, blob in rows:
+        conn.execute(
+            "INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (?, ?, ?)",
+            (rowid, node_id, vec.to_blob(vec.from_blob(blob, vec.INT8))),
+        )
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def test_a_float32_table_from_before_keeps_working_and_reembed_converts_it(fake_brain_path: Path) -> None:
+    with Brain.open(fake_brain_path) as brain:
+        first = brain.add("the kettle was descaled on monday")
+    _as_before_adr_0029(fake_brain_path)
+    dims = len(hashed_vector("x"))
+    assert f"embedding float[{dims}]" in _definition(fake_brain_path)
+    with Brain.open(fake_brain_path) as brain:
+        second = brain.add("the boiler pressure was checked")  # written as float32, as the table says
+        assert _blob_lengths(fake_brain_path) == {4 * dims}
+        assert brain.recall("kettle descaled", limit=1).ids == [first]
+        assert brain.recall("boiler pressure", limit=1).ids == [second]
+        report = brain.reembed()  # same model: only the storage changes
+        assert (report["skipped"], report["embedded_now"], report["active"]) == (False, 2, 2)
+    assert f"embedding int8[{dims}]" in _definition(fake_brain_path)
+    assert _blob_lengths(fake_brain_path) == {dims}
+    with Brain.open(fake_brain_path) as brain:
+        assert brain.recall("kettle descaled", limit=1).ids == [first]
+        assert brain.reembed()["skipped"]  # converted: nothing left to do
