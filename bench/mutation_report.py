@@ -55,6 +55,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x__rewrite_attempts", ".read_text())"): "job files are json.dumps output: ASCII, the same in any encoding",
     ("x__rewrite_attempts", "json.dumps(data))"): "job files are json.dumps output: ASCII, the same in any encoding",
     ("x_try_write", "conn.execute('rollback')"): "SQL keywords are case-insensitive",
+    ("x_optimize", "VALUES ('OPTIMIZE')"): "FTS5 command names are case-insensitive ('optimize' = 'OPTIMIZE')",
+    ("x_optimize", "VALUES ('optimize')"): "FTS5 command names are case-insensitive ('optimize' = 'OPTIMIZE')",
     ("x__time", "len(value) == 20"): "skips the fast parser: the general one reads the storage layout the same",
     ("x__time", "value[11] == ' '"): "skips the fast parser: the general one reads the storage layout the same",
     ("x__time", "value[10] == 'XX XX'"): "skips the fast parser: the general one reads the storage layout the same",

@@ -316,3 +316,69 @@ def test_a_go_brains_upgrade_backup_is_named_for_its_schema_version(kit, tmp_pat
         assert brain.upgrade_backup is not None
         assert Path(brain.upgrade_backup).name.startswith("brain-pre-v4-upgrade-")
     assert [name for name in _backups(isolated_home) if name.endswith(".sqlite")] == [Path(brain.upgrade_backup).name]
+
+
+def test_the_backups_fingerprint_is_private_like_the_backup(kit, tmp_path, isolated_home):
+    path = kit.load("v4", tmp_path / "brain.sqlite")
+    with Brain.open(path) as brain:
+        backup = Path(brain.upgrade_backup)
+    marker = backup.with_suffix(".fingerprint")
+    assert marker.is_file()
+    assert (backup.stat().st_mode & 0o777, marker.stat().st_mode & 0o777) == (0o600, 0o600)
+
+
+def _tree(root, *files):
+    for name in files:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("")
+    return root
+
+
+def test_migration_scripts_come_from_the_wheel_else_the_checkout_else_a_clear_error(tmp_path, monkeypatch):
+    """``cerebro/_migrations`` in an installed wheel, ``alembic/`` in a checkout; neither is an installation
+    to repair, not a brain to blame."""
+    from cerebro.db import migrate
+
+    wheel = _tree(tmp_path / "wheel", "cerebro/db/migrate.py", "cerebro/_migrations/env.py")
+    monkeypatch.setattr(migrate, "__file__", str(wheel / "cerebro/db/migrate.py"))
+    assert migrate.script_location() == (wheel / "cerebro/_migrations").resolve()
+    checkout = _tree(tmp_path / "checkout", "cerebro/db/migrate.py", "alembic/env.py", "cerebro/_migrations/README")
+    monkeypatch.setattr(migrate, "__file__", str(checkout / "cerebro/db/migrate.py"))
+    assert migrate.script_location() == (checkout / "alembic").resolve()
+    broken = _tree(tmp_path / "broken", "cerebro/db/migrate.py")
+    monkeypatch.setattr(migrate, "__file__", str(broken / "cerebro/db/migrate.py"))
+    with pytest.raises(MigrationFailed) as raised:
+        migrate.script_location()
+    assert str(raised.value) == "cerebro's migration scripts are missing from this installation; reinstall cerebro"
+
+
+def test_an_upgrade_holds_the_write_lock_from_its_first_statement(kit, tmp_path, isolated_home, monkeypatch):
+    """The upgrade's transaction begins IMMEDIATE: another writer waits for the whole upgrade rather than
+    slipping in between its reads and its first write (a brain behind head that has a revision: no stamp
+    writes first)."""
+    import sqlean.dbapi2 as same_sqlite  # the engine's SQLite library: two libraries in one process break locks
+
+    from alembic import command
+
+    path = kit.load("v4", tmp_path / "brain.sqlite")
+    Brain.open(path).close()
+    kit.alembic_batch([kit.step("downgrade", "v7", brain=path)], home=isolated_home)
+    probes: list[str] = []
+    real_upgrade = command.upgrade
+
+    def probing_upgrade(cfg, target):  # runs inside the upgrade's transaction, before any revision
+        other = same_sqlite.connect(str(path), timeout=0)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            probes.append("another writer got in")
+            other.execute("ROLLBACK")
+        except same_sqlite.OperationalError as exc:
+            probes.append(str(exc))
+        finally:
+            other.close()
+        return real_upgrade(cfg, target)
+
+    monkeypatch.setattr(command, "upgrade", probing_upgrade)
+    with Brain.open(path) as brain:
+        assert brain.upgrade_backup is not None  # it did upgrade
+    assert probes == ["database is locked"]

@@ -4,6 +4,7 @@ line on stderr (none under -q); diagnostics through structlog only when CEREBRO_
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import subprocess
 import sys
@@ -100,5 +101,6 @@ def test_an_upgrade_says_which_brain_and_where_its_backup_went(
     with Brain.open(brain) as opened:
         backup = opened.upgrade_backup
     (line,) = [line for line in capsys.readouterr().err.splitlines() if "upgrading brain" in line]
+    assert re.search(r"(^|\s)upgrading brain\s", line), line  # the words alone
     assert f"brain={brain}" in line.replace("'", "") and f"backup={backup}" in line.replace("'", "")
     monkeypatch.setattr(logs, "_structlog_level", None)

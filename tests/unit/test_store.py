@@ -432,3 +432,50 @@ def test_re_adding_an_edge_replaces_its_metadata_only_when_some_is_given(brain: 
     assert brain.get(a).edges[0].metadata == {"why": "first"}
     brain.add_edge(a, b, "supports", metadata={"why": "second"})
     assert brain.get(a).edges[0].metadata == {"why": "second"}
+
+
+def test_re_adding_an_edge_with_a_new_weight_and_window_stores_them(brain: Brain) -> None:
+    a, b = brain.add("a cause"), brain.add("its effect")
+    brain.add_edge(a, b, "supports", weight=2.5, valid_at="2026-01-01T00:00:00Z")
+    again = brain.add_edge(a, b, "supports", weight=0.75, valid_at="2026-02-01T00:00:00Z", invalid_at="2026-03-01")
+    assert again.created is False
+    (edge,) = brain.get(a).edges
+    assert edge.weight == 0.75
+    assert (edge.valid_at, edge.invalid_at) == (
+        datetime(2026, 2, 1, tzinfo=UTC),
+        datetime(2026, 3, 1, tzinfo=UTC),
+    )
+
+
+# ------------------------------------------------------------------ listing and counting
+
+
+def test_list_filters_by_subtype_newest_first_and_cuts_at_the_limit(brain: Brain) -> None:
+    """`cerebro list`'s store query: a subtype, or none ("" or NULL), newest first (created_at, then insertion
+    order for memories of one instant), at most ``limit``."""
+    from cerebro import clock
+
+    clock.set_now(datetime(2026, 3, 1, tzinfo=UTC))
+    old_decision = brain.add("we chose sqlite", subtype="decision")
+    bare = brain.add("a plain note")
+    clock.set_now(datetime(2026, 3, 2, tzinfo=UTC))
+    new_decision = brain.add("we chose fts5", subtype="decision")
+    empty = brain.add("another plain note", subtype="")
+    bug = brain.add("a bug we hit", subtype="bug")
+    clock.set_now(datetime(2026, 2, 28, tzinfo=UTC))
+    backfilled = brain.add("written last, dated first")  # the newest row, the oldest memory
+    clock.set_now(None)
+
+    assert [n.id for n in brain.list(subtype="decision")] == [new_decision, old_decision]
+    assert [n.id for n in brain.list(subtype="")] == [empty, bare, backfilled]  # no subtype: NULL or ""
+    assert [n.id for n in brain.list(subtype=None)] == [empty, bare, backfilled]
+    assert [n.id for n in brain.list()] == [bug, empty, new_decision, bare, old_decision, backfilled]
+    assert [n.id for n in brain.list(limit=2)] == [bug, empty]
+    assert [n.id for n in brain.list(subtype="decision", limit=1)] == [new_decision]
+
+
+def test_stats_count_memories_by_type(brain: Brain) -> None:
+    brain.add("a concept", type="concept")
+    brain.add("another concept", type="concept")
+    brain.add("a procedure", type="procedure")
+    assert brain.stats().nodes_by_type == {"concept": 2, "procedure": 1, "episode": 0, "reflection": 0}
