@@ -128,3 +128,32 @@ def test_probing_drivers_leaves_no_file_behind(tmp_path, monkeypatch: pytest.Mon
     monkeypatch.chdir(tmp_path)
     assert engine.pick_driver([_Recorder()]) is not None
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_raw_connection_puts_a_brain_in_wal_unless_told_not_to(tmp_path) -> None:
+    """Many agents share one brain: WAL by default; ``wal=False`` (reading a backup or an old file) leaves the
+    journal as it is."""
+    path = tmp_path / "b.sqlite"
+    conn = engine.connect_raw(path, wal=False)
+    conn.execute("CREATE TABLE t (x)")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    conn.close()
+    conn = engine.connect_raw(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+
+
+def test_a_raw_connection_may_be_used_from_another_thread(tmp_path) -> None:
+    """The MCP server opens its connections on one thread and reads on its brain thread and its warm-index
+    builder (ADR 0020): the driver's same-thread check is off."""
+    import threading
+
+    conn = engine.connect_raw(tmp_path / "b.sqlite")
+    seen: list[object] = []
+    worker = threading.Thread(target=lambda: seen.append(conn.execute("SELECT 41 + 1").fetchone()[0]))
+    worker.start()
+    worker.join()
+    conn.close()
+    assert seen == [42]
