@@ -382,3 +382,25 @@ def test_an_upgrade_holds_the_write_lock_from_its_first_statement(kit, tmp_path,
     with Brain.open(path) as brain:
         assert brain.upgrade_backup is not None  # it did upgrade
     assert probes == ["database is locked"]
+
+
+def test_the_upgrades_last_check_names_the_first_dangling_reference(tmp_path):
+    """After the revisions, ``PRAGMA foreign_key_check`` must find nothing; what it finds fails the upgrade (and
+    rolls it back) with the count and the first row, as SQLite reports them."""
+    import sqlalchemy as sa
+
+    from cerebro.db.migrate import check_foreign_keys
+
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'fk.sqlite'}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+        conn.exec_driver_sql("CREATE TABLE child (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parent(id))")
+        conn.exec_driver_sql("INSERT INTO parent (id) VALUES (1)")
+        check_foreign_keys(conn)  # nothing dangling: no error
+        conn.exec_driver_sql("INSERT INTO child (id, parent_id) VALUES (7, 2), (8, 3), (9, 1)")
+        with pytest.raises(MigrationFailed) as raised:
+            check_foreign_keys(conn)
+    engine.dispose()
+    assert str(raised.value) == (
+        "upgrade would leave 2 dangling reference(s) (first: ('child', 7, 'parent', 0)); the brain was left unchanged"
+    )
