@@ -84,10 +84,9 @@ bench-peers:
 	$(UV) venv --quiet --allow-existing --python 3.11 bench/peers/lite
 	$(UV) pip install --quiet --python bench/peers/lite/bin/python -r bench/peers/requirements-lite.txt
 
-# Mutation testing of the modules in pyproject.toml's [tool.mutmut] (docs/testing.md). Slow (about two hours
-# for all of them on 2 cores; MUTANTS='cerebro.store.*' runs a subset); not part of make test. Installs the mutate dependency group (make setup removes it again).
+# Mutation testing (docs/testing.md): each group of core modules against its own tests (bench/mutate.py);
+# GROUPS="db store" runs some of them. Slow (hours for all on 2 cores); not part of make test. Installs the
+# mutate dependency group (make setup removes it again).
 mutate: setup
 	@$(UV) sync --locked --quiet --compile-bytecode --group mutate
-	rm -rf mutants
-	-CEREBRO_EMBED_THREADS=1 CEREBRO_MUTATION_ORDER=1 $(VENV)/bin/mutmut run --max-children 2 $(MUTANTS)
-	$(VENV)/bin/python bench/mutation_report.py mutants
+	$(VENV)/bin/python bench/mutate.py $(GROUPS)
