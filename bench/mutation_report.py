@@ -132,6 +132,22 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("knn", "np.asarray(vector, dtype=None)"): "a float64 query gives the same similarities to 1e-7",
     ("knn", "np.asarray(vector)"): "a float64 query gives the same similarities to 1e-7",
     ("knn", "if k < 0:"): "k is never negative here; for k = 0 the slice [:0] is empty either way",
+    ("_as_stored", "np.asarray(vector, dtype=None)"): "numpy reads Python floats as float64 anyway",
+    ("_as_stored", "np.asarray(vector)"): "numpy reads Python floats as float64 anyway",
+    ("_as_stored", "values.astype(None)"): "a float64 query gives the same similarities to 1e-7",
+    ("_as_stored", "max(initial=None)"): "a vector is never empty: max needs no initial value",
+    ("load", "matrix.astype(None, copy=False)"): "_unit_rows casts to float32 at the end: this cast only saves memory",
+    ("load", "copy=None))"): "astype's copy flag changes memory use only",
+    ("load", "matrix.astype(np.float32))"): "astype's copy flag changes memory use only",
+    ("load", "copy=True))"): "astype's copy flag changes memory use only",
+    (
+        "load",
+        "stored = _shadow_rows(None, dtype)",
+    ): "the fast read fails and the virtual-table read gives the same vectors",
+    (
+        "x__unit_rows",
+        "1.000000000001",
+    ): "rows are int8 values (norm ≥ 1), unit vectors or zero: a floor of 1 + 1e-12 moves none by a float32 step",
     # Export (portability.py): table and column names handed to the SQL-building helper.
     ("", "'NODES'"): "table names are case-insensitive in SQL",
     ("", "'EDGES'"): "table names are case-insensitive in SQL",

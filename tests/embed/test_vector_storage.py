@@ -130,3 +130,36 @@ def test_a_float32_table_from_before_keeps_working_and_reembed_converts_it(fake_
     with Brain.open(fake_brain_path) as brain:
         assert brain.recall("kettle descaled", limit=1).ids == [first]
         assert brain.reembed()["skipped"]  # converted: nothing left to do
+
+
+def test_the_side_table_of_a_reembed_takes_the_new_providers_element_type(fake_brain) -> None:
+    """Going back to a provider Go shares (``reembed --provider ollama``) builds a float32 table again."""
+    for provider, kind in (("ollama", "float"), ("local", "int8")):
+
+        def build(session, provider: str = provider) -> str:
+            vec.ensure_next_table(session, 8, provider)
+            made = vec.element(session, vec.NEXT_TABLE)
+            session.execute(vec.text(f"DROP TABLE {vec.NEXT_TABLE}"))
+            return made
+
+        assert fake_brain.handle.write(build) == kind
+
+
+def test_a_float32_table_from_before_loads_into_the_warm_index_and_ranks_as_sqlite_vec(fake_brain_path: Path) -> None:
+    from cerebro.store import warm
+
+    with Brain.open(fake_brain_path) as brain:
+        brain.add_many([{"content": f"{a} {b} note"} for a in ("kettle", "boiler", "deploy") for b in ("red", "blue")])
+    _as_before_adr_0029(fake_brain_path)
+    query = hashed_vector("boiler blue")
+    conn = connect_raw(fake_brain_path, wal=False)
+    try:
+        index = warm.WarmVectors()
+        assert index.load(conn)
+        assert index._matrix.shape[1] == len(query)
+        expected = vec.knn(conn, query, 4)
+    finally:
+        conn.close()
+    got = index.knn(query, 4)
+    assert [d for _, d in got] == pytest.approx([d for _, d in expected], abs=1e-6)
+    assert got[0][0] == expected[0][0]

@@ -479,3 +479,15 @@ def test_stats_count_memories_by_type(brain: Brain) -> None:
     brain.add("another concept", type="concept")
     brain.add("a procedure", type="procedure")
     assert brain.stats().nodes_by_type == {"concept": 2, "procedure": 1, "episode": 0, "reflection": 0}
+
+
+def test_meta_items_lists_every_key_or_those_with_a_prefix(brain: Brain) -> None:
+    from cerebro.store import reads
+
+    brain.config_set("recall_threshold", "0.4")
+    with brain.handle.snapshot() as conn:
+        every = reads.meta_items(conn)
+        config = reads.meta_items(conn, prefix="config.")
+    assert config == [("config.recall_threshold", "0.4")]
+    assert ("config.recall_threshold", "0.4") in every and ("schema_version", "7") in every
+    assert [key for key, _ in every] == sorted(key for key, _ in every)
