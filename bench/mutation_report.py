@@ -46,6 +46,13 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ): "the Edge model's default is 1.0: a None weight is stored as 1.0 too",
     ("x_delete", "rowid = None"): "the fallback deletes the same row by node id (only slower)",
     ("x_delete", "_node_rowid(session, None)"): "the fallback deletes the same row by node id (only slower)",
+    ("x_delete", "_node_rowid(db, None)"): "the fallback deletes the same row by node id (only slower)",
+    ("x_list_rows", "text('nodes.rowid desc')"): "SQL keywords are case-insensitive",
+    ("x_list_rows", "text('NODES.ROWID DESC')"): "SQL keywords and identifiers are case-insensitive",
+    (
+        "x__shadow_rows",
+        "if row is None and row[0] != ids[index]",
+    ): "a None row still falls back (TypeError, caught); an id read from vec0's own metadata table cannot differ",
     ("x_delete", "at_rowid = None"): "the fallback deletes the same row by node id (only slower)",
     ("x__busy_timeout_ms", "'CEREBRO_BUSY_TIMEOUT_MS', 'XXXX'"): "int('XXXX') fails as int('') does: the default",
     ("x_edges_touching", "chunks(list(ids))"): "any chunk size under SQLite's variable limit reads the same edges",

@@ -465,6 +465,8 @@ def test_list_filters_by_subtype_newest_first_and_cuts_at_the_limit(brain: Brain
     clock.set_now(datetime(2026, 2, 28, tzinfo=UTC))
     backfilled = brain.add("written last, dated first")  # the newest row, the oldest memory
     clock.set_now(None)
+    # cerebro stores "no subtype" as NULL; Go cerebro and hand edits leave "": both count as none
+    brain.handle.write(lambda s: s.execute(meta.text("UPDATE nodes SET subtype = '' WHERE id = :i"), {"i": empty}))
 
     assert [n.id for n in brain.list(subtype="decision")] == [new_decision, old_decision]
     assert [n.id for n in brain.list(subtype="")] == [empty, bare, backfilled]  # no subtype: NULL or ""
@@ -491,3 +493,25 @@ def test_meta_items_lists_every_key_or_those_with_a_prefix(brain: Brain) -> None
     assert config == [("config.recall_threshold", "0.4")]
     assert ("config.recall_threshold", "0.4") in every and ("schema_version", "7") in every
     assert [key for key, _ in every] == sorted(key for key, _ in every)
+
+
+def test_deleting_a_vector_drops_the_next_models_vector_of_that_node_too(tmp_path: Path) -> None:
+    """During a re-embedding (``vec_nodes_next``), a node whose vector goes must not keep the new model's one, made
+    from what it said before: the resumed run would carry it over."""
+    path = tmp_path / "fake.sqlite"
+    Brain.init(path, embed_provider="fake")
+    with Brain.open(path) as brain:
+        a, b = brain.add("alpha kettle"), brain.add("beta descaling")
+
+        def start(session) -> None:
+            vec.ensure_next_table(session, 4, "local")
+            for node_id in (a, b):
+                rowid = session.execute(meta.text("SELECT rowid FROM nodes WHERE id = :i"), {"i": node_id}).scalar()
+                vec.put_next(session, rowid, node_id, [1.0, 0.0, 0.0, 0.0])
+
+        brain.handle.write(start)
+        brain.handle.write(lambda s: vec.delete(s, a))
+        left = brain.handle.read(
+            lambda s: [r[0] for r in s.execute(meta.text(f"SELECT node_id FROM {vec.NEXT_TABLE}")).all()]
+        )
+    assert left == [b]
