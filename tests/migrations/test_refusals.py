@@ -404,3 +404,21 @@ def test_the_upgrades_last_check_names_the_first_dangling_reference(tmp_path):
     assert str(raised.value) == (
         "upgrade would leave 2 dangling reference(s) (first: ('child', 7, 'parent', 0)); the brain was left unchanged"
     )
+
+
+def test_a_go_brain_is_stamped_at_its_version_before_the_chain_runs(kit, tmp_path, isolated_home, monkeypatch):
+    """The stamp is what keeps the chain from replaying v1… over a v4 brain: the upgrade starts at v4."""
+    from alembic import command
+
+    path = kit.load("v4", tmp_path / "brain.sqlite")
+    started_at: list[object] = []
+    real_upgrade = command.upgrade
+
+    def recording_upgrade(cfg, target):
+        conn = cfg.attributes["connection"]
+        started_at.append(conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar())
+        return real_upgrade(cfg, target)
+
+    monkeypatch.setattr(command, "upgrade", recording_upgrade)
+    Brain.open(path).close()
+    assert started_at == ["v4"]
