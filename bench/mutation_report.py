@@ -126,6 +126,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("__init__", "self._ids: list[str] = None"): "load sets it before any read",
     ("__init__", "self._extra_ids: list[str] = None"): "load sets it before any read",
     ("__init__", "self._extra: Any = ''"): "load sets it before any read",
+    ("__init__", "self._int8 = None"): "load sets it before any read (and None is as false as False)",
     ("load", "stored = None"): "the virtual-table read gives the same vectors (only slower)",
     ("load", "stored = _shadow_rows(None)"): "the fast read fails and the virtual-table read gives the same vectors",
     ("load", ".reshape(len(rows), -2)"): "numpy takes any negative size as 'the rest'",

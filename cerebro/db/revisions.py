@@ -73,17 +73,16 @@ def stamp_boundary(bind: SAConnection, key: str) -> None:
     bind.exec_driver_sql("INSERT OR IGNORE INTO schema_meta (key, value) VALUES (?, ?)", (key, clock.now_text()))
 
 
-def ensure_fts_table(bind: SAConnection) -> bool:
-    """Create ``nodes_fts`` if absent and backfill it with the active nodes. Returns True if created."""
+def ensure_fts_table(bind: SAConnection) -> None:
+    """Create ``nodes_fts`` if absent and backfill it with the active nodes (a brain that has one keeps it)."""
     if table_exists(bind, "nodes_fts"):
-        return False
+        return
     bind.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(node_id UNINDEXED, content, subtype)")
     if table_exists(bind, "nodes"):
         bind.exec_driver_sql(
             "INSERT INTO nodes_fts (node_id, content, subtype) "
             "SELECT id, content, COALESCE(subtype, '') FROM nodes WHERE status = 'active'"
         )
-    return True
 
 
 def rebuild_fts_table(bind: SAConnection, *, tokenize: str | None) -> None:

@@ -163,3 +163,19 @@ def test_a_float32_table_from_before_loads_into_the_warm_index_and_ranks_as_sqli
     got = index.knn(query, 4)
     assert [d for _, d in got] == pytest.approx([d for _, d in expected], abs=1e-6)
     assert got[0][0] == expected[0][0]
+
+
+def test_the_centering_mean_of_a_float32_table_is_the_mean_of_its_vectors(fake_brain_path: Path) -> None:
+    import numpy as np
+
+    with Brain.open(fake_brain_path) as brain:
+        brain.add_many([{"content": f"memory {i} about topic{i % 7} and thing{i % 5}"} for i in range(60)])
+    _as_before_adr_0029(fake_brain_path)
+    conn = connect_raw(fake_brain_path, wal=False)
+    try:
+        blobs = [r[0] for r in conn.execute("SELECT embedding FROM vec_nodes LIMIT 256").fetchall()]
+        mean = vec.mean_vector(conn, 256, 50)
+    finally:
+        conn.close()
+    expected = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).mean(axis=0)
+    assert mean == pytest.approx(expected.tolist(), abs=1e-6)

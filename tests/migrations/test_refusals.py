@@ -422,3 +422,17 @@ def test_a_go_brain_is_stamped_at_its_version_before_the_chain_runs(kit, tmp_pat
     monkeypatch.setattr(command, "upgrade", recording_upgrade)
     Brain.open(path).close()
     assert started_at == ["v4"]
+
+
+@pytest.mark.parametrize("version", ["v4", "v7"])
+def test_an_adopted_go_brains_keyword_index_holds_each_active_memory_once(kit, tmp_path, isolated_home, version):
+    """Go brains from v3 on have ``nodes_fts``: adopting one must keep it, not add every memory to it again."""
+    path = kit.load(version, tmp_path / "brain.sqlite")
+    Brain.open(path).close()
+    conn = kit.connect(path)
+    try:
+        indexed = sorted(r[0] for r in conn.execute("SELECT node_id FROM nodes_fts").fetchall())
+        active = sorted(r[0] for r in conn.execute("SELECT id FROM nodes WHERE status = 'active'").fetchall())
+    finally:
+        conn.close()
+    assert indexed == active and active
