@@ -127,6 +127,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("__init__", "self._extra_ids: list[str] = None"): "load sets it before any read",
     ("__init__", "self._extra: Any = ''"): "load sets it before any read",
     ("__init__", "self._int8 = None"): "load sets it before any read (and None is as false as False)",
+    (
+        "x_normalise_timestamps",
+        "+            break",  # the tables' continue only (the others are indented deeper)
+    ): "the history adds these tables in this order: a missing one is never followed by one that exists",
+    (
+        "x_normalise_timestamps",
+        "+                break",  # the columns' continue (the unparseable value's is deeper still)
+    ): "every column exists by the time py0001 runs (it follows v7): the check only guards a hand-made file",
     ("load", "stored = None"): "the virtual-table read gives the same vectors (only slower)",
     ("load", "stored = _shadow_rows(None)"): "the fast read fails and the virtual-table read gives the same vectors",
     ("load", ".reshape(len(rows), -2)"): "numpy takes any negative size as 'the rest'",

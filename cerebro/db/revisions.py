@@ -87,8 +87,7 @@ def ensure_fts_table(bind: SAConnection) -> None:
 
 def rebuild_fts_table(bind: SAConnection, *, tokenize: str | None) -> None:
     """Re-create ``nodes_fts`` with another tokenizer, keeping its rows (created fresh if absent)."""
-    if not table_exists(bind, "nodes_fts"):
-        ensure_fts_table(bind)
+    ensure_fts_table(bind)
     rows = bind.exec_driver_sql("SELECT node_id, content, subtype FROM nodes_fts").fetchall()
     bind.exec_driver_sql("DROP TABLE nodes_fts")
     option = f", tokenize = '{tokenize}'" if tokenize else ""
@@ -97,19 +96,17 @@ def rebuild_fts_table(bind: SAConnection, *, tokenize: str | None) -> None:
         bind.exec_driver_sql("INSERT INTO nodes_fts (node_id, content, subtype) VALUES (?, ?, ?)", tuple(row))
 
 
-def remove_dangling_edges(bind: SAConnection) -> int:
+def remove_dangling_edges(bind: SAConnection) -> None:
     """Go cerebro deletes nodes with foreign keys off, leaving edges that point at nothing; they can never
     be traversed, and they would fail the foreign-key check that ends every upgrade."""
-    if not table_exists(bind, "edges"):
-        return 0
-    return bind.exec_driver_sql(
-        "DELETE FROM edges WHERE source_id NOT IN (SELECT id FROM nodes) OR target_id NOT IN (SELECT id FROM nodes)"
-    ).rowcount
+    if table_exists(bind, "edges"):
+        bind.exec_driver_sql(
+            "DELETE FROM edges WHERE source_id NOT IN (SELECT id FROM nodes) OR target_id NOT IN (SELECT id FROM nodes)"
+        )
 
 
-def normalise_timestamps(bind: SAConnection) -> int:
-    """Re-write every timestamp not in the storage layout. Unparseable text is left as it is (and counted)."""
-    changed = 0
+def normalise_timestamps(bind: SAConnection) -> None:
+    """Re-write every timestamp not in the storage layout. Unparseable text is left as it is."""
     for table, columns in TIMESTAMP_COLUMNS.items():
         if not table_exists(bind, table):
             continue
@@ -126,7 +123,6 @@ def normalise_timestamps(bind: SAConnection) -> int:
                 except (ValueError, OverflowError):
                     continue
                 bind.exec_driver_sql(f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (fixed, rowid))
-                changed += 1
     for key in BOUNDARY_KEYS:
         row = bind.exec_driver_sql("SELECT value FROM schema_meta WHERE key = ?", (key,)).fetchone()
         if row and row[0]:
@@ -136,5 +132,3 @@ def normalise_timestamps(bind: SAConnection) -> int:
                 continue
             if fixed != row[0]:
                 bind.exec_driver_sql("UPDATE schema_meta SET value = ? WHERE key = ?", (fixed, key))
-                changed += 1
-    return changed
