@@ -127,6 +127,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("__init__", "self._extra_ids: list[str] = None"): "load sets it before any read",
     ("__init__", "self._extra: Any = ''"): "load sets it before any read",
     ("__init__", "self._int8 = None"): "load sets it before any read (and None is as false as False)",
+    ("x__active", "cast(None, ())"): "typing.cast does nothing at run time",
+    ("x_search", "subtype is ... and False else 4)"): "the first page's size: deeper pages follow until enough hits",
+    ("x_search", "subtype is ... or True else 4)"): "the first page's size: deeper pages follow until enough hits",
+    ("x_search", "(2 if subtype is ... else 4)"): "the first page's size: deeper pages follow until enough hits",
+    ("x_search", "subtype is not ... else 4)"): "the first page's size: deeper pages follow until enough hits",
+    ("x_search", "subtype is ... else 5)"): "the first page's size: deeper pages follow until enough hits",
     (
         "x_normalise_timestamps",
         "+            break",  # the tables' continue only (the others are indented deeper)
