@@ -436,3 +436,39 @@ def test_an_adopted_go_brains_keyword_index_holds_each_active_memory_once(kit, t
     finally:
         conn.close()
     assert indexed == active and active
+
+
+def test_adoption_rewrites_boundaries_and_timestamps_in_other_layouts_and_keeps_what_it_cannot_read(
+    kit, tmp_path, isolated_home
+):
+    """Opening an adopted brain brings Go's and hand-edited times to the storage layout: the provenance and origin
+    boundaries in schema_meta too. A value no parser reads stays as it was; the others around it are rewritten."""
+    path = kit.load("v7", tmp_path / "brain.sqlite")
+    conn = kit.connect(path)
+    conn.execute("UPDATE schema_meta SET value = '2026-08-25T09:00:00Z' WHERE key = 'provenance_convention_since'")
+    conn.execute("UPDATE schema_meta SET value = 'not a time' WHERE key = 'origin_convention_since'")
+    ids = [r[0] for r in conn.execute("SELECT id FROM nodes ORDER BY rowid LIMIT 2").fetchall()]
+    conn.execute("UPDATE nodes SET updated_at = 'garbled' WHERE id = ?", (ids[0],))
+    conn.execute("UPDATE nodes SET updated_at = '2026-09-01T08:30:00+02:00' WHERE id = ?", (ids[1],))
+    conn.commit()
+    conn.close()
+    Brain.open(path).close()
+    meta = kit.meta(path)
+    assert meta["provenance_convention_since"] == "2026-08-25 09:00:00"
+    assert meta["origin_convention_since"] == "not a time"
+    conn = kit.connect(path)
+    try:
+        updated = dict(conn.execute("SELECT id, updated_at FROM nodes WHERE id IN (?, ?)", ids).fetchall())
+    finally:
+        conn.close()
+    assert updated == {ids[0]: "garbled", ids[1]: "2026-09-01 06:30:00"}
+
+
+def test_a_bad_identifier_never_reaches_the_sql_of_a_revision() -> None:
+    from types import SimpleNamespace
+
+    from cerebro.db.revisions import column_exists
+
+    bind = SimpleNamespace(exec_driver_sql=lambda *args: pytest.fail(f"SQL ran: {args}"))
+    with pytest.raises(ValueError, match=r"^bad identifier 'nodes; DROP TABLE nodes'$"):
+        column_exists(bind, "nodes; DROP TABLE nodes", "id")
