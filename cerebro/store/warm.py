@@ -112,14 +112,14 @@ class WarmVectors:
             self._extra[extra] = unit
 
     def _as_stored(self, vector: Sequence[float]) -> Any:  # noqa: ANN401 - a numpy vector
-        """``vector`` as float32 — after the int8 rounding ``vec.to_blob`` gives it, when the table is int8."""
+        """``vector`` as float32 — as the table gives it back (``vec``'s own int8 round trip, when it is int8)."""
         import numpy as np
 
-        values = np.asarray(vector, dtype=np.float64)
+        from cerebro.store import vec
+
         if self._int8:
-            largest = float(np.abs(values).max(initial=0.0))
-            values = np.round(values * (127.0 / largest)) if largest > 0 else np.zeros_like(values)
-        return values.astype(np.float32)
+            vector = vec.from_blob(vec.to_blob(vector, vec.INT8), vec.INT8)
+        return np.asarray(vector, dtype=np.float32)
 
     def _drop_extra(self, node_id: str) -> None:
         extra = self._extra_rows.pop(node_id, None)

@@ -12,6 +12,7 @@ import pytest
 from cerebro import Brain
 from cerebro.db.engine import connect_raw
 from cerebro.store import vec
+from cerebro.store.sql import text
 from tests.fakes import hashed_vector
 
 
@@ -38,9 +39,7 @@ def test_int8_round_trip_keeps_the_direction_and_gives_a_unit_vector() -> None:
     assert max(abs(b) for b in memoryview(blob).cast("b")) == 127  # the largest component uses the whole range
     back = vec.from_blob(blob, vec.INT8)
     assert math.hypot(*back) == pytest.approx(1.0)
-    norm = math.hypot(*vector)
-    cosine = sum(a * b for a, b in zip(back, vector, strict=True)) / norm
-    assert cosine > 0.9999
+    assert _cosine(back, vector) > 0.9999
     assert vec.from_blob(vec.to_blob([0.0, 0.0, 0.0], vec.INT8), vec.INT8) == [0.0, 0.0, 0.0]  # no division by 0
     assert vec.to_blob([0.5, -1.0, 0.25], vec.INT8) == bytes([64, 256 - 127, 32])  # round(63.5) is 64: half to even
     assert vec.from_blob(vec.to_blob([0.5, -2.0], vec.FLOAT)) == [0.5, -2.0]  # float32 as before
@@ -57,27 +56,19 @@ def test_a_new_brain_stores_int8_a_byte_a_dimension(fake_brain, fake_brain_path)
     assert stored == pytest.approx(vec.from_blob(vec.to_blob(expected, vec.INT8), vec.INT8))
 
 
+def _cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True)) / (math.hypot(*a) * math.hypot(*b))
+
+
 def test_knn_over_int8_finds_what_float_finds(fake_brain) -> None:
-    """The vector lane on int8 ranks as float32 would (the fake embedder's vectors): same neighbours, same order,
-    cosines within the rounding."""
+    """The vector lane on int8 ranks as float32 would (the fake embedder's vectors): the same nearest, the same
+    distances down the list (ties in any order), each within the rounding."""
     texts = [f"{a} {b} note" for a in ("kettle", "boiler", "deploy", "token") for b in ("red", "blue", "green")]
     ids = fake_brain.add_many([{"content": t} for t in texts])
     query = hashed_vector("kettle blue")
     with fake_brain.handle.snapshot() as conn:
         hits = vec.knn(conn, query, 5)
-    norm = math.hypot(*query)
-    exact_all = sorted(
-        (
-            (
-                1
-                - sum(a * b for a, b in zip(hashed_vector(t), query, strict=True))
-                / norm
-                / math.hypot(*hashed_vector(t)),
-                i,
-            )
-            for t, i in zip(texts, ids, strict=True)
-        ),
-    )
+    exact_all = sorted((1 - _cosine(hashed_vector(t), query), i) for t, i in zip(texts, ids, strict=True))
     exact = exact_all[:5]
     exact_by_id = {i: d for d, i in exact_all}
     assert hits[0][0] == exact[0][1]  # "kettle blue note"
@@ -139,7 +130,7 @@ def test_the_side_table_of_a_reembed_takes_the_new_providers_element_type(fake_b
         def build(session, provider: str = provider) -> str:
             vec.ensure_next_table(session, 8, provider)
             made = vec.element(session, vec.NEXT_TABLE)
-            session.execute(vec.text(f"DROP TABLE {vec.NEXT_TABLE}"))
+            session.execute(text(f"DROP TABLE {vec.NEXT_TABLE}"))
             return made
 
         assert fake_brain.handle.write(build) == kind

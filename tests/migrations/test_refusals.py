@@ -31,13 +31,18 @@ def _unknown_revision(kit, path):
     conn.close()
 
 
-def _go_schema_8(kit, path):
-    """A brain written by a newer Go cerebro: schema_version 8 and no alembic_version."""
-    kit.load("v7", path)
+def _go_brain_saying(kit, path, fixture: str, schema_version: str):
+    """A Go brain (no alembic_version) whose schema_meta claims another ``schema_version``."""
+    kit.load(fixture, path)
     conn = kit.connect(path)
-    conn.execute("UPDATE schema_meta SET value = '8' WHERE key = 'schema_version'")
+    conn.execute("UPDATE schema_meta SET value = ? WHERE key = 'schema_version'", (schema_version,))
     conn.commit()
     conn.close()
+
+
+def _go_schema_8(kit, path):
+    """A brain written by a newer Go cerebro: schema_version 8 and no alembic_version."""
+    _go_brain_saying(kit, path, "v7", "8")
 
 
 def _head_then_go_schema_8(kit, path):
@@ -263,11 +268,7 @@ def _plain_sqlite(kit, path):
 
 
 def _go_schema_0(kit, path):
-    kit.load("v1", path)
-    conn = kit.connect(path)
-    conn.execute("UPDATE schema_meta SET value = '0' WHERE key = 'schema_version'")
-    conn.commit()
-    conn.close()
+    _go_brain_saying(kit, path, "v1", "0")
 
 
 @pytest.mark.parametrize(
