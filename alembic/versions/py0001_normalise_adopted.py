@@ -12,7 +12,7 @@ Revises: v7
 """
 
 from alembic import op
-from cerebro.db.revisions import ensure_fts_table, normalise_timestamps, remove_dangling_edges
+from cerebro.db.revisions import ensure_fts_table, normalise_timestamps, on_postgresql, remove_dangling_edges
 
 revision = "py0001"
 down_revision = "v7"
@@ -21,6 +21,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     bind = op.get_bind()
     normalise_timestamps(bind)
     remove_dangling_edges(bind)
@@ -28,5 +30,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     # Normalised timestamps are valid at every version, and v3 owns nodes_fts: nothing to undo.
-    pass

@@ -11,7 +11,7 @@ Revises: py0001
 """
 
 from alembic import op
-from cerebro.db.revisions import rebuild_fts_table
+from cerebro.db.revisions import on_postgresql, rebuild_fts_table
 
 revision = "py0002"
 down_revision = "py0001"
@@ -20,8 +20,12 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     rebuild_fts_table(op.get_bind(), tokenize="porter unicode61")
 
 
 def downgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     rebuild_fts_table(op.get_bind(), tokenize=None)

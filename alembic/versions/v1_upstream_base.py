@@ -8,7 +8,8 @@ Revises:
 """
 
 from alembic import op
-from cerebro.db.revisions import set_schema_version
+from cerebro.db import pg_schema
+from cerebro.db.revisions import on_postgresql, set_schema_version
 
 revision = "v1"
 down_revision = None
@@ -17,6 +18,9 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if on_postgresql(op.get_bind()):  # a team database: the whole schema, with its project scope
+        pg_schema.create(op.get_bind())
+        return
     op.execute("CREATE TABLE IF NOT EXISTS schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     op.execute(
         """
@@ -85,5 +89,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if on_postgresql(op.get_bind()):
+        pg_schema.drop(op.get_bind())
+        return
     for table in ("edges", "nodes_archive", "nodes", "schema_meta"):
         op.execute(f"DROP TABLE IF EXISTS {table}")

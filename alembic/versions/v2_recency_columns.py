@@ -5,7 +5,7 @@ Revises: v1
 """
 
 from alembic import op
-from cerebro.db.revisions import add_column_if_absent, drop_column_if_present, set_schema_version
+from cerebro.db.revisions import add_column_if_absent, drop_column_if_present, on_postgresql, set_schema_version
 
 revision = "v2"
 down_revision = "v1"
@@ -14,6 +14,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     bind = op.get_bind()
     add_column_if_absent(bind, "nodes", "updated_at", "DATETIME")
     add_column_if_absent(bind, "nodes", "last_surfaced", "DATETIME")
@@ -23,6 +25,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     bind = op.get_bind()
     op.execute("DROP INDEX IF EXISTS idx_nodes_updated_at")
     op.execute("DROP INDEX IF EXISTS idx_nodes_last_surfaced")

@@ -8,7 +8,7 @@ Revises: v2
 """
 
 from alembic import op
-from cerebro.db.revisions import ensure_fts_table, set_schema_version
+from cerebro.db.revisions import ensure_fts_table, on_postgresql, set_schema_version
 
 revision = "v3"
 down_revision = "v2"
@@ -17,11 +17,15 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     bind = op.get_bind()
     ensure_fts_table(bind)
     set_schema_version(bind, 3)
 
 
 def downgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     op.execute("DROP TABLE IF EXISTS nodes_fts")
     set_schema_version(op.get_bind(), 2)

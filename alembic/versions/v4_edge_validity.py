@@ -5,7 +5,7 @@ Revises: v3
 """
 
 from alembic import op
-from cerebro.db.revisions import add_column_if_absent, drop_column_if_present, set_schema_version
+from cerebro.db.revisions import add_column_if_absent, drop_column_if_present, on_postgresql, set_schema_version
 
 revision = "v4"
 down_revision = "v3"
@@ -14,6 +14,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     bind = op.get_bind()
     add_column_if_absent(bind, "edges", "valid_at", "DATETIME")
     add_column_if_absent(bind, "edges", "invalid_at", "DATETIME")
@@ -21,6 +23,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     bind = op.get_bind()
     drop_column_if_present(bind, "edges", "valid_at")
     drop_column_if_present(bind, "edges", "invalid_at")

@@ -9,7 +9,13 @@ Revises: v4
 """
 
 from alembic import op
-from cerebro.db.revisions import add_column_if_absent, drop_column_if_present, set_schema_version, stamp_boundary
+from cerebro.db.revisions import (
+    add_column_if_absent,
+    drop_column_if_present,
+    on_postgresql,
+    set_schema_version,
+    stamp_boundary,
+)
 
 revision = "v5"
 down_revision = "v4"
@@ -18,6 +24,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     bind = op.get_bind()
     add_column_if_absent(bind, "nodes", "provenance_root", "INTEGER NOT NULL DEFAULT 0")
     stamp_boundary(bind, "provenance_convention_since")
@@ -25,6 +33,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     bind = op.get_bind()
     drop_column_if_present(bind, "nodes", "provenance_root")
     set_schema_version(bind, 4)

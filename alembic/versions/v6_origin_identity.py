@@ -8,7 +8,13 @@ Revises: v5
 """
 
 from alembic import op
-from cerebro.db.revisions import add_column_if_absent, drop_column_if_present, set_schema_version, stamp_boundary
+from cerebro.db.revisions import (
+    add_column_if_absent,
+    drop_column_if_present,
+    on_postgresql,
+    set_schema_version,
+    stamp_boundary,
+)
 
 revision = "v6"
 down_revision = "v5"
@@ -20,6 +26,8 @@ SEED_RELATIONS = ("derived_from", "supports", "contradicts", "supersedes")
 
 
 def upgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     bind = op.get_bind()
     for column in ORIGIN_COLUMNS:
         add_column_if_absent(bind, "nodes", column, "TEXT")
@@ -47,6 +55,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     bind = op.get_bind()
     op.execute("DROP INDEX IF EXISTS idx_nodes_origin_actor")
     op.execute("DROP INDEX IF EXISTS idx_nodes_origin_host")

@@ -5,7 +5,7 @@ Revises: v6
 """
 
 from alembic import op
-from cerebro.db.revisions import set_schema_version
+from cerebro.db.revisions import on_postgresql, set_schema_version
 
 revision = "v7"
 down_revision = "v6"
@@ -14,6 +14,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     op.execute(
         """
         CREATE TABLE IF NOT EXISTS inbox_candidates (
@@ -35,5 +37,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if on_postgresql(op.get_bind()):  # built whole by v1 on PostgreSQL (cerebro/db/pg_schema.py)
+        return
     op.execute("DROP TABLE IF EXISTS inbox_candidates")
     set_schema_version(op.get_bind(), 6)

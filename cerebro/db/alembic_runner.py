@@ -7,6 +7,9 @@ Two ways in:
 - from a checkout: ``alembic [-n metrics] -x <key>=PATH upgrade head`` opens PATH with cerebro's engine (created
   private when missing), adopts a database an upstream version wrote, and configures logging from the ini file.
 
+A team database on PostgreSQL comes in either way too (``-x brain=postgresql+psycopg://…``, ADR 0030): nothing to
+adopt, and the SQLite steps around the transaction (``around``, ``after``) are skipped.
+
 Either way the whole chain runs in one transaction (SQLite DDL is transactional; Alembic assumes otherwise for
 SQLite by default), so a failed upgrade leaves the file exactly as it was. Offline (``--sql``) mode is refused:
 the revisions inspect the database they upgrade.
@@ -49,6 +52,8 @@ def run(
         raise SystemExit(f"these migrations run online only: {usage}")
     connection = config.attributes.get("connection")
     if connection is not None:
+        if connection.dialect.name != "sqlite":
+            around = after = None
         _run(context, connection, around, after, configure)
         return
     if config.config_file_name is not None:
@@ -56,6 +61,16 @@ def run(
     path = context.get_x_argument(as_dictionary=True).get(x_key)
     if not path:
         raise SystemExit(f"usage: {usage}")
+    from cerebro.db import postgres
+
+    if postgres.is_store_url(path):
+        engine = postgres.create_engine(path, None)
+        try:
+            with engine.connect() as conn:
+                _run(context, conn, None, None, configure)
+        finally:
+            engine.dispose()
+        return
     from cerebro.db.engine import WRITE_OPTION
     from cerebro.db.migrate import engine_for_alembic_cli
 

@@ -105,7 +105,7 @@ def read_state(raw: Connection) -> tuple[int | None, str | None, bool]:
     return version, revision, bool(tables - {"sqlite_sequence"})
 
 
-def _alembic_config(connection: SAConnection | None) -> Config:
+def alembic_config(connection: SAConnection | None) -> Config:
     from alembic.config import Config
 
     cfg = Config()
@@ -117,7 +117,7 @@ def _alembic_config(connection: SAConnection | None) -> Config:
 def _known_revision(revision: str) -> bool:
     from alembic.script import ScriptDirectory
 
-    cfg = _alembic_config(None)
+    cfg = alembic_config(None)
     try:
         return ScriptDirectory.from_config(cfg).get_revision(revision) is not None
     except Exception:  # noqa: BLE001 - CommandError for an unknown id, AssertionError for an empty one
@@ -265,7 +265,7 @@ def _upgrade(engine: Engine, *, stamp_at: str | None, target: str = "head") -> N
         conn = plain.execution_options(**{WRITE_OPTION: True})
         raw = dbapi_connection(conn)
         raw.execute("PRAGMA foreign_keys = OFF")
-        cfg = _alembic_config(conn)
+        cfg = alembic_config(conn)
         try:
             with conn.begin():
                 if stamp_at is not None:

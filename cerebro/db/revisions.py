@@ -29,6 +29,12 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # --------------------------------------------------------------------------- helpers for revisions
 
 
+def on_postgresql(bind: SAConnection) -> bool:
+    """A team database (ADR 0030): its schema is built whole by the first revision (``cerebro.db.pg_schema``);
+    the revisions that replay SQLite's history have nothing to do there."""
+    return bool(bind.dialect.name == "postgresql")
+
+
 def is_virtual_lane_table(name: str) -> bool:
     return name.startswith(VIRTUAL_LANE_PREFIXES)
 

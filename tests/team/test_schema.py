@@ -1,0 +1,133 @@
+"""The team brain's schema on a real PostgreSQL: built by the same Alembic history, scoped by project.
+
+Each test gets an empty database on the session's server (``tests/postgres.py``), as an ordinary role.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cerebro.db import pg_schema, postgres
+from cerebro.errors import InvalidInput
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _node(conn, node_id: str, content: str = "text") -> None:
+    conn.execute(
+        "INSERT INTO nodes (id, type, content, decay_rate) VALUES (%s, 'concept', %s, 0.01)", (node_id, content)
+    )
+
+
+def _tables(url: str) -> set[str]:
+    import psycopg
+
+    with psycopg.connect(postgres.libpq_url(url)) as conn:
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+    return {r[0] for r in rows}
+
+
+def test_alembic_upgrade_head_builds_the_team_schema_and_downgrade_removes_it(team_url):
+    """``alembic -x brain=<URL> upgrade head`` — the command that upgrades a brain file — builds a team database."""
+    alembic = [sys.executable, "-m", "alembic", "-x", f"brain={team_url}"]
+    subprocess.run([*alembic, "upgrade", "head"], cwd=REPO, check=True, capture_output=True)
+    assert _tables(team_url) == {*pg_schema.TABLES, "alembic_version"}
+    current = subprocess.run([*alembic, "current"], cwd=REPO, check=True, capture_output=True, text=True).stdout
+    assert "(head)" in current
+    subprocess.run([*alembic, "downgrade", "base"], cwd=REPO, check=True, capture_output=True)
+    assert _tables(team_url) == {"alembic_version"}
+
+
+def test_upgrade_is_idempotent(team_url):
+    postgres.upgrade(team_url)
+    postgres.upgrade(team_url)
+    assert set(pg_schema.TABLES) <= _tables(team_url)
+
+
+def test_each_project_sees_and_writes_only_its_own_rows(team_url):
+    postgres.upgrade(team_url)
+    alpha, beta = postgres.connect(team_url, "alpha"), postgres.connect(team_url, "beta")
+    try:
+        with alpha.transaction():
+            _node(alpha, "a1", "alpha's secret")
+        with beta.transaction():
+            _node(beta, "b1")
+            beta.execute("INSERT INTO schema_meta (key, value) VALUES ('embedding_model', 'beta-model')")
+        # No WHERE clause anywhere: the scope is the database's, not the query's.
+        assert alpha.execute("SELECT id, project FROM nodes").fetchall() == [("a1", "alpha")]
+        assert beta.execute("SELECT id FROM nodes").fetchall() == [("b1",)]
+        assert alpha.execute("SELECT count(*) FROM schema_meta").fetchone() == (0,)
+        with beta.transaction():
+            assert beta.execute("UPDATE nodes SET content = 'x' WHERE id = 'a1'").rowcount == 0
+            assert beta.execute("DELETE FROM nodes").rowcount == 1  # its own row only
+        assert alpha.execute("SELECT content FROM nodes").fetchall() == [("alpha's secret",)]
+        # Naming another project outright is refused, not quietly written there.
+        import psycopg
+
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            beta.execute(
+                "INSERT INTO nodes (project, id, type, content, decay_rate) VALUES ('alpha', 'x', 'concept', 'c', 0)"
+            )
+        beta.rollback()
+    finally:
+        alpha.close()
+        beta.close()
+
+
+def test_a_connection_without_a_project_fails_closed(team_url):
+    import psycopg
+
+    postgres.upgrade(team_url)
+    with (
+        psycopg.connect(postgres.libpq_url(team_url)) as conn,
+        pytest.raises(psycopg.errors.UndefinedObject, match=r"cerebro\.project"),
+    ):
+        conn.execute("SELECT count(*) FROM nodes")
+
+
+def test_a_role_that_bypasses_the_scope_is_refused(postgres_server, team_url):
+    superuser_url = team_url.replace("//cerebro@", "//postgres@", 1)
+    with pytest.raises(InvalidInput, match="bypasses row-level security"):
+        postgres.connect(superuser_url, "alpha")
+
+
+def test_the_sqlmodel_entities_work_unchanged_on_a_project(team_url):
+    """The ORM's classes know nothing of projects: the column default and the policy do the scoping."""
+    from sqlmodel import Session, select
+
+    from cerebro.models import Edge, Node
+
+    postgres.upgrade(team_url)
+    for project in ("alpha", "beta"):
+        engine = postgres.create_engine(team_url, project)
+        try:
+            with Session(engine) as session, session.begin():
+                session.add(Node(id=f"{project}-1", type="concept", content=f"{project} one", decay_rate=0.01))
+                session.add(Node(id=f"{project}-2", type="episode", content=f"{project} two", decay_rate=0.1))
+                session.flush()
+                session.add(Edge(source_id=f"{project}-1", target_id=f"{project}-2", relation="supports"))
+            with Session(engine) as session:
+                assert sorted(n.id for n in session.exec(select(Node))) == [f"{project}-1", f"{project}-2"]
+                edge = session.exec(select(Edge)).one()
+                assert (edge.source_id, edge.target_id, edge.weight) == (f"{project}-1", f"{project}-2", 1.0)
+        finally:
+            engine.dispose()
+
+
+@pytest.mark.parametrize("key", ["", " alpha", "a" * 201, "al\npha", "-alpha", 7])
+def test_a_bad_project_key_is_refused(team_url, key):
+    with pytest.raises(InvalidInput, match="bad team project key"):
+        postgres.connect(team_url, key)
+
+
+def test_messages_never_show_a_password():
+    assert postgres.redact("postgresql+psycopg://ann:s3cret@db.example:5432/team") == (
+        "postgresql+psycopg://ann:***@db.example:5432/team"
+    )
+    with pytest.raises(InvalidInput) as raised:
+        postgres.libpq_url("mysql://ann:s3cret@db/team")
+    assert "s3cret" not in str(raised.value)
