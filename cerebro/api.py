@@ -66,23 +66,28 @@ class Brain:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, create: bool = False) -> Brain:
+    def open(cls, path: str | os.PathLike[str], *, create: bool = False, team_project: str | None = None) -> Brain:
         """Open the brain at ``path``, upgrading it first if it is behind (a backup is taken before).
-        ``create`` makes a new one."""
-        return cls(opening.open_handle(path, create=create))
+        ``create`` makes a new one. ``path`` may be a team database's URL (``postgresql+psycopg://…``), with
+        ``team_project`` naming this project's brain in it (ADR 0030)."""
+        return cls(opening.open_handle(path, create=create, team_project=team_project))
 
     @classmethod
     def for_project(cls, project_dir: str | os.PathLike[str] | None = None, *, create: bool = False) -> Brain:
         """The brain of ``project_dir`` (default: ``$CLAUDE_PROJECT_DIR``, else the current directory);
         it remembers the directory as :attr:`project`."""
-        from cerebro import paths
+        from cerebro import paths, team
 
         directory = paths.resolve_project_dir(project_dir)
         if create and not directory.is_dir():
             from cerebro.errors import InvalidInput
 
             raise InvalidInput(f"project folder {directory} does not exist: a brain belongs to an existing folder")
-        brain = cls.open(paths.project_brain_path(directory), create=create)
+        bound = team.binding(directory)  # the folder's brain is a team brain (ADR 0030)
+        if bound is not None:
+            brain = cls.open(bound.url, create=create, team_project=bound.project)
+        else:
+            brain = cls.open(paths.project_brain_path(directory), create=create)
         brain.project = directory
         return brain
 
@@ -97,6 +102,7 @@ class Brain:
         embed_dims: int | None = None,
         force: bool = False,
         project: str | os.PathLike[str] | None = None,
+        team_project: str | None = None,
     ) -> values.InitResult:
         return opening.init(
             path,
@@ -105,6 +111,7 @@ class Brain:
             embed_dims=embed_dims,
             force=force,
             project=project,
+            team_project=team_project,
         )
 
     @classmethod
@@ -167,7 +174,7 @@ class Brain:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Brain({str(self.path)!r})"
+        return f"Brain({self.location!r})"
 
     # ------------------------------------------------------------------ attributes
 
@@ -178,9 +185,14 @@ class Brain:
         return self._handle
 
     @property
-    def path(self) -> Path:
-        """The brain file."""
+    def path(self) -> Path | None:
+        """The brain file (None for a team brain on PostgreSQL, which is no file: see :attr:`location`)."""
         return self._handle.path
+
+    @property
+    def location(self) -> str:
+        """Where the brain is: its file, or its team database (password hidden) and project."""
+        return self._handle.location
 
     @property
     def upgrade_backup(self) -> str | None:

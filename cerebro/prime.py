@@ -60,7 +60,7 @@ def prime(
         * scoring.anchor_factor(node.anchor_status)
         for node_id, node in candidates.items()
     }
-    vectors = store.vectors.vectors_for(conn, list(candidates)) if store.reads.table_exists(conn, "vec_nodes") else {}
+    vectors = store.vectors.vectors_for(conn, list(candidates)) if store.vectors.exists(conn) else {}
     chosen = scoring.mmr_select(list(candidates), scores, vectors, limit)
     return [
         ScoredNode(candidates[node_id], scores[node_id], 0.0, None, {"prime": rank})

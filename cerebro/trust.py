@@ -26,6 +26,8 @@ def _file() -> Path:
 
 
 def _brain_key(brain: str | os.PathLike[str]) -> str:
+    if isinstance(brain, str) and "://" in brain:  # a team brain's location (ADR 0030): no file to resolve
+        return brain
     return os.path.realpath(brain)
 
 

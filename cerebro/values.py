@@ -17,6 +17,8 @@ NodeType = Literal["episode", "concept", "procedure", "reflection"]
 NodeStatus = Literal["active", "consolidated", "superseded", "archived"]
 NODE_TYPES: tuple[str, ...] = get_args(NodeType)
 NODE_STATUSES: tuple[str, ...] = get_args(NodeStatus)
+# The relations every brain registers from the start (Go cerebro v6 seeds them; so does a new team brain).
+BUILT_IN_RELATIONS = ("derived_from", "supports", "contradicts", "supersedes")
 ARCHIVE_REASONS = ("decayed", "superseded", "redundant", "capacity")
 DECAY_RATES = {"episode": 0.15, "concept": 0.02, "procedure": 0.005, "reflection": 0.05}
 DEFAULT_DECAY_RATE = 0.1  # upstream's rate for a type it does not know

@@ -106,19 +106,63 @@ def fake_brain_path(project: Path) -> Path:
     return path
 
 
+# The suites that run against both engines (issue 20): a test of these that takes ``fake_brain`` or ``brain`` runs
+# on a brain file and on a team brain in PostgreSQL — unless it also takes a fixture that is a brain *file* (its
+# path, the CLI on a project folder) or is marked ``file_only`` (it reads the file itself).
+BOTH_ENGINES = ("tests/retrieval/", "tests/lifecycle/", "tests/portability/", "tests/unit/test_store.py", "tests/team/")
+_FILE_FIXTURES = {"fake_brain_path", "brain_path", "cli", "project"}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "engine" not in metafunc.fixturenames:
+        return
+    where = Path(str(metafunc.definition.fspath)).relative_to(REPO).as_posix()
+    both = (
+        where.startswith(BOTH_ENGINES)
+        and not _FILE_FIXTURES & set(metafunc.fixturenames)
+        and metafunc.definition.get_closest_marker("file_only") is None
+    )
+    metafunc.parametrize("engine", ["sqlite", "postgresql"] if both else ["sqlite"], indirect=True)
+
+
 @pytest.fixture
-def fake_brain(fake_brain_path: Path):
+def engine(request: pytest.FixtureRequest) -> str:
+    """Which engine this test's brain is on: ``sqlite`` (a brain file) or ``postgresql`` (a team brain)."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture(scope="session")
+def team_database(postgres_server) -> str:
+    """One team database for this test process, at head; each test's brain is a project of its own in it."""
+    from cerebro.db import postgres
+
+    url = postgres_server.create_database()
+    postgres.upgrade(url)
+    return url
+
+
+def _open_test_brain(request: pytest.FixtureRequest, engine: str, provider: str | None, path_fixture: str):
     from cerebro import Brain
 
-    with Brain.open(fake_brain_path) as opened:
+    if engine == "postgresql":
+        import uuid
+
+        url = request.getfixturevalue("team_database")
+        key = f"test-{uuid.uuid4().hex[:16]}"
+        Brain.init(url, embed_provider=provider, team_project=key)
+        return Brain.open(url, team_project=key)
+    return Brain.open(request.getfixturevalue(path_fixture))
+
+
+@pytest.fixture
+def fake_brain(engine: str, request: pytest.FixtureRequest):
+    with _open_test_brain(request, engine, "fake", "fake_brain_path") as opened:
         yield opened
 
 
 @pytest.fixture
-def brain(brain_path: Path):
-    from cerebro import Brain
-
-    with Brain.open(brain_path) as opened:
+def brain(engine: str, request: pytest.FixtureRequest):
+    with _open_test_brain(request, engine, None, "brain_path") as opened:
         yield opened
 
 

@@ -15,6 +15,7 @@ from cerebro.db.revisions import (
     set_schema_version,
     stamp_boundary,
 )
+from cerebro.values import BUILT_IN_RELATIONS
 
 revision = "v6"
 down_revision = "v5"
@@ -22,7 +23,7 @@ branch_labels = None
 depends_on = None
 
 ORIGIN_COLUMNS = ("origin_actor", "origin_channel", "origin_session", "origin_host")
-SEED_RELATIONS = ("derived_from", "supports", "contradicts", "supersedes")
+SEED_RELATIONS = BUILT_IN_RELATIONS
 
 
 def upgrade() -> None:

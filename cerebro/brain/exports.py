@@ -52,14 +52,15 @@ def export_sqlite(h: Handle, target: str | Path, *, overwrite: bool) -> Path:
     is refused unless ``overwrite``."""
     from cerebro.db import backup as backups
 
-    return backups.copy(h.path, Path(target), overwrite=overwrite)
+    return backups.copy(h.file("an export of the brain file"), Path(target), overwrite=overwrite)
 
 
 def backup(h: Handle, target: str | Path | None = None) -> Path:
     """A timestamped copy under ``CEREBRO_HOME/backups`` (or at ``target``)."""
     from cerebro.db import backup as backups
 
-    return backups.copy(h.path, Path(target)) if target else backups.backup(h.path)
+    path = h.file("a backup")
+    return backups.copy(path, Path(target)) if target else backups.backup(path)
 
 
 _ORIGIN = ("origin_actor", "origin_channel", "origin_session", "origin_host")

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from cerebro.anchors import Checker
     from cerebro.db.types import Connection, Engine, Session
     from cerebro.embed.base import Embedder
+    from cerebro.store.connectors import Connector
     from cerebro.store.interface import Store, WarmIndex
 
 T = TypeVar("T")
@@ -42,13 +43,27 @@ class Handle:
     """One open brain file. Made by :func:`cerebro.brain.opening.open_handle`; closed by :meth:`close`."""
 
     def __init__(
-        self, path: Path, engine: Engine | None = None, *, backup: str | None = None, store: Store | None = None
+        self,
+        path: Path | None,
+        engine: Engine | None = None,
+        *,
+        backup: str | None = None,
+        store: Store | None = None,
+        connector: Connector | None = None,
     ) -> None:
-        from cerebro.store.sqlite import SQLITE
+        from cerebro.store.connectors import SQLiteConnector
 
-        self.path = path
+        if connector is not None:
+            reach: Connector = connector
+        elif path is not None:
+            reach = SQLiteConnector(path)
+        else:
+            raise ValueError("a handle needs a brain file's path or a connector")
+        # How this handle reaches its brain: a file, or a project in a team database (ADR 0030).
+        self.connector = reach
+        self.path = path  # None for a team brain, which is no file
         # The storage engine's operations (cerebro.store.interface): the domain reaches the store only here.
-        self.store: Store = SQLITE if store is None else store
+        self.store: Store = reach.store if store is None else store
         # The project directory this brain belongs to (set by Brain.for_project): code anchors are resolved
         # and checked against it (ADR 0018).
         self.project: Path | None = None
@@ -61,17 +76,48 @@ class Handle:
         self._settings: tuple[str, str, int] | None = None
         self._embedder: Any = None
         self._warm: WarmIndex | None = None  # a WarmVectors, made on first use
-        self._mean: tuple[Any, tuple[int, int], float, Any] | None = None  # (connection, version, when, mean)
+        self._warm_made = False  # a team brain has none: asked once
+        self._mean: tuple[Any, tuple[int | None, int], float, Any] | None = None  # (connection, version, when, mean)
         self._raw_commits = 0  # writes committed on the raw connection (write_raw): invisible to data_version
+
+    @property
+    def location(self) -> str:
+        """Where the brain is, for messages: its file, or its team database (password hidden) and project."""
+        return self.connector.location
+
+    @property
+    def is_team(self) -> bool:
+        return self.connector.dialect == "postgresql"
+
+    @property
+    def name(self) -> str:
+        """A short name: the brain file's stem, or the team brain's project key."""
+        return self.path.stem if self.path is not None else str(getattr(self.connector, "project", ""))
+
+    @property
+    def trust_key(self) -> str:
+        """What this machine's approvals (the reranker's command, ADR 0026) are recorded against."""
+        import os
+
+        return os.path.realpath(self.path) if self.path is not None else self.location
+
+    def file(self, what: str) -> Path:
+        """The brain file, for what only a file has (``what``: a copy, a backup); a team brain has none."""
+        if self.path is None:
+            from cerebro.errors import InvalidInput
+
+            raise InvalidInput(
+                f"{what} is made from a brain file; {self.location} is a team brain on PostgreSQL "
+                "(its database is backed up with the server's tools, e.g. pg_dump)"
+            )
+        return self.path
 
     # ------------------------------------------------------------------ connections
 
     @property
     def engine(self) -> Engine:
         if self._engine is None:
-            from cerebro.db.engine import create_engine
-
-            self._engine = create_engine(self.path)
+            self._engine = self.connector.create_engine()
         return self._engine
 
     def use_engine(self, engine: Engine) -> None:
@@ -84,10 +130,7 @@ class Handle:
     def raw(self) -> Connection:
         """The raw DB-API connection (opened on first use)."""
         if self._raw is None:
-            from cerebro.db.engine import connect_raw
-
-            # wal=False: a read leaves a rollback-journal brain (a restored backup, say) as it is.
-            self._raw = connect_raw(self.path, wal=False)
+            self._raw = self.connector.connect_raw()
         return self._raw
 
     def rollback(self) -> None:
@@ -131,11 +174,10 @@ class Handle:
         writes that need no ORM object (a new memory), so that a one-shot ``cerebro add`` never imports
         SQLAlchemy (ADR 0028). Vectors written here are not seen by ``on_vectors_written`` on their own: the
         caller reports them (:meth:`vectors_written`)."""
-        from cerebro.db.session import raw_write
         from cerebro.retry import run_with_retry
 
         def attempt() -> T:
-            with raw_write(self.raw) as conn:
+            with self.connector.write(self.raw) as conn:
                 return work(conn)
 
         result = run_with_retry(attempt)
@@ -161,17 +203,13 @@ class Handle:
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
         """A read transaction on the raw connection (no ORM): the hot path for recall and prime."""
-        from cerebro.db.session import raw_read
-
-        with raw_read(self.raw) as conn:
+        with self.connector.read(self.raw) as conn:
             yield conn
 
     def best_effort(self, work: Callable[[Connection], object]) -> bool:
         """A short write on the raw connection (no ORM on the hot path). It waits at most a quarter second
         for the lock and gives up quietly: bookkeeping must never fail or stall the read it follows."""
-        from cerebro.db.session import try_write
-
-        return try_write(self.raw, work, wait_ms=250)
+        return self.connector.try_write(self.raw, work, wait_ms=250)
 
     # ------------------------------------------------------------------ embedding
 
@@ -198,12 +236,14 @@ class Handle:
         previous, self._settings, self._mean = self._settings, None, None
         if previous is not None and self.embedding_settings() != previous:
             self._embedder = self._warm = None
+            self._warm_made = False
             return True
         return False
 
     def forget_model(self) -> None:
         """After this process switched the model: everything built from the old one is stale."""
         self._settings = self._embedder = self._warm = self._mean = None
+        self._warm_made = False
 
     @property
     def embedder(self) -> Embedder:
@@ -254,14 +294,10 @@ class Handle:
 
     def warm(self, conn: Connection) -> WarmIndex | None:
         """The in-memory vector index when this process keeps using a big brain (else None)."""
-        if self._warm is None:
-            from cerebro.store.warm import WarmVectors
-
-            warm: WarmIndex = WarmVectors()
-            self._warm = warm
-        else:
-            warm = self._warm
-        return warm if warm.ready(conn) else None
+        if self._warm is None and not self._warm_made:
+            self._warm, self._warm_made = self.connector.warm_index(), True
+        warm = self._warm
+        return warm if warm is not None and warm.ready(conn) else None
 
     def use_warm(self, warm: WarmIndex) -> None:
         """Keep vectors in ``warm`` from now on (a server's index, loaded on its own thread)."""
@@ -273,13 +309,14 @@ class Handle:
         with a few writes; re-reading it on each commit would cost a long-lived agent ~6 ms per recall."""
         import time
 
-        from cerebro.db.session import data_version
         from cerebro.recall import brain_mean
 
-        version = (data_version(conn), self._raw_commits)
+        # A team brain has no counter of other sessions' commits (None): its mean is re-read once a minute.
+        version = (self.connector.data_version(conn), self._raw_commits)
         now = time.monotonic()
         cached = self._mean
-        if cached is None or cached[0] is not conn or (cached[1] != version and now - cached[2] >= MEAN_TTL_SECONDS):
+        changed = cached is not None and (cached[1] != version or version[0] is None)
+        if cached is None or cached[0] is not conn or (changed and now - cached[2] >= MEAN_TTL_SECONDS):
             cached = self._mean = (conn, version, now, brain_mean(self.store, conn))
         return cached[3]
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cerebro import paths, values
+from cerebro import paths, team, values
 from cerebro.brain.handle import Handle
 from cerebro.errors import BrainNotFound, BrainUnreadable, InvalidInput
 
@@ -14,8 +14,12 @@ if TYPE_CHECKING:
     from cerebro.db.types import Session
 
 
-def open_handle(path: str | os.PathLike[str], *, create: bool = False) -> Handle:
-    """The handle on the brain at ``path``, upgraded first if it is behind. ``create`` makes a new one."""
+def open_handle(path: str | os.PathLike[str], *, create: bool = False, team_project: str | None = None) -> Handle:
+    """The handle on the brain at ``path``, upgraded first if it is behind. ``create`` makes a new one.
+    ``path`` may be a team database's URL (``postgresql+psycopg://…``), with ``team_project`` naming the brain."""
+
+    if team.is_store_url(path):
+        return open_team_handle(str(path), team_project, create=create)
     from cerebro.db.engine import connect_raw, create_engine, driver
     from cerebro.db.migrate import ensure_current, has_no_tables, needs_upgrade
 
@@ -61,6 +65,55 @@ def open_handle(path: str | os.PathLike[str], *, create: bool = False) -> Handle
     return handle
 
 
+def open_team_handle(url: str, team_project: str | None, *, create: bool = False) -> Handle:
+    """The handle on one project's brain in a team database (ADR 0030): the schema brought to head first, when
+    behind (a new database included); a project without a brain there is not found unless ``create``."""
+    from cerebro.db import postgres
+    from cerebro.db.migrate import HEAD_REVISION
+    from cerebro.store.connectors import PostgresConnector
+
+    if not team_project:
+        raise InvalidInput("a team brain holds many projects: name this one (--team-project, or CEREBRO_TEAM_PROJECT)")
+    connector = PostgresConnector(url, team_project)
+    handle = Handle(None, connector=connector)
+    try:
+        try:
+            revision = postgres.revision(handle.raw)
+        except postgres.DriverError() as exc:  # no server, refused, bad credentials
+            reason = " ".join(str(exc).split()) or exc.__class__.__name__
+            raise BrainUnreadable(f"cannot reach the team brain at {connector.location}: {reason}") from None
+        if revision != HEAD_REVISION:
+            from cerebro.db.migrate import too_new_message
+            from cerebro.errors import SchemaTooNew
+
+            if revision is not None and revision_is_newer(revision):
+                raise SchemaTooNew(too_new_message(Path(connector.location), f"revision {revision}"))
+            if revision is None and not create:
+                raise BrainNotFound(f"no team brain at {connector.location} — run 'cerebro init --store URL' first")
+            postgres.upgrade(url)
+        if not create and not _has_project(handle):
+            raise BrainNotFound(
+                f"no brain for project {team_project!r} in the team database at {postgres.redact(url)} — run "
+                f"'cerebro init --store URL --team-project {team_project}' first"
+            )
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def revision_is_newer(revision: str) -> bool:
+    """A revision this cerebro does not know: written by a newer one."""
+    from cerebro.db.migrate import known_revision
+
+    return not known_revision(revision)
+
+
+def _has_project(handle: Handle) -> bool:
+    with handle.snapshot() as conn:
+        return handle.store.reads.meta(conn, "embedding_provider") is not None
+
+
 def record_project(handle: Handle, session: Session, recorded: dict[str, str]) -> None:
     """Write the project identity (:func:`cerebro.identity.describe`) into the brain."""
     for key, value in recorded.items():
@@ -75,10 +128,13 @@ def init(
     embed_dims: int | None = None,
     force: bool = False,
     project: str | os.PathLike[str] | None = None,
+    team_project: str | None = None,
 ) -> values.InitResult:
     """Create a brain at ``path`` (idempotent). ``force`` backs it up, then re-writes its embedding settings
     (the given ones; with none given, the stored ones stay). ``project``: the folder the brain serves, recorded
     in it (path, git repository) so that ``cerebro brains`` can tell — on an existing brain too.
+
+    ``path`` may be a team database's URL, with ``team_project`` naming the project's brain in it (ADR 0030).
 
     The default provider is ``local`` (MiniLM on onnxruntime: offline, no server). A brain that already
     holds vectors keeps its model: switching would mix vector spaces (re-embedding is a later command).
@@ -91,19 +147,24 @@ def init(
 
     keep_settings = embed_provider is None and embed_model is None and embed_dims is None
     provider, model, dims = resolve_settings(embed_provider or DEFAULT_PROVIDER, embed_model, embed_dims)
-    brain_path = Path(path).expanduser()
-    existed = brain_path.exists() and brain_path.stat().st_size > 0
+    on_team = team.is_store_url(path)
     backup = None
-    if existed and force:
-        from cerebro.db.engine import driver
+    if on_team:
+        handle = open_team_handle(str(path), team_project, create=True)
+        existed = True
+    else:
+        brain_path = Path(path).expanduser()
+        existed = brain_path.exists() and brain_path.stat().st_size > 0
+        if existed and force:
+            from cerebro.db.engine import driver
 
-        try:
-            backup = str(backups.backup(brain_path, "pre-init"))
-        except driver().DatabaseError as exc:
-            raise BrainUnreadable(
-                f"{brain_path} is not a readable brain ({exc}); move it aside before re-initialising"
-            ) from None
-    handle = open_handle(brain_path, create=True)
+            try:
+                backup = str(backups.backup(brain_path, "pre-init"))
+            except driver().DatabaseError as exc:
+                raise BrainUnreadable(
+                    f"{brain_path} is not a readable brain ({exc}); move it aside before re-initialising"
+                ) from None
+        handle = open_handle(brain_path, create=True)
     try:
         stored = handle.read_embedding_settings()
         # A file an interrupted init left (tables, no embedding settings yet) is finished now, as asked.
@@ -111,7 +172,7 @@ def init(
         if existed and not force:
             if recorded:
                 handle.write(lambda session: record_project(handle, session, recorded))
-            return values.InitResult(str(brain_path), False, *stored, backup=handle.upgrade_backup)
+            return values.InitResult(handle.location, False, *stored, backup=handle.upgrade_backup)
         if existed and keep_settings and stored[0]:
             provider, model, dims = stored  # --force with no embedding flags refreshes, never switches
 
@@ -130,12 +191,13 @@ def init(
             handle.store.meta.put(session, "embedding_model", model)
             handle.store.meta.put(session, "embedding_dimensions", str(dims))
             handle.store.vectors.ensure_table(session, dims)
+            handle.connector.prepare_new_brain(session)
             record_project(handle, session, recorded)
 
         handle.write(write)
     finally:
         handle.close()
-    return values.InitResult(str(brain_path), not existed, provider, model, dims, backup=backup)
+    return values.InitResult(handle.location, not existed, provider, model, dims, backup=backup)
 
 
 def purge(path: str | os.PathLike[str]) -> Path:

@@ -63,7 +63,7 @@ def promote(h: Handle, node_id: str, *, content: str | None = None) -> str:
         metadata = dict(node.metadata or {})
         metadata.update(
             promoted_from_node=node.id,
-            promoted_from_project=h.path.stem,
+            promoted_from_project=h.name,
             promoted_at=clock.rfc3339(clock.now()),
         )
         target.on_warning = h.on_warning

@@ -264,7 +264,7 @@ class _Background:
 
 
 def _fts_ready(store: Store, conn: Connection) -> bool:
-    return store.reads.table_exists(conn, "nodes_fts")
+    return store.keywords.available(conn)
 
 
 def _embedding_error(message: str) -> Exception:
@@ -290,7 +290,7 @@ def _rerank_settings(store: Store, conn: Connection) -> tuple[str, str, bool] | 
 def _approved(h: Handle, command: str) -> bool:
     from cerebro import trust
 
-    return trust.approved(h.path, command)
+    return trust.approved(h.trust_key, command)
 
 
 def _replace_options(options: RecallOptions, **changes: Any) -> RecallOptions:  # noqa: ANN401 - fields of RecallOptions, each its own type

@@ -52,7 +52,7 @@ def config_set(h: Handle, key: str, value: str) -> values.ConfigChange:
     if key == "rerank_command" and canonical.strip():  # the user's own command, set here: approve it (ADR 0026)
         from cerebro import trust
 
-        trust.approve(h.path, canonical)
+        trust.approve(h.trust_key, canonical)
     return change
 
 

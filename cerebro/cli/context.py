@@ -20,10 +20,16 @@ def brain_path() -> Path:
 def open_brain() -> Brain:
     """The current project's brain (``--project`` > ``$CLAUDE_PROJECT_DIR`` > cwd); it must exist. It knows
     its project directory (code anchors are resolved and checked against it)."""
+    from cerebro import team
     from cerebro.api import Brain
     from cerebro.errors import BrainNotFound
 
     project = paths.resolve_project_dir(state.project)
+    bound = team.binding(project)  # a team brain on PostgreSQL instead of a file (ADR 0030)
+    if bound is not None:
+        brain = Brain.open(bound.url, team_project=bound.project)
+        brain.project = project
+        return brain
     try:
         brain = Brain.open(paths.project_brain_path(project))
     except BrainNotFound as exc:

@@ -114,7 +114,7 @@ def alembic_config(connection: SAConnection | None) -> Config:
     return cfg
 
 
-def _known_revision(revision: str) -> bool:
+def known_revision(revision: str) -> bool:
     from alembic.script import ScriptDirectory
 
     cfg = alembic_config(None)
@@ -225,7 +225,7 @@ def ensure_current(engine: Engine, path: Path) -> str | None:
         if revision is None and not has_tables:
             _upgrade(engine, stamp_at=None)
             return None
-        if revision is not None and not _known_revision(revision):
+        if revision is not None and not known_revision(revision):
             raise SchemaTooNew(too_new_message(path, f"revision {revision}"))
         if revision is None:
             if version is None:

@@ -13,6 +13,8 @@ with these differences:
 - Times stay ``YYYY-MM-DD HH:MM:SS`` text, as in a brain file: the same ``StorageTime`` column type reads them,
   they sort as times, and an export is the same whichever engine wrote it. Metadata is ``json`` (kept as written).
 - ``REAL`` is ``double precision``: SQLite's REAL is a double, and scores must not change with the engine.
+- ``nodes`` and ``inbox_candidates`` have a ``rowid`` (an identity column): the insertion order SQLite gives every
+  row, by which the store breaks ties between memories written in the same second.
 - The keyword lane is a generated ``tsvector`` column with a GIN index over active memories; the vector lane is
   ``node_vectors``, a pgvector column a memory, deleted with its memory.
 """
@@ -27,7 +29,16 @@ if TYPE_CHECKING:
     from cerebro.db.types import SAConnection
 
 # Every table that holds a project's rows (the row-level security policy goes on each).
-TABLES = ("schema_meta", "nodes", "edges", "nodes_archive", "relations", "inbox_candidates", "node_vectors")
+TABLES = (
+    "schema_meta",
+    "nodes",
+    "edges",
+    "nodes_archive",
+    "relations",
+    "inbox_candidates",
+    "node_vectors",
+    "node_vectors_next",
+)
 
 # What a text search configuration turns content into (stemmed English, like the brain file's porter tokenizer).
 TEXT_SEARCH_CONFIG = "english"
@@ -64,7 +75,9 @@ STATEMENTS = [
         origin_channel TEXT,
         origin_session TEXT,
         origin_host TEXT,
-        keywords TSVECTOR GENERATED ALWAYS AS (to_tsvector('{TEXT_SEARCH_CONFIG}', content)) STORED,
+        rowid BIGINT GENERATED ALWAYS AS IDENTITY,
+        keywords TSVECTOR GENERATED ALWAYS AS (
+            to_tsvector('{TEXT_SEARCH_CONFIG}', content) || to_tsvector('simple', content)) STORED,
         PRIMARY KEY (project, id))""",
     "CREATE INDEX idx_nodes_status ON nodes (project, status)",
     "CREATE INDEX idx_nodes_type_status ON nodes (project, type, status)",
@@ -120,8 +133,16 @@ STATEMENTS = [
         origin_channel TEXT,
         origin_session TEXT,
         origin_host TEXT,
+        rowid BIGINT GENERATED ALWAYS AS IDENTITY,
         PRIMARY KEY (project, id))""",
     f"""CREATE TABLE node_vectors (
+        {_PROJECT},
+        node_id TEXT NOT NULL,
+        embedding VECTOR NOT NULL,
+        PRIMARY KEY (project, node_id),
+        FOREIGN KEY (project, node_id) REFERENCES nodes (project, id) ON DELETE CASCADE)""",
+    # A re-embed's vectors from the next model, until they replace node_vectors (cerebro reembed).
+    f"""CREATE TABLE node_vectors_next (
         {_PROJECT},
         node_id TEXT NOT NULL,
         embedding VECTOR NOT NULL,

@@ -9,31 +9,30 @@ policy reads the setting without a fallback: an error, not an empty scope).
 Row-level security does not bind superusers or roles with ``BYPASSRLS``; a team connects as an ordinary role
 (README, "Team brain"), and :func:`connect` refuses one that would bypass the scope.
 
+The store's SQL is written once, for SQLite (``cerebro/store/``). On PostgreSQL, :func:`pg_sql` turns its few
+SQLite spellings into PostgreSQL's — a short, enumerated list, each rule tested — and :class:`RawConnection` gives
+psycopg the ``sqlite3`` API the store's raw paths use, so each part of the store has one implementation; the
+parts whose engines truly differ (the keyword and vector lanes, checks, compaction) have PostgreSQL modules of
+their own (``cerebro/store/postgres/``).
+
 psycopg (``pip install "cerebro-memory[team]"``) is imported only here and only when a store URL is used.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cerebro.errors import InvalidInput
+from cerebro.team import check_project_key, is_store_url
 
 if TYPE_CHECKING:
-    from cerebro.db.types import Engine
+    from cerebro.db.types import Connection, Engine
 
-# The schemes a store URL may have. SQLAlchemy's spelling is the documented one; the plain ones are libpq's.
-SCHEMES = ("postgresql+psycopg", "postgresql", "postgres")
 # Longest a statement may run before the server cancels it (a stuck query must not hold a writer's locks).
 STATEMENT_TIMEOUT_MS = 30_000
-# A project key names a brain inside the team database: printable, short, no control characters.
-_PROJECT_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$")
-
-
-def is_store_url(text: str | object) -> bool:
-    """Whether ``text`` names a PostgreSQL store rather than a brain file."""
-    return isinstance(text, str) and any(text.startswith(scheme + "://") for scheme in SCHEMES)
 
 
 def libpq_url(url: str) -> str:
@@ -61,15 +60,6 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{userinfo}@{netloc[-1]}"))
 
 
-def check_project_key(key: str) -> str:
-    if not isinstance(key, str) or not _PROJECT_KEY.match(key):
-        raise InvalidInput(
-            f"bad team project key {key!r}: 1–200 characters of letters, digits and . _ : / @ + -, "
-            "starting with a letter or digit"
-        )
-    return key
-
-
 def _check(url: str) -> None:
     if not is_store_url(url):
         raise InvalidInput(f"not a PostgreSQL store URL: {redact(url)!r} (expected postgresql+psycopg://…)")
@@ -83,8 +73,101 @@ def _driver() -> Any:  # noqa: ANN401 - the psycopg module, typed only where it 
     return psycopg
 
 
+def DriverError() -> type[Exception]:  # noqa: N802 - names an exception class, as psycopg's own
+    """psycopg's base error class (what a failed connection or statement raises)."""
+    error: type[Exception] = _driver().Error
+    return error
+
+
 def _options() -> str:
     return f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c application_name=cerebro"
+
+
+# SQLite spellings the store's SQL uses, and PostgreSQL's. Quoted text and ``::`` casts are matched first so that
+# nothing inside them is touched.
+_TOKENS = re.compile(
+    r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|::"""  # quoted text and identifiers, casts: kept
+    r"|(?P<hint>(?<=[\s(])\+(?=(?:status|relation)\b))"  # a planner hint (+column): PostgreSQL plans for itself
+    r"|(?P<char>\bchar\()"  # SQLite's char(n) is PostgreSQL's chr(n)
+    r"|(?P<instr>\binstr\()"  # instr(text, part) is strpos(text, part)
+    r"|(?P<is>\bIS\s+(?=[?:%]))"  # "x IS <parameter>" (equal, NULLs included) is IS NOT DISTINCT FROM
+    r"|(?P<conflict>\bON\s+CONFLICT\s*\()"  # a conflict target: unique per project there
+    r"|(?P<qmark>\?)|(?P<named>:[A-Za-z_][A-Za-z0-9_]*)|(?P<percent>%)",  # placeholders, and % itself
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=1024)
+def pg_sql(sql: str, *, placeholders: bool) -> str:
+    """``sql`` as PostgreSQL reads it. ``placeholders``: also turn sqlite3's ``?`` and ``:name`` parameters into
+    psycopg's (the raw connection's statements; SQLAlchemy's ``text()`` does its own)."""
+
+    def replace(match: re.Match[str]) -> str:
+        kind = match.lastgroup
+        if kind == "hint":
+            return ""
+        if kind == "char":
+            return "chr("
+        if kind == "instr":
+            return "strpos("
+        if kind == "is":
+            return "IS NOT DISTINCT FROM "
+        if kind == "conflict":
+            return "ON CONFLICT (project, "
+        if placeholders and kind == "qmark":
+            return "%s"
+        if placeholders and kind == "named":
+            return f"%({match.group()[1:]})s"
+        if placeholders and (kind == "percent" or (kind is None and match.group()[0] in "'\"")):
+            return match.group().replace("%", "%%")  # psycopg reads % everywhere, quoted text included
+        return match.group()
+
+    return _TOKENS.sub(replace, sql)
+
+
+class RawConnection:
+    """A psycopg connection behind the ``sqlite3`` API of the store's raw paths: ``?`` and ``:name`` parameters,
+    ``execute``/``executemany`` on the connection, explicit ``BEGIN``/``COMMIT`` (autocommit between them, as
+    sqlite3's ``isolation_level=None``), ``in_transaction``. Rows are tuples; ``json`` columns come back as the
+    text stored, as SQLite gives them."""
+
+    dialect = "postgresql"
+
+    def __init__(self, conn: Any) -> None:  # noqa: ANN401 - a psycopg connection
+        self._conn = conn
+
+    def execute(self, sql: str, params: Any = None) -> Any:  # noqa: ANN401 - DB-API parameters and cursor
+        if not params:
+            return self._conn.execute(pg_sql(sql, placeholders=False))
+        return self._conn.execute(pg_sql(sql, placeholders=True), params)
+
+    def executemany(self, sql: str, seq: Any) -> Any:  # noqa: ANN401 - DB-API parameters and cursor
+        cursor = self._conn.cursor()
+        cursor.executemany(pg_sql(sql, placeholders=True), list(seq))
+        return cursor
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return bool(self._conn.info.transaction_status != TransactionStatus.IDLE)
+
+    def commit(self) -> None:
+        if self.in_transaction:
+            self._conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> RawConnection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def scope(dbapi_conn: Any, project: str) -> None:  # noqa: ANN401 - a psycopg connection
@@ -101,16 +184,21 @@ def scope(dbapi_conn: Any, project: str) -> None:  # noqa: ANN401 - a psycopg co
     dbapi_conn.commit()
 
 
-def connect(url: str, project: str) -> Any:  # noqa: ANN401 - a psycopg connection
-    """A DB-API connection scoped to ``project`` (the hot paths' raw connection)."""
+def connect(url: str, project: str) -> RawConnection:
+    """The raw connection, scoped to ``project`` (the hot paths': recall, prime, new memories)."""
     check_project_key(project)
-    conn = _driver().connect(libpq_url(url), options=_options())
+    psycopg = _driver()
+    from psycopg.types.string import TextLoader
+
+    conn = psycopg.connect(libpq_url(url), options=_options())
     try:
         scope(conn, project)
+        conn.autocommit = True
+        conn.adapters.register_loader("json", TextLoader)
     except BaseException:
         conn.close()
         raise
-    return conn
+    return RawConnection(conn)
 
 
 def create_engine(url: str, project: str | None) -> Engine:
@@ -129,17 +217,33 @@ def create_engine(url: str, project: str | None) -> Engine:
         def _on_connect(dbapi_conn: Any, _record: object) -> None:  # noqa: ANN401 - a psycopg connection
             scope(dbapi_conn, project)
 
+    @sa.event.listens_for(engine, "before_cursor_execute", retval=True)
+    def _to_postgresql(_conn: object, _cursor: object, statement: str, parameters: Any, *_: object) -> Any:  # noqa: ANN401 - SQLAlchemy's hook
+        return pg_sql(statement, placeholders=False), parameters
+
     return engine
 
 
+def revision(conn: Connection) -> str | None:
+    """The Alembic revision the team database is at; None for a database without cerebro's schema."""
+    row = conn.execute("SELECT to_regclass('alembic_version') IS NOT NULL").fetchone()
+    if not row or not row[0]:
+        return None
+    found = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    return None if found is None else str(found[0])
+
+
 def upgrade(url: str) -> None:
-    """Bring the team database's schema to head (``alembic upgrade head`` on it), in one transaction."""
+    """Bring the team database's schema to head (``alembic upgrade head`` on it), in one transaction. Many
+    machines may open a new team database at once: an advisory lock lets one upgrade while the others wait,
+    then find nothing left to do."""
     from alembic import command
     from cerebro.db.migrate import alembic_config
 
     engine = create_engine(url, None)
     try:
         with engine.begin() as conn:
+            conn.exec_driver_sql("SELECT pg_advisory_xact_lock(hashtext('cerebro schema upgrade'))")
             command.upgrade(alembic_config(conn), "head")
     finally:
         engine.dispose()

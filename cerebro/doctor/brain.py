@@ -130,7 +130,7 @@ def _inspect_file(conn: Connection, project: Path, brain: Path, findings: _Findi
         findings.add(FAIL, f"written by a newer cerebro (schema_version {version})", "pip install -U cerebro-memory")
         return False
     if revision != migrate.HEAD_REVISION:
-        if revision is not None and not migrate._known_revision(revision):
+        if revision is not None and not migrate.known_revision(revision):
             findings.add(FAIL, f"written by a newer cerebro (revision {revision})", "pip install -U cerebro-memory")
             return False
         if revision is None and version is None:

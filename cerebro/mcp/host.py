@@ -246,11 +246,13 @@ class Slot:
         reach the warm index through ``on_vectors_written`` instead of forcing a reload."""
         from cerebro.db.engine import create_engine
 
-        brain.handle.use_engine(create_engine(brain.path, connection=cls._connection_of(brain)))
+        brain.handle.use_engine(
+            create_engine(brain.handle.file("a shared connection"), connection=cls._connection_of(brain))
+        )
 
     @staticmethod
     def _install_warm(brain: Brain) -> None:
-        warm = BackgroundWarm(brain.path)
+        warm = BackgroundWarm(brain.handle.file("a warm index"))
         brain.handle.use_warm(warm)
         brain.on_vectors_written = warm.apply
 

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING
 
 from cerebro import clock
-from cerebro.store.sql import text
+from cerebro.store.sql import dialect, text
 
 if TYPE_CHECKING:
     from cerebro.db.types import Session
@@ -41,9 +41,14 @@ def move_out(session: Session, node: NodeRow, reason: str, now_text: str, *, arc
                 "now": now_text,
             },
         )
-    vec.delete(session, node.id)
-    if fts.available(session):
-        fts.unindex(session, node.id)
+    if dialect(session) == "postgresql":  # a team brain (ADR 0030): its lanes go with the row
+        from cerebro.store.postgres import vec as team_vec
+
+        team_vec.delete(session, node.id)
+    else:
+        vec.delete(session, node.id)
+        if fts.available(session):
+            fts.unindex(session, node.id)
     # Edges go explicitly as well as by cascade: a brain opened without foreign keys must not keep
     # dangling edges.
     session.execute(text("DELETE FROM edges WHERE source_id = :id OR target_id = :id"), {"id": node.id})

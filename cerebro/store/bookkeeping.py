@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from cerebro.store.meta import INCREMENT
+from cerebro.store.meta import increment_sql
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection
@@ -28,4 +28,4 @@ def touch_surfaced(conn: Connection, ids: Sequence[str], stamp: str) -> None:
 
 
 def increment(conn: Connection, key: str) -> None:
-    conn.execute(INCREMENT, {"k": key})
+    conn.execute(increment_sql(conn), {"k": key})

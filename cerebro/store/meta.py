@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cerebro.store.sql import changed, execute, text
+from cerebro.store.sql import changed, dialect, execute, text
 
 if TYPE_CHECKING:
     from cerebro.db.types import Session, Transaction
@@ -50,8 +50,20 @@ INCREMENT = (
 )
 
 
+# PostgreSQL's CAST of a non-number is an error, not 0: the same rule, by pattern.
+INCREMENT_POSTGRESQL = (
+    "INSERT INTO schema_meta (key, value) VALUES (:k, '1') ON CONFLICT(key) DO UPDATE SET value = "
+    "CASE WHEN schema_meta.value ~ '^(0|-?[1-9][0-9]{0,17})$' "
+    "THEN CAST(CAST(schema_meta.value AS BIGINT) + 1 AS TEXT) ELSE '1' END"
+)
+
+
+def increment_sql(db: Transaction) -> str:
+    return INCREMENT_POSTGRESQL if dialect(db) == "postgresql" else INCREMENT
+
+
 def increment(session: Session, key: str) -> None:
-    session.execute(text(INCREMENT), {"k": key})
+    session.execute(text(increment_sql(session)), {"k": key})
 
 
 def revision(session: Session) -> str | None:

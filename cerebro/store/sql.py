@@ -28,6 +28,13 @@ class Rows(Protocol):
     def fetchall(self) -> Sequence[Any]: ...
 
 
+def dialect(db: Transaction) -> str:
+    """``sqlite`` or ``postgresql`` (a team brain, ADR 0030): for the few statements whose SQL differs."""
+    if hasattr(db, "get_bind"):  # a Session
+        return str(cast("Session", db).get_bind().dialect.name)
+    return str(getattr(db, "dialect", "sqlite"))  # the raw connection: PostgreSQL's says so
+
+
 def text(sql: str) -> TextClause:
     from sqlalchemy import text as sa_text
 

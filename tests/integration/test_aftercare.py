@@ -385,3 +385,24 @@ def test_a_worker_lock_that_is_a_link_is_never_followed(isolated_home: Path, tmp
         assert aftercare.worker_running() is False  # not our lock: no worker of ours holds it
     finally:
         os.close(held)
+
+
+def test_spawning_the_worker_returns_to_the_hook_and_the_worker_does_the_job(project: Path, tmp_path: Path) -> None:
+    """The hook's own process comes back from spawn_worker (only the intermediate exits), and the detached worker
+    does the pending job. Run in a fresh interpreter: the intermediate is a fork of the caller."""
+    from tests.conftest import env_without_home_leaks, wait_for_aftercare
+
+    aftercare.enqueue(project, "spawned", None)
+    code = "from cerebro.integration.claude_code import aftercare; aftercare.spawn_worker(); print('returned')"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env_without_home_leaks(HOME=str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=os.getcwd(),  # under make mutate, the mutated copy
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "returned\n", "")
+    wait_for_aftercare()
+    assert aftercare.pending_jobs() == []

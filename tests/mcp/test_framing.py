@@ -191,3 +191,56 @@ def test_the_nonce_is_eight_hex_characters_and_empty_frames_keep_theirs() -> Non
     assert re.fullmatch(r"[0-9a-f]{8}", framing.new_nonce())
     empty = framing.frame_memories([], nonce="n0nce")
     assert (empty.text, empty.shown, empty.nonce) == ("", 0, "n0nce")
+
+
+def test_a_missing_anchor_is_named_like_a_stale_one() -> None:
+    missing = node(
+        "x",
+        anchor_status="missing",
+        anchors=[{"path": "src/gone.py", "lines": None, "commit": "abc", "status": "missing"}],
+    )
+    opening = framing.frame_memories([missing], nonce="n0nce").text.splitlines()[1]
+    assert opening.endswith('importance="0.80" anchor="missing: src/gone.py">')
+
+
+def test_an_item_without_content_has_an_empty_body() -> None:
+    framed = framing.frame_memories([{"id": "3f2a1b2c", "type": "concept"}], nonce="n0nce")
+    assert blocks(framed.text, "n0nce") == [""]
+
+
+def test_a_cut_keeps_the_text_up_to_the_cut_trimmed_at_its_end_only() -> None:
+    spaced = node("  lead kept    gap then more words")
+    assert framing.block(spaced, "n0nce", short_ids=True, cut_to=13).splitlines()[1] == "  lead kept…"
+    # A body exactly as long as the cut is whole: nothing cut, no ellipsis.
+    whole = node("twelve chars")
+    assert framing.block(whole, "n0nce", short_ids=True, cut_to=12).splitlines()[1] == "twelve chars"
+    assert framing.block(whole, "n0nce", short_ids=True, cut_to=11).splitlines()[1] == "twelve char…"
+
+
+def test_a_cut_memory_fills_the_budget_to_the_token() -> None:
+    """The cut leaves no whole token unused: header and block together cost exactly the budget (short ids in the
+    pointer and the block alike; a memory's cost is len // 4 + 1 tokens)."""
+    text = "alpha " * 400
+    head_cost = len(framing.header("n0nce", framing.PROJECT_SOURCE)) // framing.CHARS_PER_TOKEN + 1
+    room = framing.MIN_CUT_CHARS // framing.CHARS_PER_TOKEN + 60  # tokens: enough for a cut, not for the memory
+    for budget in (head_cost + room, head_cost + room + 1, head_cost + room + 2, head_cost + room + 3):
+        framed = framing.frame_memories([node(text)], budget_tokens=budget, nonce="n0nce", short_ids=True)
+        head, block = framed.text.split("\n", 1)
+        assert framed.shown == 1
+        used = len(head) // framing.CHARS_PER_TOKEN + 1 + len(block) // framing.CHARS_PER_TOKEN + 1
+        assert used == budget, budget
+
+
+def test_a_cut_needs_room_for_at_least_the_minimum() -> None:
+    """Exactly MIN_CUT_CHARS of room is enough for a cut; less shows nothing. Four pointers of different lengths
+    shift the room by one character each, so one of them meets the minimum exactly."""
+    text = "x" * 2000  # no spaces: the cut keeps exactly the room
+    head = len(framing.header("n0nce", framing.PROJECT_SOURCE)) // framing.CHARS_PER_TOKEN + 1
+    kept_at_first_cut = []
+    for hint in ("get {id}", "get  {id}", "get   {id}", "get    {id}"):
+        for budget in range(head + 1, head + 200):
+            framed = framing.frame_memories([node(text)], budget_tokens=budget, nonce="n0nce", get_hint=hint)
+            if framed.shown:
+                kept_at_first_cut.append(len(blocks(framed.text, "n0nce")[0].split("…")[0]))
+                break
+    assert sorted(kept_at_first_cut) == [framing.MIN_CUT_CHARS + i for i in range(framing.CHARS_PER_TOKEN)]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from cerebro import recall, scoring
-from cerebro.store import vec
 from tests.fakes import hashed_vector
 
 QUERY = "atlas team deploy"
@@ -28,8 +27,8 @@ def test_center_demotes_what_the_mean_resembles():
 def test_mean_vector_needs_enough_vectors(fake_brain):
     fake_brain.add_many([{"content": text} for text in FILLER[:3]])
     with fake_brain.handle.snapshot() as conn:
-        assert vec.mean_vector(conn, 256, 4) is None
-        mean = vec.mean_vector(conn, 256, 3)
+        assert fake_brain.handle.store.vectors.mean_vector(conn, 256, 4) is None
+        mean = fake_brain.handle.store.vectors.mean_vector(conn, 256, 3)
     expected = [sum(column) / 3 for column in zip(*(hashed_vector(t) for t in FILLER[:3]), strict=True)]
     assert mean == pytest.approx(expected, abs=1e-6)
 
@@ -64,6 +63,7 @@ def test_small_brains_are_not_centered(fake_brain):
     assert _vector_order(fake_brain) == [HUB, TARGET]
 
 
+@pytest.mark.file_only  # SQLite's data_version tells of other writers; a team brain re-reads its mean each minute
 def test_the_brain_keeps_its_mean_until_a_write_and_a_minute(fake_brain, monkeypatch):
     from cerebro.brain import handle as retrieval_handle
 
@@ -78,5 +78,7 @@ def test_the_brain_keeps_its_mean_until_a_write_and_a_minute(fake_brain, monkeyp
     with fake_brain.handle.snapshot() as conn:
         second = fake_brain.handle.brain_mean(conn)
         assert second != first
-        assert second == pytest.approx(vec.mean_vector(conn, recall.CENTERING_SAMPLE, recall.CENTERING_MIN))
+        assert second == pytest.approx(
+            fake_brain.handle.store.vectors.mean_vector(conn, recall.CENTERING_SAMPLE, recall.CENTERING_MIN)
+        )
         assert fake_brain.handle.brain_mean(conn) is second  # no write since: cached again

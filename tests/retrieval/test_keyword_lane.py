@@ -236,6 +236,7 @@ def test_hits_dropped_by_the_filter_are_made_up_from_deeper_matches(fake_brain, 
         assert [i for i, _ in fts.search(conn, "numbat", 2)] == others[:2]
 
 
+@pytest.mark.file_only  # SQLite's plan; PostgreSQL searches its GIN index over the nodes table itself
 def test_keyword_search_reads_nodes_by_primary_key_only(fake_brain):
     """Issue 18: joining every FTS match to ``nodes`` cost 14 ms a recall at 100k memories. The MATCH statement
     reads the FTS table alone; the status check reads the hits' rows by primary key."""
@@ -260,13 +261,14 @@ def test_keyword_search_reads_nodes_by_primary_key_only(fake_brain):
 def test_keyword_search_orders_by_bm25_and_respects_limit(fake_brain):
     many = fake_brain.add("kiwi kiwi kiwi kiwi orchard")
     once = fake_brain.add("kiwi plus a lot of other unrelated words about orchards and weather and soil")
+    keywords = fake_brain.handle.store.keywords  # BM25 in a brain file, cover density in a team brain
     with fake_brain.handle.snapshot() as conn:
-        hits = fts.search(conn, "kiwi", 10)
+        hits = keywords.search(conn, "kiwi", 10)
         assert [i for i, _ in hits] == [many, once]
-        assert hits[0][1] <= hits[1][1]  # bm25: lower is better
-        assert [i for i, _ in fts.search(conn, "kiwi", 1)] == [many]
-        assert fts.search(conn, "kiwi", 0) == []
-        assert fts.search(conn, "", 10) == []
+        assert hits[0][1] <= hits[1][1]  # lower is better
+        assert [i for i, _ in keywords.search(conn, "kiwi", 1)] == [many]
+        assert keywords.search(conn, "kiwi", 0) == []
+        assert keywords.search(conn, "", 10) == []
 
 
 def test_keyword_search_without_fts_table_is_empty(fake_brain, fake_brain_path):

@@ -402,9 +402,7 @@ def test_keyword_fallback_when_the_embedder_fails(fake_brain):
     neighbour = fake_brain.add(FAR[0])
     fake_brain.add_edge(seed, neighbour, "relates_to", weight=0.9)
     with fake_brain.handle.snapshot() as conn:
-        from cerebro.store import fts
-
-        keyword_order = [i for i, _ in fts.search(conn, QUERY, 20)]
+        keyword_order = [i for i, _ in fake_brain.handle.store.keywords.search(conn, QUERY, 20)]
     FakeEmbedder.broken = True
     result = fake_brain.recall(QUERY)
     assert result.mode == "keyword-fallback"

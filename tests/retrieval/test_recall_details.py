@@ -13,7 +13,6 @@ import pytest
 from cerebro import Brain, clock, recall, scoring
 from cerebro.recall import RecallOptions
 from cerebro.store import fts
-from cerebro.store.sqlite import SQLITE
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -26,12 +25,7 @@ def clock_at_t0():
 
 
 def _sql(brain: Brain, statement: str, *params: object) -> None:
-    import sqlean.dbapi2 as sqlean
-
-    conn = sqlean.connect(str(brain.path))
-    conn.execute(statement, params)
-    conn.commit()
-    conn.close()
+    brain.handle.write_raw(lambda conn: conn.execute(statement, params))
 
 
 def test_recency_counts_from_the_last_use_not_from_creation(fake_brain: Brain) -> None:
@@ -70,7 +64,7 @@ def _pipeline(brain: Brain, query: str, **options: object) -> list[str]:
     """recall.recall called directly, as a program embedding the pipeline would: no Brain caches."""
     vector = brain.handle.embed([query])[0]
     with brain.handle.snapshot() as conn:
-        result = recall.recall(SQLITE, conn, query, vector, RecallOptions(now=T0, **options), mode="hybrid")
+        result = recall.recall(brain.handle.store, conn, query, vector, RecallOptions(now=T0, **options), mode="hybrid")
     return [(r.node.id, round(r.score, 6)) for r in result.results]
 
 
@@ -79,7 +73,7 @@ def test_centering_without_the_brains_cache_reads_the_mean_itself(fake_brain: Br
     for i in range(60):  # above CENTERING_MIN: the brain has a mean to center on
         fake_brain.add(f"{words[i % 10]} {words[(i * 3 + 1) % 10]} shared common words item{i}")
     query = "cedar harbor"
-    cached = _pipeline(fake_brain, query, mean=lambda conn: recall.brain_mean(SQLITE, conn))
+    cached = _pipeline(fake_brain, query, mean=lambda conn: recall.brain_mean(fake_brain.handle.store, conn))
     uncached = _pipeline(fake_brain, query)
     uncentered = _pipeline(fake_brain, query, centering=0.0)
     assert uncached == cached
@@ -105,17 +99,19 @@ def test_keyword_search_for_memories_without_a_subtype(fake_brain: Brain) -> Non
     bare = fake_brain.add("zebra without a subtype")
     fake_brain.add("zebra with one", subtype="x")
     with fake_brain.handle.snapshot() as conn:
-        assert [i for i, _ in fts.search(conn, "zebra", 10, subtype=None)] == [bare]
-        assert [i for i, _ in fts.search(conn, "zebra", 10, subtype="")] == [bare]
-        assert len(fts.search(conn, "zebra", 10)) == 2
+        assert [i for i, _ in fake_brain.handle.store.keywords.search(conn, "zebra", 10, subtype=None)] == [bare]
+        assert [i for i, _ in fake_brain.handle.store.keywords.search(conn, "zebra", 10, subtype="")] == [bare]
+        assert len(fake_brain.handle.store.keywords.search(conn, "zebra", 10)) == 2
 
 
 def test_keyword_search_can_keep_stop_words(fake_brain: Brain) -> None:
     only_stop = fake_brain.add("the and of")
     walrus = fake_brain.add("walrus")
     with fake_brain.handle.snapshot() as conn:
-        assert [i for i, _ in fts.search(conn, "the walrus", 10)] == [walrus]
-        assert {i for i, _ in fts.search(conn, "the walrus", 10, drop_stop_words=False)} == {only_stop, walrus}
+        assert [i for i, _ in fake_brain.handle.store.keywords.search(conn, "the walrus", 10)] == [walrus]
+        assert {
+            i for i, _ in fake_brain.handle.store.keywords.search(conn, "the walrus", 10, drop_stop_words=False)
+        } == {only_stop, walrus}
 
 
 @pytest.fixture
@@ -136,10 +132,10 @@ def test_the_threshold_applies_to_the_query_as_asked_not_the_centered_one(center
     query = "shared walrus"
     asked, centered_query = brain.handle.embed([query])[0], None
     with brain.handle.snapshot() as conn:
-        mean = recall.brain_mean(SQLITE, conn)
+        mean = recall.brain_mean(brain.handle.store, conn)
         assert mean is not None
         centered_query = recall.center(asked, mean, 1.0)
-        (target_vector,) = SQLITE.vectors.vectors_for(conn, [target]).values()
+        (target_vector,) = brain.handle.store.vectors.vectors_for(conn, [target]).values()
     assert scoring.cosine(asked, target_vector) == pytest.approx(math.sqrt(0.5), abs=1e-5)
     assert scoring.cosine(centered_query, target_vector) < 0.5  # what the lane ranks by
     assert brain.recall(query, threshold=0.5, lanes=("vector",)).ids == [target]

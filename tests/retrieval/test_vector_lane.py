@@ -18,8 +18,7 @@ import pytest
 
 from cerebro import Brain, recall, scoring
 from cerebro.recall import SUBTYPE_OVERFETCH, RecallOptions
-from cerebro.store import vec, warm
-from cerebro.store.sqlite import SQLITE
+from cerebro.store import warm
 
 QUERY = "walrus tusk"
 ANYTHING = -2.0  # a threshold every cosine passes: the tests below are about depth, not the gate
@@ -36,29 +35,30 @@ class _Through:
 
 
 class RecordingStore:
-    """The SQLite store, with the lane's KNN depths and node reads written down."""
+    """The brain's store (either engine), with the lane's KNN depths and node reads written down."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: Any) -> None:
+        self._store = store
         self.knn_depths: list[int] = []
         self.node_reads: list[tuple[list[str], bool]] = []
-        self.vectors = _Through(SQLITE.vectors, knn=self._knn, vectors_for=self._vectors_for)
-        self.reads = _Through(SQLITE.reads, nodes_by_id=self._nodes_by_id)
+        self.vectors = _Through(store.vectors, knn=self._knn, vectors_for=self._vectors_for)
+        self.reads = _Through(store.reads, nodes_by_id=self._nodes_by_id)
         self.vector_reads = 0
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(SQLITE, name)
+        return getattr(self._store, name)
 
     def _knn(self, conn: Any, vector: Any, k: int) -> list[tuple[str, float]]:
         self.knn_depths.append(k)
-        return SQLITE.vectors.knn(conn, vector, k)
+        return self._store.vectors.knn(conn, vector, k)
 
     def _vectors_for(self, conn: Any, ids: list[str]) -> dict[str, list[float]]:
         self.vector_reads += 1
-        return SQLITE.vectors.vectors_for(conn, ids)
+        return self._store.vectors.vectors_for(conn, ids)
 
     def _nodes_by_id(self, conn: Any, ids: Any, *, active_only: bool = False) -> dict[str, Any]:
         self.node_reads.append((list(ids), active_only))
-        return SQLITE.reads.nodes_by_id(conn, ids, active_only=active_only)
+        return self._store.reads.nodes_by_id(conn, ids, active_only=active_only)
 
 
 class Lane:
@@ -67,10 +67,11 @@ class Lane:
 
     def __init__(self, brain: Brain, conn: Any) -> None:
         self.conn, self.query_vector = conn, brain.handle.embed([QUERY])[0]
-        self.store = RecordingStore()
+        self.base = brain.handle.store
+        self.store = RecordingStore(self.base)
 
     def __call__(self, width: int, **options: Any) -> list[str]:
-        self.store = RecordingStore()
+        self.store = RecordingStore(self.base)
         found = recall.vector_lane(self.store, self.conn, self.query_vector, RecallOptions(**options), width)
         return [c.node.id for c in found]
 
@@ -165,7 +166,7 @@ def test_a_similarity_exactly_at_the_threshold_passes(fake_brain: Brain) -> None
     fake_brain.add("zulu yankee")
     query_vector = fake_brain.handle.embed([QUERY])[0]
     with fake_brain.handle.snapshot() as conn:
-        (hit, distance), *_ = vec.knn(conn, query_vector, 1)
+        (hit, distance), *_ = fake_brain.handle.store.vectors.knn(conn, query_vector, 1)
     assert hit == nearest
     at = 1.0 - distance  # the lane's own arithmetic: this is the similarity it compares
     assert at == pytest.approx(math.sqrt(2 / 3), abs=1e-5)
@@ -174,6 +175,7 @@ def test_a_similarity_exactly_at_the_threshold_passes(fake_brain: Brain) -> None
         assert run(5, threshold=math.nextafter(at, 2.0)) == []
 
 
+@pytest.mark.file_only  # the warm index is a copy of the brain file's vectors (a team brain searches on the server)
 def test_a_warm_index_answers_without_reading_vectors_from_sql(fake_brain: Brain) -> None:
     ids = [fake_brain.add(f"walrus tusk {'ivory ' * i}") for i in range(6)]
     index = warm.WarmVectors()

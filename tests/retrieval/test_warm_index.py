@@ -6,6 +6,9 @@ import pytest
 
 from cerebro.store import vec, warm
 
+# The warm index is a copy of a brain file's sqlite-vec lane; a team brain searches on the server (ADR 0030).
+pytestmark = pytest.mark.file_only
+
 
 @pytest.fixture
 def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:

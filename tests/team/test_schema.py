@@ -18,9 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _node(conn, node_id: str, content: str = "text") -> None:
-    conn.execute(
-        "INSERT INTO nodes (id, type, content, decay_rate) VALUES (%s, 'concept', %s, 0.01)", (node_id, content)
-    )
+    conn.execute("INSERT INTO nodes (id, type, content, decay_rate) VALUES (?, 'concept', ?, 0.01)", (node_id, content))
 
 
 def _tables(url: str) -> set[str]:
@@ -52,18 +50,15 @@ def test_each_project_sees_and_writes_only_its_own_rows(team_url):
     postgres.upgrade(team_url)
     alpha, beta = postgres.connect(team_url, "alpha"), postgres.connect(team_url, "beta")
     try:
-        with alpha.transaction():
-            _node(alpha, "a1", "alpha's secret")
-        with beta.transaction():
-            _node(beta, "b1")
-            beta.execute("INSERT INTO schema_meta (key, value) VALUES ('embedding_model', 'beta-model')")
+        _node(alpha, "a1", "alpha's secret")  # the raw connection commits each statement outside BEGIN … COMMIT
+        _node(beta, "b1")
+        beta.execute("INSERT INTO schema_meta (key, value) VALUES ('embedding_model', 'beta-model')")
         # No WHERE clause anywhere: the scope is the database's, not the query's.
         assert alpha.execute("SELECT id, project FROM nodes").fetchall() == [("a1", "alpha")]
         assert beta.execute("SELECT id FROM nodes").fetchall() == [("b1",)]
         assert alpha.execute("SELECT count(*) FROM schema_meta").fetchone() == (0,)
-        with beta.transaction():
-            assert beta.execute("UPDATE nodes SET content = 'x' WHERE id = 'a1'").rowcount == 0
-            assert beta.execute("DELETE FROM nodes").rowcount == 1  # its own row only
+        assert beta.execute("UPDATE nodes SET content = 'x' WHERE id = 'a1'").rowcount == 0
+        assert beta.execute("DELETE FROM nodes").rowcount == 1  # its own row only
         assert alpha.execute("SELECT content FROM nodes").fetchall() == [("alpha's secret",)]
         # Naming another project outright is refused, not quietly written there.
         import psycopg
@@ -72,7 +67,6 @@ def test_each_project_sees_and_writes_only_its_own_rows(team_url):
             beta.execute(
                 "INSERT INTO nodes (project, id, type, content, decay_rate) VALUES ('alpha', 'x', 'concept', 'c', 0)"
             )
-        beta.rollback()
     finally:
         alpha.close()
         beta.close()

@@ -10,6 +10,8 @@ from cerebro.cli.output import emit
 from cerebro.logs import warn
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cerebro.integration.agents import AgentReport
 
 _SETTINGS_MESSAGES = {
@@ -91,6 +93,17 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
             "share (the main worktree's)"
         ),
     ] = False,
+    store: Annotated[
+        str | None,
+        Parameter(
+            help="Keep this project's brain in a team database instead of a file: postgresql+psycopg://user@host/db "
+            "(the password from PGPASSWORD or ~/.pgpass; never written). Every command in this folder then uses it"
+        ),
+    ] = None,
+    team_project: Annotated[
+        str | None,
+        Parameter(help="With --store: this project's name in the team database (default: the folder's name)"),
+    ] = None,
     agent: Annotated[
         list[AgentName] | None,
         Parameter(
@@ -122,6 +135,10 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
         raise InvalidInput("--purge goes with --remove")
     if own_brain and (global_ or remove):
         raise InvalidInput("--own-brain does not go with --global or --remove")
+    if team_project is not None and store is None:
+        raise InvalidInput("--team-project goes with --store")
+    if store is not None and (global_ or remove or own_brain):
+        raise InvalidInput("--store does not go with --global, --remove or --own-brain")
     if remove and (global_ or force or skip_integration or embed_provider or embed_model or embed_dims is not None):
         raise InvalidInput("--remove takes only --local, --purge and --agent")
     chosen = mcp_agents.agents(list(agent)) if agent else None
@@ -140,7 +157,17 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
         cc.check(targets)  # a settings file we cannot merge into: refuse before the brain is touched
     if chosen:
         mcp_agents.check(project, chosen)  # the same for the agents' configuration files
-    if global_:
+    team_key = None
+    target: str | Path
+    owner: Path | None
+    if store is not None:
+        from cerebro import team
+
+        if not team.is_store_url(store):
+            raise InvalidInput(f"--store takes a PostgreSQL URL (postgresql+psycopg://user@host/db), not {store!r}")
+        team_key = team.check_project_key(team_project or team.default_project_key(project))
+        target, owner = store, None
+    elif global_:
         target, owner = paths.global_brain_path(), None
     elif own_brain:
         target, owner = paths.own_brain_path(project), project
@@ -153,12 +180,19 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
         embed_dims=embed_dims,
         force=force,
         project=owner,
+        team_project=team_key,
     )
+    if store is not None and team_key is not None:
+        from cerebro import team
+
+        team.bind(project, store, team_key)
     data = result.to_dict() | {"is_global": global_}
+    if team_key is not None:
+        data["team_project"] = team_key
     scaffolded = None
     marketplace = None
     if wire:
-        with Brain.open(target) as brain:
+        with Brain.open(target, team_project=team_key) as brain:
             guard_on = brain.config_value("stop_guard_enabled") is True
         scaffolded = cc.scaffold(targets, force=force, stop_guard_enabled=guard_on)
         for message in scaffolded.warnings:

@@ -256,8 +256,12 @@ def catch_up_in_background() -> None:
 
 
 def has_brain(project: Path) -> bool:
-    """The plugin's self-gate: a file check, no database opened."""
-    return paths.project_brain_path(project).is_file()
+    """The plugin's self-gate: a file check, no database opened (a team brain: its binding, ADR 0030)."""
+    from cerebro import team
+
+    if paths.project_brain_path(project).is_file() or os.environ.get(team.ENV_STORE_URL):
+        return True
+    return team.binding_file(project).is_file()
 
 
 def _catch_up(rest: list[str]) -> int:

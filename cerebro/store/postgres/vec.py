@@ -1,0 +1,198 @@
+"""The vector lane of a team brain: pgvector's ``node_vectors`` (ADR 0030).
+
+One row a memory, deleted with it (a foreign key). The column is ``vector`` without a width: one database holds
+many projects, each on its own model; a project's width is its ``embedding_dimensions``. Distances are pgvector's
+cosine distance (``<=>``), as sqlite-vec's; KNN is exact (every vector of the project compared), which at the
+sizes a team brain has so far costs ~50 ms at 100k. Vectors travel as pgvector's text form (``[x,y,…]``).
+A re-embed's new vectors wait in ``node_vectors_next`` until the switch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from cerebro.store.sql import changed, execute, text
+from cerebro.store.vec import FLOAT
+from cerebro.store.vec import WRITTEN as WRITTEN
+
+if TYPE_CHECKING:
+    from cerebro.db.types import Connection, Session, Transaction
+
+MAX_K = 4096  # as the brain file's lane: a recall never asks for more
+NEXT_TABLE = "node_vectors_next"
+
+
+def to_text(vector: Sequence[float]) -> str:
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def from_text(value: str) -> list[float]:
+    return [float(x) for x in value.strip("[]").split(",")] if value.strip("[]") else []
+
+
+def exists(db: Transaction) -> bool:
+    return True  # part of the schema
+
+
+def table_dimensions(db: Transaction) -> int | None:
+    """The project's vector width (``embedding_dimensions``), or None before it has one."""
+    row = execute(db, "SELECT value FROM schema_meta WHERE key = 'embedding_dimensions'").fetchone()
+    try:
+        dims = int(row[0]) if row is not None else 0
+    except ValueError:
+        dims = 0
+    return dims if dims > 0 else None
+
+
+def element(db: Transaction, table: str = "vec_nodes") -> str:
+    return FLOAT  # pgvector's vector is float32
+
+
+def element_for_provider(provider: str | None) -> str:
+    return FLOAT
+
+
+def ensure_table(db: Transaction, dimensions: int) -> None:
+    """Nothing to create: ``node_vectors`` is part of the schema, and a project's width is its setting."""
+
+
+def count(session: Session) -> int:
+    return int(session.execute(text("SELECT COUNT(*) FROM node_vectors")).scalar_one())
+
+
+def drop_table(session: Session) -> None:
+    """The project's vectors go (the table is shared by every project)."""
+    session.execute(text("DELETE FROM node_vectors"))
+
+
+def ensure_next_table(session: Session, dimensions: int, provider: str) -> None:
+    """Nothing to create (``node_vectors_next`` is part of the schema)."""
+
+
+def next_missing(conn: Connection, limit: int) -> list[tuple[int, str, str]]:
+    return conn.execute(
+        f"SELECT n.rowid, n.id, n.content FROM nodes n WHERE n.status = 'active' AND NOT EXISTS "
+        f"(SELECT 1 FROM {NEXT_TABLE} v WHERE v.node_id = n.id) ORDER BY n.rowid LIMIT ?",
+        (int(limit),),
+    ).fetchall()
+
+
+def next_incomplete(session: Session) -> bool:
+    row = session.execute(
+        text(
+            f"SELECT 1 FROM nodes n WHERE n.status = 'active' AND NOT EXISTS "
+            f"(SELECT 1 FROM {NEXT_TABLE} v WHERE v.node_id = n.id) LIMIT 1"
+        )
+    ).first()
+    return row is not None
+
+
+def next_count(conn: Connection) -> int:
+    return int(conn.execute(f"SELECT COUNT(*) FROM {NEXT_TABLE}").fetchone()[0])
+
+
+def put_next(session: Session, rowid: int, node_id: str, vector: Sequence[float]) -> None:
+    session.execute(
+        text(
+            f"INSERT INTO {NEXT_TABLE} (node_id, embedding) VALUES (:id, CAST(:v AS vector)) "
+            "ON CONFLICT (node_id) DO UPDATE SET embedding = excluded.embedding"
+        ),
+        {"id": node_id, "v": to_text(vector)},
+    )
+
+
+def switch_to_next(session: Session, dimensions: int, model: str) -> int:
+    session.execute(text("DELETE FROM node_vectors"))
+    session.execute(text(f"INSERT INTO node_vectors (node_id, embedding) SELECT node_id, embedding FROM {NEXT_TABLE}"))
+    session.execute(text(f"DELETE FROM {NEXT_TABLE}"))
+    session.execute(text("UPDATE nodes SET embedding_model = ''"))
+    return changed(
+        session, "UPDATE nodes SET embedding_model = :m WHERE id IN (SELECT node_id FROM node_vectors)", {"m": model}
+    )
+
+
+def _note(db: Transaction, node_id: str, vector: Sequence[float] | None) -> None:
+    info = getattr(db, "info", None)
+    if info is not None:
+        info.setdefault(WRITTEN, {})[node_id] = None if vector is None else list(vector)
+
+
+def delete(db: Transaction, node_id: str) -> None:
+    _note(db, node_id, None)
+    execute(db, f"DELETE FROM {NEXT_TABLE} WHERE node_id = :id", {"id": node_id})  # stale once the vector goes
+    execute(db, "DELETE FROM node_vectors WHERE node_id = :id", {"id": node_id})
+
+
+def upsert(db: Transaction, node_id: str, vector: Sequence[float], *, fresh: bool = False) -> None:
+    _note(db, node_id, vector)
+    if not fresh:
+        execute(db, f"DELETE FROM {NEXT_TABLE} WHERE node_id = :id", {"id": node_id})
+    execute(
+        db,
+        "INSERT INTO node_vectors (node_id, embedding) VALUES (:id, CAST(:v AS vector)) "
+        "ON CONFLICT (node_id) DO UPDATE SET embedding = excluded.embedding",
+        {"id": node_id, "v": to_text(vector)},
+    )
+
+
+def _missing(db: Transaction, limit: int | None) -> list[str]:
+    sql = (
+        "SELECT n.id FROM nodes n WHERE n.status = 'active' AND NOT EXISTS "
+        "(SELECT 1 FROM node_vectors v WHERE v.node_id = n.id) ORDER BY n.created_at, n.id"
+    )
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return [r[0] for r in execute(db, sql).fetchall()]
+
+
+def count_missing_active(session: Session) -> int:
+    return int(
+        session.execute(
+            text(
+                "SELECT COUNT(*) FROM nodes n WHERE n.status = 'active' AND NOT EXISTS "
+                "(SELECT 1 FROM node_vectors v WHERE v.node_id = n.id)"
+            )
+        ).scalar_one()
+    )
+
+
+def missing_active_ids(session: Session, limit: int) -> list[str]:
+    return _missing(session, limit)
+
+
+def knn(conn: Connection, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+    k = min(int(k), MAX_K)
+    if k <= 0:
+        return []
+    rows = conn.execute(
+        "SELECT node_id, embedding <=> CAST(? AS vector) AS distance FROM node_vectors ORDER BY distance LIMIT ?",
+        (to_text(vector), k),
+    ).fetchall()
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def mean_vector(conn: Connection, sample: int, minimum: int) -> list[float] | None:
+    """The mean of the project's first ``sample`` vectors (by its memories' insertion order), computed by the
+    server; None when fewer than ``minimum`` are stored."""
+    row = conn.execute(
+        "SELECT CAST(avg(embedding) AS text), COUNT(*) FROM (SELECT v.embedding FROM node_vectors v "
+        "JOIN nodes n ON n.id = v.node_id ORDER BY n.rowid LIMIT ?) AS first_vectors",
+        (int(sample),),
+    ).fetchone()
+    if row is None or row[0] is None or int(row[1]) < max(1, minimum):
+        return None
+    return from_text(row[0])
+
+
+def vectors_for(conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
+    from cerebro.store.reads import chunks
+
+    found: dict[str, list[float]] = {}
+    for part in chunks(list(ids)):
+        marks = ",".join("?" * len(part))
+        for node_id, value in conn.execute(
+            f"SELECT node_id, CAST(embedding AS text) FROM node_vectors WHERE node_id IN ({marks})", tuple(part)
+        ).fetchall():
+            found[node_id] = from_text(value)
+    return found

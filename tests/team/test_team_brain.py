@@ -1,0 +1,220 @@
+"""A project's brain in a team database, through the library and the command line (issue 20, ADR 0030).
+
+The server is real (PostgreSQL 18 + pgvector, ``tests/postgres.py``); each test has a database of its own
+(``team_url``), reached as an ordinary role.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import uuid
+
+import pytest
+
+from cerebro import Brain, team
+from cerebro.db import postgres
+from cerebro.db.postgres import pg_sql
+from cerebro.errors import BrainNotFound, BrainUnreadable, InvalidInput, NotFound
+from tests.helpers import assert_one_line_error
+
+# --------------------------------------------------------------------------- SQLite's SQL on PostgreSQL
+
+
+@pytest.mark.parametrize(
+    ("sqlite", "postgresql"),
+    [
+        # planner hints go; the column stays
+        (
+            "SELECT id FROM nodes WHERE id IN (?) AND +status = 'active'",
+            "SELECT id FROM nodes WHERE id IN (%s) AND status = 'active'",
+        ),
+        ("SELECT 1 FROM edges WHERE +relation = ? AND x", "SELECT 1 FROM edges WHERE relation = %s AND x"),
+        ("SELECT a+status FROM t", "SELECT a+status FROM t"),  # arithmetic, not a hint
+        # functions by their PostgreSQL names
+        ("key < ? || char(1114111)", "key < %s || chr(1114111)"),
+        ("instr(CAST(metadata AS TEXT), 'x') > 0", "strpos(CAST(metadata AS TEXT), 'x') > 0"),
+        ("WHERE metadata IS :wm", "WHERE metadata IS NOT DISTINCT FROM %(wm)s"),
+        ("WHERE metadata IS NULL", "WHERE metadata IS NULL"),
+        # a conflict target is unique per project
+        (
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            "ON CONFLICT (project, key) DO UPDATE SET value = excluded.value",
+        ),
+        ("on conflict (source_id, target_id) DO NOTHING", "ON CONFLICT (project, source_id, target_id) DO NOTHING"),
+        # placeholders, and a literal % escaped for psycopg
+        ("VALUES (:k, :v)", "VALUES (%(k)s, %(v)s)"),
+        ("LIKE 'a%' AND x = ?", "LIKE 'a%%' AND x = %s"),
+        # quoted text, quoted names and casts are left alone
+        (
+            "SELECT '?', ':k', '+status', 'char(' FROM t WHERE x = ?",
+            "SELECT '?', ':k', '+status', 'char(' FROM t WHERE x = %s",
+        ),
+        ('SELECT "a?b" FROM t', 'SELECT "a?b" FROM t'),
+        ("CAST(? AS vector) <=> v, x::text", "CAST(%s AS vector) <=> v, x::text"),
+        ("SELECT 'it''s ?' , ?", "SELECT 'it''s ?' , %s"),
+    ],
+)
+def test_sqlite_spellings_become_postgresql_ones(sqlite: str, postgresql: str) -> None:
+    assert pg_sql(sqlite, placeholders=True) == postgresql
+
+
+def test_without_placeholders_only_the_spellings_change() -> None:
+    """SQLAlchemy's statements already carry psycopg's placeholders (and escaped %)."""
+    statement = "SELECT id FROM nodes WHERE +status = %(s)s AND key LIKE 'a%%' ON CONFLICT(id) DO NOTHING"
+    assert pg_sql(statement, placeholders=False) == (
+        "SELECT id FROM nodes WHERE status = %(s)s AND key LIKE 'a%%' ON CONFLICT (project, id) DO NOTHING"
+    )
+
+
+# --------------------------------------------------------------------------- the library
+
+
+def test_init_creates_a_projects_brain_once_and_opens_it(team_url) -> None:
+    first = Brain.init(team_url, embed_provider="fake", team_project="alpha")
+    again = Brain.init(team_url, embed_provider="fake", team_project="alpha")
+    assert (first.created, again.created) == (True, False)
+    assert first.path.endswith("(project alpha)") and "postgresql+psycopg://cerebro@" in first.path
+    with Brain.open(team_url, team_project="alpha") as brain:
+        assert brain.path is None and brain.location == first.path
+        node = brain.add("the deploy script needs VPN access", type="procedure")
+        assert brain.get(node).node.content == "the deploy script needs VPN access"
+        assert [r.node.id for r in brain.recall("deploy script vpn")] == [node]
+        assert {r.name for r in brain.relations()} >= {"derived_from", "supports", "contradicts", "supersedes"}
+
+
+def test_a_project_without_a_brain_is_not_found(team_url) -> None:
+    Brain.init(team_url, embed_provider="fake", team_project="alpha")
+    with pytest.raises(BrainNotFound, match="no brain for project 'beta'"):
+        Brain.open(team_url, team_project="beta")
+    with pytest.raises(InvalidInput, match="name this one"):
+        Brain.open(team_url)
+
+
+def test_a_database_without_cerebros_schema_is_not_found_and_left_alone(team_url) -> None:
+    with pytest.raises(BrainNotFound, match="no team brain"):
+        Brain.open(team_url, team_project="alpha")
+    with postgres.connect(team_url, "alpha") as conn:
+        assert postgres.revision(conn) is None  # nothing was built by the failed open
+
+
+def test_an_unreachable_server_is_one_clear_error_without_the_password(postgres_server) -> None:
+    url = f"postgresql+psycopg://cerebro:s3cret@127.0.0.1:{postgres_server.port + 1}/nowhere"
+    with pytest.raises(BrainUnreadable, match="cannot reach the team brain") as raised:
+        Brain.open(url, team_project="alpha")
+    assert "s3cret" not in str(raised.value) and ":***@" in str(raised.value)
+
+
+def test_two_projects_in_one_database_never_meet(team_url) -> None:
+    for key in ("alpha", "beta"):
+        Brain.init(team_url, embed_provider="fake", team_project=key)
+    with Brain.open(team_url, team_project="alpha") as alpha, Brain.open(team_url, team_project="beta") as beta:
+        mine = alpha.add("alpha's database password rotates monthly")
+        theirs = beta.add("beta's database password rotates weekly")
+        alpha.add_edge(mine, alpha.add("alpha's rotation runbook"), "supports")
+        assert alpha.recall("database password rotates").ids[0] == mine
+        assert theirs not in alpha.recall("database password rotates").ids
+        assert [n.id for n in beta.list()] == [theirs]
+        assert beta.stats().total_edges == 0
+        with pytest.raises(NotFound, match="no node found"):
+            beta.get(mine)
+        alpha.config_set("recall_threshold", "0.42")
+        assert alpha.config_value("recall_threshold") == 0.42
+        assert beta.config_value("recall_threshold") != 0.42
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def _bind(cli, url: str, key: str = "alpha"):
+    return cli("init", "--store", url, "--team-project", key, "--skip-integration", "--embed-provider", "fake")
+
+
+def test_init_store_binds_the_folder_and_every_command_uses_the_team_brain(cli, team_url, project) -> None:
+    made = _bind(cli, team_url)
+    assert made.exit_code == 0, made
+    assert "(project alpha)" in made.stdout
+    added = cli("--format", "json", "add", "--type", "concept", "access tokens last fifteen minutes")
+    assert added.exit_code == 0, added
+    node = added.json()["id"]
+    recalled = cli("--format", "json", "recall", "access tokens")
+    assert [r["id"] for r in recalled.json()["results"]] == [node]
+    assert cli("--format", "json", "stats").json()["active_nodes"] == 1
+    with Brain.open(team_url, team_project="alpha") as brain:  # it is really in the database
+        assert [n.id for n in brain.list()] == [node]
+    binding = team.binding_file(project)
+    assert stat.S_IMODE(binding.stat().st_mode) == 0o600
+    assert json.loads(binding.read_text()) == {"url": team_url, "project": "alpha"}
+
+
+def test_the_password_given_to_init_is_written_nowhere(cli, team_url, project) -> None:
+    with_password = team_url.replace("//cerebro@", "//cerebro:hunter2@", 1)  # trust auth: the password is ignored
+    assert _bind(cli, with_password).exit_code == 0
+    assert "hunter2" not in team.binding_file(project).read_text()
+    assert cli("add", "a memory").exit_code == 0
+    with Brain.open(team_url, team_project="alpha") as brain:
+        exported = json.dumps(brain.export("json"))
+        assert "hunter2" not in exported and "cerebro@" not in exported
+
+
+def test_another_folder_bound_to_another_project_sees_nothing_of_the_first(cli, team_url, tmp_path) -> None:
+    assert _bind(cli, team_url).exit_code == 0
+    node = cli("add", "alpha only: the staging database is read-only on Fridays").stdout.strip()
+    other = tmp_path / "other-project"
+    other.mkdir()
+    assert (
+        cli("init", "--store", team_url, "--team-project", "beta", "--skip-integration", project_dir=other).exit_code
+        == 0
+    )
+    assert cli("--format", "json", "recall", "staging database", project_dir=other).json()["results"] == []
+    assert cli("--format", "json", "list", project_dir=other).json()["memories"] == []
+    assert_one_line_error(cli("get", node, project_dir=other), node[:8], exit_code=3)
+    assert (
+        cli("--format", "json", "forget", "--subject", "staging", "--apply", project_dir=other).json()["matched"] == []
+    )
+    assert [r["id"] for r in cli("--format", "json", "recall", "staging database").json()["results"]] == [node]
+
+
+def test_the_environment_binds_every_project(cli, team_url, monkeypatch) -> None:
+    Brain.init(team_url, embed_provider="fake", team_project="ci-agents")
+    monkeypatch.setenv(team.ENV_STORE_URL, team_url)
+    monkeypatch.setenv(team.ENV_TEAM_PROJECT, "ci-agents")
+    node = cli("add", "CI caches the wheel house between runs").stdout.strip()
+    with Brain.open(team_url, team_project="ci-agents") as brain:
+        assert [n.id for n in brain.list()] == [node]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--team-project", "alpha"], "--team-project goes with --store"),
+        (["--store", "mysql://db/team"], "--store takes a PostgreSQL URL"),
+        (["--store", "postgresql+psycopg://u@h/db", "--global"], "--store does not go with"),
+        (["--store", "postgresql+psycopg://u@h/db", "--team-project", "_bad"], "bad team project key"),
+        (["--store", "postgresql+psycopg://u@h/db", "--team-project", "a\nb"], "bad team project key"),
+    ],
+)
+def test_bad_store_options_are_refused_before_anything_is_written(cli, project, args, fragment) -> None:
+    assert_one_line_error(cli("init", "--skip-integration", *args), fragment, exit_code=2)
+    assert not team.binding_file(project).exists()
+
+
+def test_what_only_a_file_has_is_refused_with_the_servers_way(cli, team_url) -> None:
+    assert _bind(cli, team_url).exit_code == 0
+    assert_one_line_error(cli("backup"), "team brain", "pg_dump", exit_code=2)
+
+
+def test_a_role_that_bypasses_the_scope_cannot_open_a_brain(team_url) -> None:
+    superuser = team_url.replace("//cerebro@", "//postgres@", 1)
+    with pytest.raises(InvalidInput, match="bypasses row-level security"):
+        Brain.init(superuser, embed_provider="fake", team_project=f"p{uuid.uuid4().hex[:6]}")
+
+
+def test_a_new_team_database_gets_its_schema_from_the_first_init(team_url) -> None:
+    Brain.init(team_url, embed_provider="fake", team_project="alpha")
+    with postgres.connect(team_url, "alpha") as conn:
+        from cerebro.db.migrate import HEAD_REVISION
+
+        assert postgres.revision(conn) == HEAD_REVISION
+    assert os.environ.get(team.ENV_STORE_URL) is None
