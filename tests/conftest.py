@@ -13,6 +13,7 @@ import pytest
 from cerebro import clock
 from cerebro.cli_state import state
 from tests.helpers import check_json_contract
+from tests.postgres import TeamBrainRef
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -87,41 +88,19 @@ def project(tmp_path: Path) -> Path:
     return directory
 
 
-@pytest.fixture
-def brain_path(project: Path) -> Path:
-    from cerebro import Brain, paths
-
-    path = paths.project_brain_path(project)
-    Brain.init(path)
-    return path
-
-
-@pytest.fixture
-def fake_brain_path(project: Path) -> Path:
-    """A project brain on the deterministic ``fake`` embedder (fast; for pipeline logic)."""
-    from cerebro import Brain, paths
-
-    path = paths.project_brain_path(project)
-    Brain.init(path, embed_provider="fake")
-    return path
-
-
-# The suites that run against both engines (issue 20): a test of these that takes ``fake_brain`` or ``brain`` runs
-# on a brain file and on a team brain in PostgreSQL — unless it also takes a fixture that is a brain *file* (its
-# path, the CLI on a project folder) or is marked ``file_only`` (it reads the file itself).
+# The suites that run against both engines (issue 20): each test of these whose brain comes from ``fake_brain``,
+# ``brain`` or their paths runs on a brain file and on a team brain in PostgreSQL, where the "path" stands in for
+# it (the database's URL; the test's project folder bound to it, as ``init --store`` binds one: ``Brain.open`` and
+# the CLI reach it) — unless it is marked ``file_only``: it reads or writes the brain file itself, or is about what
+# only a file has.
 BOTH_ENGINES = ("tests/retrieval/", "tests/lifecycle/", "tests/portability/", "tests/unit/test_store.py", "tests/team/")
-_FILE_FIXTURES = {"fake_brain_path", "brain_path", "cli", "project"}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "engine" not in metafunc.fixturenames:
         return
     where = Path(str(metafunc.definition.fspath)).relative_to(REPO).as_posix()
-    both = (
-        where.startswith(BOTH_ENGINES)
-        and not _FILE_FIXTURES & set(metafunc.fixturenames)
-        and metafunc.definition.get_closest_marker("file_only") is None
-    )
+    both = where.startswith(BOTH_ENGINES) and metafunc.definition.get_closest_marker("file_only") is None
     metafunc.parametrize("engine", ["sqlite", "postgresql"] if both else ["sqlite"], indirect=True)
 
 
@@ -141,28 +120,58 @@ def team_database(postgres_server) -> str:
     return url
 
 
-def _open_test_brain(request: pytest.FixtureRequest, engine: str, provider: str | None, path_fixture: str):
-    from cerebro import Brain
+def team_brain(request: pytest.FixtureRequest, provider: str | None) -> TeamBrainRef:
+    """A new project's brain in this process's team database, as ``init --store`` makes one: the test's project
+    folder is bound to it (the CLI there uses it; other folders keep brain files), and ``CEREBRO_TEAM_PROJECT``
+    names it, so that ``Brain.open(<the URL>)`` reaches it too."""
+    import uuid
 
-    if engine == "postgresql":
-        import uuid
+    from cerebro import Brain, team
 
-        url = request.getfixturevalue("team_database")
-        key = f"test-{uuid.uuid4().hex[:16]}"
-        Brain.init(url, embed_provider=provider, team_project=key)
-        return Brain.open(url, team_project=key)
-    return Brain.open(request.getfixturevalue(path_fixture))
+    url = request.getfixturevalue("team_database")
+    key = f"test-{uuid.uuid4().hex[:16]}"
+    Brain.init(url, embed_provider=provider, team_project=key)
+    team.bind(request.getfixturevalue("project"), url, key)
+    request.getfixturevalue("monkeypatch").setenv(team.ENV_TEAM_PROJECT, key)
+    return TeamBrainRef(url, key)
 
 
 @pytest.fixture
-def fake_brain(engine: str, request: pytest.FixtureRequest):
-    with _open_test_brain(request, engine, "fake", "fake_brain_path") as opened:
+def brain_path(project: Path, engine: str, request: pytest.FixtureRequest) -> Path:
+    from cerebro import Brain, paths
+
+    if engine == "postgresql":
+        return team_brain(request, None)  # type: ignore[return-value] # stands in for the path
+    path = paths.project_brain_path(project)
+    Brain.init(path)
+    return path
+
+
+@pytest.fixture
+def fake_brain_path(project: Path, engine: str, request: pytest.FixtureRequest) -> Path:
+    """A project brain on the deterministic ``fake`` embedder (fast; for pipeline logic)."""
+    from cerebro import Brain, paths
+
+    if engine == "postgresql":
+        return team_brain(request, "fake")  # type: ignore[return-value] # stands in for the path
+    path = paths.project_brain_path(project)
+    Brain.init(path, embed_provider="fake")
+    return path
+
+
+@pytest.fixture
+def fake_brain(fake_brain_path: Path):
+    from cerebro import Brain
+
+    with Brain.open(fake_brain_path) as opened:
         yield opened
 
 
 @pytest.fixture
-def brain(engine: str, request: pytest.FixtureRequest):
-    with _open_test_brain(request, engine, None, "brain_path") as opened:
+def brain(brain_path: Path):
+    from cerebro import Brain
+
+    with Brain.open(brain_path) as opened:
         yield opened
 
 
@@ -208,8 +217,14 @@ def cli(capsys: pytest.CaptureFixture[str], project: Path):
 def snapshot(path: Path) -> dict[str, list[tuple]]:
     """Every row of every ordinary table (and the FTS lane), for "the brain is unchanged" assertions.
 
-    Read with the stdlib driver in read-only mode: it needs no extension and cannot write.
+    Read with the stdlib driver in read-only mode: it needs no extension and cannot write. A team brain: every
+    table's rows of its project (the lanes are columns and tables there).
     """
+    if isinstance(path, TeamBrainRef):
+        from cerebro.db import pg_schema
+
+        with path.connect() as team:
+            return {t: sorted(team.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in pg_schema.TABLES}
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         tables = [

@@ -147,3 +147,44 @@ def start() -> Server:
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"PostgreSQL did not start: {exc}\n{detail!s}") from None
     return Server(f"postgresql://postgres@127.0.0.1:{port}/postgres", "127.0.0.1", port, folder, run_as, bin_folder)
+
+
+class TeamBrainRef(str):
+    """A team brain standing in for a brain file's path in the suites that run on both engines (tests/conftest.py):
+    the database's URL, and the project's key. Here, not in conftest.py, so that every test sees one class."""
+
+    project: str
+
+    def __new__(cls, url: str, project: str) -> TeamBrainRef:
+        ref = super().__new__(cls, url)
+        ref.project = project
+        return ref
+
+    def connect(self):
+        from cerebro.db import postgres
+
+        return postgres.connect(str(self), self.project)
+
+
+def connect_brain(path: object, *, read_only: bool = False):
+    """A DB-API connection to a test's brain: the standard library's sqlite3 for a file (read-only when asked), or
+    the project's raw connection for a team brain (which runs SQLite's spellings: ``cerebro.db.postgres.pg_sql``)."""
+    if isinstance(path, TeamBrainRef):
+        return path.connect()
+    import sqlite3
+
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True) if read_only else sqlite3.connect(str(path))
+
+
+def all_columns(path: object, table: str) -> str:
+    """``*`` for a brain file; a team brain's columns of ``table`` in the same order, without what only it has (the
+    project, the insertion order, the keyword column)."""
+    if not isinstance(path, TeamBrainRef):
+        return "*"
+    with path.connect() as conn:
+        rows = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+            "AND column_name NOT IN ('project', 'rowid', 'keywords') ORDER BY ordinal_position",
+            (table,),
+        ).fetchall()
+    return ", ".join(r[0] for r in rows)

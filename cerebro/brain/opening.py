@@ -72,6 +72,7 @@ def open_team_handle(url: str, team_project: str | None, *, create: bool = False
     from cerebro.db.migrate import HEAD_REVISION
     from cerebro.store.connectors import PostgresConnector
 
+    team_project = team_project or os.environ.get(team.ENV_TEAM_PROJECT)  # as the CLI's binding reads it
     if not team_project:
         raise InvalidInput("a team brain holds many projects: name this one (--team-project, or CEREBRO_TEAM_PROJECT)")
     connector = PostgresConnector(url, team_project)

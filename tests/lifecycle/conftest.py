@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import snapshot
+from tests.conftest import snapshot, team_brain
 from tests.helpers import MISSING_ID, assert_one_line_error  # noqa: F401 - re-exported to the lifecycle tests
+from tests.postgres import TeamBrainRef, all_columns
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_DIR = REPO / "fixtures" / "brains"
@@ -81,9 +82,15 @@ def _vec_connect(path: Path) -> Any:
     return conn
 
 
+def _connect(path: Path) -> Any:
+    """sqlean with sqlite-vec for a brain file; the project's raw connection for a team brain (SQLite's SQL runs
+    there as the store's does: cerebro.db.postgres.pg_sql)."""
+    return path.connect() if isinstance(path, TeamBrainRef) else _vec_connect(path)
+
+
 def raw_rows(path: Path, sql: str, params: tuple = ()) -> list[tuple]:
-    """A read with sqlean (FTS5) and sqlite-vec loaded."""
-    conn = _vec_connect(path)
+    """A read with sqlean (FTS5) and sqlite-vec loaded (a team brain: its own connection)."""
+    conn = _connect(path)
     try:
         return conn.execute(sql, params).fetchall()
     finally:
@@ -91,7 +98,7 @@ def raw_rows(path: Path, sql: str, params: tuple = ()) -> list[tuple]:
 
 
 def raw_exec(path: Path, sql: str, params: tuple | list = (), *, many: bool = False) -> None:
-    conn = _vec_connect(path)
+    conn = _connect(path)
     try:
         if many:
             conn.executemany(sql, params)
@@ -103,16 +110,26 @@ def raw_exec(path: Path, sql: str, params: tuple | list = (), *, many: bool = Fa
 
 
 def has_table(path: Path, name: str) -> bool:
+    if isinstance(path, TeamBrainRef):
+        return name in {"nodes_fts", "vec_nodes"} or bool(
+            raw_rows(path, "SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?", (name,))
+        )
     return bool(raw_rows(path, "SELECT 1 FROM sqlite_master WHERE name = ?", (name,)))
 
 
 def vec_ids(path: Path) -> set[str]:
+    """The memories the vector lane holds a vector for."""
+    if isinstance(path, TeamBrainRef):
+        return {r[0] for r in raw_rows(path, "SELECT node_id FROM node_vectors")}
     if not has_table(path, "vec_nodes"):
         return set()
     return {r[0] for r in raw_rows(path, "SELECT node_id FROM vec_nodes")}
 
 
 def fts_ids(path: Path) -> set[str]:
+    """The memories the keyword lane finds (a team brain searches its active memories' own column)."""
+    if isinstance(path, TeamBrainRef):
+        return {r[0] for r in raw_rows(path, "SELECT id FROM nodes WHERE status = 'active'")}
     return {r[0] for r in raw_rows(path, "SELECT node_id FROM nodes_fts")}
 
 
@@ -121,9 +138,9 @@ def node_ids(path: Path) -> set[str]:
 
 
 def node_row(path: Path, node_id: str) -> dict[str, Any] | None:
-    conn = _vec_connect(path)
+    conn = _connect(path)
     try:
-        cur = conn.execute("SELECT * FROM nodes WHERE id = ?", (node_id,))
+        cur = conn.execute(f"SELECT {all_columns(path, 'nodes')} FROM nodes WHERE id = ?", (node_id,))
         row = cur.fetchone()
         return dict(zip([d[0] for d in cur.description], row, strict=True)) if row else None
     finally:
@@ -131,9 +148,9 @@ def node_row(path: Path, node_id: str) -> dict[str, Any] | None:
 
 
 def archive_rows(path: Path) -> dict[str, dict[str, Any]]:
-    conn = _vec_connect(path)
+    conn = _connect(path)
     try:
-        cur = conn.execute("SELECT * FROM nodes_archive")
+        cur = conn.execute(f"SELECT {all_columns(path, 'nodes_archive')} FROM nodes_archive")
         cols = [d[0] for d in cur.description]
         return {r[0]: dict(zip(cols, r, strict=True)) for r in cur.fetchall()}
     finally:
@@ -141,13 +158,13 @@ def archive_rows(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def edge_rows(path: Path) -> list[tuple]:
-    return sorted(raw_rows(path, "SELECT * FROM edges"), key=repr)
+    return sorted(raw_rows(path, f"SELECT {all_columns(path, 'edges')} FROM edges"), key=repr)
 
 
 def full_snapshot(path: Path) -> dict[str, list[tuple]]:
     """tests.conftest.snapshot (every ordinary table and the FTS content) plus the vector lane."""
     data = snapshot(path)
-    if has_table(path, "vec_nodes"):
+    if not isinstance(path, TeamBrainRef) and has_table(path, "vec_nodes"):
         data["vec_nodes"] = sorted(raw_rows(path, "SELECT node_id, embedding FROM vec_nodes"), key=repr)
     return data
 
@@ -206,11 +223,14 @@ def _lifecycle_template(tmp_path_factory, fake_providers):
 
 
 @pytest.fixture
-def fake_brain_path(project, _lifecycle_template):
+def fake_brain_path(project, engine, request):
     """Same contract as tests/conftest.py's fake_brain_path (a fake-embedder brain for ``project``), copied
-    from a template whose convention boundaries are at 2020-01-01."""
+    from a template whose convention boundaries are at 2020-01-01 (a team brain has none: nothing is legacy)."""
     from cerebro import paths
 
+    if engine == "postgresql":
+        return team_brain(request, "fake")
+    _lifecycle_template = request.getfixturevalue("_lifecycle_template")
     path = paths.project_brain_path(project)
     paths.ensure_private_dir(path.parent)
     shutil.copyfile(_lifecycle_template, path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cerebro.errors import InvalidInput
+from tests.postgres import connect_brain
 
 from .conftest import (
     MISSING_ID,
@@ -324,12 +325,11 @@ def test_suggestions_see_every_active_episode_and_list_twenty_by_default(fake_br
 
 def test_an_undated_group_sorts_after_a_dated_one_of_the_same_size(fake_brain, fake_brain_path, at):
     # A hand-edited brain may hold a created_at that is not a time: it must not break the suggestions.
-    import sqlite3
 
     at(0)
     undated = fake_brain.add("undated episode", subtype="odd")
     dated = fake_brain.add("dated episode", subtype="fine")
-    conn = sqlite3.connect(fake_brain_path)
+    conn = connect_brain(fake_brain_path)
     conn.execute("UPDATE nodes SET created_at = 'someday' WHERE id = ?", (undated,))
     conn.commit()
     conn.close()

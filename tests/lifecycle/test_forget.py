@@ -166,8 +166,7 @@ def test_no_match_with_apply_changes_nothing(run, notes):
 
 @pytest.mark.parametrize("hard", [False, True])
 def test_apply_is_one_transaction(fake_brain, notes, monkeypatch, hard):
-    from cerebro.store import vec
-
+    vec = fake_brain.handle.store.vectors  # the engine's own vector lane
     before = full_snapshot(notes["path"])
     real_delete = vec.delete
     calls = []
@@ -206,6 +205,7 @@ def test_rows_with_the_legacy_archived_status_are_not_matched(upgraded, run_any)
     assert not {"c0000006-0000-4000-8000-000000000006", "c0000007-0000-4000-8000-000000000007"} & node_ids(path)
 
 
+@pytest.mark.file_only  # SQLite's write lock (a team brain's writers lock rows, not the file)
 def test_dry_runs_answer_while_another_agent_holds_the_write_lock(notes, monkeypatch):
     """A dry run only reads: it must not queue behind (or fail on) a writer, as forget --apply would."""
     from cerebro import Brain

@@ -10,6 +10,7 @@ from cerebro import Brain, clock, paths
 from cerebro.brain.promotion import GLOBAL_WEIGHT, merge
 from cerebro.errors import BrainNotFound
 from cerebro.values import Origin, RecallResult
+from tests.postgres import TeamBrainRef
 
 
 @pytest.fixture
@@ -54,7 +55,10 @@ def test_promote_copies_with_provenance_metadata_and_origin(fake_brain_path, glo
     assert copy.metadata == {
         "k": "v",
         "promoted_from_node": source,
-        "promoted_from_project": fake_brain_path.stem,
+        # the brain file's stem, or the team project's key
+        "promoted_from_project": (
+            fake_brain_path.project if isinstance(fake_brain_path, TeamBrainRef) else fake_brain_path.stem
+        ),
         "promoted_at": "2026-05-01T08:00:00Z",
     }
     assert copy.origin == Origin("claude-code", "skill", "s-1", "laptop")

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from cerebro import Brain
 from cerebro.errors import AmbiguousId, InvalidInput, NotFound
 from cerebro.values import Origin
 from tests.fakes import FakeEmbedder
+from tests.postgres import all_columns, connect_brain
 
 from .conftest import (
     MISSING_ID,
@@ -39,9 +39,9 @@ ORIGIN = Origin("claude-code", "skill", "sess-42", "laptop")
 
 
 def inbox_rows(path: Path) -> dict[str, dict]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = connect_brain(path, read_only=True)
     try:
-        cur = conn.execute("SELECT * FROM inbox_candidates")
+        cur = conn.execute(f"SELECT {all_columns(path, 'inbox_candidates')} FROM inbox_candidates")
         cols = [d[0] for d in cur.description]
         return {r[0]: dict(zip(cols, r, strict=True)) for r in cur.fetchall()}
     finally:
@@ -337,6 +337,7 @@ def test_exports_carry_no_candidates(cli, quarantined, fmt):
     assert not any(c in result.stdout for c in candidates(quarantined))
 
 
+@pytest.mark.file_only  # a copy of the brain file
 def test_the_sqlite_copy_is_the_whole_brain_candidates_included(cli, quarantined, fake_brain_path, tmp_path):
     """``export --format sqlite`` and ``backup`` are file copies (SQLite's backup API), not exports of
     records: the quarantine travels with them, still quarantined."""

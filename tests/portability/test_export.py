@@ -13,6 +13,7 @@ import pytest
 
 from cerebro import Brain, clock
 from cerebro.values import Origin
+from tests.postgres import connect_brain
 
 
 @pytest.fixture
@@ -97,8 +98,8 @@ def test_export_refuses_bad_format_missing_output_and_overwrites(cli, varied, tm
     assert result.exit_code == 2 and existing.read_text() == "keep me"
 
 
-@pytest.mark.parametrize("format", ["jsonl", "json", "sql", "sqlite"])
-def test_force_replaces_an_existing_export_in_one_step(cli, varied, tmp_path: Path, format: str) -> None:
+def _forced(cli, tmp_path: Path, format: str) -> Path:
+    """An export over an older one: refused, then replaced in one step with --force; the new file's path."""
     folder = tmp_path / "exports"
     folder.mkdir()
     out = folder / f"brain.{format}"
@@ -107,13 +108,21 @@ def test_force_replaces_an_existing_export_in_one_step(cli, varied, tmp_path: Pa
     assert refused.exit_code == 2 and "--force" in refused.stderr and out.read_text() == "an older export"
     assert cli("export", "--format", format, "-o", str(out), "--force").exit_code == 0
     assert (out.stat().st_mode & 0o777) == 0o600
-    if format == "sqlite":
-        copy = sqlite3.connect(out)
-        assert copy.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 5
-        copy.close()
-    else:
-        assert "an older export" not in out.read_text() and out.stat().st_size > 100
     assert sorted(p.name for p in folder.iterdir()) == [out.name]  # no partial file left beside it
+    return out
+
+
+@pytest.mark.parametrize("format", ["jsonl", "json", "sql"])
+def test_force_replaces_an_existing_export_in_one_step(cli, varied, tmp_path: Path, format: str) -> None:
+    out = _forced(cli, tmp_path, format)
+    assert "an older export" not in out.read_text() and out.stat().st_size > 100
+
+
+@pytest.mark.file_only  # a copy of the brain file
+def test_force_replaces_an_existing_sqlite_copy_in_one_step(cli, varied, tmp_path: Path) -> None:
+    copy = sqlite3.connect(_forced(cli, tmp_path, "sqlite"))
+    assert copy.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 5
+    copy.close()
 
 
 def test_force_replaces_a_planted_link_and_never_writes_through_it(cli, varied, tmp_path: Path) -> None:
@@ -148,6 +157,7 @@ def test_an_export_that_fails_half_way_leaves_nothing(cli, varied, tmp_path: Pat
     assert list(folder.iterdir()) == []
 
 
+@pytest.mark.file_only  # a backup is a copy of the brain file
 def test_backup_defaults_to_the_backups_folder(cli, varied, isolated_home: Path, fake_brain_path: Path) -> None:
     result = cli("backup", "--format", "json")
     assert result.exit_code == 0, result.stderr
@@ -170,6 +180,7 @@ def _writer(path: str, home: str, writing, stop, index: int) -> None:
             writing.release()  # one commit more
 
 
+@pytest.mark.file_only  # a copy of the brain file
 @pytest.mark.slow
 def test_sqlite_export_while_four_writers_commit(fake_brain_path: Path, isolated_home: Path, tmp_path: Path) -> None:
     from tests.fakes import register_fakes  # noqa: F401 - the spawned writers register their own
@@ -227,7 +238,7 @@ def test_odd_stored_times_export_as_null_or_as_they_are(fake_brain_path: Path) -
     # A Go brain may hold '' for "never", and a hand-edited one text that is no time at all.
     with Brain.open(fake_brain_path) as brain:
         node = brain.add("odd times")
-    conn = sqlite3.connect(fake_brain_path)
+    conn = connect_brain(fake_brain_path)
     conn.execute("UPDATE nodes SET last_accessed = '', updated_at = 'someday', subtype = '' WHERE id = ?", (node,))
     conn.commit()
     conn.close()
@@ -237,6 +248,7 @@ def test_odd_stored_times_export_as_null_or_as_they_are(fake_brain_path: Path) -
     assert "subtype" not in exported  # an empty subtype is omitted, as upstream's omitempty
 
 
+@pytest.mark.file_only  # the convention boundaries a brain file's migrations stamp (a team brain has none)
 def test_every_time_in_a_json_or_jsonl_export_is_rfc3339(cli, varied) -> None:
     """One timestamp format in a file (issue 16): the convention boundaries in meta too, not the storage layout."""
     import json

@@ -10,18 +10,28 @@ import pytest
 
 from cerebro import Brain
 from tests.conftest import FIXTURES, snapshot
+from tests.postgres import TeamBrainRef, connect_brain
 
 UPSTREAM = FIXTURES / "exports" / "upstream_bundle.json"
 
 
 def _rows(path: Path, table: str, columns: str) -> list[tuple]:
-    import sqlite3
-
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = connect_brain(path, read_only=True)
     try:
         return sorted(conn.execute(f"SELECT {columns} FROM {table}").fetchall(), key=repr)
     finally:
         conn.close()
+
+
+def _keyword_rows(path: Path) -> list[tuple[str, str]]:
+    """(id, text) the keyword lane searches: FTS5's rows in a file; a team brain's active memories themselves."""
+    if isinstance(path, TeamBrainRef):
+        return _rows(path, "nodes WHERE status = 'active'", "id, content")
+    return _rows(path, "nodes_fts_content", "c0, c1")
+
+
+def _keyword_ids(path: Path) -> list[str]:
+    return [r[0] for r in _keyword_rows(path)]
 
 
 NODE_COLUMNS = (
@@ -66,8 +76,7 @@ def test_upstream_bundle_imports_with_timestamps_normalised(cli, fake_brain_path
         "2026-09-01 00:00:00",
     ) in edges
     # Only active nodes are in the keyword lane.
-    fts = _rows(fake_brain_path, "nodes_fts_content", "c0")
-    assert [r[0] for r in fts] == ["a1b2c3d4-0000-4000-8000-000000000001"]
+    assert _keyword_ids(fake_brain_path) == ["a1b2c3d4-0000-4000-8000-000000000001"]
 
 
 def test_skip_then_replace_counts_and_edges_survive(cli, fake_brain_path: Path, tmp_path: Path) -> None:
@@ -96,7 +105,7 @@ def test_skip_then_replace_counts_and_edges_survive(cli, fake_brain_path: Path, 
     # The replaced node kept every edge, including the local one the file knows nothing about.
     assert (local, "supports", 1.0) in relations
     assert ("a1b2c3d4-0000-4000-8000-000000000001", "contradicts", 0.9) in relations
-    assert [r[1] for r in _rows(fake_brain_path, "nodes_fts_content", "c0, c1") if r[0].endswith("0001")] == [
+    assert [r[1] for r in _keyword_rows(fake_brain_path) if r[0].endswith("0001")] == [
         "Refresh tokens rotate every 14 days"
     ]
 
@@ -236,7 +245,6 @@ def test_jsonl_round_trip_carries_the_archive(cli, tmp_path: Path) -> None:
 
 
 def test_sql_dump_runs_in_sqlite3_and_the_next_open_rebuilds_keywords(cli, tmp_path: Path) -> None:
-    import sqlite3
 
     from cerebro import paths
 
@@ -322,7 +330,7 @@ def test_settings_this_cerebro_does_not_know_are_reported_not_stored(cli, fake_b
         assert brain.config_value("prime_limit") == 7
         assert "made_up" not in {e.key for e in brain.config_list()}
     assert "config.made_up" in result.stderr  # said, not silently dropped
-    with sqlite3.connect(fake_brain_path) as conn:
+    with connect_brain(fake_brain_path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM schema_meta WHERE key = 'config.made_up'").fetchone() == (0,)
 
 

@@ -164,6 +164,7 @@ def _served_vector(prompt: str) -> list[float]:
     return [x / norm for x in vector]
 
 
+@pytest.mark.file_only  # sqlite-vec's side table, written behind cerebro's back
 def test_a_resumed_switch_embeds_what_changed_meanwhile_and_keeps_no_vector_of_what_went(
     brain_path, ollama, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -176,6 +176,7 @@ def test_superseded_text_is_not_found_by_keyword_lane(fake_brain):
     assert new in fake_brain.recall("auth", lanes=("keyword",)).ids
 
 
+@pytest.mark.file_only  # FTS5's rows (a team brain's keyword column follows its content)
 def test_an_update_re_indexes_the_new_text_and_subtype_once(fake_brain, fake_brain_path):
     import sqlean.dbapi2 as sqlean
 
@@ -196,6 +197,7 @@ def test_an_update_re_indexes_the_new_text_and_subtype_once(fake_brain, fake_bra
     )
 
 
+@pytest.mark.file_only  # FTS5 rows left behind by an old brain
 def test_keyword_search_keeps_non_active_nodes_out(fake_brain, fake_brain_path):
     """Even if a non-active node is still in the FTS index, the lane keeps it out."""
     import sqlean.dbapi2 as sqlean
@@ -223,6 +225,7 @@ def _stray(path, *ids):
     conn.close()
 
 
+@pytest.mark.file_only  # FTS5 rows left behind by an old brain
 def test_hits_dropped_by_the_filter_are_made_up_from_deeper_matches(fake_brain, fake_brain_path):
     """Issue 18: the lane takes FTS5's best page, then filters it; when stray rows or another subtype fill the
     page, it reads deeper, so the active match of the wanted subtype is still found."""
@@ -271,6 +274,7 @@ def test_keyword_search_orders_by_bm25_and_respects_limit(fake_brain):
         assert keywords.search(conn, "", 10) == []
 
 
+@pytest.mark.file_only  # a brain file without its FTS5 table
 def test_keyword_search_without_fts_table_is_empty(fake_brain, fake_brain_path):
     import sqlean.dbapi2 as sqlean
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -18,6 +17,7 @@ from cerebro import Brain, clock, scoring
 from cerebro.embed.base import EmbeddingError
 from tests.conftest import snapshot
 from tests.fakes import FakeEmbedder, hashed_vector
+from tests.postgres import connect_brain
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 QUERY = "walrus tusk"
@@ -43,7 +43,7 @@ def clock_at_t0():  # every test of this module runs at T0
 
 
 def meta_value(path, key):
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = connect_brain(path, read_only=True)
     try:
         row = conn.execute("SELECT value FROM schema_meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
@@ -165,12 +165,10 @@ def test_results_linked_to_each_other_take_the_edge_weight(fake_brain):
 
 
 def test_zero_edge_weight_counts_as_one(fake_brain, fake_brain_path):
-    import sqlean.dbapi2 as sqlean
-
     seed = fake_brain.add(SEED)
     neighbour = fake_brain.add(FAR[0])
     fake_brain.add_edge(seed, neighbour, "relates_to", weight=0.5)
-    conn = sqlean.connect(str(fake_brain_path))
+    conn = connect_brain(fake_brain_path)
     conn.execute("UPDATE edges SET weight = 0")  # legacy rows: add_edge refuses ≤ 0
     conn.commit()
     conn.close()
@@ -439,6 +437,7 @@ def test_keyword_fallback_via_cli_warns(cli, fake_brain_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.file_only  # a brain file without its FTS5 table
 def test_fallback_without_fts_raises_the_embedding_error(fake_brain, fake_brain_path):
     import sqlean.dbapi2 as sqlean
 

@@ -7,7 +7,6 @@ Rerankers are real Python scripts written into tmp_path and run as ``sys.executa
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 import textwrap
 import time
@@ -17,6 +16,7 @@ import pytest
 
 from cerebro import rerank
 from cerebro.errors import InvalidInput
+from tests.postgres import connect_brain
 
 PY = sys.executable
 
@@ -291,7 +291,7 @@ def enable(brain, command: str | None = None, fusion: str | None = None) -> None
 
 
 def raw_config(path: Path, key: str, value: str) -> None:
-    conn = sqlite3.connect(str(path))
+    conn = connect_brain(path)
     try:
         conn.execute(
             "INSERT INTO schema_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

@@ -218,3 +218,18 @@ def test_a_new_team_database_gets_its_schema_from_the_first_init(team_url) -> No
 
         assert postgres.revision(conn) == HEAD_REVISION
     assert os.environ.get(team.ENV_STORE_URL) is None
+
+
+def test_a_read_sees_one_snapshot_while_another_writer_commits(team_url) -> None:
+    """Recall reads its lanes, rows and graph in one transaction: what another agent commits meanwhile shows up in
+    the next read, never half-way through this one (REPEATABLE READ, as a SQLite read transaction)."""
+    Brain.init(team_url, embed_provider="fake", team_project="alpha")
+    with Brain.open(team_url, team_project="alpha") as reader, Brain.open(team_url, team_project="alpha") as writer:
+        reader.add("first")
+        reads = reader.handle.store.reads
+        with reader.handle.snapshot() as conn:
+            before = reads.count_active(conn)
+            writer.add("second")
+            assert reads.count_active(conn) == before == 1
+        with reader.handle.snapshot() as conn:
+            assert reads.count_active(conn) == 2

@@ -12,14 +12,19 @@ from cerebro import Brain, values
 from cerebro.errors import NotFound
 from cerebro.retry import is_lock_error
 from cerebro.store import inbox, meta, relations, vec
+from tests.conftest import team_brain
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def brain(tmp_path: Path):
-    path = tmp_path / "brain.sqlite"
-    Brain.init(path, embed_provider="none")
+def brain(tmp_path: Path, engine: str, request: pytest.FixtureRequest):
+    """A brain without a provider: a file, or a team brain (the shared store modules run on both engines)."""
+    if engine == "postgresql":
+        path = team_brain(request, "none")
+    else:
+        path = tmp_path / "brain.sqlite"
+        Brain.init(path, embed_provider="none")
     with Brain.open(path) as opened:
         yield opened
 
@@ -359,7 +364,7 @@ def test_an_edge_added_without_a_weight_is_stored_with_weight_1(brain: Brain) ->
     a, b = brain.add("source memory"), brain.add("target memory")
     brain.add_edge(a, b, "supports")
     brain.add_edge(b, a, "supports", weight=0.25)
-    conn = connect_raw(brain.path, wal=False)
+    conn = connect_raw(brain.path, wal=False) if brain.path else brain.handle.connector.connect_raw()
     try:
         stored = dict(conn.execute("SELECT source_id, weight FROM edges").fetchall())
     finally:
@@ -491,7 +496,7 @@ def test_meta_items_lists_every_key_or_those_with_a_prefix(brain: Brain) -> None
         every = reads.meta_items(conn)
         config = reads.meta_items(conn, prefix="config.")
     assert config == [("config.recall_threshold", "0.4")]
-    assert ("config.recall_threshold", "0.4") in every and ("schema_version", "7") in every
+    assert ("config.recall_threshold", "0.4") in every and ("embedding_provider", "none") in every
     assert [key for key, _ in every] == sorted(key for key, _ in every)
 
 
