@@ -29,6 +29,7 @@ from cerebro.brain import (
     secrets,
     settings,
     status,
+    sync,
 )
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import UNSET, parse_metadata  # noqa: F401 - part of the API
@@ -498,6 +499,14 @@ class Brain:
     @_doc(promotion.promote)
     def promote(self, node_id: str, *, content: str | None = None) -> str:
         return promotion.promote(self._handle, node_id, content=content)
+
+    @_doc(sync.push)
+    def team_push(self, team: Brain, *, everything: bool = False) -> sync.SyncReport:
+        return sync.push(self._handle, team._handle, everything=everything)
+
+    @_doc(sync.pull)
+    def team_pull(self, team: Brain) -> sync.SyncReport:
+        return sync.pull(self._handle, team._handle)
 
     @_doc(promotion.recall_with_global)
     def recall_with_global(self, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:  # noqa: ANN401 - recall's keyword options, passed on; the public signature, pinned in tests/api/brain_api.txt

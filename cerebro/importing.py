@@ -262,10 +262,16 @@ def read(path: Path) -> Parsed:
     if isinstance(document, dict) and "kind" not in document:
         # One JSON document: a bundle, however it is laid out (a jsonl file has a "kind" on every line).
         return _bundle(path, document, parsed)
-    for number, line in enumerate(text.splitlines(), start=1):
+    return parse_lines(text.splitlines(), str(path), parsed)
+
+
+def parse_lines(lines: list[str], source: str, parsed: Parsed | None = None) -> Parsed:
+    """jsonl records (``export --format jsonl``), each validated, named by ``source:line`` when one is not."""
+    parsed = parsed if parsed is not None else Parsed()
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        where = f"{path}:{number}"
+        where = f"{source}:{number}"
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):

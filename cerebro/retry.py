@@ -1,4 +1,5 @@
-"""Retry a whole unit of work when SQLite says the database is locked or busy.
+"""Retry a whole unit of work when SQLite says the database is locked or busy (or PostgreSQL, that a concurrent
+transaction won: a serialization failure or a deadlock).
 
 ``busy_timeout`` already makes SQLite wait inside one statement; this covers the cases it cannot
 (a lock upgrade that would deadlock returns SQLITE_BUSY at once) with bounded, jittered retries of the
@@ -23,8 +24,16 @@ INITIAL_WAIT = 0.05
 MAX_WAIT = 1.0
 
 
+# PostgreSQL's answers that mean "another writer got there first; the whole transaction may simply run again"
+# (a team brain, ADR 0030): serialization failure, deadlock detected, lock not available.
+RETRYABLE_SQLSTATES = {"40001", "40P01", "55P03"}
+
+
 def is_lock_error(exc: BaseException) -> bool:
-    text = str(getattr(exc, "orig", None) or exc).lower()
+    cause = getattr(exc, "orig", None) or exc
+    if getattr(cause, "sqlstate", None) in RETRYABLE_SQLSTATES:
+        return True
+    text = str(cause).lower()
     return "database is locked" in text or "database is busy" in text or "database table is locked" in text
 
 

@@ -14,6 +14,7 @@ from cerebro.portability import ARCHIVE_COLUMNS, NODE_COLUMNS  # one list of col
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from cerebro import importing
     from cerebro.db.types import Session
 
 FORMATS = ("json", "jsonl", "sqlite")
@@ -71,20 +72,50 @@ def import_file(
 ) -> dict[str, Any]:
     """Import a json bundle (ours or upstream's) or a jsonl export, validated whole first, written in one
     transaction. ``skip`` keeps existing nodes and edges; ``replace`` updates them in place (never
-    delete-and-insert, which would cascade away their edges). Returns the counts."""
+    delete-and-insert, which would cascade away their edges); ``newer`` replaces a memory only with a later
+    version of it (team sync's rule). Returns the counts."""
     from cerebro import importing
 
-    if on_conflict not in ("skip", "replace"):
-        raise InvalidInput("--on-conflict must be skip or replace")
-    parsed = importing.read(Path(path))
+    if on_conflict not in CONFLICT_RULES:
+        raise InvalidInput("--on-conflict must be skip, replace or newer")
+    return import_records(h, importing.read(Path(path)), str(path), on_conflict=on_conflict, progress=progress)
+
+
+CONFLICT_RULES = ("skip", "replace", "newer")
+
+
+def _stamp(row: Any) -> str:  # noqa: ANN401 - a stored row: (id, updated_at, created_at)
+    """When a memory last changed, as storage-layout text (comparable as text)."""
+    return str(row[1] or row[2] or "")
+
+
+def import_records(
+    h: Handle,
+    parsed: importing.Parsed,
+    source: str,
+    *,
+    on_conflict: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Write validated records (an import's, a team sync's batch) into ``h`` in one transaction."""
+    from cerebro import importing
+
     with h.snapshot() as conn:
-        existing = h.store.reads.node_ids(conn)
+        stamps = {r[0]: _stamp(r) for r in h.store.reads.rows(conn, "nodes", ["id", "updated_at", "created_at"], "id")}
+    existing = set(stamps)
     importing.check_references(parsed, existing)
-    redacted = _scrub_records(h, path, parsed.nodes + parsed.archive)
+    redacted = _scrub_records(h, source, parsed.nodes + parsed.archive)
     for node in parsed.nodes:
         if all(node[k] is None for k in _ORIGIN):  # origin-less nodes are stamped by the import
             node["origin_actor"] = node["origin_channel"] = "import"
-    to_write = [n for n in parsed.nodes if on_conflict == "replace" or n["id"] not in existing]
+    replace, newer = on_conflict == "replace", on_conflict == "newer"
+
+    def wanted(node: dict[str, Any]) -> bool:
+        if node["id"] not in existing or replace:
+            return True
+        return newer and _stamp((None, node["updated_at"], node["created_at"])) > stamps[node["id"]]
+
+    to_write = [n for n in parsed.nodes if wanted(n)]
     dims = h.embedding_settings()[2]
     vectors: dict[str, Any] = {}
     failed = 0
@@ -104,13 +135,12 @@ def import_file(
     def write(session: Session) -> dict[str, Any]:
         for key, value in parsed.config.items():
             h.store.meta.put(session, key, value)
-        replace = on_conflict == "replace"
         has_fts = h.store.keywords.available(session)
         h.store.vectors.ensure_table(session, dims)  # none without a provider (dims 0)
         nodes_done = 0
         for node in parsed.nodes:
             row = {**node, "embedding_model": model if node["id"] in vectors else ""}
-            if not h.store.bulk.put_node(session, row, NODE_COLUMNS, replace=replace):
+            if not h.store.bulk.put_node(session, row, NODE_COLUMNS, replace=replace, newer_only=newer):
                 continue
             nodes_done += 1
             if has_fts:
@@ -122,12 +152,20 @@ def import_file(
                 h.store.vectors.upsert(session, node["id"], vectors[node["id"]], fresh=fresh)
             elif not fresh:  # a replaced memory's vector was made from its old text (none to drop without a table)
                 h.store.vectors.delete(session, node["id"])
-        edges_done = sum(h.store.bulk.put_edge(session, edge, replace=replace) for edge in parsed.edges)
+        edges_done = sum(
+            h.store.bulk.put_edge(session, edge, replace=replace, changed_only=newer) for edge in parsed.edges
+        )
+        archived = 0
         for row in parsed.archive:
-            h.store.bulk.put_archived(session, row, ARCHIVE_COLUMNS, replace=replace)
+            h.store.bulk.put_archived(session, row, ARCHIVE_COLUMNS, replace=replace or newer)
+            if newer and row["id"] in existing and str(row["archived_at"] or "") > stamps[row["id"]]:
+                # archived elsewhere after its last change here: it leaves every lane here too (team sync)
+                gone = h.store.nodes.to_value(h.store.nodes.get_row(session, row["id"]))
+                h.store.archive.move_out(session, gone, row["archive_reason"] or "redundant", row["archived_at"])
+                archived += 1
         if failed:
             h.store.meta.put(session, "has_pending_embeddings", "true")
-        return {
+        report = {
             "nodes_imported": nodes_done,
             "nodes_skipped": len(parsed.nodes) - nodes_done,
             "edges_imported": edges_done,
@@ -137,11 +175,14 @@ def import_file(
             "pending_embeddings": failed,
             "secrets_redacted": redacted,
         }
+        if newer:
+            report["archived"] = archived
+        return report
 
     return h.write(write)
 
 
-def _scrub_records(h: Handle, path: str | Path, records: list[dict[str, Any]]) -> int:
+def _scrub_records(h: Handle, path: str, records: list[dict[str, Any]]) -> int:
     """Check imported records against the size limit and redact their secrets in place, as every write path does
     (ADR 0027); how many secrets."""
     from cerebro.brain import secrets

@@ -9,11 +9,11 @@ from cerebro import clock
 from cerebro.store.sql import dialect, text
 
 if TYPE_CHECKING:
+    from cerebro import values
     from cerebro.db.types import Session
-    from cerebro.models import Node as NodeRow
 
 
-def move_out(session: Session, node: NodeRow, reason: str, now_text: str, *, archive: bool = True) -> None:
+def move_out(session: Session, node: values.Node, reason: str, now_text: str, *, archive: bool = True) -> None:
     """Move one node out of every lane (vectors, keywords, edges by cascade) — into the archive unless hard."""
     from cerebro.store import fts, vec
 

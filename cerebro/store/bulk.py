@@ -25,14 +25,32 @@ def _upsert(table: str, fields: Sequence[str], key: str, replaced: Sequence[str]
     )
 
 
-def put_node(session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool:
-    sql = _upsert("nodes", fields, "id", [f for f in fields if f != "id"], replace)
-    return bool(changed(session, sql, row))
+# A memory changed later elsewhere replaces this one; the same or an older version leaves it (team sync, ADR 0031).
+_NEWER = (
+    " WHERE COALESCE(excluded.updated_at, excluded.created_at, '') > COALESCE(nodes.updated_at, nodes.created_at, '')"
+)
 
 
-def put_edge(session: Session, edge: dict[str, Any], *, replace: bool) -> bool:
-    sql = _upsert("edges", _EDGE_FIELDS, "source_id, target_id, relation", _EDGE_REPLACED, replace)
-    return bool(changed(session, sql, edge))
+def put_node(
+    session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool, newer_only: bool = False
+) -> bool:
+    """Insert a node, or on its id: keep the existing one (not ``replace``), replace it, or replace it only when
+    the incoming one was updated (or created) later (``newer_only``). Whether a row was written."""
+    sql = _upsert("nodes", fields, "id", [f for f in fields if f != "id"], replace or newer_only)
+    return bool(changed(session, sql + (_NEWER if newer_only else ""), row))
+
+
+# An edge that differs in what an edge can change (a team sync's rule: the same edge again writes nothing).
+_CHANGED = " WHERE " + " OR ".join(
+    f"COALESCE(CAST(edges.{f} AS TEXT), '') <> COALESCE(CAST(excluded.{f} AS TEXT), '')" for f in _EDGE_REPLACED
+)
+
+
+def put_edge(session: Session, edge: dict[str, Any], *, replace: bool, changed_only: bool = False) -> bool:
+    """Insert an edge, or on its (source, target, relation): keep it, replace its weight, window and metadata, or
+    replace them only where they differ (``changed_only``). Whether a row was written."""
+    sql = _upsert("edges", _EDGE_FIELDS, "source_id, target_id, relation", _EDGE_REPLACED, replace or changed_only)
+    return bool(changed(session, sql + (_CHANGED if changed_only else ""), edge))
 
 
 def put_archived(session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool:

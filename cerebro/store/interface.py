@@ -294,16 +294,23 @@ class Meta(Protocol):
 class Archive(Protocol):
     """``nodes_archive``: where gc and forget move memories, out of every lane."""
 
-    def move_out(self, session: Session, node: NodeRow, reason: str, now_text: str, *, archive: bool = True) -> None:
+    def move_out(
+        self, session: Session, node: values.Node, reason: str, now_text: str, *, archive: bool = True
+    ) -> None:
         """Move one node out of every lane (vectors, keywords, edges by cascade) — into the archive unless hard."""
 
 
 class Bulk(Protocol):
     """Writing records back in bulk (import): nodes and archive rows by id, edges by their (source, target,"""
 
-    def put_node(self, session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool: ...
+    def put_node(
+        self, session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool, newer_only: bool = False
+    ) -> bool:
+        """Insert; on the id, keep (not ``replace``), replace, or replace only with a later version (``newer_only``)."""
 
-    def put_edge(self, session: Session, edge: dict[str, Any], *, replace: bool) -> bool: ...
+    def put_edge(
+        self, session: Session, edge: dict[str, Any], *, replace: bool, changed_only: bool = False
+    ) -> bool: ...
 
     def put_archived(self, session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool: ...
 

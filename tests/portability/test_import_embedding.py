@@ -74,10 +74,10 @@ def test_without_a_provider_nothing_is_embedded_or_pending(tmp_path: Path) -> No
     assert counts["pending_embeddings"] == 0 and calls == []
 
 
-def test_an_unknown_conflict_policy_is_refused_naming_both(tmp_path: Path) -> None:
+def test_an_unknown_conflict_policy_is_refused_naming_each(tmp_path: Path) -> None:
     with Brain.open(_brain(tmp_path, "none")) as brain, pytest.raises(InvalidInput) as refused:
         brain.import_file(_bundle(tmp_path, 1), on_conflict="merge")
-    assert str(refused.value) == "--on-conflict must be skip or replace"
+    assert str(refused.value) == "--on-conflict must be skip, replace or newer"
 
 
 def test_replace_re_embeds_the_nodes_it_rewrites(tmp_path: Path) -> None:

@@ -233,3 +233,43 @@ def test_a_read_sees_one_snapshot_while_another_writer_commits(team_url) -> None
             assert reads.count_active(conn) == before == 1
         with reader.handle.snapshot() as conn:
             assert reads.count_active(conn) == 2
+
+
+def test_a_write_that_loses_to_a_concurrent_one_is_run_again_whole(team_url) -> None:
+    """PostgreSQL's serialization failure (another transaction changed the row first) is a retryable error: the
+    retry layer runs the whole unit of work again, which then sees the other's write."""
+    import psycopg
+
+    from cerebro.retry import is_lock_error, run_with_retry
+
+    Brain.init(team_url, embed_provider="fake", team_project="alpha")
+    with Brain.open(team_url, team_project="alpha") as brain:
+        node = brain.add("counted", importance=0.5)
+    mine, theirs = postgres.connect(team_url, "alpha"), postgres.connect(team_url, "alpha")
+    attempts: list[float] = []
+
+    def work() -> None:
+        mine.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        try:
+            (importance,) = mine.execute("SELECT importance FROM nodes WHERE id = ?", (node,)).fetchone()
+            attempts.append(importance)
+            if len(attempts) == 1:  # another agent commits in between, the first time only
+                theirs.execute("UPDATE nodes SET importance = 0.9 WHERE id = ?", (node,))
+            mine.execute("UPDATE nodes SET importance = ? WHERE id = ?", (importance / 2, node))
+            mine.execute("COMMIT")
+        except BaseException:
+            mine.rollback()
+            raise
+
+    try:
+        with pytest.raises(psycopg.errors.SerializationFailure) as lost:
+            work()
+        assert is_lock_error(lost.value)
+        attempts.clear()
+        theirs.execute("UPDATE nodes SET importance = 0.5 WHERE id = ?", (node,))
+        run_with_retry(work, sleep=lambda _: None)
+        assert attempts == [0.5, 0.9]  # the second attempt read the other's write
+        assert mine.execute("SELECT importance FROM nodes WHERE id = ?", (node,)).fetchone() == (0.45,)
+    finally:
+        mine.close()
+        theirs.close()

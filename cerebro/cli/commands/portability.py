@@ -85,7 +85,11 @@ def import_(
     file: Annotated[Path, Parameter(help="A json bundle (cerebro's or upstream's) or a jsonl export")],
     *,
     on_conflict: Annotated[
-        Literal["skip", "replace"], Parameter(help="skip (keep what the brain has) or replace (update in place)")
+        Literal["skip", "replace", "newer"],
+        Parameter(
+            help="skip (keep what the brain has), replace (update in place), or newer (update a memory only with a "
+            "later version of it)"
+        ),
     ] = "skip",
 ) -> None:
     """Import memories; the whole file is checked first and written in one transaction.

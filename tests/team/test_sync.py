@@ -1,0 +1,156 @@
+"""Team sync (issue 20, ADR 0031): two laptops' brain files share memories through one team brain on PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from cerebro import Brain, clock
+from cerebro.brain import exports
+from cerebro.values import Origin
+
+T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+SHARED = {"shared": True}
+
+
+@pytest.fixture
+def machines(tmp_path, team_url):
+    """Two laptops (brain files on the fake model) and their project's team brain."""
+    clock.set_now(T0)
+    Brain.init(team_url, embed_provider="fake", team_project="acme")
+    opened = []
+    for name in ("laptop-a", "laptop-b"):
+        Brain.init(tmp_path / f"{name}.sqlite", embed_provider="fake")
+        opened.append(Brain.open(tmp_path / f"{name}.sqlite"))
+    opened.append(Brain.open(team_url, team_project="acme"))
+    yield tuple(opened)
+    for brain in opened:
+        brain.close()
+    clock.set_now(None)
+
+
+def _memories(brain: Brain) -> dict[str, tuple]:
+    """What a user sees of each memory: its id → (content, type, subtype, status, importance, metadata, created,
+    updated, provenance root, origin)."""
+    return {
+        n.id: (
+            n.content,
+            n.type,
+            n.subtype,
+            n.status,
+            n.importance,
+            n.metadata,
+            n.created_at,
+            n.updated_at,
+            n.provenance_root,
+            n.origin,
+        )
+        for n in brain.list(status=None, limit=1000)
+    }
+
+
+def _edges(brain: Brain) -> set[tuple]:
+    found = set()
+    for node_id in _memories(brain):
+        for edge in brain.get(node_id).edges:
+            found.add((edge.source_id, edge.target_id, edge.relation, edge.weight, edge.valid_at, edge.invalid_at))
+    return found
+
+
+def _story(laptop: Brain) -> dict[str, str]:
+    """A small shared history: a decision derived from two observations, one superseded, plus a private note."""
+    origin = Origin("claude-code", "cli", "s-1", "laptop-a")
+    seen = laptop.add("deploys fail when the VPN drops", metadata=SHARED, origin=origin)
+    also = laptop.add("the VPN drops every night at 02:00", metadata=SHARED, origin=origin)
+    decision = laptop.add(
+        "deploy only between 08:00 and 20:00", type="concept", subtype="decision", metadata=SHARED, origin=origin
+    )
+    laptop.add_edge(decision, seen, "derived_from")
+    laptop.add_edge(decision, also, "derived_from", weight=0.5)
+    old = laptop.add("the staging database is MySQL", type="concept", metadata=SHARED, origin=origin)
+    clock.set_now(T0.replace(hour=10))
+    new = laptop.supersede(old, "the staging database is PostgreSQL 18", metadata=SHARED)
+    private = laptop.add("my own scratch note about lunch")
+    return {"seen": seen, "also": also, "decision": decision, "old": old, "new": new, "private": private}
+
+
+def test_a_round_trip_through_the_team_brain_keeps_everything_that_was_shared(machines) -> None:
+    a, b, team = machines
+    story = _story(a)
+    pushed = a.team_push(team)
+    assert pushed.written == 5 and pushed.considered == 5  # the private note stays on the laptop
+    pulled = b.team_pull(team)
+    assert pulled.written == 5
+    shared = {k: v for k, v in _memories(a).items() if k != story["private"]}
+    assert _memories(team) == shared
+    assert _memories(b) == shared
+    assert _edges(b) == _edges(team) == _edges(a)
+    assert b.get(story["old"]).node.status == "superseded"
+    assert b.provenance_status([story["decision"]]) == a.provenance_status([story["decision"]])
+    assert b.recall("deploy only between", lanes=("vector",)).ids[:1] == [story["decision"]]  # embedded on arrival
+
+
+def test_a_second_run_changes_nothing(machines) -> None:
+    a, b, team = machines
+    _story(a)
+    a.team_push(team)
+    b.team_pull(team)
+    before = (_memories(team), _edges(team), _memories(b), _edges(b))
+    again = a.team_push(team), b.team_pull(team)
+    assert [(r.written, r.edges, r.archived) for r in again] == [(0, 0, 0), (0, 0, 0)]
+    assert (_memories(team), _edges(team), _memories(b), _edges(b)) == before
+
+
+def test_the_later_version_wins_either_way(machines) -> None:
+    a, b, team = machines
+    story = _story(a)
+    a.team_push(team)
+    b.team_pull(team)
+    clock.set_now(T0.replace(hour=12))
+    b.update(story["decision"], content="deploy only between 09:00 and 18:00")
+    assert b.team_push(team, everything=True).written == 1
+    # Laptop a still has the older version: pushing it does not overwrite the newer one…
+    assert a.team_push(team).written == 0
+    assert team.get(story["decision"]).node.content == "deploy only between 09:00 and 18:00"
+    # … and pulling brings the newer one to it.
+    assert a.team_pull(team).written == 1
+    assert a.get(story["decision"]).node.content == "deploy only between 09:00 and 18:00"
+
+
+def test_a_memory_archived_on_one_laptop_leaves_the_team_and_the_other(machines) -> None:
+    a, b, team = machines
+    story = _story(a)
+    a.team_push(team)
+    b.team_pull(team)
+    clock.set_now(T0.replace(hour=15))
+    a.forget("every night at 02:00", apply=True)
+    assert a.team_push(team, everything=False).archived == 1
+    assert story["also"] not in {n.id for n in team.list(status=None, limit=100)}
+    assert b.team_pull(team).archived == 1
+    assert story["also"] not in {n.id for n in b.list(status=None, limit=100)}
+    assert [r.node.id for r in b.recall("VPN drops every night")].count(story["also"]) == 0
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(machines, monkeypatch) -> None:
+    a, _, team = machines
+    ids = [a.add(f"shared memory number {i}", metadata=SHARED) for i in range(7)]
+    real = exports.import_records
+    calls = []
+
+    def power_cut_on_the_third_batch(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("power cut")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(exports, "import_records", power_cut_on_the_third_batch)
+    from cerebro.brain import sync
+
+    with pytest.raises(RuntimeError, match="power cut"):
+        sync.push(a.handle, team.handle, batch=2)
+    assert len({n.id for n in team.list(limit=100)}) == 4  # two whole batches, nothing of the third
+    monkeypatch.setattr(exports, "import_records", real)
+    resumed = sync.push(a.handle, team.handle, batch=2)
+    assert (resumed.written, resumed.unchanged) == (3, 4)
+    assert {n.id for n in team.list(limit=100)} == set(ids)
