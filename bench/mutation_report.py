@@ -236,6 +236,13 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "'XXaftercareXX'",
     ): "the jobs folder's name is private to one cerebro: everything reaches it through _root",
     ("x__root", "'AFTERCARE'"): "the jobs folder's name is private to one cerebro: everything reaches it through _root",
+    # setup_connection switches a brain to WAL only when it is not: one that already is would take the PRAGMA as a
+    # no-op (no write), so asking more often than needed changes nothing a test or a user can see.
+    ("x_setup_connection", "mode = None"): "setting WAL on a brain already in WAL is a no-op",
+    ("x_setup_connection", "str(mode).upper() != 'wal'"): "setting WAL on a brain already in WAL is a no-op",
+    ("x_setup_connection", "str(None).lower() != 'wal'"): "setting WAL on a brain already in WAL is a no-op",
+    ("x_setup_connection", "!= 'XXwalXX'"): "setting WAL on a brain already in WAL is a no-op",
+    ("x_setup_connection", "!= 'WAL'"): "setting WAL on a brain already in WAL is a no-op",
     # framing._fields over the items it is given (ScoredNode, Node, InboxCandidate, dict):
     ("x__fields", "hasattr(item, 'node') or hasattr(item, 'score')"): "only a ScoredNode has either attribute",
     ("x__fields", "getattr(item, 'store'), item.node"): "a ScoredNode always has its store",

@@ -100,6 +100,37 @@ def bind(project_dir: str | os.PathLike[str], url: str, project: str) -> Path:
     return target
 
 
+def remote_file(project_dir: str | os.PathLike[str]) -> Path:
+    brain = paths.project_brain_path(project_dir)
+    return brain.with_name(brain.stem + ".team.json")
+
+
+def remote(project_dir: str | os.PathLike[str]) -> Binding | None:
+    """The team brain this folder's brain file pushes to and pulls from (``cerebro team connect``), or None."""
+    found = remote_file(project_dir)
+    if not found.is_file():
+        return None
+    try:
+        data = json.loads(found.read_text(encoding="utf-8"))
+        return Binding(str(data["url"]), str(data["project"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        from cerebro.errors import BrainUnreadable
+
+        raise BrainUnreadable(
+            f"{found} does not say which team brain to share with; run 'cerebro team connect URL'"
+        ) from None
+
+
+def connect(project_dir: str | os.PathLike[str], url: str, project: str) -> Path:
+    """Record that this folder's brain file shares with ``project`` in the team database at ``url`` (no password)."""
+    target = remote_file(project_dir)
+    paths.ensure_private_dir(target.parent)
+    record = json.dumps({"url": without_password(url), "project": project}, indent=1) + "\n"
+    with paths.written_in_one_step(target, overwrite=True) as partial:
+        partial.write_text(record, encoding="utf-8")
+    return target
+
+
 def unbind(project_dir: str | os.PathLike[str]) -> bool:
     target = binding_file(project_dir)
     if target.is_file():

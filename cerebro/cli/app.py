@@ -58,6 +58,7 @@ COMMANDS = {
         "cerebro.cli.commands.inbox:app",
         "Quarantine uncertain memories: add, list, approve or discard candidates",
     ),
+    "team": ("cerebro.cli.commands.team:app", "Share memories with the team brain: connect, push, pull"),
     "secrets": ("cerebro.cli.commands.secrets:app", "Find secrets stored in clear and replace them with markers"),
     "export": ("cerebro.cli.commands.portability:export", "Export the brain (json, jsonl or sqlite)"),
     "backup": ("cerebro.cli.commands.portability:backup", "Write a consistent copy of the brain"),

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from cerebro.doctor.base import (
     FAIL,
+    OK,
     WARN,
     Check,
     _clip,
@@ -63,9 +64,12 @@ def check_brain(project: Path) -> Check:
     """The project's brain exists, is an SQLite file that passes ``integrity_check``, has a current schema
     (or one this cerebro upgrades: the upgrade is run on the copy, to see that it succeeds), and its keyword
     and vector indexes agree with its memories."""
-    from cerebro import paths
+    from cerebro import paths, team
     from cerebro.db.engine import connect_raw, driver
 
+    bound = team.binding(project)
+    if bound is not None:
+        return _check_team_brain(project, bound)
     findings = _Findings("brain")
     brain = paths.project_brain_path(project)
     extra: dict[str, Any] = {"path": str(brain)}
@@ -106,6 +110,21 @@ def check_brain(project: Path) -> Check:
 
 
 KEYWORD_INDEX = "FTS5 table main.nodes_fts"  # how integrity_check names a problem of the keyword index
+
+
+def _check_team_brain(project: Path, bound: Any) -> Check:  # noqa: ANN401 - a team.Binding
+    """A project whose brain is in a team database (ADR 0030): reachable, at head, and how much it holds."""
+    from cerebro.api import Brain
+    from cerebro.errors import CerebroError
+
+    try:
+        with Brain.open(bound.url, team_project=bound.project) as brain:
+            stats = brain.stats()
+            where = brain.location
+    except CerebroError as exc:
+        return Check("brain", FAIL, f"team brain: {exc}", _cmd(project, "cerebro init --store URL"), {})
+    detail = f"team brain {where}: {stats.active_nodes} active memories, schema {stats.revision}"
+    return Check("brain", OK, detail, None, {"path": where, "team": True})
 
 
 def _inspect_file(conn: Connection, project: Path, brain: Path, findings: _Findings, extra: dict[str, Any]) -> bool:

@@ -137,9 +137,13 @@ def run(
     workdir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     configure: Callable[[Any], None] | None = None,
+    store: str | None = None,
 ) -> Report:
     """Evaluate every conversation in a fresh default brain. ``configure(brain)`` may change settings
-    (used while tuning on the development half)."""
+    (used while tuning on the development half). ``store``: a team database's URL — each conversation is then a
+    new project there (ADR 0030), so the same pipeline is measured on PostgreSQL."""
+    import uuid
+
     from cerebro.api import Brain
 
     report = Report([c.number for c in conversations])
@@ -148,9 +152,12 @@ def run(
     done = 0
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         for conversation in conversations:
-            path = Path(tmp) / f"locomo-{conversation.number}.sqlite"
-            Brain.init(path)
-            with Brain.open(path) as brain:
+            path: str | Path = Path(tmp) / f"locomo-{conversation.number}.sqlite"
+            project = f"locomo-{conversation.number}-{uuid.uuid4().hex[:8]}" if store else None
+            if store:
+                path = store
+            Brain.init(path, team_project=project)
+            with Brain.open(path, team_project=project) as brain:
                 brain.on_warning = lambda message: None
                 if configure is not None:
                     configure(brain)

@@ -31,9 +31,10 @@ NO_JSON = {
 
 
 @pytest.fixture
-def world(cli, project: Path, tmp_path: Path) -> dict[str, str]:
-    """A brain with episodes, a concept derived from two of them, edges, an inbox candidate, a global brain and
-    ingested session metrics. Returns the ids and paths the command lines below use."""
+def world(cli, project: Path, tmp_path: Path, team_url: str) -> dict[str, str]:
+    """A brain with episodes, a concept derived from two of them, edges, an inbox candidate, a global brain,
+    ingested session metrics and a team database to share with. Returns the ids and paths the command lines below
+    use."""
 
     def ok(*args: str) -> dict:
         result = cli(*args, "--format", "json")
@@ -54,6 +55,7 @@ def world(cli, project: Path, tmp_path: Path) -> dict[str, str]:
     ids["candidate"] = ok("inbox", "add", "maybe the parser needs a lock")["id"]
     ids["doubtful"] = ok("inbox", "add", "maybe the cache is stale")["id"]
     ok("relation", "add", "blocks_release")
+    ok("team", "connect", team_url, "--team-project", "world")
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     shutil.copy(FIXTURES / "claude-code" / "cerebro__simple_session.jsonl", sessions / "simple.jsonl")
@@ -72,12 +74,16 @@ def world(cli, project: Path, tmp_path: Path) -> dict[str, str]:
         "project": str(project),
         "moved": str(moved),
         "locomo": str(FIXTURES / "locomo"),
+        "team": team_url,
     }
     return ids
 
 
 # Each command line, with the flags that once changed its shape. {name} is filled from the world above.
 COMMAND_LINES = [
+    "team connect {team} --team-project world",
+    "team push --all",
+    "team pull",
     "add 'a new memory'",
     "get {other}",
     "get {concept} --with-provenance",

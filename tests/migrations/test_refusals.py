@@ -473,3 +473,56 @@ def test_a_bad_identifier_never_reaches_the_sql_of_a_revision() -> None:
     bind = SimpleNamespace(exec_driver_sql=lambda *args: pytest.fail(f"SQL ran: {args}"))
     with pytest.raises(ValueError, match=r"^bad identifier 'nodes; DROP TABLE nodes'$"):
         column_exists(bind, "nodes; DROP TABLE nodes", "id")
+
+
+def _file_with(tmp_path, *statements: str):
+    """A raw connection to a new file after ``statements`` (what a half-made or foreign database holds)."""
+    from cerebro.db.engine import connect_raw
+
+    conn = connect_raw(tmp_path / "odd.sqlite", wal=False)
+    for statement in statements:
+        conn.execute(statement)
+    return conn
+
+
+def test_the_state_of_odd_files_is_read_without_error(tmp_path) -> None:
+    """What opening decides from: a schema_version that is no number is unknown, an empty alembic_version has no
+    revision, and a file holding only SQLite's own sqlite_sequence has no table of a brain."""
+    from cerebro.db.migrate import read_state
+
+    conn = _file_with(
+        tmp_path,
+        "CREATE TABLE schema_meta (key TEXT PRIMARY KEY, value TEXT)",
+        "INSERT INTO schema_meta VALUES ('schema_version', 'seven')",
+        "CREATE TABLE alembic_version (version_num TEXT)",
+    )
+    assert read_state(conn) == (None, None, True)
+    conn.close()
+    (tmp_path / "odd.sqlite").unlink()
+    conn = _file_with(
+        tmp_path,
+        "CREATE TABLE gone (id INTEGER PRIMARY KEY AUTOINCREMENT)",
+        "INSERT INTO gone DEFAULT VALUES",
+        "DROP TABLE gone",
+    )
+    assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("sqlite_sequence",)]
+    assert read_state(conn) == (None, None, False)
+    conn.close()
+
+
+def test_the_alembic_cli_says_how_to_run_it_when_misused(tmp_path) -> None:
+    """Without ``-x brain=…`` it prints the usage; offline (``--sql``) it says the revisions run online only."""
+    repo = Path(__file__).resolve().parents[2]
+    bare = subprocess.run(
+        [sys.executable, "-m", "alembic", "upgrade", "head"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    assert bare.returncode != 0 and "usage: alembic -x brain=/path/to/brain.sqlite upgrade head" in bare.stderr
+    offline = subprocess.run(
+        [sys.executable, "-m", "alembic", "-x", f"brain={tmp_path / 'b.sqlite'}", "upgrade", "head", "--sql"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert offline.returncode != 0 and "these migrations run online only: alembic -x brain=" in offline.stderr
+    assert not (tmp_path / "b.sqlite").exists()

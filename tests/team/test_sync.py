@@ -154,3 +154,24 @@ def test_an_interrupted_run_resumes_where_it_stopped(machines, monkeypatch) -> N
     resumed = sync.push(a.handle, team.handle, batch=2)
     assert (resumed.written, resumed.unchanged) == (3, 4)
     assert {n.id for n in team.list(limit=100)} == set(ids)
+
+
+def test_two_project_folders_share_through_the_team_commands(cli, team_url, project, tmp_path) -> None:
+    from tests.helpers import assert_one_line_error
+
+    other = tmp_path / "laptop-b"
+    other.mkdir()
+    for folder in (project, other):
+        assert cli("init", "--skip-integration", "--embed-provider", "fake", project_dir=folder).exit_code == 0
+    assert_one_line_error(cli("team", "push"), "team connect", exit_code=2)  # not connected yet
+    connected = cli("--format", "json", "team", "connect", team_url, "--team-project", "acme")
+    assert connected.json() == {"team": connected.json()["team"], "team_project": "acme", "created": True}
+    shared = cli("--format", "json", "add", "--metadata", '{"shared": true}', "staging deploys need the VPN").json()
+    cli("add", "a private note")
+    assert cli("--format", "json", "team", "push").json()["written"] == 1
+    assert cli("team", "connect", team_url, "--team-project", "acme", project_dir=other).exit_code == 0
+    pulled = cli("--format", "json", "team", "pull", project_dir=other).json()
+    assert (pulled["direction"], pulled["written"], pulled["considered"]) == ("pull", 1, 1)
+    found = cli("--format", "json", "recall", "staging deploys VPN", project_dir=other).json()["results"]
+    assert [r["id"] for r in found] == [shared["id"]]
+    assert cli("--format", "json", "team", "pull", project_dir=other).json()["written"] == 0

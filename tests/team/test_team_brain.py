@@ -273,3 +273,11 @@ def test_a_write_that_loses_to_a_concurrent_one_is_run_again_whole(team_url) -> 
     finally:
         mine.close()
         theirs.close()
+
+
+def test_doctor_checks_the_team_brain_a_folder_is_bound_to(cli, team_url) -> None:
+    assert _bind(cli, team_url).exit_code == 0
+    cli("add", "one memory")
+    report = cli("--format", "json", "doctor").json()
+    (brain,) = [c for c in report["checks"] if c["name"] == "brain"]
+    assert brain["status"] == "ok" and "team brain" in brain["detail"] and "1 active memories" in brain["detail"]

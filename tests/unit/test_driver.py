@@ -157,3 +157,95 @@ def test_a_raw_connection_may_be_used_from_another_thread(tmp_path) -> None:
     worker.join()
     conn.close()
     assert seen == [42]
+
+
+def test_extension_loading_is_off_again_once_sqlite_vec_is_in(tmp_path) -> None:
+    """A memory's text can reach SQL (a hand query, a dump): load_extension() must stay refused afterwards."""
+    conn = engine.connect_raw(tmp_path / "b.sqlite")
+    try:
+        assert conn.execute("SELECT vec_version()").fetchone()[0]  # sqlite-vec is loaded
+        with pytest.raises(Exception, match="not authorized"):
+            conn.execute("SELECT load_extension('/nonexistent/evil')")
+    finally:
+        conn.close()
+
+
+def test_a_failing_sqlite_vec_names_the_error_and_the_fix(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "vec_extension_path", lambda: str(tmp_path / "no-such-vec0"))
+    with pytest.raises(DriverUnavailable, match=r"could not load sqlite-vec \(.*no-such-vec0.*\): ") as raised:
+        engine.connect_raw(tmp_path / "b.sqlite")
+    assert engine.FIX in str(raised.value)
+
+
+def test_an_engine_on_one_connection_runs_every_session_on_it_and_leaves_its_snapshot_open(tmp_path) -> None:
+    """The MCP server's brain thread (ADR 0020): the ORM works on the raw connection itself, and returning it
+    to the pool does not roll back a read transaction open on it."""
+    from sqlalchemy import text
+
+    path = tmp_path / "b.sqlite"
+    raw = engine.connect_raw(path)
+    raw.execute("CREATE TABLE t (x)")
+    on_it = engine.create_engine(path, connection=raw)
+    try:
+        with on_it.connect() as first, on_it.connect() as second:
+            assert engine.dbapi_connection(first) is raw and engine.dbapi_connection(second) is raw
+            first.execute(text("INSERT INTO t VALUES (1)"))
+            first.commit()
+        with on_it.connect():
+            raw.execute("BEGIN")  # a read snapshot opened while the engine holds the connection
+            raw.execute("SELECT COUNT(*) FROM t").fetchone()
+        assert raw.in_transaction  # giving the connection back did not roll it back
+        raw.execute("COMMIT")
+        assert raw.execute("SELECT x FROM t").fetchall() == [(1,)]
+    finally:
+        on_it.dispose()
+        raw.close()
+
+
+def test_the_orm_reads_metadata_that_is_not_json_as_flagged_text(tmp_path) -> None:
+    """A Go-made or hand-edited brain may hold metadata that is no JSON object: its row still reads."""
+    from sqlalchemy import text
+
+    from cerebro import metadata
+
+    path = tmp_path / "b.sqlite"
+    eng = engine.create_engine(path)
+    try:
+        with eng.begin() as conn:
+            conn.execute(text("CREATE TABLE t (m JSON)"))
+            conn.execute(text("INSERT INTO t VALUES ('not json at all')"))
+        import sqlalchemy as sa
+
+        table = sa.Table("t", sa.MetaData(), sa.Column("m", sa.JSON))
+        with eng.connect() as conn:
+            assert conn.execute(sa.select(table.c.m)).scalar_one() == metadata.load("not json at all")
+    finally:
+        eng.dispose()
+
+
+def test_an_engines_sessions_may_run_on_another_thread(tmp_path) -> None:
+    import threading
+
+    from sqlalchemy import text
+
+    eng = engine.create_engine(tmp_path / "b.sqlite")
+    conn = eng.connect()
+    seen: list[object] = []
+    worker = threading.Thread(target=lambda: seen.append(conn.execute(text("SELECT 41 + 1")).scalar()))
+    worker.start()
+    worker.join()
+    conn.close()
+    eng.dispose()
+    assert seen == [42]
+
+
+def test_a_closed_connection_says_so(tmp_path) -> None:
+    eng = engine.create_engine(tmp_path / "b.sqlite")
+    conn = eng.connect()
+    conn.connection.invalidate()
+    try:
+        with pytest.raises(RuntimeError, match=r"^the connection is closed$"):
+            engine.dbapi_connection(conn)
+    finally:
+        conn.close()
+        eng.dispose()

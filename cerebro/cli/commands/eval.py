@@ -66,6 +66,10 @@ def eval_locomo(
     conversations: Annotated[str | None, Parameter(help="Comma-separated conversation numbers (default: all)")] = None,
     limit: Annotated[int, Parameter(help="Results per question")] = 20,
     out: Annotated[Path | None, Parameter(help="Also write the JSON report here")] = None,
+    store: Annotated[
+        str | None,
+        Parameter(help="Measure on a team database instead (postgresql+psycopg://…): a project per conversation"),
+    ] = None,
 ) -> None:
     """LoCoMo evidence recall@k, hit@k and MRR: full pipeline, BM25 alone, vectors alone.
 
@@ -78,7 +82,7 @@ def eval_locomo(
 
     data = locomo.load(path, locomo.parse_numbers(conversations))
     update, finish = reporter("questions")
-    report = locomo.run(data, limit=limit, progress=update).to_dict()
+    report = locomo.run(data, limit=limit, progress=update, store=store).to_dict()
     finish()
     _write(out, report)
     emit(report, lambda: locomo.render_md(report))

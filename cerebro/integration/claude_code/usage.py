@@ -37,6 +37,11 @@ USAGE: dict[str, tuple[str, str, str]] = {
         "quarantined (never recalled, listed or exported) until inbox approve ID, or inbox discard ID",
     ),
     "list": ("You want to browse by type, status or subtype", "cerebro list --type concept", "newest first"),
+    "team": (
+        "What you learned should reach the rest of the team, or theirs you",
+        "cerebro team push · cerebro team pull",
+        "shares memories marked shared with the team brain; a later version wins",
+    ),
     "recall": (
         "Before starting a task, or when stuck",
         'cerebro recall "question" [--explain]',
@@ -141,7 +146,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "Distill & maintain",
         ("consolidate", "mark-consolidated", "forget", "anchors", "secrets", "gc", "embed", "eval", "stats"),
     ),
-    ("Share & lifecycle", ("promote", "export", "import", "backup", "reembed", "migrate")),
+    ("Share & lifecycle", ("promote", "team", "export", "import", "backup", "reembed", "migrate")),
     (
         "Operator/infra (rarely agent-invoked)",
         (
