@@ -281,3 +281,40 @@ def test_doctor_checks_the_team_brain_a_folder_is_bound_to(cli, team_url) -> Non
     report = cli("--format", "json", "doctor").json()
     (brain,) = [c for c in report["checks"] if c["name"] == "brain"]
     assert brain["status"] == "ok" and "team brain" in brain["detail"] and "1 active memories" in brain["detail"]
+
+
+def test_every_writing_command_on_one_project_leaves_the_other_exactly_as_it_was(cli, team_url, tmp_path) -> None:
+    """Isolation through the command line: a second project in the same database runs every kind of write — add,
+    edge, update, supersede, relation, config, inbox, gc, forget, consolidate, import — and the first project's rows
+    are unchanged, row for row."""
+    from tests.conftest import snapshot
+    from tests.postgres import TeamBrainRef
+
+    assert _bind(cli, team_url, "alpha").exit_code == 0
+    kept = [cli("--format", "json", "add", f"alpha memory {i} about the deploy").json()["id"] for i in range(3)]
+    cli("edge", kept[0], kept[1], "supports")
+    alpha = TeamBrainRef(team_url, "alpha")
+    before = snapshot(alpha)
+    other = tmp_path / "beta-project"
+    other.mkdir()
+
+    def beta(*args: str):
+        result = cli(*args, project_dir=other)
+        assert result.exit_code == 0, result
+        return result
+
+    beta("init", "--store", team_url, "--team-project", "beta", "--skip-integration", "--embed-provider", "fake")
+    ids = [beta("--format", "json", "add", f"beta episode {i} about the deploy").json()["id"] for i in range(4)]
+    beta("edge", ids[0], ids[1], "supports")
+    beta("update", ids[2], "--importance", "0.9")
+    beta("supersede", ids[3], "beta's newer note about the deploy")
+    beta("relation", "add", "blocks")
+    beta("config", "set", "recall_threshold", "0.5")
+    beta("inbox", "add", "maybe the deploy is flaky")
+    beta("consolidate", ids[0], ids[1], "--into", ids[2])
+    beta("gc", "--threshold", "0.9")
+    beta("forget", "--subject", "deploy", "--apply")
+    dump = tmp_path / "alpha.jsonl"
+    dump.write_text(cli("export", "--format", "jsonl").stdout)  # alpha's own export, imported into beta
+    beta("import", str(dump), "--on-conflict", "replace")
+    assert snapshot(alpha) == before
