@@ -129,3 +129,14 @@ def test_alembic_check_finds_the_models_and_the_migrated_schema_in_step(
     brain = tmp_path / "b.sqlite"
     alembic("upgrade", "head", brain=brain)
     alembic("check", brain=brain)
+
+
+def test_without_a_brain_it_prints_the_usage_and_offline_it_refuses(
+    alembic: Callable[..., None], tmp_path: Path
+) -> None:
+    """``-x brain=`` left empty: the usage; ``--sql`` (offline): the revisions inspect the database they upgrade."""
+    with pytest.raises(SystemExit, match=r"^usage: alembic -x brain=/path/to/brain\.sqlite upgrade head$"):
+        alembic("upgrade", "head", brain="")
+    with pytest.raises(SystemExit, match=r"^these migrations run online only: alembic -x brain=/path/to/brain"):
+        alembic("upgrade", "head", "--sql", brain=tmp_path / "b.sqlite")
+    assert not (tmp_path / "b.sqlite").exists()
