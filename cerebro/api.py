@@ -508,6 +508,10 @@ class Brain:
     def team_pull(self, team: Brain) -> sync.SyncReport:
         return sync.pull(self._handle, team._handle)
 
+    @_doc(promotion.recall_with_team)
+    def recall_with_team(self, team: Brain, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:  # noqa: ANN401 - recall's keyword options, passed on; the public signature, pinned in tests/api/brain_api.txt
+        return promotion.recall_with_team(self._handle, team._handle, query, limit=limit, **options)
+
     @_doc(promotion.recall_with_global)
     def recall_with_global(self, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:  # noqa: ANN401 - recall's keyword options, passed on; the public signature, pinned in tests/api/brain_api.txt
         return promotion.recall_with_global(self._handle, query, limit=limit, **options)

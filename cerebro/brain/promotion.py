@@ -30,8 +30,16 @@ def global_brain_path() -> Path:
     return path
 
 
-def merge(project: values.RecallResult, other: values.RecallResult, limit: int) -> values.RecallResult:
-    """Project results as they are, global ones scaled by 0.7; the project copy wins a duplicate id."""
+def merge(
+    project: values.RecallResult,
+    other: values.RecallResult,
+    limit: int,
+    *,
+    store: str = "global",
+    weight: float = GLOBAL_WEIGHT,
+) -> values.RecallResult:
+    """Project results as they are, the other brain's (``store``) scaled by ``weight``; the project copy wins a
+    duplicate id."""
     seen = {r.node.id for r in project.results}
     merged = [replace(r, store="project") for r in project.results]
     for r in other.results:
@@ -40,14 +48,27 @@ def merge(project: values.RecallResult, other: values.RecallResult, limit: int) 
         merged.append(
             replace(
                 r,
-                store="global",
-                score=r.score * GLOBAL_WEIGHT,
-                fused=r.fused * GLOBAL_WEIGHT if r.fused is not None else None,
+                store=store,
+                score=r.score * weight,
+                fused=r.fused * weight if r.fused is not None else None,
             )
         )
     merged.sort(key=lambda r: -r.rank_value)  # stable: the project wins ties
-    notices = list(project.notices) + [f"global: {n}" for n in other.notices]
+    notices = list(project.notices) + [f"{store}: {n}" for n in other.notices]
     return replace(project, results=merged[:limit], notices=notices)
+
+
+# A team brain holds this project's memories, written by teammates: as relevant as one's own (ADR 0031); a
+# memory both brains hold (pulled, or pushed from here) is shown once, from this brain.
+TEAM_WEIGHT = 1.0
+
+
+def recall_with_team(h: Handle, team: Handle, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:  # noqa: ANN401 - recall's keyword options, passed on
+    """Recall from this brain and its project's team brain, merged (the team's memories as the project's own,
+    this brain's copy winning a memory both hold)."""
+    project = retrieval.recall(h, query, limit=limit, **options)
+    elsewhere = retrieval.recall(team, query, limit=limit, **options)
+    return merge(project, elsewhere, limit, store="team", weight=TEAM_WEIGHT)
 
 
 def promote(h: Handle, node_id: str, *, content: str | None = None) -> str:

@@ -31,9 +31,30 @@ class RecallSpec(_Required, total=False):
 
     provenance_depth: int | None
     global_: bool
+    team: bool
     threshold: float | None
     subtype: str | None
     as_of: str | None
+
+
+def _other_brain(spec: RecallSpec) -> Any:  # noqa: ANN401 - a Brain or None
+    """The brain ``--global`` or ``--team`` merges in, opened; None without either."""
+    from cerebro.api import Brain
+
+    if spec.get("team"):
+        from cerebro import paths, team
+        from cerebro.cli_state import state
+        from cerebro.errors import InvalidInput
+
+        found = team.remote(paths.resolve_project_dir(state.project))
+        if found is None:
+            raise InvalidInput("--team: this project shares with no team brain yet — run 'cerebro team connect URL'")
+        return Brain.open(found.url, team_project=found.project)
+    if spec.get("global_"):
+        from cerebro.brain.promotion import global_brain_path
+
+        return Brain.open(global_brain_path())
+    return None
 
 
 def parse(tokens: Sequence[str]) -> RecallSpec | None:
@@ -179,38 +200,40 @@ def run(spec: RecallSpec) -> None:
             )
             return
         subtype = spec.get("subtype")
-        search = brain.recall_with_global if spec.get("global_") else brain.recall
-        result = search(
-            str(spec["query"]),
-            limit=spec["limit"] or 20,
-            threshold=spec.get("threshold"),
-            subtype=UNSET if subtype is None else subtype,
-            as_of=spec.get("as_of"),
-        )
-        for notice in result.notices:
-            warn(notice)
-        brain.touch_accessed([r.node.id for r in result.results if r.store != "global"])
-        if spec.get("global_"):
-            from cerebro.api import Brain
-            from cerebro.brain.promotion import global_brain_path
-
-            with Brain.open(global_brain_path()) as other:
-                other.touch_accessed([r.node.id for r in result.results if r.store == "global"])
-        if result.expansion == "gated":
-            brain.count_expansion_skip()
-        depth = spec.get("provenance_depth")
-        chains = None
-        if depth is not None:  # each result's sources, walked in the brain it came from
-            chains = {
-                r.node.id: brain.walk_provenance(r.node.id, depth=depth) for r in result.results if r.store != "global"
-            }
-            from_global = [r.node.id for r in result.results if r.store == "global"]
-            if from_global:
-                from cerebro.api import Brain
-                from cerebro.brain.promotion import global_brain_path
-
-                with Brain.open(global_brain_path()) as other:
-                    chains |= {node_id: other.walk_provenance(node_id, depth=depth) for node_id in from_global}
+        other = _other_brain(spec)  # --global or --team: the second brain, opened for the whole call
+        try:
+            if other is None:
+                search: Any = brain.recall
+            elif spec.get("team"):
+                search = lambda query, **kw: brain.recall_with_team(other, query, **kw)  # noqa: E731
+            else:
+                search = brain.recall_with_global
+            result = search(
+                str(spec["query"]),
+                limit=spec["limit"] or 20,
+                threshold=spec.get("threshold"),
+                subtype=UNSET if subtype is None else subtype,
+                as_of=spec.get("as_of"),
+            )
+            for notice in result.notices:
+                warn(notice)
+            brain.touch_accessed([r.node.id for r in result.results if r.store in (None, "project")])
+            if other is not None:
+                other.touch_accessed([r.node.id for r in result.results if r.store not in (None, "project")])
+            if result.expansion == "gated":
+                brain.count_expansion_skip()
+            depth = spec.get("provenance_depth")
+            chains = None
+            if depth is not None:  # each result's sources, walked in the brain it came from
+                chains = {
+                    r.node.id: (
+                        other if r.store not in (None, "project") and other is not None else brain
+                    ).walk_provenance(r.node.id, depth=depth)
+                    for r in result.results
+                }
+        finally:
+            if other is not None:
+                other.close()
     explain = bool(spec["explain"])
     data = result.to_dict(explain=explain)
     if chains is not None:

@@ -175,3 +175,22 @@ def test_two_project_folders_share_through_the_team_commands(cli, team_url, proj
     found = cli("--format", "json", "recall", "staging deploys VPN", project_dir=other).json()["results"]
     assert [r["id"] for r in found] == [shared["id"]]
     assert cli("--format", "json", "team", "pull", project_dir=other).json()["written"] == 0
+
+
+def test_recall_team_merges_the_team_brain_as_the_projects_own(cli, team_url, project) -> None:
+    from tests.helpers import assert_one_line_error
+
+    assert cli("init", "--skip-integration", "--embed-provider", "fake").exit_code == 0
+    assert_one_line_error(cli("recall", "--team", "deploy"), "team connect", exit_code=2)
+    assert_one_line_error(cli("recall", "--team", "--global", "deploy"), "one other brain", exit_code=2)
+    assert cli("team", "connect", team_url, "--team-project", "acme").exit_code == 0
+    mine = cli("--format", "json", "add", "--metadata", '{"shared": true}', "deploy needs the VPN").json()["id"]
+    assert cli("team", "push").exit_code == 0
+    with Brain.open(team_url, team_project="acme") as team:
+        theirs = team.add("deploy window is 08:00 to 20:00")
+    found = cli("--format", "json", "recall", "--team", "deploy", "--with-provenance").json()["results"]
+    assert sorted((r["id"], r["store"]) for r in found) == sorted([(mine, "project"), (theirs, "team")])
+    with Brain.open(team_url, team_project="acme") as team:
+        assert team.get(theirs).node.access_count == 1  # the team brain counted its memory's use
+    plain = cli("--format", "json", "recall", "deploy").json()["results"]
+    assert [r["id"] for r in plain] == [mine] and "store" not in plain[0]

@@ -32,6 +32,9 @@ def recall(  # noqa: PLR0913 - each option of the command is a parameter (Cyclop
     global_: Annotated[
         bool, Parameter(name="--global", help="Also recall from the global brain (its scores × 0.7)")
     ] = False,
+    team: Annotated[
+        bool, Parameter(name="--team", help="Also recall from the project's team brain (cerebro team connect)")
+    ] = False,
     with_provenance: Annotated[bool, Parameter(help="Attach each result's derived_from sources (depth 1)")] = False,
     provenance_depth: Annotated[
         int | None, Parameter(help="Walk this deep (implies --with-provenance; at most 100)")
@@ -51,6 +54,8 @@ def recall(  # noqa: PLR0913 - each option of the command is a parameter (Cyclop
         raise InvalidInput("give a query, or --prime for session-start context")
     if prime and query:
         raise InvalidInput("give a query or --prime, not both")
+    if global_ and team:
+        raise InvalidInput("--global and --team: one other brain at a time")
     if limit is not None and limit < 1:  # as list and search refuse it (0 used to mean "the default")
         raise InvalidInput(f"--limit must be at least 1, got {limit}")
     from cerebro.cli.render import provenance_depth as depth_of
@@ -59,6 +64,7 @@ def recall(  # noqa: PLR0913 - each option of the command is a parameter (Cyclop
         {
             "provenance_depth": depth_of(with_provenance, provenance_depth, default=1),
             "global_": global_,
+            "team": team,
             "prime": prime,
             "query": query,
             "limit": limit,
