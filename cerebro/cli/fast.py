@@ -96,7 +96,8 @@ class _AddRequired(TypedDict):
 class AddSpec(_AddRequired, total=False):
     """What an add asks for: the fast parser fills the first four; the Cyclopts command fills them all."""
 
-    metadata: str | None
+    metadata: str | dict[str, Any] | None
+    share: bool
     provenance_root: bool
     origin: Origin
     anchors: list[str] | None
@@ -161,6 +162,10 @@ def run_add(spec: AddSpec) -> None:
     from cerebro.values import Origin
 
     _embeds_one_text()
+    if spec.get("share"):  # marked for `team push` (ADR 0031): the metadata's own "shared"
+        from cerebro.brain.validate import parse_metadata
+
+        spec = {**spec, "metadata": {**(parse_metadata(spec.get("metadata")) or {}), "shared": True}}
     extra: dict[str, Any] = {
         key: spec[key]
         for key in ("metadata", "provenance_root", "anchors", "anchor_ref", "beads_id", "allow_secret")

@@ -166,7 +166,7 @@ def test_two_project_folders_share_through_the_team_commands(cli, team_url, proj
     assert_one_line_error(cli("team", "push"), "team connect", exit_code=2)  # not connected yet
     connected = cli("--format", "json", "team", "connect", team_url, "--team-project", "acme")
     assert connected.json() == {"team": connected.json()["team"], "team_project": "acme", "created": True}
-    shared = cli("--format", "json", "add", "--metadata", '{"shared": true}', "staging deploys need the VPN").json()
+    shared = cli("--format", "json", "add", "--share", "staging deploys need the VPN").json()
     cli("add", "a private note")
     assert cli("--format", "json", "team", "push").json()["written"] == 1
     assert cli("team", "connect", team_url, "--team-project", "acme", project_dir=other).exit_code == 0
@@ -194,3 +194,14 @@ def test_recall_team_merges_the_team_brain_as_the_projects_own(cli, team_url, pr
         assert team.get(theirs).node.access_count == 1  # the team brain counted its memory's use
     plain = cli("--format", "json", "recall", "deploy").json()["results"]
     assert [r["id"] for r in plain] == [mine] and "store" not in plain[0]
+
+
+def test_add_share_marks_a_memory_for_push_keeping_its_other_metadata(cli, project) -> None:
+    from tests.helpers import assert_one_line_error
+
+    assert cli("init", "--skip-integration", "--embed-provider", "none").exit_code == 0
+    node = cli("--format", "json", "add", "--share", "--metadata", '{"k": 1}', "a shared note").json()["id"]
+    assert cli("--format", "json", "get", node).json()["metadata"] == {"k": 1, "shared": True}
+    plain = cli("--format", "json", "add", "a private note").json()["id"]
+    assert not cli("--format", "json", "get", plain).json()["metadata"]  # nothing marked
+    assert_one_line_error(cli("add", "--share", "--metadata", "{not json", "x"), "metadata", exit_code=2)

@@ -70,12 +70,16 @@ def add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
     anchor_ref: AnchorRefOpt = None,
     beads_id: BeadsIdOpt = None,
     allow_secret: AllowSecretOpt = False,
+    share: Annotated[
+        bool, Parameter(help='Mark it for the team brain: `cerebro team push` sends it (metadata "shared": true)')
+    ] = False,
 ) -> None:
     """Store a new memory and print its id. Secrets in it are stored as [secret:kind] markers.
 
     Examples
       cerebro add "Use uv, not pip" --type procedure --importance 0.8
       cerebro add "Retries live in fetch()" --anchor src/net.py:10-42
+      cerebro add "Staging deploys need the VPN" --share
       echo "from a script" | cerebro add -
     """
     run_add(
@@ -91,6 +95,7 @@ def add(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts)
             "anchor_ref": anchor_ref,
             "beads_id": beads_id,
             "allow_secret": allow_secret,
+            "share": share,
         }
     )
 

@@ -71,8 +71,8 @@ def team_connect(
 def team_push(
     *, all_: Annotated[bool, Parameter(name="--all", help="Every memory, not only those marked shared")] = False
 ) -> None:
-    """Send this brain's shared memories (metadata "shared": true) to the team brain: a later version wins, and a
-    second run sends nothing.
+    """Send this brain's shared memories (``add --share``: metadata "shared": true) to the team brain: a later
+    version wins, and a second run sends nothing.
 
     Examples
       cerebro team push
