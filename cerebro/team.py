@@ -51,9 +51,19 @@ class Binding:
     project: str
 
 
-def binding_file(project_dir: str | os.PathLike[str]) -> Path:
+def _project_file(project_dir: str | os.PathLike[str], suffix: str) -> Path:
     brain = paths.project_brain_path(project_dir)
-    return brain.with_name(brain.stem + ".store.json")
+    return brain.with_name(brain.stem + suffix)
+
+
+def binding_file(project_dir: str | os.PathLike[str]) -> Path:
+    """Where ``init --store`` records that the folder's brain is a team brain."""
+    return _project_file(project_dir, ".store.json")
+
+
+def remote_file(project_dir: str | os.PathLike[str]) -> Path:
+    """Where ``team connect`` records the team brain the folder's brain file shares with."""
+    return _project_file(project_dir, ".team.json")
 
 
 def default_project_key(project_dir: str | os.PathLike[str]) -> str:
@@ -63,12 +73,7 @@ def default_project_key(project_dir: str | os.PathLike[str]) -> str:
     return name[:200] or "project"
 
 
-def binding(project_dir: str | os.PathLike[str]) -> Binding | None:
-    """The team brain this folder's commands use, or None (its brain is a file)."""
-    url = os.environ.get(ENV_STORE_URL)
-    if url:
-        return Binding(url, os.environ.get(ENV_TEAM_PROJECT) or default_project_key(project_dir))
-    found = binding_file(project_dir)
+def _read(found: Path, fix: str) -> Binding | None:
     if not found.is_file():
         return None
     try:
@@ -77,9 +82,28 @@ def binding(project_dir: str | os.PathLike[str]) -> Binding | None:
     except (OSError, ValueError, KeyError, TypeError):
         from cerebro.errors import BrainUnreadable
 
-        raise BrainUnreadable(
-            f"{found} does not say which team brain this project uses; run 'cerebro init --store URL'"
-        ) from None
+        raise BrainUnreadable(f"{found} does not say which team brain this project uses; run '{fix}'") from None
+
+
+def _write(target: Path, url: str, project: str) -> Path:
+    paths.ensure_private_dir(target.parent)
+    record = json.dumps({"url": without_password(url), "project": project}, indent=1) + "\n"
+    with paths.written_in_one_step(target, overwrite=True) as partial:
+        partial.write_text(record, encoding="utf-8")
+    return target
+
+
+def binding(project_dir: str | os.PathLike[str]) -> Binding | None:
+    """The team brain this folder's commands use, or None (its brain is a file)."""
+    url = os.environ.get(ENV_STORE_URL)
+    if url:
+        return Binding(url, os.environ.get(ENV_TEAM_PROJECT) or default_project_key(project_dir))
+    return _read(binding_file(project_dir), "cerebro init --store URL")
+
+
+def remote(project_dir: str | os.PathLike[str]) -> Binding | None:
+    """The team brain this folder's brain file pushes to and pulls from (``cerebro team connect``), or None."""
+    return _read(remote_file(project_dir), "cerebro team connect URL")
 
 
 def without_password(url: str) -> str:
@@ -92,48 +116,9 @@ def without_password(url: str) -> str:
 
 def bind(project_dir: str | os.PathLike[str], url: str, project: str) -> Path:
     """Record that this folder's brain is ``project`` in the team database at ``url`` (password dropped)."""
-    target = binding_file(project_dir)
-    paths.ensure_private_dir(target.parent)
-    record = json.dumps({"url": without_password(url), "project": project}, indent=1) + "\n"
-    with paths.written_in_one_step(target, overwrite=True) as partial:
-        partial.write_text(record, encoding="utf-8")
-    return target
-
-
-def remote_file(project_dir: str | os.PathLike[str]) -> Path:
-    brain = paths.project_brain_path(project_dir)
-    return brain.with_name(brain.stem + ".team.json")
-
-
-def remote(project_dir: str | os.PathLike[str]) -> Binding | None:
-    """The team brain this folder's brain file pushes to and pulls from (``cerebro team connect``), or None."""
-    found = remote_file(project_dir)
-    if not found.is_file():
-        return None
-    try:
-        data = json.loads(found.read_text(encoding="utf-8"))
-        return Binding(str(data["url"]), str(data["project"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        from cerebro.errors import BrainUnreadable
-
-        raise BrainUnreadable(
-            f"{found} does not say which team brain to share with; run 'cerebro team connect URL'"
-        ) from None
+    return _write(binding_file(project_dir), url, project)
 
 
 def connect(project_dir: str | os.PathLike[str], url: str, project: str) -> Path:
     """Record that this folder's brain file shares with ``project`` in the team database at ``url`` (no password)."""
-    target = remote_file(project_dir)
-    paths.ensure_private_dir(target.parent)
-    record = json.dumps({"url": without_password(url), "project": project}, indent=1) + "\n"
-    with paths.written_in_one_step(target, overwrite=True) as partial:
-        partial.write_text(record, encoding="utf-8")
-    return target
-
-
-def unbind(project_dir: str | os.PathLike[str]) -> bool:
-    target = binding_file(project_dir)
-    if target.is_file():
-        target.unlink()
-        return True
-    return False
+    return _write(remote_file(project_dir), url, project)

@@ -318,3 +318,13 @@ def test_every_writing_command_on_one_project_leaves_the_other_exactly_as_it_was
     dump.write_text(cli("export", "--format", "jsonl").stdout)  # alpha's own export, imported into beta
     beta("import", str(dump), "--on-conflict", "replace")
     assert snapshot(alpha) == before
+
+
+def test_an_unreadable_binding_is_one_clear_error_naming_the_fix(cli, project) -> None:
+    team.binding_file(project).parent.mkdir(parents=True, exist_ok=True)
+    team.binding_file(project).write_text("{not json")
+    assert_one_line_error(cli("list"), "does not say which team brain", "cerebro init --store URL", exit_code=9)
+    team.binding_file(project).unlink()
+    assert cli("init", "--skip-integration", "--embed-provider", "none").exit_code == 0
+    team.remote_file(project).write_text('{"url": "postgresql://h/db"}')  # no project key
+    assert_one_line_error(cli("recall", "--team", "x"), "cerebro team connect URL", exit_code=9)
