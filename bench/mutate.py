@@ -147,7 +147,7 @@ def run(group: str, children: int, *, resume: bool) -> str:
 
 
 def _mutmut(folder: Path, children: int, names: list[str], *, check: bool) -> None:
-    env = {**os.environ, "CEREBRO_EMBED_THREADS": "1", "CEREBRO_MUTATION_ORDER": "1"}
+    env = {**os.environ, "CEREBRO_EMBED_THREADS": "1", "CEREBRO_MUTATION_ORDER": "1", "CEREBRO_TEST_ENGINES": "sqlite"}
     mutmut = str(Path(sys.executable).with_name("mutmut"))
     with (folder / "mutmut.log").open("a") as log:
         subprocess.run(
