@@ -508,6 +508,10 @@ class Brain:
     def team_pull(self, team: Brain) -> sync.SyncReport:
         return sync.pull(self._handle, team._handle)
 
+    @_doc(sync.share)
+    def team_share(self, team: Brain, node_id: str) -> sync.SyncReport:
+        return sync.share(self._handle, team._handle, node_id)
+
     @_doc(promotion.recall_with_team)
     def recall_with_team(self, team: Brain, query: str, *, limit: int = 20, **options: Any) -> values.RecallResult:  # noqa: ANN401 - recall's keyword options, passed on; the public signature, pinned in tests/api/brain_api.txt
         return promotion.recall_with_team(self._handle, team._handle, query, limit=limit, **options)

@@ -114,3 +114,17 @@ def push(local: Handle, team: Handle, *, everything: bool = False, batch: int = 
 def pull(local: Handle, team: Handle, *, batch: int = BATCH) -> SyncReport:
     """Every memory of the team brain into the local one."""
     return transfer(team, local, direction="pull", select=lambda _: True, batch=batch)
+
+
+def share(local: Handle, team: Handle, node_id: str) -> SyncReport:
+    """``promote --team``: mark one memory shared (later pushes keep sending its new versions) and push it now,
+    with its edges to memories the team brain knows. The team brain holds it under the same id."""
+    from cerebro.brain import memories
+    from cerebro.errors import InvalidInput
+
+    if local.is_team:
+        raise InvalidInput("this project's brain is the team brain itself: its memories are the team's already")
+    node = memories.get(local, node_id).node
+    if (node.metadata or {}).get(SHARED) is not True:
+        memories.update(local, node.id, metadata={SHARED: True})
+    return transfer(local, team, direction="push", select=lambda n: n["id"] == node.id)

@@ -38,6 +38,19 @@ def open_brain() -> Brain:
     return brain
 
 
+def open_team_brain(option: str) -> Brain:
+    """The team brain this project's brain file shares with (``team connect``), opened; ``option`` names what
+    needed it in the one-line error when there is none."""
+    from cerebro import team
+    from cerebro.api import Brain
+    from cerebro.errors import InvalidInput
+
+    found = team.remote(paths.resolve_project_dir(state.project))
+    if found is None:
+        raise InvalidInput(f"{option}: this project shares with no team brain yet — run 'cerebro team connect URL'")
+    return Brain.open(found.url, team_project=found.project)
+
+
 def moved_hint(project: Path) -> str:
     """When a brain recorded for this project's git repository serves another folder: where, and what to run.
     Asked only after a command found no brain (it runs git and reads every brain's identity)."""

@@ -42,14 +42,9 @@ def _other_brain(spec: RecallSpec) -> Any:  # noqa: ANN401 - a Brain or None
     from cerebro.api import Brain
 
     if spec.get("team"):
-        from cerebro import paths, team
-        from cerebro.cli_state import state
-        from cerebro.errors import InvalidInput
+        from cerebro.cli.context import open_team_brain
 
-        found = team.remote(paths.resolve_project_dir(state.project))
-        if found is None:
-            raise InvalidInput("--team: this project shares with no team brain yet — run 'cerebro team connect URL'")
-        return Brain.open(found.url, team_project=found.project)
+        return open_team_brain("--team")
     if spec.get("global_"):
         from cerebro.brain.promotion import global_brain_path
 

@@ -15,6 +15,10 @@ this order and in microseconds:
    unless the brain's model changed, and the warm vector index re-checks the same counter itself.
 
 No timer is involved: a write committed before a call starts is seen by that call.
+
+A project folder bound to a team brain (``cerebro init --store``, ADR 0030) has no file to watch: its slot keeps
+the team brain open, each read is a snapshot of the database as it is, and the folder's binding is re-read at
+every call.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
     from cerebro.db.types import Connection
     from cerebro.embed.base import Embedder
     from cerebro.store.warm import WarmVectors
+    from cerebro.team import Binding
     from cerebro.values import Origin
 
     Written = dict[str, Sequence[float] | None]  # vectors a commit wrote (None: deleted), by memory id
@@ -172,7 +177,7 @@ class Slot:
         self._missing = missing
         self.project = project
         self._brain: Brain | None = None
-        self._identity: tuple[int, int] | None = None
+        self._identity: object = None  # the brain file's (device, inode), or the team brain's binding
         self._version: int | None = None
         self._schema: int | None = None
         self.reopened = 0  # how many times the brain was opened afresh (tests and logs)
@@ -187,13 +192,16 @@ class Slot:
 
     def brain(self) -> Brain:
         """The open brain, made current with what other processes committed (see the module docstring)."""
+        bound = self._team_binding()
+        if bound is not None:
+            return self._team_brain(bound)
         path = self._locate()
         try:
             info = os.stat(path)
         except FileNotFoundError:
             self.close()
             raise BrainNotFound(self._missing(path)) from None
-        identity = (info.st_dev, info.st_ino)
+        identity: object = (info.st_dev, info.st_ino)
         if self._brain is None or identity != self._identity or info.st_size == 0:
             return self._open(path, identity)
         conn = self._connection_of(self._brain)
@@ -213,7 +221,35 @@ class Slot:
             self._version = version
         return self._brain
 
-    def _open(self, path: Path, identity: tuple[int, int]) -> Brain:
+    def _team_binding(self) -> Binding | None:
+        """The team brain the project folder is bound to (``init --store``), read at every call: a folder bound
+        or unbound while the server runs is served as a new process would serve it."""
+        if self.project is None:
+            return None
+        from cerebro import team
+
+        return team.binding(self.project)
+
+    def _team_brain(self, bound: Binding) -> Brain:
+        """The project's team brain (ADR 0030), kept open across calls. Nothing to watch: each read is a snapshot
+        of the server's current state, and the settings and centering mean a brain caches are re-read once a
+        minute (a team brain has no commit counter); the vector lane is the server's (no warm copy)."""
+        if self._brain is not None and self._identity == bound:
+            return self._brain
+        from cerebro.api import Brain
+
+        old = self._brain
+        self.close()
+        brain = Brain.open(bound.url, team_project=bound.project)
+        brain.project = self.project
+        kept = old.handle.loaded_embedder(brain.handle.embedding_settings()) if old is not None else None
+        if kept is not None:
+            brain.handle.embedder = kept
+        self._brain, self._identity = brain, bound
+        self.reopened += 1
+        return brain
+
+    def _open(self, path: Path, identity: object) -> Brain:
         from cerebro.api import Brain
 
         old = self._brain

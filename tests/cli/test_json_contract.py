@@ -109,6 +109,7 @@ COMMAND_LINES = [
     "consolidate --suggest",
     "consolidate {e2} --into {concept}",
     "promote {concept}",
+    "promote {other} --team",
     "outcome {concept} --success",
     "forget --subject parser",
     "anchors",

@@ -205,3 +205,41 @@ def test_add_share_marks_a_memory_for_push_keeping_its_other_metadata(cli, proje
     plain = cli("--format", "json", "add", "a private note").json()["id"]
     assert not cli("--format", "json", "get", plain).json()["metadata"]  # nothing marked
     assert_one_line_error(cli("add", "--share", "--metadata", "{not json", "x"), "metadata", exit_code=2)
+
+
+def test_promote_team_shares_one_memory_now_under_its_own_id(cli, team_url, project, brain_snapshot) -> None:
+    from cerebro import paths
+    from tests.helpers import assert_one_line_error
+
+    clock.set_now(T0)
+    assert cli("init", "--skip-integration", "--embed-provider", "fake").exit_code == 0
+    lesson = cli("--format", "json", "add", "--type", "concept", "retry the flaky parser test once").json()["id"]
+    other = cli("--format", "json", "add", "a private note about lunch").json()["id"]
+    assert cli("edge", lesson, other, "relates_to").exit_code == 0
+    assert_one_line_error(cli("promote", lesson, "--team"), "team connect", exit_code=2)
+    assert cli("team", "connect", team_url, "--team-project", "acme").exit_code == 0
+    before = brain_snapshot(paths.project_brain_path(project))
+    assert_one_line_error(cli("promote", lesson, "a generalised lesson", "--team"), "global brain", exit_code=2)
+    assert brain_snapshot(paths.project_brain_path(project)) == before  # refused: nothing written
+
+    done = cli("--format", "json", "promote", lesson[:8], "--team").json()
+    assert done["id"] == lesson and done["push"]["written"] == 1
+    assert cli("--format", "json", "get", lesson).json()["metadata"] == {"shared": True}
+    with Brain.open(team_url, team_project="acme") as team:
+        assert [(n.id, n.content) for n in team.list()] == [(lesson, "retry the flaky parser test once")]
+        assert team.get(lesson).edges == []  # the private note stays home, and the edge to it
+    assert cli("--format", "json", "promote", lesson, "--team").json()["push"]["written"] == 0  # already there
+    clock.set_now(T0.replace(hour=10))
+    assert cli("update", lesson, "--content", "retry the flaky parser test once, then quarantine it").exit_code == 0
+    assert cli("--format", "json", "team", "push").json()["written"] == 1  # marked shared: later versions go too
+    with Brain.open(team_url, team_project="acme") as team:
+        assert team.get(lesson).node.content == "retry the flaky parser test once, then quarantine it"
+
+
+def test_promote_team_on_a_team_brain_is_refused(cli, team_url, project) -> None:
+    from tests.helpers import assert_one_line_error
+
+    assert cli("init", "--store", team_url, "--team-project", "acme", "--embed-provider", "none").exit_code == 0
+    node = cli("--format", "json", "add", "already the team's").json()["id"]
+    assert cli("team", "connect", team_url, "--team-project", "acme").exit_code == 0
+    assert_one_line_error(cli("promote", node, "--team"), "team brain itself", exit_code=2)

@@ -266,13 +266,38 @@ def promote(
     content: Annotated[
         str | None, Parameter(help="Generalised content for the global copy (default: the memory's own)")
     ] = None,
+    *,
+    team: Annotated[
+        bool,
+        Parameter(
+            help="Share it with the project's team brain instead (`team connect` first): marked shared and pushed "
+            "now, under its own id"
+        ),
+    ] = False,
 ) -> None:
-    """Copy a memory to the global brain (shared by every project).
+    """Copy a memory to the global brain (shared by every project), or share it with the team brain.
 
     Examples
       cerebro promote 3f2a9c1e
       cerebro promote 3f2a9c1e "Prefer uv over pip in Python projects"
+      cerebro promote 3f2a9c1e --team
     """
+    if team:
+        from cerebro.cli.context import open_team_brain
+        from cerebro.errors import InvalidInput
+
+        if content is not None:
+            raise InvalidInput(
+                "promote --team shares the memory as it is (same id); a generalised CONTENT is for the global brain"
+            )
+        with open_brain() as brain, open_team_brain("promote --team") as shared:
+            full_id = brain.resolve_id(node_id)
+            report = brain.team_share(shared, full_id)
+        emit(
+            {"id": full_id, "push": report.to_dict()},
+            f"Shared with the team brain: {full_id} ({'written' if report.written else 'already there'})",
+        )
+        return
     with open_brain() as brain:
         global_id = brain.promote(node_id, content=content)
     emit({"id": global_id}, f"Promoted to global store: {global_id}")

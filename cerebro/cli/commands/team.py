@@ -7,6 +7,7 @@ from typing import Annotated
 from cyclopts import App, Parameter
 
 from cerebro.cli.common import open_brain
+from cerebro.cli.context import open_team_brain
 from cerebro.cli.output import emit
 
 app = App(
@@ -19,19 +20,6 @@ app = App(
       cerebro team pull
     """,
 )
-
-
-def _team_brain():  # noqa: ANN202 - a Brain (imported lazily)
-    from cerebro import paths, team
-    from cerebro.api import Brain
-    from cerebro.cli_state import state
-    from cerebro.errors import InvalidInput
-
-    project = paths.resolve_project_dir(state.project)
-    found = team.remote(project)
-    if found is None:
-        raise InvalidInput("this project shares with no team brain yet: run 'cerebro team connect URL' first")
-    return Brain.open(found.url, team_project=found.project)
 
 
 @app.command(name="connect")
@@ -78,7 +66,7 @@ def team_push(
       cerebro team push
       cerebro team push --all
     """
-    with open_brain() as local, _team_brain() as shared:
+    with open_brain() as local, open_team_brain("team push") as shared:
         report = local.team_push(shared, everything=all_)
     emit(report.to_dict(), _summary(report))
 
@@ -90,7 +78,7 @@ def team_pull() -> None:
     Examples
       cerebro team pull
     """
-    with open_brain() as local, _team_brain() as shared:
+    with open_brain() as local, open_team_brain("team pull") as shared:
         report = local.team_pull(shared)
     emit(report.to_dict(), _summary(report))
 

@@ -75,7 +75,11 @@ USAGE: dict[str, tuple[str, str, str]] = {
         "cerebro secrets scan",
         "ids and kinds only; secrets redact replaces them (backup first)",
     ),
-    "promote": ("A lesson holds in every project", "cerebro promote ID", "copied to the global brain"),
+    "promote": (
+        "A lesson holds in every project, or the whole team should know it",
+        "cerebro promote ID [--team]",
+        "copied to the global brain; --team shares it with the team brain",
+    ),
     "gc": ("The brain is cluttered with stale episodes", "cerebro gc --dry-run", "archives decayed memories"),
     "stats": ("You want the brain's health", "cerebro stats", "counts, model, schema"),
     "brains": (
