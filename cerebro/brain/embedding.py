@@ -113,6 +113,8 @@ def embed_pending(
     remaining = h.read(h.store.vectors.count_missing_active)
     if remaining == 0:
         h.write(lambda s: h.store.meta.delete(s, "has_pending_embeddings"))
+    if done:
+        h.tend_vector_index()
     return values.EmbedReport(embedded=done, failed=failed, remaining=remaining, errors=errors[:5])
 
 

@@ -179,7 +179,9 @@ def import_records(
             report["archived"] = archived
         return report
 
-    return h.write(write)
+    done = h.write(write)
+    h.tend_vector_index()
+    return done
 
 
 def _scrub_records(h: Handle, path: str, records: list[dict[str, Any]]) -> int:

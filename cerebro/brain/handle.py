@@ -299,6 +299,21 @@ class Handle:
         warm = self._warm
         return warm if warm is not None and warm.ready(conn) else None
 
+    def tend_vector_index(self) -> None:
+        """After bulk work (gc, import, sync, embedding): the vector lane's index as its size calls for (a team
+        brain's HNSW index, ADR 0030). Best effort: without it, search stays exact — a warning says why."""
+        if not self.is_team:
+            return  # sqlite-vec's table is its own index
+        try:
+            made = self.store.vectors.tend_index(self.raw)
+        except Exception as exc:  # noqa: BLE001 - e.g. a role that may not create indexes: exact search goes on
+            self.on_warning(f"the vector index was not built (search stays exact): {' '.join(str(exc).split())}")
+            return
+        if made is not None:
+            from cerebro.logs import get_logger
+
+            get_logger().info("vector_index_built", index=made)
+
     def use_warm(self, warm: WarmIndex) -> None:
         """Keep vectors in ``warm`` from now on (a server's index, loaded on its own thread)."""
         self._warm = warm

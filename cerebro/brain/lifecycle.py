@@ -66,7 +66,9 @@ def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> values.GcReport:
 
     if dry_run:
         return h.read(work)
-    return h.write(work)
+    report = h.write(work)
+    h.tend_vector_index()  # gc runs at every session's end: when a brain outgrew exact search, now
+    return report
 
 
 def mark_consolidated(h: Handle, ids: Sequence[str]) -> values.ConsolidateReport:

@@ -89,6 +89,7 @@ def reembed(
     # Vectors of another model: the embedder, the warm index and the centering mean (cached up to a minute)
     # are stale.
     h.forget_model()
+    h.tend_vector_index()  # a team brain's index went with the old vectors
     return _report(target, done_now, moved, total, skipped=False)
 
 

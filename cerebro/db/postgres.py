@@ -133,8 +133,9 @@ class RawConnection:
 
     dialect = "postgresql"
 
-    def __init__(self, conn: Any) -> None:  # noqa: ANN401 - a psycopg connection
+    def __init__(self, conn: Any, project: str | None = None) -> None:  # noqa: ANN401 - a psycopg connection
         self._conn = conn
+        self.project = project  # the project the connection is scoped to (None: unscoped)
 
     def execute(self, sql: str, params: Any = None) -> Any:  # noqa: ANN401 - DB-API parameters and cursor
         if not params:
@@ -198,7 +199,7 @@ def connect(url: str, project: str) -> RawConnection:
     except BaseException:
         conn.close()
         raise
-    return RawConnection(conn)
+    return RawConnection(conn, project)
 
 
 def create_engine(url: str, project: str | None) -> Engine:

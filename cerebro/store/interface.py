@@ -237,6 +237,10 @@ class Vectors(Protocol):
     def vectors_for(self, conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
         """Vectors of these nodes: rowid point lookups, then a metadata scan only for rows found elsewhere."""
 
+    def tend_index(self, conn: Connection) -> str | None:
+        """After bulk work, outside a transaction: give the lane the index its size calls for (a team brain's HNSW
+        index, ADR 0030; a brain file's lane has none). The name of an index made, else None."""
+
 
 class Reads(Protocol):
     """Raw-SQL reads over a DB-API connection, for the hot paths (recall, prime, hooks)."""

@@ -312,3 +312,8 @@ def vectors_for(conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
             ).fetchall():
                 found[node_id] = from_blob(blob, kind)
     return found
+
+
+def tend_index(conn: Connection) -> str | None:
+    """Nothing to tend: sqlite-vec's table is its own index (a long-lived process keeps a warm copy instead)."""
+    return None
