@@ -93,7 +93,14 @@ def project(tmp_path: Path) -> Path:
 # it (the database's URL; the test's project folder bound to it, as ``init --store`` binds one: ``Brain.open`` and
 # the CLI reach it) — unless it is marked ``file_only``: it reads or writes the brain file itself, or is about what
 # only a file has.
-BOTH_ENGINES = ("tests/retrieval/", "tests/lifecycle/", "tests/portability/", "tests/unit/test_store.py", "tests/team/")
+BOTH_ENGINES = (
+    "tests/retrieval/",
+    "tests/lifecycle/",
+    "tests/portability/",
+    "tests/unit/test_store.py",
+    "tests/api/test_concurrency.py",
+    "tests/team/",
+)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
