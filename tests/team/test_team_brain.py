@@ -328,3 +328,15 @@ def test_an_unreadable_binding_is_one_clear_error_naming_the_fix(cli, project) -
     assert cli("init", "--skip-integration", "--embed-provider", "none").exit_code == 0
     team.remote_file(project).write_text('{"url": "postgresql://h/db"}')  # no project key
     assert_one_line_error(cli("recall", "--team", "x"), "cerebro team connect URL", exit_code=9)
+
+
+def test_the_raw_connection_plans_each_statement_with_its_values(team_url) -> None:
+    """No server-side prepared statements: a generic plan, reused for every value, scanned where a search's own
+    plan reads the index (cerebro/db/postgres.py)."""
+    Brain.init(team_url, embed_provider="fake", team_project="p")
+    with Brain.open(team_url, team_project="p") as brain:
+        brain.add("the deploy needs the VPN")
+        for _ in range(8):  # psycopg prepares a statement from its fifth run on
+            assert brain.recall("deploy VPN").results
+        conn = brain.handle.raw
+        assert conn.execute("SELECT COUNT(*) FROM pg_prepared_statements").fetchone()[0] == 0

@@ -543,3 +543,17 @@ def test_a_nodes_edges_are_both_ways_in_edge_order_and_as_of_keeps_the_half_open
     assert around("2026-01-01T00:00:00") == [(hub, a), (hub, c)]  # valid_at itself is in
     assert around("2026-01-15T00:00:00") == [(hub, a)]  # invalid_at itself is out
     assert around("2026-02-01T00:00:00") == [(b, hub)]
+
+
+# ------------------------------------------------------------------ the keyword lane
+
+
+def test_a_rare_word_outranks_a_common_one_even_in_a_longer_memory(brain: Brain) -> None:
+    """BM25's inverse document frequency, on either engine (FTS5's own; computed in SQL on PostgreSQL)."""
+    common = [brain.add(f"common note {i}") for i in range(5)]
+    rare = brain.add("zebra crossing painted near the office entrance gate by the city")
+    with brain.handle.snapshot() as conn:
+        found = brain.handle.store.keywords.search(conn, "common zebra", 10)
+    assert [node_id for node_id, _ in found][:1] == [rare]
+    assert {node_id for node_id, _ in found} == {rare, *common}
+    assert all(score < 0 for _, score in found)  # lower is better, as FTS5's

@@ -10,7 +10,6 @@ written (the column holds both: ``cerebro.db.pg_schema``), all joined with OR. P
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, cast
 
 from cerebro.db.pg_schema import TEXT_SEARCH_CONFIG
@@ -67,39 +66,36 @@ def search(
     terms = query_terms(query, drop_stop_words=drop_stop_words)
     if not terms or limit <= 0:
         return []
+    # One statement, one read of the matches. A term matches a memory by its tsquery (every word of a hyphenated
+    # term); its document frequency counts the memories it matches — all of them match the query, so they are all
+    # among the hits, counted before the subtype filter — and its frequency in a memory is the positions of its
+    # lexemes there (stemmed and as written).
     one = f"(plainto_tsquery('{TEXT_SEARCH_CONFIG}', ?) || plainto_tsquery('simple', ?))"
-    term_params = [term for term in terms for _ in range(2)]
-    counts = conn.execute(
-        "SELECT "
-        + ", ".join([f"(SELECT COUNT(*) FROM nodes WHERE status = 'active' AND keywords @@ {one})"] * len(terms))
-        + ", (SELECT COUNT(*) FROM nodes WHERE status = 'active')",
-        tuple(term_params),
-    ).fetchone()
-    total = int(counts[-1])
-    idf = [math.log((total - df + 0.5) / (df + 0.5) + 1.0) for df in (int(c) for c in counts[:-1])]
+    lexemes = f"tsvector_to_array(to_tsvector('{TEXT_SEARCH_CONFIG}', ?) || to_tsvector('simple', ?))"
+    term_rows = ", ".join([f"({n}, {one}, {lexemes})" for n in range(len(terms))])
+    matches = " || ".join([one] * len(terms))
     condition, params = "", cast(tuple[Any, ...], ())
     if subtype is not ...:
         condition, params = (
-            (" AND subtype = ?", (subtype,)) if subtype else (" AND (subtype IS NULL OR subtype = '')", ())
+            (" AND h.subtype = ?", (subtype,)) if subtype else (" AND (h.subtype IS NULL OR h.subtype = '')", ())
         )
-    lexemes = f"tsvector_to_array(to_tsvector('{TEXT_SEARCH_CONFIG}', ?) || to_tsvector('simple', ?))"
-    term_rows = ", ".join([f"(CAST(? AS double precision), {lexemes})"] * len(terms))
-    matches = " || ".join([one] * len(terms))
+    term_params = tuple(term for term in terms for _ in range(2))
     rows = conn.execute(
-        f"WITH terms (idf, lexemes) AS (VALUES {term_rows}), "
-        "hits AS (SELECT id, rowid, keywords FROM nodes "
-        f"WHERE status = 'active' AND keywords @@ ({matches}){condition}), "
-        f"average AS (SELECT GREATEST(AVG(length(keywords)), 1) AS len FROM "
+        f"WITH terms (n, query, lexemes) AS MATERIALIZED (VALUES {term_rows}), "
+        "hits AS MATERIALIZED (SELECT id, rowid, subtype, keywords, length(keywords) AS len FROM nodes "
+        f"WHERE status = 'active' AND keywords @@ ({matches})), "
+        "df AS MATERIALIZED (SELECT t.n, COUNT(*) FILTER (WHERE h.keywords @@ t.query) AS df "
+        "FROM terms t CROSS JOIN hits h GROUP BY t.n), "
+        "tf AS MATERIALIZED (SELECT h.id, t.n, SUM(array_length(u.positions, 1)) AS tf "
+        "FROM hits h CROSS JOIN LATERAL unnest(h.keywords) AS u "
+        "JOIN (SELECT n, unnest(lexemes) AS lexeme FROM terms) AS t ON t.lexeme = u.lexeme GROUP BY h.id, t.n), "
+        "total AS MATERIALIZED (SELECT COUNT(*) AS n FROM nodes WHERE status = 'active'), "
+        "average AS MATERIALIZED (SELECT GREATEST(AVG(length(keywords)), 1) AS len FROM "
         f"(SELECT keywords FROM nodes WHERE status = 'active' LIMIT {LENGTH_SAMPLE}) AS sample) "
-        f"SELECT h.id, SUM(t.idf * f.tf * {K1 + 1} / (f.tf + {K1} * (1 - {B} + {B} * length(h.keywords) / a.len))) "
-        "AS score FROM hits h CROSS JOIN average a CROSS JOIN terms t CROSS JOIN LATERAL "
-        "(SELECT COALESCE(SUM(array_length(u.positions, 1)), 0) AS tf FROM unnest(h.keywords) AS u "
-        "WHERE u.lexeme = ANY(t.lexemes)) AS f GROUP BY h.id, h.rowid ORDER BY score DESC, h.rowid LIMIT ?",
-        (
-            *(value for weight, term in zip(idf, terms, strict=True) for value in (weight, term, term)),
-            *term_params,
-            *params,
-            int(limit),
-        ),
+        "SELECT h.id, SUM(ln((total.n - df.df + 0.5) / (df.df + 0.5) + 1.0) "
+        f"* tf.tf * {K1 + 1} / (tf.tf + {K1} * (1 - {B} + {B} * h.len / a.len))) AS score "
+        "FROM tf JOIN df ON df.n = tf.n JOIN hits h ON h.id = tf.id CROSS JOIN total CROSS JOIN average a "
+        f"WHERE true{condition} GROUP BY h.id, h.rowid ORDER BY score DESC, h.rowid LIMIT ?",
+        (*(term for term in terms for _ in range(4)), *term_params, *params, int(limit)),
     ).fetchall()
     return [(r[0], -float(r[1])) for r in rows]
