@@ -142,6 +142,11 @@ class RawConnection:
             return self._conn.execute(pg_sql(sql, placeholders=False))
         return self._conn.execute(pg_sql(sql, placeholders=True), params)
 
+    def execute_binary(self, sql: str, params: Any = None) -> Any:  # noqa: ANN401 - DB-API parameters and cursor
+        """``execute``, with the results in PostgreSQL's binary form: a pgvector ``vector`` arrives as its bytes
+        (read with ``struct`` in microseconds, where its text form took ~100 µs a vector to parse)."""
+        return self._conn.execute(pg_sql(sql, placeholders=True), params or None, binary=True)
+
     def executemany(self, sql: str, seq: Any) -> Any:  # noqa: ANN401 - DB-API parameters and cursor
         cursor = self._conn.cursor()
         cursor.executemany(pg_sql(sql, placeholders=True), list(seq))

@@ -47,6 +47,14 @@ def from_text(value: str) -> list[float]:
     return [float(x) for x in value.strip("[]").split(",")] if value.strip("[]") else []
 
 
+def from_binary(value: bytes) -> list[float]:
+    """pgvector's binary form: the width (uint16), two unused bytes, the float32s, all big-endian."""
+    import struct
+
+    (dims,) = struct.unpack_from(">H", value)
+    return list(struct.unpack_from(f">{dims}f", value, 4))
+
+
 def exists(db: Transaction) -> bool:
     return True  # part of the schema
 
@@ -290,7 +298,7 @@ def mean_vector(conn: Connection, sample: int, minimum: int) -> list[float] | No
     ).fetchone()
     if row is None or row[0] is None or int(row[1]) < max(1, minimum):
         return None
-    return from_text(row[0])
+    return from_text(row[0])  # once a minute at most (Handle.brain_mean)
 
 
 def vectors_for(conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
@@ -299,8 +307,9 @@ def vectors_for(conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
     found: dict[str, list[float]] = {}
     for part in chunks(list(ids)):
         marks = ",".join("?" * len(part))
-        for node_id, value in conn.execute(
-            f"SELECT node_id, CAST(embedding AS text) FROM node_vectors WHERE node_id IN ({marks})", tuple(part)
-        ).fetchall():
-            found[node_id] = from_text(value)
+        rows = conn.execute_binary(  # type: ignore[attr-defined] # the team brain's raw connection
+            f"SELECT node_id, embedding FROM node_vectors WHERE node_id IN ({marks})", tuple(part)
+        ).fetchall()
+        for node_id, value in rows:
+            found[node_id] = from_binary(value)
     return found
