@@ -2,8 +2,8 @@
 
 One row a memory, deleted with it (a foreign key). The column is ``vector`` without a width: one database holds
 many projects, each on its own model; a project's width is its ``embedding_dimensions``. Distances are pgvector's
-cosine distance (``<=>``), as sqlite-vec's. Vectors travel as pgvector's text form (``[x,y,…]``). A re-embed's new
-vectors wait in ``node_vectors_next`` until the switch.
+cosine distance (``<=>``), as sqlite-vec's. Vectors are written in pgvector's text form (``[x,y,…]``) and read in
+its binary form. A re-embed's new vectors wait in ``node_vectors_next`` until the switch.
 
 KNN is exact (every vector of the project compared) up to ``HNSW_MIN_VECTORS`` vectors in a project, and through
 an HNSW index of the project's own above it (ADR 0030): a partial index on the vectors cast to the project's width
@@ -224,13 +224,7 @@ def knn(conn: Connection, vector: Sequence[float], k: int) -> list[tuple[str, fl
     k = min(int(k), MAX_K)
     if k <= 0:
         return []
-    project = getattr(conn, "project", None)
-    if project is None:  # not a scoped raw connection: the plain exact scan
-        rows = conn.execute(
-            "SELECT node_id, embedding <=> CAST(? AS vector) AS distance FROM node_vectors ORDER BY distance LIMIT ?",
-            (to_text(vector), k),
-        ).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
+    project = conn.project  # type: ignore[attr-defined] # the raw connection knows its scope
     if conn.in_transaction:  # a recall's snapshot: the settings end with it
         conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search(k)}; SET LOCAL hnsw.iterative_scan = strict_order")
     rows = conn.execute(knn_sql(project, len(vector)), (to_text(vector), k)).fetchall()
@@ -253,8 +247,8 @@ def tend_index(conn: Connection) -> str | None:
     any of another width or left invalid (one that exists stays when the project shrinks: no rebuilds around
     the size). Runs outside a transaction (``CREATE INDEX CONCURRENTLY``: other writers never wait). Returns the
     name of an index it made, else None."""
-    project = getattr(conn, "project", None)
-    if project is None or conn.in_transaction:
+    project = conn.project  # type: ignore[attr-defined] # the raw connection knows its scope
+    if conn.in_transaction:
         return None
     dims = table_dimensions(conn)
     wanted = index_name(project, dims) if dims is not None else None
