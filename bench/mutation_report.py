@@ -31,6 +31,30 @@ from pathlib import Path
 # (function as mutmut names it without the module — "" for any —, text only the mutant has) → why no test
 # can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
+    ("x_apply_anchors", "if node is s.node and False else"): "replacing an unchanged node gives an equal result",
+    ("x_apply_anchors", "demoted = None"): "None is as false as False",
+    ("x_apply_anchors", "demoted = True"): "recall's results arrive ordered by rank value: a stable re-sort keeps them",
+    (
+        "x_apply_anchors",
+        "if factor == 2.0:",
+    ): "a factor of 1.0 through the demoting branch multiplies by 1 and re-sorts an ordered list: the same results",
+    (
+        "x_recall",
+        "feedback_docs > 0 or options.feedback_weight > 0",
+    ): "without keyword hits to feed back, feedback returns the query's own vector: the same ranking",
+    (
+        "x_recall",
+        "if keyword_ids or (options.feedback_docs > 0",
+    ): "with no documents to feed back, feedback returns the query's own vector: the same ranking",
+    ("x_recall", "if options.centering >= 0:"): "centering by a weight of 0 leaves the query as it is",
+    ("x_recall", "to_search.get(c.node.id) >="): "seeds come from a KNN over stored vectors: each has one here",
+    ("x_recall", "to_search.get(c.node.id, +1.0) >="): "seeds come from a KNN over stored vectors: each has one here",
+    ("x_for_node", "is null or edges."): "SQL keywords are case-insensitive",
+    ("x_search", "k *= 5"): "a deeper next pass reaches the same hits: the loop runs until enough or none are left",
+    ("x_dialect", "cast('XXSessionXX', db)"): "typing.cast does nothing at run time",
+    ("x_dialect", "cast('session', db)"): "typing.cast does nothing at run time",
+    ("x_dialect", "cast('SESSION', db)"): "typing.cast does nothing at run time",
+    ("x_dialect", "cast(None, db)"): "typing.cast does nothing at run time",
     ("x_upsert", "weight is None and False"): "edges.weight has the server default 1.0: a NULL given is stored as 1.0",
     ("x_changed", "'XXCursorResult[object]XX'"): "typing.cast does nothing at run time",
     ("x_keyword_index_problem", "conn.execute('rollback')"): "SQL keywords are case-insensitive",

@@ -201,3 +201,41 @@ def test_without_vectors_a_cited_keyword_match_keeps_its_in_degree(tmp_path) -> 
         assert hit.parts.structural == pytest.approx(scoring.indegree_structural(3))
         brain.config_set("indegree_bonus_enabled", "false")
         assert brain.recall("zebra").results[0].parts.structural == 0.0
+
+
+def test_the_pipeline_counts_recency_to_the_now_it_is_given(fake_brain: Brain) -> None:
+    """A program embedding the pipeline may rank as of another moment than the clock's (RecallOptions.now)."""
+    rate = fake_brain.get(fake_brain.add("walrus tusk ivory")).node.decay_rate  # created and used at T0
+    vector = fake_brain.handle.embed(["walrus tusk"])[0]
+    with fake_brain.handle.snapshot() as conn:
+        options = RecallOptions(now=T0 + timedelta(days=30), lanes=("vector",))
+        (hit,) = recall.recall(fake_brain.handle.store, conn, "walrus tusk", vector, options, mode="hybrid").results
+    assert hit.parts.recency == pytest.approx(scoring.recency(rate, 30.0))  # 30 days on, not the clock's 0
+
+
+def test_the_callers_mean_is_the_one_the_query_is_centered_on(fake_brain: Brain) -> None:
+    words = ["amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "iris", "juniper"]
+    for i in range(60):
+        fake_brain.add(f"{words[i % 10]} {words[(i * 3 + 1) % 10]} shared common words item{i}")
+    elsewhere = fake_brain.handle.embed(["cedar cedar cedar"])[0]  # a mean leaning somewhere the brain's does not
+    own = _pipeline(fake_brain, "cedar harbor")
+    assert _pipeline(fake_brain, "cedar harbor", mean=lambda conn: elsewhere) != own
+
+
+class _EverythingChanged:
+    """An anchor checker that finds every memory's code changed (cerebro.anchors.AnchorChecker's annotate)."""
+
+    def annotate(self, node):  # a values.Node, annotated
+        from dataclasses import replace
+
+        return replace(node, anchor_status="stale")
+
+
+def test_a_demoted_result_is_marked_and_needs_no_parts_or_fused_value(fake_brain: Brain) -> None:
+    from cerebro.values import ScoredNode
+
+    node = fake_brain.get(fake_brain.add("walrus tusk ivory")).node
+    (demoted,) = recall.apply_anchors([ScoredNode(node, 0.5, 0.9)], _EverythingChanged())  # type: ignore[arg-type]
+    assert demoted.node.anchor_status == "stale"
+    assert demoted.score == pytest.approx(0.5 * scoring.anchor_factor("stale"))
+    assert demoted.parts is None and demoted.fused is None

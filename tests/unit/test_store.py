@@ -557,3 +557,20 @@ def test_a_rare_word_outranks_a_common_one_even_in_a_longer_memory(brain: Brain)
     assert [node_id for node_id, _ in found][:1] == [rare]
     assert {node_id for node_id, _ in found} == {rare, *common}
     assert all(score < 0 for _, score in found)  # lower is better, as FTS5's
+
+
+def test_dialect_names_the_engine_of_a_session_or_a_raw_connection(tmp_path: Path) -> None:
+    """The few statements whose SQL differs ask this; no server is needed to know a PostgreSQL engine's name."""
+    import sqlite3
+
+    import sqlalchemy as sa
+    from sqlalchemy.orm import Session
+
+    from cerebro.db.postgres import RawConnection
+    from cerebro.store.sql import dialect
+
+    assert dialect(Session(sa.create_engine("postgresql+psycopg://nobody@127.0.0.1:1/none"))) == "postgresql"
+    assert dialect(Session(sa.create_engine(f"sqlite:///{tmp_path / 'x.sqlite'}"))) == "sqlite"
+    assert dialect(RawConnection(None)) == "postgresql"
+    with sqlite3.connect(tmp_path / "y.sqlite") as conn:
+        assert dialect(conn) == "sqlite"  # the standard connection has no dialect attribute
