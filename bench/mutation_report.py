@@ -483,6 +483,10 @@ def main(argv: list[str]) -> int:
         print("\n".join(worth_running(mutants, timeouts="--with-timeouts" in argv)))
         return 0
     counts, survivors = report(mutants)
+    if "--survivor-keys" in argv:  # to run them again, after tests were written for them
+        keys = [f"{m}.{name}" for m, items in sorted(survivors.items()) for name, _, why in items if not why]
+        print("\n".join(keys))
+        return 0
     total: Counter = Counter()
     print(
         "| module | mutants | killed | of them by timeout | survived | equivalent | no tests | not run | "
