@@ -50,6 +50,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x_recall", "to_search.get(c.node.id) >="): "seeds come from a KNN over stored vectors: each has one here",
     ("x_recall", "to_search.get(c.node.id, +1.0) >="): "seeds come from a KNN over stored vectors: each has one here",
     ("x_for_node", "is null or edges."): "SQL keywords are case-insensitive",
+    ("x__time", "(value[10] != ' ')"): "the general parser reads the storage layout as the fast path does (slower)",
+    ("x__time", "value + 'XX+00:00XX'"): "the fast path fails and the general parser reads the same time (slower)",
     ("x_search", "k *= 5"): "a deeper next pass reaches the same hits: the loop runs until enough or none are left",
     ("x_dialect", "cast('XXSessionXX', db)"): "typing.cast does nothing at run time",
     ("x_dialect", "cast('session', db)"): "typing.cast does nothing at run time",

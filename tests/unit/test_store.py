@@ -574,3 +574,14 @@ def test_dialect_names_the_engine_of_a_session_or_a_raw_connection(tmp_path: Pat
     assert dialect(RawConnection(None)) == "postgresql"
     with sqlite3.connect(tmp_path / "y.sqlite") as conn:
         assert dialect(conn) == "sqlite"  # the standard connection has no dialect attribute
+
+
+def test_node_ids_are_every_memorys_whatever_its_status_and_table_exists_names_tables(brain: Brain) -> None:
+    kept = brain.add("kept")
+    replaced = brain.add("replaced")
+    newer = brain.supersede(replaced, "its newer version")
+    store = brain.handle.store
+    with brain.handle.snapshot() as conn:
+        assert store.reads.node_ids(conn) == {kept, replaced, newer}
+        assert store.reads.table_exists(conn, "edges") and store.reads.table_exists(conn, "nodes")
+        assert not store.reads.table_exists(conn, "no_such_table")
