@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cerebro import Brain, values
+from cerebro import Brain, clock, values
 from cerebro.errors import NotFound
 from cerebro.retry import is_lock_error
 from cerebro.store import inbox, meta, relations, vec
@@ -585,3 +585,84 @@ def test_node_ids_are_every_memorys_whatever_its_status_and_table_exists_names_t
         assert store.reads.node_ids(conn) == {kept, replaced, newer}
         assert store.reads.table_exists(conn, "edges") and store.reads.table_exists(conn, "nodes")
         assert not store.reads.table_exists(conn, "no_such_table")
+
+
+# ------------------------------------------------------------------ nodes: ids and the ORM's reading of a row
+
+
+def _insert_node(brain: Brain, node_id: str, **columns: object) -> None:
+    names = ["id", "type", "content", "decay_rate", *columns]
+    brain.handle.write_raw(
+        lambda conn: conn.execute(
+            f"INSERT INTO nodes ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+            (node_id, "episode", f"row {node_id}", 0.1, *columns.values()),
+        )
+    )
+
+
+def test_each_refusal_to_resolve_an_id_names_what_was_asked(brain: Brain) -> None:
+    from cerebro.errors import AmbiguousId, InvalidInput, quote
+
+    _insert_node(brain, "abcd0000-0000-4000-8000-000000000001")
+    _insert_node(brain, "abcd0000-0000-4000-8000-000000000002")
+    missing = "0123abcd-0000-4000-8000-000000000000"
+
+    def resolve(prefix: object) -> str:
+        return brain.handle.read(lambda s: brain.handle.store.nodes.resolve_id(s, prefix))
+
+    refused = [
+        (None, InvalidInput, "empty ID prefix"),
+        ("   ", InvalidInput, "empty ID prefix"),
+        ("zz-q", InvalidInput, f"invalid id {quote('zz-q')}: ids are UUIDs (hex digits and '-')"),
+        ("abc", InvalidInput, f"ID prefix too short (minimum 4 characters): {quote('abc')}"),
+        (missing, NotFound, f"no node found with id {quote(missing)}"),
+        ("ffff", NotFound, f"no node found with prefix {quote('ffff')}"),
+        ("ABCD", AmbiguousId, f"ambiguous prefix {quote('ABCD')} matches 2 nodes; give more characters"),
+    ]
+    for prefix, error, message in refused:
+        with pytest.raises(error) as caught:
+            resolve(prefix)
+        assert str(caught.value) == message, prefix
+    assert resolve("ABCD0000-0000-4000-8000-000000000002") == "abcd0000-0000-4000-8000-000000000002"
+    with pytest.raises(NotFound) as caught:
+        brain.handle.read(lambda s: brain.handle.store.nodes.get_row(s, missing))
+    assert str(caught.value) == f"no node found with id {quote(missing)}"
+
+
+def test_a_row_reads_back_as_stored_and_its_nulls_as_the_defaults(brain: Brain) -> None:
+    stamps = {"last_reinforced": "2026-03-01 10:00:00", "updated_at": "2026-03-02 11:00:00"}
+    _insert_node(
+        brain,
+        "abcd0000-0000-4000-8000-00000000000a",
+        times_reinforced=3,
+        embedding_model="some-model",
+        provenance_root=1,
+        **stamps,
+    )
+    _insert_node(
+        brain,
+        "abcd0000-0000-4000-8000-00000000000b",
+        importance=None,
+        status=None,
+        times_reinforced=None,
+        access_count=None,
+    )
+    read = brain.handle.read(
+        lambda s: [
+            brain.handle.store.nodes.to_value(brain.handle.store.nodes.get_row(s, i))
+            for i in ("abcd0000-0000-4000-8000-00000000000a", "abcd0000-0000-4000-8000-00000000000b")
+        ]
+    )
+    full, bare = read
+    assert (full.times_reinforced, full.embedding_model, full.provenance_root) == (3, "some-model", True)
+    assert (clock.format_ts(full.last_reinforced), clock.format_ts(full.updated_at)) == (
+        stamps["last_reinforced"],
+        stamps["updated_at"],
+    )
+    assert (bare.importance, bare.status, bare.times_reinforced, bare.access_count) == (0.5, "active", 0, 0)
+    assert (bare.embedding_model, bare.provenance_root, bare.last_reinforced, bare.updated_at) == (
+        "",
+        False,
+        None,
+        None,
+    )
