@@ -666,3 +666,14 @@ def test_a_row_reads_back_as_stored_and_its_nulls_as_the_defaults(brain: Brain) 
         None,
         None,
     )
+
+
+@pytest.mark.file_only  # sqlite-vec's table
+def test_a_vector_table_made_for_a_brain_that_names_no_provider_stores_int8(tmp_path: Path) -> None:
+    """A brain whose settings lost the provider (an adopted brain, a hand-edited one) gets the default element."""
+    path = tmp_path / "brain.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        brain.handle.write(lambda s: meta.delete(s, "embedding_provider"))
+        brain.handle.write(lambda s: vec.ensure_table(s, 8))
+        assert brain.handle.read(lambda s: vec.element(s)) == vec.INT8
