@@ -676,4 +676,4 @@ def test_a_vector_table_made_for_a_brain_that_names_no_provider_stores_int8(tmp_
     with Brain.open(path) as brain:
         brain.handle.write(lambda s: meta.delete(s, "embedding_provider"))
         brain.handle.write(lambda s: vec.ensure_table(s, 8))
-        assert brain.handle.read(lambda s: vec.element(s)) == vec.INT8
+        assert brain.handle.read(vec.element) == vec.INT8
