@@ -677,3 +677,49 @@ def test_a_vector_table_made_for_a_brain_that_names_no_provider_stores_int8(tmp_
         brain.handle.write(lambda s: meta.delete(s, "embedding_provider"))
         brain.handle.write(lambda s: vec.ensure_table(s, 8))
         assert brain.handle.read(vec.element) == vec.INT8
+
+
+def _fake_brain_file(tmp_path: Path) -> Path:
+    path = tmp_path / "fake.sqlite"
+    Brain.init(path, embed_provider="fake")
+    return path
+
+
+@pytest.mark.file_only  # sqlite-vec's rowids
+def test_a_vector_whose_rowid_another_holds_goes_elsewhere_and_both_are_found(tmp_path: Path) -> None:
+    """A Go brain may store a vector at another memory's rowid: writing that memory's own vector must not collide."""
+    with Brain.open(_fake_brain_file(tmp_path)) as brain:
+        a, b = brain.add("alpha walrus"), brain.add("beta narwhal")
+        va, vb = brain.handle.embed(["alpha walrus", "beta narwhal"])
+        rowid_b = brain.handle.read(lambda s: vec._node_rowid(s, b))
+
+        def go_layout(conn: object) -> None:
+            conn.execute("DELETE FROM vec_nodes")  # type: ignore[attr-defined]
+            conn.execute(  # type: ignore[attr-defined]
+                "INSERT INTO vec_nodes (rowid, node_id, embedding) VALUES (?, ?, vec_int8(?))",
+                (rowid_b, a, vec.to_blob(va, vec.INT8)),
+            )
+
+        brain.handle.write_raw(go_layout)
+        brain.handle.write(lambda s: vec.upsert(s, b, vb))
+        with brain.handle.snapshot() as conn:
+            found = vec.vectors_for(conn, [a, b])
+        assert set(found) == {a, b}
+        assert found[b] == pytest.approx(vb, abs=0.02) and found[a] == pytest.approx(va, abs=0.02)
+
+
+@pytest.mark.file_only  # sqlite-vec's side table, by rowid
+def test_a_new_memory_on_a_reused_rowid_is_not_taken_for_reembedded(tmp_path: Path) -> None:
+    """A memory removed behind the store's back (Go cerebro) leaves its next-model vector; a new memory that gets
+    its rowid must still be embedded by the re-embed under way."""
+    with Brain.open(_fake_brain_file(tmp_path)) as brain:
+        brain.add("alpha walrus")
+        gone = brain.add("beta narwhal")
+        rowid = brain.handle.read(lambda s: vec._node_rowid(s, gone))
+        brain.handle.write(lambda s: vec.ensure_next_table(s, 64, "fake"))
+        brain.handle.write(lambda s: vec.put_next(s, rowid, gone, [0.1] * 64))
+        brain.handle.write_raw(lambda conn: conn.execute("DELETE FROM nodes WHERE id = ?", (gone,)))
+        new = brain.add("gamma orca")
+        assert brain.handle.read(lambda s: vec._node_rowid(s, new)) == rowid  # SQLite reused it
+        with brain.handle.snapshot() as conn:
+            assert new in {node_id for _, node_id, _ in vec.next_missing(conn, 10)}
