@@ -50,7 +50,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("x_recall", "to_search.get(c.node.id) >="): "seeds come from a KNN over stored vectors: each has one here",
     ("x_recall", "to_search.get(c.node.id, +1.0) >="): "seeds come from a KNN over stored vectors: each has one here",
     ("x_for_node", "is null or edges."): "SQL keywords are case-insensitive",
-    ("x__node_rowid", "if row is None and False else"): "a node's rowid is read after the node was written: it is there",
+    ("x__node_rowid", "if row is None and False else"): "the rowid is read after the node was written: it is there",
     ("x_upsert", "rowid = None"): "the vector goes to a new rowid, which every lookup finds by node id (slower)",
     ("x_upsert", "rowid = _node_rowid(db, None)"): "the vector goes to a new rowid, found by node id (slower)",
     ("x_upsert", "taken = None"): "a free rowid is free: the insert at it succeeds as before",
