@@ -723,3 +723,21 @@ def test_a_new_memory_on_a_reused_rowid_is_not_taken_for_reembedded(tmp_path: Pa
         assert brain.handle.read(lambda s: vec._node_rowid(s, new)) == rowid  # SQLite reused it
         with brain.handle.snapshot() as conn:
             assert new in {node_id for _, node_id, _ in vec.next_missing(conn, 10)}
+
+
+def test_a_new_memorys_row_holds_null_metadata_no_reinforcement_and_a_provenance_flag_of_1(brain: Brain) -> None:
+    root = brain.add("a root memory", provenance_root=True)
+    plain = brain.add("a plain memory")
+
+    def row(conn: object, node_id: str) -> tuple:
+        return conn.execute(  # type: ignore[attr-defined]
+            "SELECT metadata IS NULL, times_reinforced, provenance_root FROM nodes WHERE id = ?", (node_id,)
+        ).fetchone()
+
+    with brain.handle.snapshot() as conn:
+        assert tuple(row(conn, root)) == (True, 0, 1)
+        assert tuple(row(conn, plain)) == (True, 0, 0)
+
+
+def test_a_brain_without_a_vector_table_reads_as_float32(brain: Brain) -> None:
+    assert brain.handle.read(brain.handle.store.vectors.element) == vec.FLOAT  # no provider: no table
