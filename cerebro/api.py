@@ -1,7 +1,6 @@
-"""``Brain``: the one public entry point, and only a face. Each method is one call into the module that owns
-the concept — ``cerebro.brain.memories``, ``retrieval``, ``lifecycle``, ``promotion``, ``settings``,
-``exports``, ``embedding``, ``reembed``, ``inbox`` — over the brain's :class:`~cerebro.brain.handle.Handle`
-(the connections, transactions and caches). The docstrings are those modules' own.
+"""``Brain``: the one public entry point, and only a face. Each method is one call into the module under
+``cerebro.brain`` that owns the concept (memories, retrieval, lifecycle, promotion, sync, settings, exports, …)
+over the brain's :class:`~cerebro.brain.handle.Handle` (connections, transactions, caches), with its docstring.
 
 Reads never write (no access touches, no counters): they run in plain ``BEGIN`` transactions. Every write
 is one ``BEGIN IMMEDIATE`` transaction, retried as a whole when another writer holds the lock.

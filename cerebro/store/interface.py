@@ -2,14 +2,13 @@
 
 ``Store`` has one part per concern (nodes, edges, the graph walk, the keyword and vector lanes, the raw reads of
 the hot path, ``schema_meta``, the archive, bulk import, bookkeeping, the inbox, relations, the health checks, the
-SQL dump). The domain (``cerebro/brain/``, ``recall``, ``prime``, ``provenance``, ``portability``) reaches the
-store only through a ``Store`` — the brain's handle carries one — so a second engine implements these Protocols
-instead of touching the domain. ``cerebro/store/sqlite.py`` is the SQLite implementation: each part is a module
-of plain functions, and the type checker verifies that every module fulfils its Protocol.
+SQL dump). The domain reaches the store only through the ``Store`` a brain's handle carries, so each engine —
+``cerebro/store/sqlite.py`` (a brain file), ``cerebro/store/postgres/`` (a team brain, ADR 0030) — implements
+these Protocols, a module of plain functions per part, checked by the type checker.
 
-Two kinds of connection appear in the signatures (``cerebro/db/types.py``): write paths and ORM reads take a
-``Session``; the hot read paths (recall, prime, export) take the raw ``Connection``; the writes a new memory
-needs take a ``Transaction`` — either, so that a one-shot ``add`` never loads the ORM (ADR 0028).
+Connections (``cerebro/db/types.py``): write paths and ORM reads take a ``Session``; the hot read paths take the
+raw ``Connection``; a new memory's writes take a ``Transaction`` — either, so a one-shot ``add`` never loads the
+ORM (ADR 0028).
 """
 
 from __future__ import annotations
@@ -238,8 +237,7 @@ class Vectors(Protocol):
         """Vectors of these nodes: rowid point lookups, then a metadata scan only for rows found elsewhere."""
 
     def tend_index(self, conn: Connection) -> str | None:
-        """After bulk work, outside a transaction: give the lane the index its size calls for (a team brain's HNSW
-        index, ADR 0030; a brain file's lane has none). The name of an index made, else None."""
+        """After bulk work, outside a transaction: the index the lane's size calls for (ADR 0030), its name if made."""
 
 
 class Reads(Protocol):
@@ -268,8 +266,7 @@ class Reads(Protocol):
     def prime_pool(self, conn: Connection, pool: str, limit: int, marks: dict[str, str]) -> list[values.Node]: ...
 
     def rows(self, conn: Connection, table: str, columns: Sequence[str], order: str) -> list[Any]:
-        """Every row of ``table`` (these columns, in this order): the exports' read. The brain is at head once
-        open (opening upgrades it), so every column is there."""
+        """Every row of ``table`` (these columns, in this order): the exports' read (the brain is at head)."""
 
     def meta_items(self, conn: Connection, *, prefix: str = "") -> list[tuple[str, str]]:
         """``schema_meta`` as (key, value) pairs by key, only the keys starting with ``prefix`` when given."""

@@ -9,7 +9,8 @@ import pytest
 
 from cerebro import Brain
 from cerebro.errors import BrainNotFound
-from cerebro.mcp.host import Host, MemoEmbedder
+from cerebro.mcp.host import Host
+from cerebro.mcp.warm import MemoEmbedder
 
 
 def wait_for(condition) -> None:
@@ -124,7 +125,7 @@ def test_failures_become_one_line_and_unexpected_ones_drop_the_brain() -> None:
 
 
 def test_the_warm_index_is_rebuilt_off_thread_and_only_used_when_current(fake_brain_path: Path) -> None:
-    from cerebro.mcp.host import BackgroundWarm
+    from cerebro.mcp.warm import BackgroundWarm
     from cerebro.store import vec
 
     with Brain.open(fake_brain_path) as brain, Brain.open(fake_brain_path) as elsewhere:

@@ -73,7 +73,7 @@ SQLITE_STORE_USERS = {
     "cerebro.doctor.brain": "examines a SQLite brain file",
     "cerebro.doctor.embedder": "reads the embedding settings of a SQLite brain file",
     "cerebro.mcp.server": "preloads the store modules before the first call",
-    "cerebro.mcp.host": "keeps a server's warm vector index (an in-memory copy of the SQLite vector lane)",
+    "cerebro.mcp.warm": "keeps a server's warm vector index (an in-memory copy of the SQLite vector lane)",
 }
 
 
