@@ -340,3 +340,32 @@ def test_the_raw_connection_plans_each_statement_with_its_values(team_url) -> No
             assert brain.recall("deploy VPN").results
         conn = brain.handle.raw
         assert conn.execute("SELECT COUNT(*) FROM pg_prepared_statements").fetchone()[0] == 0
+
+
+def test_a_foreign_key_check_finds_the_memory_by_its_key_however_the_project_grew(team_url) -> None:
+    """A foreign-key check planned once, while the project was empty, read every memory of the project for each new
+    vector (a write slowing with the brain's size). Planned with its values, it reads the one memory it checks."""
+    Brain.init(team_url, embed_provider="fake", team_project="p")
+    with Brain.open(team_url, team_project="p") as brain:
+        conn = brain.handle.raw
+        node = "INSERT INTO nodes (id, type, content, decay_rate) VALUES (?, 'concept', 'x', 0.1)"
+        vector = "INSERT INTO node_vectors (node_id, embedding) VALUES (?, CAST(? AS vector))"
+
+        def add(ids: range) -> None:
+            for start in range(ids.start, ids.stop, 50):  # a memory's vector is written soon after the memory
+                batch = range(start, min(start + 50, ids.stop))
+                conn.executemany(node, [(f"n{i}",) for i in batch])
+                conn.executemany(vector, [(f"n{i}", "[1,0,0]") for i in batch])
+
+        def memories_read() -> int:
+            sql = "SELECT idx_tup_fetch FROM pg_stat_xact_user_tables WHERE relname = 'nodes'"
+            return int(conn.execute(sql).fetchone()[0])
+
+        conn.execute("BEGIN")  # one transaction, as an import: the statistics still say the project is empty
+        try:
+            add(range(2_000))
+            before = memories_read()
+            add(range(2_000, 2_100))
+            assert memories_read() - before <= 100 * 5  # one memory a check (a generic plan read ~2,050 each)
+        finally:
+            conn.execute("ROLLBACK")
