@@ -119,8 +119,8 @@ def build(target: str | Path, items: list, given: tuple[dict[str, int], object],
             started = time.perf_counter()
             brain.handle.tend_vector_index()
             built = pg_vec.project_indexes(conn, team_project)
-            row["hnsw_index"] = bool(built)
-            if built:
+            row["hnsw_index"] = any(built.values())  # a valid one: a failed concurrent build leaves an invalid one
+            if row["hnsw_index"]:
                 row["hnsw_build_s"] = round(time.perf_counter() - started, 1)
     return row
 

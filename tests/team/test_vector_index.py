@@ -6,6 +6,9 @@ asks whether the index *can* serve the query (on a few dozen rows a scan is chea
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import pytest
 
 from cerebro import Brain
@@ -18,6 +21,15 @@ SIZE = 30
 def small_size(monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.setattr(vec, "HNSW_MIN_VECTORS", SIZE)
     return SIZE
+
+
+@contextlib.contextmanager
+def vec_threshold(size: int) -> Iterator[None]:
+    saved, vec.HNSW_MIN_VECTORS = vec.HNSW_MIN_VECTORS, size
+    try:
+        yield
+    finally:
+        vec.HNSW_MIN_VECTORS = saved
 
 
 def _fill(brain: Brain, count: int, word: str = "memory") -> list[str]:
@@ -112,6 +124,21 @@ def test_an_index_left_invalid_by_a_failed_build_is_made_again(team_url, small_s
         assert vec.tend_index(conn) == name
         assert vec.project_indexes(conn, "p") == {name: True}
         assert vec.tend_index(conn) is None  # nothing left to do
+
+
+def test_a_build_longer_than_the_statement_time_limit_is_not_cut_off(team_url, small_size) -> None:
+    """A connection's statements are limited (STATEMENT_TIMEOUT_MS); an index build past ~50k vectors takes longer,
+    and was cancelled — leaving an invalid index and search exact for ever."""
+    Brain.init(team_url, embed_provider="fake", team_project="p")
+    with Brain.open(team_url, team_project="p") as brain:
+        with vec_threshold(10**9):
+            _fill(brain, small_size)
+        conn = brain.handle.raw
+        conn.execute("SET statement_timeout = 1")  # any build outlasts 1 ms
+        name = vec.index_name("p", 64)
+        assert vec.tend_index(conn) == name
+        assert vec.project_indexes(conn, "p") == {name: True}
+        assert conn.execute("SHOW statement_timeout").fetchone()[0] == "30s"  # the connection's own limit, again
 
 
 def test_a_push_that_crosses_the_size_builds_the_index(team_url, small_size, tmp_path) -> None:

@@ -247,9 +247,18 @@ def tend_index(conn: Connection) -> str | None:
     any of another width or left invalid (one that exists stays when the project shrinks: no rebuilds around
     the size). Runs outside a transaction (``CREATE INDEX CONCURRENTLY``: other writers never wait). Returns the
     name of an index it made, else None."""
-    project = conn.project  # type: ignore[attr-defined] # the raw connection knows its scope
     if conn.in_transaction:
         return None
+    # No statement time limit here: the connection's (STATEMENT_TIMEOUT_MS) guards the hot paths, and a build takes
+    # longer than it past ~50k vectors — cancelled, it left an invalid index, and search exact.
+    conn.execute("SET statement_timeout = 0")
+    try:
+        return _tend_index(conn, conn.project)  # type: ignore[attr-defined] # the raw connection knows its scope
+    finally:
+        conn.execute("RESET statement_timeout")  # back to the connection's own limit
+
+
+def _tend_index(conn: Connection, project: str) -> str | None:
     dims = table_dimensions(conn)
     wanted = index_name(project, dims) if dims is not None else None
     existing = project_indexes(conn, project)
