@@ -1,6 +1,6 @@
 """The keyword lane of a team brain: PostgreSQL's full-text search (ADR 0030).
 
-``nodes.keywords`` is a generated ``tsvector`` with a GIN index over active memories, so the database keeps it in
+``nodes.keywords`` is a generated ``tsvector`` (with a GIN index over active memories), so the database keeps it in
 step: nothing to index, unindex or rebuild here. A query is the brain file's terms
 (``cerebro.store.fts.query_terms``: stop words dropped, punctuation trimmed), each turned into a tsquery by
 ``plainto_tsquery`` — which reads any text as plain words, so no user text is ever query syntax — stemmed and as
@@ -61,8 +61,10 @@ def search(
 
     PostgreSQL ranks with ``ts_rank``/``ts_rank_cd``, which know neither a term's rarity nor saturation (LoCoMo
     held-out R@10 0.626 with ``ts_rank_cd``, against the brain file's 0.667). This computes Okapi BM25 itself over
-    the matches the GIN index finds: each term's inverse document frequency from the index's own counts, its
-    frequency in a memory from the memory's ``tsvector`` positions, the memory's length against the average."""
+    the matches: each term's inverse document frequency from how many it matches, its frequency in a memory from
+    the memory's ``tsvector`` positions, the memory's length against the average. The matches are found by reading
+    the project's rows: row-level security keeps the GIN index out of reach, as no full-text operator is leakproof
+    (ADR 0030, amendment of 2026-12-03)."""
     terms = query_terms(query, drop_stop_words=drop_stop_words)
     if not terms or limit <= 0:
         return []
