@@ -125,3 +125,73 @@ def test_messages_never_show_a_password():
     with pytest.raises(InvalidInput) as raised:
         postgres.libpq_url("mysql://ann:s3cret@db/team")
     assert "s3cret" not in str(raised.value)
+
+
+# --------------------------------------------------------------------------- the keyword lane's index
+
+
+def _terms(conn, node_id: str) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT lexeme FROM node_terms WHERE node_id = ?", (node_id,)).fetchall()}
+
+
+def test_a_memorys_words_are_indexed_as_it_is_written_rewritten_and_removed(team_url):
+    postgres.upgrade(team_url)
+    conn = postgres.connect(team_url, "alpha")
+    try:
+        _node(conn, "a1", "Deploys need the VPN")
+        assert _terms(conn, "a1") == {"deploy", "deploys", "need", "the", "vpn"}  # stemmed and as written
+        conn.execute("UPDATE nodes SET importance = 0.9 WHERE id = 'a1'")  # not the text: left as it was
+        assert _terms(conn, "a1") == {"deploy", "deploys", "need", "the", "vpn"}
+        conn.execute("UPDATE nodes SET content = 'Staging runs on Fridays' WHERE id = 'a1'")
+        assert _terms(conn, "a1") == {"stage", "staging", "run", "runs", "on", "friday", "fridays"}
+        conn.execute("DELETE FROM nodes WHERE id = 'a1'")
+        assert _terms(conn, "a1") == set()
+    finally:
+        conn.close()
+
+
+def test_another_projects_words_are_out_of_sight(team_url):
+    postgres.upgrade(team_url)
+    alpha, beta = postgres.connect(team_url, "alpha"), postgres.connect(team_url, "beta")
+    try:
+        _node(alpha, "a1", "alpha's secret codename")
+        assert beta.execute("SELECT count(*) FROM node_terms").fetchone() == (0,)
+        assert beta.execute("DELETE FROM node_terms").rowcount == 0
+        assert _terms(alpha, "a1") >= {"secret", "codename"}
+    finally:
+        alpha.close()
+        beta.close()
+
+
+def test_the_keyword_search_reads_the_index_not_the_projects_rows(team_url):
+    """Row-level security keeps a GIN index from `@@` (not leakproof); the lexeme B-tree is reachable: the plan
+    looks each word up and reads the memories it names by their key (scans made dear: on a small table a scan is
+    cheaper, and the planner knows it)."""
+    from cerebro.store.postgres import fts
+
+    postgres.upgrade(team_url)
+    conn = postgres.connect(team_url, "alpha")
+    try:
+        insert = "INSERT INTO nodes (id, type, content, decay_rate) VALUES (?, 'concept', ?, 0.01)"
+        conn.executemany(insert, [(f"n{i}", f"note {i} about topic{i % 500}") for i in range(2_000)])
+        conn.execute("ANALYZE nodes")  # as autovacuum would
+        conn.execute("ANALYZE node_terms")
+        statements: list[str] = []
+
+        class Recording:
+            def execute(self, sql, params=None):
+                statements.append(sql)
+                return conn.execute(sql, params)
+
+        assert [node_id for node_id, _ in fts.search(Recording(), "topic3", 10)] == ["n3", "n503", "n1003", "n1503"]
+        conn.execute("BEGIN")
+        conn.execute("SET LOCAL enable_seqscan = off")
+        sql = statements[0]
+        params = (*("topic3",) * 4, *("topic3",) * 2, 10)
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, params).fetchall())
+        conn.execute("ROLLBACK")
+        assert "Index Only Scan using node_terms_pkey" in plan  # each word looked up
+        assert "Index Cond: ((project = current_setting('cerebro.project'::text)) AND (id = named.node_id))" in plan
+        assert "Seq Scan on nodes" not in plan
+    finally:
+        conn.close()

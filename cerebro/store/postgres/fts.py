@@ -1,7 +1,7 @@
 """The keyword lane of a team brain: PostgreSQL's full-text search (ADR 0030).
 
-``nodes.keywords`` is a generated ``tsvector`` (with a GIN index over active memories), so the database keeps it in
-step: nothing to index, unindex or rebuild here. A query is the brain file's terms
+``nodes.keywords`` is a generated ``tsvector``, and ``node_terms`` (lexeme → memory) its index, kept by triggers: the
+database keeps both in step, so there is nothing to index, unindex or rebuild here. A query is the brain file's terms
 (``cerebro.store.fts.query_terms``: stop words dropped, punctuation trimmed), each turned into a tsquery by
 ``plainto_tsquery`` — which reads any text as plain words, so no user text is ever query syntax — stemmed and as
 written (the column holds both: ``cerebro.db.pg_schema``), all joined with OR. PostgreSQL has no BM25, so
@@ -40,7 +40,7 @@ def rebuild(session: Session) -> None:
 
 
 def optimize(session: Session) -> None:
-    """GIN's pending list is merged by the server's autovacuum."""
+    """The server's autovacuum keeps the index."""
 
 
 # BM25's constants, as SQLite's FTS5 uses them: term-frequency saturation and length normalisation.
@@ -62,9 +62,9 @@ def search(
     PostgreSQL ranks with ``ts_rank``/``ts_rank_cd``, which know neither a term's rarity nor saturation (LoCoMo
     held-out R@10 0.626 with ``ts_rank_cd``, against the brain file's 0.667). This computes Okapi BM25 itself over
     the matches: each term's inverse document frequency from how many it matches, its frequency in a memory from
-    the memory's ``tsvector`` positions, the memory's length against the average. The matches are found by reading
-    the project's rows: row-level security keeps the GIN index out of reach, as no full-text operator is leakproof
-    (ADR 0030, amendment of 2026-12-03)."""
+    the memory's ``tsvector`` positions, the memory's length against the average. The matches are looked up in
+    ``node_terms`` (a B-tree: row-level security keeps a GIN index out of reach, as no full-text operator is
+    leakproof — ADR 0030, amendment of 2026-12-03), then tested with ``@@``."""
     terms = query_terms(query, drop_stop_words=drop_stop_words)
     if not terms or limit <= 0:
         return []
@@ -84,8 +84,13 @@ def search(
     term_params = tuple(term for term in terms for _ in range(2))
     rows = conn.execute(
         f"WITH terms (n, query, lexemes) AS MATERIALIZED (VALUES {term_rows}), "
-        "hits AS MATERIALIZED (SELECT id, rowid, subtype, keywords, length(keywords) AS len FROM nodes "
-        f"WHERE status = 'active' AND keywords @@ ({matches})), "
+        # Each lexeme looked up in the index, each memory it names read by its key (OFFSET 0 keeps each lookup a
+        # lookup: the planner's estimates of a project's rows are rough, ADR 0030); `@@` then tests those only.
+        "named AS MATERIALIZED (SELECT DISTINCT k.node_id FROM (SELECT DISTINCT unnest(lexemes) AS lexeme FROM terms) "
+        "AS w CROSS JOIN LATERAL (SELECT node_id FROM node_terms WHERE lexeme = w.lexeme OFFSET 0) AS k), "
+        "hits AS MATERIALIZED (SELECT n.id, n.rowid, n.subtype, n.keywords, length(n.keywords) AS len FROM named "
+        "CROSS JOIN LATERAL (SELECT id, rowid, subtype, keywords, status FROM nodes WHERE id = named.node_id OFFSET 0) "
+        f"AS n WHERE n.status = 'active' AND n.keywords @@ ({matches})), "
         "df AS MATERIALIZED (SELECT t.n, COUNT(*) FILTER (WHERE h.keywords @@ t.query) AS df "
         "FROM terms t CROSS JOIN hits h GROUP BY t.n), "
         "tf AS MATERIALIZED (SELECT h.id, t.n, SUM(array_length(u.positions, 1)) AS tf "
