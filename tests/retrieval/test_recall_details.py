@@ -203,6 +203,21 @@ def test_without_vectors_a_cited_keyword_match_keeps_its_in_degree(tmp_path) -> 
         assert brain.recall("zebra").results[0].parts.structural == 0.0
 
 
+def test_without_vectors_a_keyword_seed_has_no_similarity_and_its_importance_ranks_the_graph_lane(tmp_path) -> None:
+    """Provider none: no cosine is known, so a keyword hit's relevance term is 0 (reported as such), and a graph
+    neighbour that matters more outranks it in the graph lane."""
+    path = tmp_path / "none.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        seed = brain.add("zebra crossing rules", importance=0.1)
+        weighty = brain.add("pedestrian signals", importance=1.0)
+        brain.add_edge(seed, weighty, "supports")
+        results = {r.node.id: r for r in brain.recall("zebra").results}
+        assert results[seed].similarity == 0.0
+        assert results[seed].parts.relevance == 0.0
+        assert results[weighty].lanes["graph"] < results[seed].lanes["graph"]
+
+
 def test_the_pipeline_counts_recency_to_the_now_it_is_given(fake_brain: Brain) -> None:
     """A program embedding the pipeline may rank as of another moment than the clock's (RecallOptions.now)."""
     rate = fake_brain.get(fake_brain.add("walrus tusk ivory")).node.decay_rate  # created and used at T0
