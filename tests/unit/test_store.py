@@ -149,6 +149,19 @@ def test_inbox_list_is_oldest_first_and_limited(brain: Brain) -> None:
 # ------------------------------------------------------------------ pending vectors
 
 
+def test_the_vector_count_is_of_the_vectors_held(tmp_path: Path) -> None:
+    """What `init --force` reads before it refuses to mix two models' vectors in one brain."""
+    path = tmp_path / "fake.sqlite"
+    Brain.init(path, embed_provider="fake")
+    with Brain.open(path) as brain:
+        assert brain.handle.read(vec.count) == 0
+        first = brain.add("has a vector")
+        brain.add("so has this one")
+        assert brain.handle.read(vec.count) == 2
+        brain.handle.write(lambda s: vec.delete(s, first))
+        assert brain.handle.read(vec.count) == 1
+
+
 def test_pending_vectors_are_the_active_nodes_without_one(tmp_path: Path) -> None:
     path = tmp_path / "fake.sqlite"
     Brain.init(path, embed_provider="fake")
