@@ -79,7 +79,7 @@ def search(
     condition, params = "", cast(tuple[Any, ...], ())
     if subtype is not ...:
         condition, params = (
-            (" AND h.subtype = ?", (subtype,)) if subtype else (" AND (h.subtype IS NULL OR h.subtype = '')", ())
+            (" AND tf.subtype = ?", (subtype,)) if subtype else (" AND (tf.subtype IS NULL OR tf.subtype = '')", ())
         )
     term_params = tuple(term for term in terms for _ in range(2))
     rows = conn.execute(
@@ -93,16 +93,19 @@ def search(
         f"AS n WHERE n.status = 'active' AND n.keywords @@ ({matches})), "
         "df AS MATERIALIZED (SELECT t.n, COUNT(*) FILTER (WHERE h.keywords @@ t.query) AS df "
         "FROM terms t CROSS JOIN hits h GROUP BY t.n), "
-        "tf AS MATERIALIZED (SELECT h.id, t.n, SUM(array_length(u.positions, 1)) AS tf "
+        # tf carries what the score needs of its memory, so the last step joins nothing as large as the hits (a
+        # word in every memory makes tens of thousands; a misestimated join of two such sets never finished).
+        "tf AS MATERIALIZED (SELECT h.id, h.rowid, h.subtype, h.len, t.n, SUM(array_length(u.positions, 1)) AS tf "
         "FROM hits h CROSS JOIN LATERAL unnest(h.keywords) AS u "
-        "JOIN (SELECT n, unnest(lexemes) AS lexeme FROM terms) AS t ON t.lexeme = u.lexeme GROUP BY h.id, t.n), "
+        "JOIN (SELECT n, unnest(lexemes) AS lexeme FROM terms) AS t ON t.lexeme = u.lexeme "
+        "GROUP BY h.id, h.rowid, h.subtype, h.len, t.n), "
         "total AS MATERIALIZED (SELECT COUNT(*) AS n FROM nodes WHERE status = 'active'), "
         "average AS MATERIALIZED (SELECT GREATEST(AVG(length(keywords)), 1) AS len FROM "
         f"(SELECT keywords FROM nodes WHERE status = 'active' LIMIT {LENGTH_SAMPLE}) AS sample) "
-        "SELECT h.id, SUM(ln((total.n - df.df + 0.5) / (df.df + 0.5) + 1.0) "
-        f"* tf.tf * {K1 + 1} / (tf.tf + {K1} * (1 - {B} + {B} * h.len / a.len))) AS score "
-        "FROM tf JOIN df ON df.n = tf.n JOIN hits h ON h.id = tf.id CROSS JOIN total CROSS JOIN average a "
-        f"WHERE true{condition} GROUP BY h.id, h.rowid ORDER BY score DESC, h.rowid LIMIT ?",
+        "SELECT tf.id, SUM(ln((total.n - df.df + 0.5) / (df.df + 0.5) + 1.0) "
+        f"* tf.tf * {K1 + 1} / (tf.tf + {K1} * (1 - {B} + {B} * tf.len / a.len))) AS score "
+        "FROM tf JOIN df ON df.n = tf.n CROSS JOIN total CROSS JOIN average a "
+        f"WHERE true{condition} GROUP BY tf.id, tf.rowid ORDER BY score DESC, tf.rowid LIMIT ?",
         (*(term for term in terms for _ in range(4)), *term_params, *params, int(limit)),
     ).fetchall()
     return [(r[0], -float(r[1])) for r in rows]
