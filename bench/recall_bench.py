@@ -1,18 +1,22 @@
 """Recall benchmark: synthetic brains of 1k / 10k / 100k memories on the default local model.
 
-    .venv/bin/python bench/recall_bench.py --sizes 1000,10000 [--out bench/out] [--queries 50]
+    .venv/bin/python bench/recall_bench.py --sizes 1000,10000,100000 [--out bench/out] [--queries 50] [--no-cli]
 
-Reports p50/p95 of in-process ``Brain.recall`` with the query embedding excluded (vector given) and
-included, CLI wall time (median of 10 warm runs) of ``cerebro recall --prime``, ``cerebro recall "…"`` and
-the Claude Code hook ``cerebro hook prime --event sessionstart`` (a fresh session each run),
+Reports p50/p95 of in-process ``Brain.recall`` with the query embedding excluded (a memo embedder) and
+included, its CPU beside the memory-bandwidth floor (a NumPy float32 matrix-vector product as big as the
+brain's vectors, measured between the recalls) and the scaling exponent b (CPU ∝ N^b) between sizes; CLI
+wall time (median of 10 warm runs) of ``cerebro recall --prime``, ``cerebro recall "…"`` and the Claude Code
+hook ``cerebro hook prime --event sessionstart`` (a fresh session each run),
 and add throughput (``Brain.add_many``). Brains are cached in --out, so re-runs skip the build.
-Results are meant for docs/benchmarks.md, with the machine they ran on.
+Results are meant for docs/benchmarks.md, with the machine, date, commit and load average the run prints.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import os
 import platform
 import random
@@ -198,30 +202,75 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def bench_in_process(path: Path, queries: list[str]) -> dict[str, float]:
+class _Memo:
+    """An embedder that answers from vectors computed beforehand: recall's own work, without the model's."""
+
+    def __init__(self, real: object, vectors: dict[str, list[float]]) -> None:
+        self._real, self._vectors = real, vectors
+        self.provider, self.model_id, self.dimensions = real.provider, real.model_id, real.dimensions  # type: ignore[attr-defined]
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [self._vectors[t] for t in texts]
+
+
+def bench_in_process(path: Path, queries: list[str], rounds: int = 3) -> dict[str, float]:
+    """Per query, interleaved: ``Brain.recall`` with the query embedding excluded (a memo embedder: the whole
+    library path, settings and warm index included), the pipeline alone, and the memory-bandwidth floor (NumPy's
+    float32 matrix-vector product over a random matrix as big as the brain's vectors); CPU time of this
+    process (the floor's includes BLAS threads) beside wall time. Then ``Brain.recall`` with the embedding."""
+    import numpy as np
+
     from cerebro import Brain
     from cerebro.brain.retrieval import recall_options
     from cerebro.recall import recall as run_recall
+
+    def timed(work: object) -> tuple[float, float]:
+        cpu, wall = time.process_time(), time.perf_counter()
+        work()  # type: ignore[operator]
+        return (time.process_time() - cpu) * 1000, (time.perf_counter() - wall) * 1000
 
     with Brain.open(path) as brain:
         brain.recall("warm up the model")
         brain.recall("warm up the index")  # a long-lived process: the second recall builds the warm index
         h = brain.handle
-        vectors = h.embed(queries)
-        excluded, included = [], []
-        for query, vector in zip(queries, vectors, strict=True):
-            with h.snapshot() as conn:
-                options = recall_options(h.store, conn, limit=20, threshold=0.3, warm=h.warm(conn), mean=h.brain_mean)
-                started = time.perf_counter()
-                run_recall(h.store, conn, query, vector, options, mode="hybrid")
-                excluded.append((time.perf_counter() - started) * 1000)
-            started = time.perf_counter()
-            brain.recall(query, limit=20)
-            included.append((time.perf_counter() - started) * 1000)
+        real = h.embedder
+        vectors = dict(zip(queries, h.embed(queries), strict=True))
+        with h.snapshot() as conn:
+            count = conn.execute("SELECT COUNT(*) FROM vec_nodes").fetchone()[0]
+        floor_matrix = np.random.default_rng(1).standard_normal((count, len(vectors[queries[0]])), dtype=np.float32)
+        api_cpu, api_wall, pipe_cpu, floor_cpu, floor_wall, included = [], [], [], [], [], []
+        for _round in range(rounds):
+            for query in queries:
+                vector = np.asarray(vectors[query], dtype=np.float32)
+                h._embedder = _Memo(real, vectors)  # the handle keeps its embedder here
+                cpu, wall = timed(lambda q=query: brain.recall(q, limit=20))
+                api_cpu.append(cpu)
+                api_wall.append(wall)
+                with h.snapshot() as conn:
+                    options = recall_options(
+                        h.store, conn, limit=20, threshold=0.3, warm=h.warm(conn), mean=h.brain_mean
+                    )
+                    cpu, _ = timed(
+                        lambda q=query, c=conn, o=options: run_recall(h.store, c, q, vectors[q], o, mode="hybrid")
+                    )
+                    pipe_cpu.append(cpu)
+                cpu, wall = timed(lambda v=vector: floor_matrix @ v)
+                floor_cpu.append(cpu)
+                floor_wall.append(wall)
+                h._embedder = real
+                included.append(timed(lambda q=query: brain.recall(q, limit=20))[1])
+    p50 = statistics.median
     return {
-        "recall_p50_ms_excl_embedding": round(statistics.median(excluded), 1),
-        "recall_p95_ms_excl_embedding": round(percentile(excluded, 0.95), 1),
-        "recall_p50_ms_incl_embedding": round(statistics.median(included), 1),
+        "vectors": count,
+        "recall_cpu_p50_ms_excl_embedding": round(p50(api_cpu), 2),
+        "recall_cpu_p95_ms_excl_embedding": round(percentile(api_cpu, 0.95), 2),
+        "recall_p50_ms_excl_embedding": round(p50(api_wall), 2),
+        "recall_p95_ms_excl_embedding": round(percentile(api_wall, 0.95), 2),
+        "pipeline_cpu_p50_ms": round(p50(pipe_cpu), 2),
+        "floor_matmul_cpu_p50_ms": round(p50(floor_cpu), 3),
+        "floor_matmul_p50_ms": round(p50(floor_wall), 3),
+        "recall_cpu_over_floor": round(p50(api_cpu) / max(p50(floor_cpu), 1e-6), 2),
+        "recall_p50_ms_incl_embedding": round(p50(included), 1),
         "recall_p95_ms_incl_embedding": round(percentile(included, 0.95), 1),
     }
 
@@ -256,6 +305,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--out", default="bench/out")
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--no-cli", action="store_true", help="in-process figures only")
     args = parser.parse_args()
     out = Path(args.out).resolve()
     home = out / "home"
@@ -264,8 +314,13 @@ def main() -> None:
     (home / "project").mkdir(exist_ok=True)
     rng = random.Random(7)
     queries = [query(rng) for _ in range(args.queries)]
-    results = {
-        "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(), "platform": platform.platform()}
+    git = ["git", "rev-parse", "--short", "HEAD"]
+    commit = subprocess.run(git, check=False, capture_output=True, text=True).stdout.strip()
+    results: dict[str, object] = {
+        "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(), "platform": platform.platform()},
+        "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "commit": commit,
+        "load_average_before": os.getloadavg(),
     }
     for size in (int(s) for s in args.sizes.split(",")):
         path = out / f"brain-{size}.sqlite"
@@ -273,6 +328,10 @@ def main() -> None:
         if not path.exists():
             row["add_per_second"] = round(build(path, size, home), 1)
         row.update(bench_in_process(path, queries))
+        if args.no_cli:
+            results[str(size)] = row
+            print(json.dumps({size: row}), flush=True)
+            continue
         for name in list(home.joinpath("projects").glob("*.sqlite")) if home.joinpath("projects").exists() else []:
             name.unlink()
         row["cli_recall_prime_ms"] = bench_cli(path, home, ["recall", "--prime"])
@@ -280,6 +339,12 @@ def main() -> None:
         row["cli_hook_prime_ms"] = bench_cli(path, home, ["hook", "prime", "--event", "sessionstart"])
         results[str(size)] = row
         print(json.dumps({size: row}), flush=True)
+    sizes = [key for key in results if key.isdigit()]
+    for small, big in itertools.pairwise(sizes):  # recall CPU ∝ N^b between consecutive sizes (issue 18: b ≤ 0.35)
+        t_small = results[small]["recall_cpu_p50_ms_excl_embedding"]  # type: ignore[index]
+        t_big = results[big]["recall_cpu_p50_ms_excl_embedding"]  # type: ignore[index]
+        results[f"b_{small}_{big}"] = round(math.log(t_big / t_small) / math.log(int(big) / int(small)), 2)
+    results["load_average_after"] = os.getloadavg()
     print(json.dumps(results, indent=2))
 
 

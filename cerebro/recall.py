@@ -17,7 +17,6 @@ Works on a DB-API connection (no ORM): this is a hot path. Pure formulas live in
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -141,21 +140,6 @@ def vectors_of(store: Store, conn: Connection, options: RecallOptions, ids: Sequ
     return options.warm.vectors(ids) if options.warm is not None else store.vectors.vectors_for(conn, list(ids))
 
 
-def _shift(vector: Sequence[float], direction: Sequence[float], weight: float) -> list[float]:
-    """normalise(v + weight·direction); ``vector`` unchanged when that is the zero vector."""
-    moved = [v + weight * d for v, d in zip(vector, direction, strict=True)]
-    norm = math.sqrt(sum(x * x for x in moved))
-    return [x / norm for x in moved] if norm else list(vector)
-
-
-def feedback(query_vector: Sequence[float], vectors: Sequence[Sequence[float]], weight: float) -> list[float]:
-    """normalise(q + weight·mean(vectors)): the query moved toward its top keyword hits; unchanged if none."""
-    if not vectors:
-        return list(query_vector)
-    mean = [sum(column) / len(vectors) for column in zip(*vectors, strict=True)]
-    return _shift(query_vector, mean, weight)
-
-
 CENTERING_SAMPLE = 256  # stored vectors read to estimate the brain's mean
 CENTERING_MIN = 50  # fewer vectors (about one lane's depth): no centering, the mean would be the memories
 
@@ -163,12 +147,6 @@ CENTERING_MIN = 50  # fewer vectors (about one lane's depth): no centering, the 
 def brain_mean(store: Store, conn: Connection) -> list[float] | None:
     """The mean vector centering moves away from, or None when the brain is too small to have one."""
     return store.vectors.mean_vector(conn, CENTERING_SAMPLE, CENTERING_MIN)
-
-
-def center(vector: Sequence[float], mean: Sequence[float], weight: float) -> list[float]:
-    """normalise(v − weight·mean): ranking by it is ranking by v·d − weight·mean·d, which demotes memories
-    that resemble every other memory (hubs), as IDF demotes common words."""
-    return _shift(vector, mean, -weight)
 
 
 class _SeedCosines:
@@ -289,27 +267,32 @@ def recall(
 
     expansion = "off"
     if use_vector:
-        search_vector = query_vector
-        if keyword_ids and options.feedback_docs > 0 and options.feedback_weight > 0:
+        search_vector: Any = query_vector
+        if options.warm is not None:  # vector arithmetic in NumPy, which the warm index has loaded
+            import numpy as np
+
+            search_vector = np.asarray(query_vector, dtype=np.float64)
+        moved = bool(keyword_ids) and options.feedback_docs > 0 and options.feedback_weight > 0
+        if moved:
             top = vectors_of(store, conn, options, keyword_ids[: options.feedback_docs])
-            search_vector = feedback(query_vector, list(top.values()), options.feedback_weight)  # type: ignore[arg-type]
+            search_vector = scoring.feedback(search_vector, list(top.values()), options.feedback_weight)
         mean = None
         if options.centering > 0:
             mean = options.mean(conn) if options.mean is not None else brain_mean(store, conn)
-            if mean is not None and len(mean) != len(search_vector):  # type: ignore[arg-type]
+            if mean is not None and len(mean) != len(search_vector):
                 mean = None  # vectors of another model (a switch under way): rank uncentered
         cosines = None
         if mean is None:
-            seeds = vector_lane(store, conn, search_vector, options, width)  # type: ignore[arg-type]
+            seeds = vector_lane(store, conn, search_vector, options, width)
         else:
             # The centered query chooses the candidates and gives the relevance term; the threshold keeps
             # its meaning, a cosine to the uncentered query, so it is checked after the cut.
-            centered = center(search_vector, mean, options.centering)  # type: ignore[arg-type]
+            centered = scoring.center(search_vector, mean, options.centering)
             seeds = vector_lane(store, conn, centered, replace(options, threshold=-1.0), width)
             cosines = _SeedCosines(store, conn, options, [c.node.id for c in seeds])
-            to_search = cosines.against(search_vector)  # type: ignore[arg-type]
+            to_search = cosines.against(search_vector)
             seeds = [c for c in seeds if to_search.get(c.node.id, -1.0) >= options.threshold]
-        if (search_vector is not query_vector or mean is not None) and seeds:
+        if (moved or mean is not None) and seeds:
             # Relevance uses the expanded query (that is the gain, ADR 0010); the gate and the reported
             # similarity keep the cosine to the query the user asked (upstream's meaning of both).
             if cosines is None:

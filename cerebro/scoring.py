@@ -12,7 +12,7 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -241,3 +241,35 @@ def mmr_select(
                 if other is not None:
                     closest[candidate] = max(closest[candidate], sum(map(mul, other, picked)))
     return chosen
+
+
+def shift(vector: Sequence[float], direction: Sequence[float], weight: float) -> Any:  # noqa: ANN401 - as given
+    """normalise(v + weight·direction); ``vector`` unchanged when that is the zero vector. NumPy on the warm path
+    (``vector`` an array: NumPy is loaded there anyway; the list arithmetic cost ~0.3 ms a recall)."""
+    if isinstance(vector, list):
+        moved = [v + weight * d for v, d in zip(vector, direction, strict=True)]
+        norm = math.sqrt(sum(x * x for x in moved))
+        return [x / norm for x in moved] if norm else vector
+    import numpy as np
+
+    shifted = vector + weight * np.asarray(direction)
+    length = math.sqrt(float(shifted @ shifted))
+    return shifted / length if length else vector
+
+
+def feedback(query_vector: Sequence[float], vectors: Sequence[Sequence[float]], weight: float) -> Any:  # noqa: ANN401 - as given
+    """normalise(q + weight·mean(vectors)): the query moved toward its top keyword hits; unchanged if none."""
+    if not vectors:
+        return query_vector
+    if not isinstance(query_vector, list):  # a NumPy query (the warm path): NumPy's mean
+        import numpy as np
+
+        return shift(query_vector, np.mean(np.asarray(vectors, dtype=np.float64), axis=0), weight)
+    mean = [sum(column) / len(vectors) for column in zip(*vectors, strict=True)]
+    return shift(query_vector, mean, weight)
+
+
+def center(vector: Sequence[float], mean: Sequence[float], weight: float) -> Any:  # noqa: ANN401 - as given
+    """normalise(v − weight·mean): ranking by it is ranking by v·d − weight·mean·d, which demotes memories
+    that resemble every other memory (hubs), as IDF demotes common words."""
+    return shift(vector, mean, -weight)

@@ -9,7 +9,7 @@ import os
 import socket
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from cerebro import clock
 
@@ -34,6 +34,20 @@ class _Unset:
 # "Argument not given" where None means something (clear a subtype; "no subtype"). One sentinel for the
 # whole library: the Brain's signatures and the recall pipeline's options use the same object.
 UNSET: Any = _Unset()
+
+
+V = TypeVar("V")
+
+
+def evolve(value: V, /, **changes: Any) -> V:  # noqa: ANN401 - any field's type
+    """``dataclasses.replace`` for this module's frozen values, without its per-field work (~6× faster: recall
+    copies ~40 a query). Sound because none of them has a ``__post_init__`` or an ``init=False`` field."""
+    unknown = changes.keys() - value.__dataclass_fields__.keys()  # type: ignore[attr-defined]
+    if unknown:
+        raise TypeError(f"{type(value).__name__} has no field {sorted(unknown)[0]!r}")
+    copy = object.__new__(type(value))
+    copy.__dict__.update(value.__dict__, **changes)
+    return copy
 
 
 def json_time(value: datetime | None) -> str | None:

@@ -25,11 +25,15 @@ if TYPE_CHECKING:
     from cerebro.store.interface import Store
 
 
-def recall_options(store: Store, conn: Connection, **given: object) -> RecallOptions:
-    """The pipeline's options: the brain's stored settings, overridden by the ``given`` ones that are not None."""
+def recall_options(
+    store: Store, conn: Connection, stored: dict[str, str] | None = None, **given: object
+) -> RecallOptions:
+    """The pipeline's options: the brain's stored settings (``stored``: read already), overridden by the ``given``
+    ones that are not None."""
     from cerebro.recall import RecallOptions
 
-    stored = store.reads.config_values(conn)
+    if stored is None:
+        stored = store.reads.config_values(conn)
 
     def setting(key: str) -> Any:  # noqa: ANN401 - the setting's own type (int, float, bool or text)
         return config.effective(key, stored.get(key))
@@ -73,12 +77,14 @@ def recall(
     embedding = _Background(h.embed, [query]) if dims > 0 else None
     vector, mode, notices = None, "keyword", []
     with h.snapshot() as conn:
+        stored = h.store.reads.config_values(conn)  # once: the threshold, the options and the reranker read it
         threshold_value = threshold
         if threshold_value is None:
-            threshold_value = config.effective("recall_threshold", _stored_config(h.store, conn, "recall_threshold"))
+            threshold_value = config.effective("recall_threshold", stored.get("recall_threshold"))
         options = recall_options(
             h.store,
             conn,
+            stored,
             limit=limit,
             threshold=_check_unit(threshold_value, "threshold"),
             as_of=when,
@@ -88,7 +94,7 @@ def recall(
         )
         # None is meaningful here ("no subtype"), so it is set after the None-dropping merge above.
         options = _replace_options(options, subtype=subtype if subtype is UNSET else (subtype or ""))
-        rerank = _rerank_settings(h.store, conn)
+        rerank = _rerank_settings(stored)
         if rerank is not None:
             from cerebro import rerank as reranker
 
@@ -273,13 +279,12 @@ def _embedding_error(message: str) -> Exception:
     return EmbeddingError(message)
 
 
-def _rerank_settings(store: Store, conn: Connection) -> tuple[str, str, bool] | None:
+def _rerank_settings(stored: dict[str, str]) -> tuple[str, str, bool] | None:
     """(command, fusion, whether the command is the brain's) when reranking is on — only the literal "true" turns
     it on, and no environment variable can (upstream's deliberate choice); the command may come from the
     environment, which needs no approval (ADR 0026)."""
     import os
 
-    stored = store.reads.config_values(conn)
     if stored.get("rerank_enabled") != "true":
         return None
     own = (stored.get("rerank_command") or "").strip()

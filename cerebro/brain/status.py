@@ -6,7 +6,6 @@ Functions over a :class:`~cerebro.brain.handle.Handle`; :class:`cerebro.Brain` i
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -90,9 +89,11 @@ def annotate(h: Handle, found: list[values.Node], checker: Checker | None = None
         prov = provenance.provenance_statuses(h.store, conn, found)
         orig = provenance.origin_statuses(h.store, conn, found)
     checker = checker or h.anchor_checker()
-    return [checker.annotate(replace(n, provenance_status=prov[n.id], origin_status=orig[n.id])) for n in found]
+    evolve = values.evolve  # dataclasses.replace, without its per-field work: this runs for every result
+    return [checker.annotate(evolve(n, provenance_status=prov[n.id], origin_status=orig[n.id])) for n in found]
 
 
 def annotate_scored(h: Handle, result: values.RecallResult) -> values.RecallResult:
     annotated = annotate(h, [r.node for r in result.results])
-    return replace(result, results=[replace(r, node=n) for r, n in zip(result.results, annotated, strict=True)])
+    evolve = values.evolve
+    return evolve(result, results=[evolve(r, node=n) for r, n in zip(result.results, annotated, strict=True)])

@@ -17,11 +17,11 @@ FILLER = [f"atlas team note item{i}" for i in range(recall.CENTERING_MIN)]
 def test_center_demotes_what_the_mean_resembles():
     mean = hashed_vector(HUB)
     query = hashed_vector(QUERY)
-    centered = recall.center(query, mean, 1.0)
+    centered = scoring.center(query, mean, 1.0)
     assert scoring.cosine(query, hashed_vector(HUB)) > scoring.cosine(query, hashed_vector(TARGET))
     assert scoring.cosine(centered, hashed_vector(HUB)) < scoring.cosine(centered, hashed_vector(TARGET))
     assert sum(x * x for x in centered) == pytest.approx(1.0)
-    assert recall.center(query, query, 1.0) == query  # nothing left: the query unchanged
+    assert scoring.center(query, query, 1.0) == query  # nothing left: the query unchanged
 
 
 def test_mean_vector_needs_enough_vectors(fake_brain):

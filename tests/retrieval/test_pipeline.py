@@ -695,7 +695,7 @@ def test_relevance_feedback_steers_the_vector_lane_but_not_the_reported_similari
 
 
 def test_feedback_moves_the_query_toward_the_mean_of_several_hits():
-    from cerebro.recall import feedback
+    from cerebro.scoring import feedback
 
     moved = feedback([1.0, 0.0], [[0.0, 1.0], [0.0, 1.0], [0.0, 1.0]], 0.5)  # mean (0, 1), not (0, 3)
     assert moved == pytest.approx([1 / math.sqrt(1.25), 0.5 / math.sqrt(1.25)])

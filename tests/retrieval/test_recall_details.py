@@ -134,7 +134,7 @@ def test_the_threshold_applies_to_the_query_as_asked_not_the_centered_one(center
     with brain.handle.snapshot() as conn:
         mean = recall.brain_mean(brain.handle.store, conn)
         assert mean is not None
-        centered_query = recall.center(asked, mean, 1.0)
+        centered_query = scoring.center(asked, mean, 1.0)
         (target_vector,) = brain.handle.store.vectors.vectors_for(conn, [target]).values()
     assert scoring.cosine(asked, target_vector) == pytest.approx(math.sqrt(0.5), abs=1e-5)
     assert scoring.cosine(centered_query, target_vector) < 0.5  # what the lane ranks by

@@ -452,3 +452,96 @@ def test_a_long_lived_brain_keeps_a_warm_index_from_min_vectors_memories(fake_br
     fake_brain.add("the one that makes it worth it")
     with fake_brain.handle.snapshot() as conn:
         assert fake_brain.handle.warm(conn) is not None
+
+
+def _shortlisted(vectors, monkeypatch: pytest.MonkeyPatch, depth: int) -> warm.WarmVectors:
+    """An index big enough to shortlist (the threshold lowered to its size), ``depth`` rows deep whatever k."""
+    monkeypatch.setattr(warm, "SHORTLIST_FROM", len(vectors))
+    monkeypatch.setattr(warm, "SHORTLIST_MIN", depth)
+    monkeypatch.setattr(warm, "SHORTLIST_PER_K", 0)
+    index = _index_of(vectors)
+    index._index_signs()
+    return index
+
+
+def test_a_big_index_finds_the_near_neighbours_through_its_sign_bit_shortlist(monkeypatch) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    dims, far = 64, 3000
+    query = rng.normal(size=dims).astype(np.float32)
+    near = query + rng.normal(scale=0.25, size=(15, dims)).astype(np.float32)  # close to the query
+    vectors = np.concatenate([rng.normal(size=(far, dims)).astype(np.float32), near])
+    index = _shortlisted(vectors, monkeypatch, depth=150)  # a twentieth of the rows are scored exactly
+    assert index._signs is not None
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosines = unit @ (query / np.linalg.norm(query))
+    exact = np.argsort(-cosines, kind="stable")[:15]
+    hits = index.knn(query.tolist(), 15)
+    assert [i for i, _ in hits] == [f"n{i}" for i in exact]  # exactly the near rows, in the exact order
+    assert [d for _, d in hits] == pytest.approx([1.0 - cosines[i] for i in exact], abs=1e-5)
+
+
+def test_the_shortlist_holds_nearly_all_of_the_exact_answer_on_unstructured_vectors(monkeypatch) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(4000, 48)).astype(np.float32)
+    index = _shortlisted(vectors, monkeypatch, depth=800)  # a fifth of the rows
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    overlap = []
+    for _ in range(20):
+        query = rng.normal(size=48).astype(np.float32)
+        exact = {f"n{i}" for i in np.argsort(-(unit @ query))[:10]}
+        overlap.append(len(exact & {i for i, _ in index.knn(query.tolist(), 10)}) / 10)
+    # Random rows are the hard case (no near neighbours); a fifth of them still holds ~all of the top ten,
+    # where a shortlist of random rows would hold a fifth.
+    assert sum(overlap) / len(overlap) >= 0.9
+
+
+def test_a_shortlisted_index_skips_removed_rows_and_finds_rows_added_after_its_load(monkeypatch) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(9)
+    query = rng.normal(size=32).astype(np.float32)
+    vectors = np.concatenate([rng.normal(size=(2000, 32)).astype(np.float32), query[None, :] * 2])
+    index = _shortlisted(vectors, monkeypatch, depth=100)
+    assert index.knn(query.tolist(), 1)[0][0] == "n2000"
+    index.apply({"n2000": None, "later": (query + 0.01).tolist()})
+    hits = [i for i, _ in index.knn(query.tolist(), 5)]
+    assert hits[0] == "later" and "n2000" not in hits and len(hits) == 5
+
+
+def test_an_index_below_the_shortlist_threshold_scans_every_row(monkeypatch) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(600, 48)).astype(np.float32)
+    monkeypatch.setattr(warm, "SHORTLIST_FROM", 601)
+    monkeypatch.setattr(warm, "SHORTLIST_MIN", 10)  # a shortlist this shallow would miss some of the answer
+    monkeypatch.setattr(warm, "SHORTLIST_PER_K", 0)
+    index = _index_of(vectors)
+    index._index_signs()
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    for _ in range(5):
+        query = rng.normal(size=48).astype(np.float32)
+        exact = np.argsort(-(unit @ query), kind="stable")[:20]
+        assert [i for i, _ in index.knn(query.tolist(), 20)] == [f"n{i}" for i in exact]
+
+
+def test_the_warm_index_rounds_a_query_to_int8_exactly_as_the_vector_table_does() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(13)
+    index = warm.WarmVectors()
+    index._int8 = True
+    # Random vectors, and ones whose scaled components sit exactly halfway between two integers.
+    halves = [[127.0, 0.5, -0.5, 1.5, -2.5, 3.0]] + [[127.0, *(rng.integers(-120, 120, 5) + 0.5)] for _ in range(5)]
+    for vector in [*rng.normal(size=(20, 40)).tolist(), *halves]:
+        expected = vec.from_blob(vec.to_blob(vector, vec.INT8), vec.INT8)
+        got = index._as_stored(np.asarray(vector))
+        assert got.tolist() == pytest.approx(expected, abs=1e-7)
+        # The same integers: the largest component scales to ±127, the rest are rounded half to even.
+        stored = np.frombuffer(vec.to_blob(vector, vec.INT8), np.int8)
+        assert np.allclose(got * 127 / np.abs(got).max(), stored, atol=1e-3)
+    assert index._as_stored([0.0, 0.0]).tolist() == [0.0, 0.0]
