@@ -286,3 +286,20 @@ def test_keyword_search_without_fts_table_is_empty(fake_brain, fake_brain_path):
         assert fts.search(conn, "numbat", 10) == []
     finally:
         conn.close()
+
+
+@pytest.mark.file_only  # FTS5's own tables
+def test_keyword_search_reads_the_stored_text_of_the_best_hits_only(fake_brain):
+    """Issue 18: ranking asked FTS5 for each hit's node id, so it read the stored row of every hit that entered
+    its top-k heap on the way (a cost that grows with the matches: ~1 ms a recall at 10k memories). The ranking
+    reads rowids; only the best page's node ids are read."""
+    for n in range(60):
+        fake_brain.add(f"quoll sighting {n} " + "near the creek " * (n % 7))  # different lengths: BM25 differs
+    with fake_brain.handle.snapshot() as conn:
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        hits = fts.search(conn, "quoll", 5)
+        conn.set_trace_callback(None)
+    assert len(hits) == 5
+    content_reads = [sql for sql in statements if "nodes_fts_content" in sql]
+    assert len(content_reads) <= 5, len(content_reads)
