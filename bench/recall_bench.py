@@ -214,10 +214,10 @@ class _Memo:
 
 
 def bench_in_process(path: Path, queries: list[str], rounds: int = 3) -> dict[str, float]:
-    """Per query, interleaved: ``Brain.recall`` with the query embedding excluded (a memo embedder: the whole
-    library path, settings and warm index included), the pipeline alone, and the memory-bandwidth floor (NumPy's
-    float32 matrix-vector product over a random matrix as big as the brain's vectors); CPU time of this
-    process (the floor's includes BLAS threads) beside wall time. Then ``Brain.recall`` with the embedding."""
+    """Rounds of three phases: ``Brain.recall`` with the query embedding excluded (a memo embedder: the whole
+    library path, settings and warm index included) and the pipeline alone; ``Brain.recall`` with the embedding;
+    the memory-bandwidth floor (NumPy's float32 matrix-vector product over a random matrix as big as the brain's
+    vectors). CPU time of this process (the floor's includes OpenBLAS's threads) beside wall time."""
     import numpy as np
 
     from cerebro import Brain
@@ -240,9 +240,11 @@ def bench_in_process(path: Path, queries: list[str], rounds: int = 3) -> dict[st
         floor_matrix = np.random.default_rng(1).standard_normal((count, len(vectors[queries[0]])), dtype=np.float32)
         api_cpu, api_wall, pipe_cpu, floor_cpu, floor_wall, included = [], [], [], [], [], []
         for _round in range(rounds):
+            # Phases, not query by query: OpenBLAS's threads spin for a while after the floor's product, and that
+            # CPU would land on the recall measured next. A pause before each phase lets them sleep.
+            time.sleep(0.5)
+            h._embedder = _Memo(real, vectors)  # the handle keeps its embedder here
             for query in queries:
-                vector = np.asarray(vectors[query], dtype=np.float32)
-                h._embedder = _Memo(real, vectors)  # the handle keeps its embedder here
                 cpu, wall = timed(lambda q=query: brain.recall(q, limit=20))
                 api_cpu.append(cpu)
                 api_wall.append(wall)
@@ -254,11 +256,14 @@ def bench_in_process(path: Path, queries: list[str], rounds: int = 3) -> dict[st
                         lambda q=query, c=conn, o=options: run_recall(h.store, c, q, vectors[q], o, mode="hybrid")
                     )
                     pipe_cpu.append(cpu)
+            h._embedder = real
+            for query in queries:
+                included.append(timed(lambda q=query: brain.recall(q, limit=20))[1])
+            for query in queries:
+                vector = np.asarray(vectors[query], dtype=np.float32)
                 cpu, wall = timed(lambda v=vector: floor_matrix @ v)
                 floor_cpu.append(cpu)
                 floor_wall.append(wall)
-                h._embedder = real
-                included.append(timed(lambda q=query: brain.recall(q, limit=20))[1])
     p50 = statistics.median
     return {
         "vectors": count,

@@ -253,8 +253,9 @@ def _unit_rows(matrix: Any) -> Any:  # noqa: ANN401 - a numpy matrix; numpy is i
 
 
 def _products(matrix: Any, vector: Any) -> Any:  # noqa: ANN401 - numpy arrays
-    """matrix @ vector in NumPy's own loop rather than OpenBLAS: for a product of a 10k brain OpenBLAS woke a
-    second thread that spun idle after it, ~10 ms of CPU a recall on the other core for ~0.4 ms saved on this one."""
+    """matrix @ vector in NumPy's own loop rather than OpenBLAS: OpenBLAS threads a product of more than a few
+    thousand rows, and its second thread then spins idle for a while; at 10k memories a recall took 17–24 ms of
+    process CPU for 8–11 ms of its own thread, and the einsum loop costs that thread ~1–3 ms more (ADR 0032)."""
     import numpy as np
 
     return np.einsum("ij,j->i", matrix, vector)
