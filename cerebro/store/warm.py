@@ -123,6 +123,8 @@ class WarmVectors:
                 continue  # another model's width: the next full load sorts it out
             if row is not None:
                 self._matrix[row] = unit
+                if self._signs is not None:  # else the shortlist would look for the row where it used to be
+                    self._signs[:, row] = _sign_words((unit - self._sign_origin)[None, :])[0]
                 self._removed.discard(row)
                 continue
             extra = self._extra_rows.get(node_id)

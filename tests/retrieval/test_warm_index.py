@@ -545,3 +545,15 @@ def test_the_warm_index_rounds_a_query_to_int8_exactly_as_the_vector_table_does(
         stored = np.frombuffer(vec.to_blob(vector, vec.INT8), np.int8)
         assert np.allclose(got * 127 / np.abs(got).max(), stored, atol=1e-3)
     assert index._as_stored([0.0, 0.0]).tolist() == [0.0, 0.0]
+
+
+def test_a_shortlisted_row_whose_vector_changes_is_found_where_it_is_now(monkeypatch) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(17)
+    vectors = rng.normal(size=(3000, 32)).astype(np.float32)
+    index = _shortlisted(vectors, monkeypatch, depth=60)
+    query = -vectors[5]  # as far from row 5 as a vector can be
+    assert "n5" not in {i for i, _ in index.knn(query.tolist(), 10)}
+    index.apply({"n5": (query + 0.01).tolist()})  # rewritten (a memory re-embedded): now next to the query
+    assert index.knn(query.tolist(), 1)[0][0] == "n5"
