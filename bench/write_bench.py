@@ -46,6 +46,8 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.memories < 2:
+        parser.error("--memories must be at least 2 (one warms the model up)")
     rng = random.Random(3)
     items: list[dict[str, object]] = [
         {"content": recall_bench.sentence(rng), "type": rng.choice(recall_bench.TYPES)} for _ in range(args.memories)
@@ -59,7 +61,7 @@ def main() -> None:
     }
     runs: dict[str, list[tuple[float, float]]] = {"local": [], "none": []}
     with tempfile.TemporaryDirectory() as scratch:
-        os.environ.setdefault("CEREBRO_HOME", str(Path(scratch) / "home"))
+        os.environ["CEREBRO_HOME"] = str(Path(scratch) / "home")  # throwaway brains stay out of the user's home
         for _round in range(args.rounds):
             for provider in runs:
                 runs[provider].append(write_once(Path(scratch), provider, items))

@@ -246,12 +246,14 @@ def mmr_select(
 def shift(vector: Sequence[float], direction: Sequence[float], weight: float) -> Any:  # noqa: ANN401 - as given
     """normalise(v + weight·direction); ``vector`` unchanged when that is the zero vector. NumPy on the warm path
     (``vector`` an array: NumPy is loaded there anyway; the list arithmetic cost ~0.3 ms a recall)."""
-    if isinstance(vector, list):
+    if isinstance(vector, list | tuple):
         moved = [v + weight * d for v, d in zip(vector, direction, strict=True)]
         norm = math.sqrt(sum(x * x for x in moved))
-        return [x / norm for x in moved] if norm else vector
+        return [x / norm for x in moved] if norm else list(vector)
     import numpy as np
 
+    if len(direction) != len(vector):  # as zip(strict=True) refuses it on the list path: no broadcasting
+        raise ValueError(f"vector of {len(vector)} dimensions shifted along one of {len(direction)}")
     shifted = vector + weight * np.asarray(direction)
     length = math.sqrt(float(shifted @ shifted))
     return shifted / length if length else vector
@@ -261,7 +263,7 @@ def feedback(query_vector: Sequence[float], vectors: Sequence[Sequence[float]], 
     """normalise(q + weight·mean(vectors)): the query moved toward its top keyword hits; unchanged if none."""
     if not vectors:
         return query_vector
-    if not isinstance(query_vector, list):  # a NumPy query (the warm path): NumPy's mean
+    if not isinstance(query_vector, list | tuple):  # a NumPy query (the warm path): NumPy's mean
         import numpy as np
 
         return shift(query_vector, np.mean(np.asarray(vectors, dtype=np.float64), axis=0), weight)

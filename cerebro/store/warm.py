@@ -207,6 +207,8 @@ class WarmVectors:
         distance = np.bitwise_count(self._signs[0] ^ bits[0]).astype(np.uint16)
         for word in range(1, len(bits)):
             distance += np.bitwise_count(self._signs[word] ^ bits[word])
+        if self._removed:  # removed rows last, so that they take no place in the shortlist
+            distance[np.fromiter(self._removed, dtype=np.int64)] = 64 * len(bits) + 1
         # The cut by counting (the smallest distance with `depth` rows at or under it): no sort of every row.
         cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), depth))
         return np.flatnonzero(distance <= cut)

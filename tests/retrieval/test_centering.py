@@ -82,3 +82,22 @@ def test_the_brain_keeps_its_mean_until_a_write_and_a_minute(fake_brain, monkeyp
             fake_brain.handle.store.vectors.mean_vector(conn, recall.CENTERING_SAMPLE, recall.CENTERING_MIN)
         )
         assert fake_brain.handle.brain_mean(conn) is second  # no write since: cached again
+
+
+def test_the_vector_shifts_give_the_same_answer_on_lists_and_numpy_arrays() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(23)
+    query, mean = rng.normal(size=16).tolist(), rng.normal(size=16).tolist()
+    tops = rng.normal(size=(3, 16)).tolist()
+    as_array = np.asarray(query, dtype=np.float64)
+    assert scoring.center(as_array, mean, 1.0).tolist() == pytest.approx(scoring.center(query, mean, 1.0))
+    assert scoring.feedback(as_array, tops, 0.7).tolist() == pytest.approx(scoring.feedback(query, tops, 0.7))
+    assert scoring.feedback(as_array, [], 0.7) is as_array  # no feedback documents: the query as it was
+    assert scoring.center(as_array, query, 1.0) is as_array  # nothing left: the query unchanged
+    from_tuple = scoring.center(tuple(query), mean, 1.0)  # a tuple takes the list path: a list back
+    assert isinstance(from_tuple, list) and from_tuple == pytest.approx(scoring.center(query, mean, 1.0))
+    with pytest.raises(ValueError):
+        scoring.shift(as_array, [1.0], 0.5)  # as the list path refuses it: no broadcasting
+    with pytest.raises(ValueError):
+        scoring.shift(query, [1.0], 0.5)

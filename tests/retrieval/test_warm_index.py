@@ -557,3 +557,35 @@ def test_a_shortlisted_row_whose_vector_changes_is_found_where_it_is_now(monkeyp
     assert "n5" not in {i for i, _ in index.knn(query.tolist(), 10)}
     index.apply({"n5": (query + 0.01).tolist()})  # rewritten (a memory re-embedded): now next to the query
     assert index.knn(query.tolist(), 1)[0][0] == "n5"
+
+
+def test_removed_rows_take_no_place_in_the_shortlist(monkeypatch) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(19)
+    query = rng.normal(size=32).astype(np.float32)
+    near = query + rng.normal(scale=0.3, size=(200, 32)).astype(np.float32)  # rows 0-199 near the query
+    vectors = np.concatenate([near, near + 0.01, rng.normal(size=(3000, 32)).astype(np.float32)])
+    index = _shortlisted(vectors, monkeypatch, depth=210)
+    index.apply({f"n{i}": None for i in range(200)})  # the nearest half of the near rows gone
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosines = unit @ (query / np.linalg.norm(query))
+    cosines[:200] = -np.inf
+    exact = [f"n{i}" for i in np.argsort(-cosines, kind="stable")[:150]]
+    # The 200 removed rows would fill the shortlist's 210 places and leave 10 for the 200 still there.
+    assert {i for i, _ in index.knn(query.tolist(), 150)} == set(exact)
+
+
+def test_a_brain_past_the_threshold_loads_sign_bits_and_ranks_as_the_vector_table(fake_brain, monkeypatch) -> None:
+    monkeypatch.setattr(warm, "SHORTLIST_FROM", 20)
+    monkeypatch.setattr(warm, "SHORTLIST_MIN", 1_000)  # deeper than the brain: the answer must be vec0's exactly
+    words = ["amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor"]
+    for i in range(30):
+        fake_brain.add(f"{words[i % 8]} {words[(i * 3 + 1) % 8]} note{i}")
+    index = warm.WarmVectors()
+    query = fake_brain.handle.embed(["cedar harbor"])[0]
+    with fake_brain.handle.snapshot() as conn:
+        assert index.load(conn)
+        expected = vec.knn(conn, query, 10)
+    assert index._signs is not None and index._signs.shape[1] == 30
+    assert [d for _, d in index.knn(query, 10)] == pytest.approx([d for _, d in expected], abs=1e-5)

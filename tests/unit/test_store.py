@@ -754,3 +754,34 @@ def test_a_new_memorys_row_holds_null_metadata_no_reinforcement_and_a_provenance
 
 def test_a_brain_without_a_vector_table_reads_as_float32(brain: Brain) -> None:
     assert brain.handle.read(brain.handle.store.vectors.element) == vec.FLOAT  # no provider: no table
+
+
+def test_fast_value_building_gives_what_the_dataclass_constructor_gives() -> None:
+    """``node_from_row`` and ``values.evolve`` build frozen values without their ``__init__`` (speed, issue 18): sound
+    only while no value class has a ``__post_init__`` or an ``init=False`` field, so that is checked for all."""
+    import dataclasses
+    from datetime import UTC, datetime
+
+    from cerebro import values
+    from cerebro.store.reads import node_from_row
+
+    for cls in vars(values).values():
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == values.__name__:
+            assert not hasattr(cls, "__post_init__"), cls
+            assert all(f.init for f in dataclasses.fields(cls)), cls
+    row = ("n1", "concept", None, "text", '{"k": 1}', 0.7, 0.02, 3, 1, "active", "m", "2026-12-03 10:00:00", None,
+           None, None, "2026-12-03 11:00:00", 1, "agent", "cli", "s1", "host")  # fmt: skip
+    built = node_from_row(row)
+    expected = values.Node(
+        id="n1", type="concept", subtype=None, content="text", metadata={"k": 1}, importance=0.7, decay_rate=0.02,
+        access_count=3, times_reinforced=1, status="active", embedding_model="m",
+        created_at=datetime(2026, 12, 3, 10, tzinfo=UTC), last_accessed=None, last_reinforced=None, updated_at=None,
+        last_surfaced=datetime(2026, 12, 3, 11, tzinfo=UTC), provenance_root=True,
+        origin=values.Origin("agent", "cli", "s1", "host"),
+    )  # fmt: skip
+    assert built == expected and repr(built) == repr(expected) and type(built) is values.Node
+    assert vars(built) == vars(expected)  # every field on the instance, as __init__ leaves it
+    assert values.evolve(built, anchor_status="stale") == dataclasses.replace(expected, anchor_status="stale")
+    assert built.anchor_status is None  # evolve copied: the original is untouched
+    with pytest.raises(TypeError):
+        values.evolve(built, no_such_field=1)
