@@ -17,7 +17,7 @@ import math
 import re
 import struct
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cerebro.store.sql import changed, execute, text
 
@@ -44,6 +44,21 @@ def from_blob(blob: bytes, element: str = FLOAT) -> list[float]:
         norm = math.hypot(*values)
         return [x / norm for x in values] if norm else [0.0] * len(values)
     return list(struct.unpack(f"<{len(blob) // 4}f", blob))
+
+
+def as_stored_array(vector: Sequence[float], element: str = FLOAT) -> Any:  # noqa: ANN401 - a NumPy vector
+    """``from_blob(to_blob(vector, element), element)`` as a float32 NumPy vector, computed in NumPy: the same rule
+    (scaled so the largest component is ±127, rounded half to even as ``round`` does, normalised) for the warm
+    index, where the list round trip cost ~0.3 ms a query. A test holds the two to the same values."""
+    import numpy as np
+
+    values = np.asarray(vector, dtype=np.float64)
+    if element == INT8:
+        largest = float(np.abs(values).max(initial=0.0))
+        values = np.rint(values * (127.0 / largest)) if largest > 0 else np.zeros_like(values)
+        norm = float(np.linalg.norm(values))
+        values = values / norm if norm else values
+    return values.astype(np.float32)
 
 
 def bound(element: str, name: str = "?") -> str:

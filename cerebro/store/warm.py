@@ -140,17 +140,10 @@ class WarmVectors:
             self._extra[extra] = unit
 
     def _as_stored(self, vector: Sequence[float]) -> Any:  # noqa: ANN401 - a numpy vector
-        """``vector`` as float32 — as the table gives it back (on an int8 table: ``vec.to_blob``'s rounding, each
-        component scaled so the largest is ±127 and rounded half to even, then normalised as ``vec.from_blob``)."""
-        import numpy as np
+        """``vector`` as float32 — as the table gives it back (``vec``'s own int8 round trip, when it is int8)."""
+        from cerebro.store import vec
 
-        values = np.asarray(vector, dtype=np.float64)
-        if self._int8:
-            largest = float(np.abs(values).max(initial=0.0))
-            values = np.rint(values * (127.0 / largest)) if largest > 0 else np.zeros_like(values)
-            norm = float(np.linalg.norm(values))
-            values = values / norm if norm else values
-        return values.astype(np.float32)
+        return vec.as_stored_array(vector, vec.INT8 if self._int8 else vec.FLOAT)
 
     def _drop_extra(self, node_id: str) -> None:
         extra = self._extra_rows.pop(node_id, None)
