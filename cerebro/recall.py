@@ -9,7 +9,8 @@
    connected results and adding active neighbours.
 3. Keyword lane: FTS5 BM25 with every query token quoted.
 4. Reciprocal-rank fusion of the two lanes; the composite score is kept for display and explanation.
-5. The subtype filter; code anchors checked (a stale or missing one multiplies the score and the fused
+5. The subtype filter; the top results' neighbours in writing order brought along (``cerebro.adjacency``,
+   ADR 0033); code anchors checked (a stale or missing one multiplies the score and the fused
    value by ``scoring.anchor_factor``, ADR 0018) and the order re-sorted; then the cut to ``limit``.
 
 Works on a DB-API connection (no ORM): this is a hot path. Pure formulas live in ``cerebro.scoring``.
@@ -57,7 +58,9 @@ class RecallOptions:
     mean: Any = field(default=None, compare=False)  # conn -> the brain's mean vector, cached (the Brain's), if any
     warm: Any = field(default=None, compare=False)  # a warm in-memory index (cerebro.store.warm), if any
     now: datetime | None = None
-    lanes: tuple[str, ...] = ("vector", "keyword")  # which lanes run (eval compares them alone)
+    # Memories written beside a top result join with this share of its fused value (ADR 0033; 0 = off).
+    adjacency: float = 0.4
+    lanes: tuple[str, ...] = ("vector", "keyword", "adjacent")  # which lanes/steps run (eval compares them alone)
     expand: bool = True
     anchors: Any = field(default=None, compare=False)  # a cerebro.anchors.Checker: demote stale anchors (ADR 0018)
 
@@ -354,6 +357,19 @@ def recall(
         for s, value in ((by_id[node_id], value) for node_id, value in fused)
     ]
     ordered = [s for s in ordered if _subtype_matches(s.node, options.subtype)]
+    # Not without stored vectors (provider none) or in upstream's keyword-only fallback, which only searches keywords.
+    if options.adjacency > 0 and "adjacent" in options.lanes and mode not in ("keyword", "keyword-fallback"):
+        from cerebro import adjacency
+
+        ordered = adjacency.bring_neighbours(
+            store,
+            conn,
+            ordered,
+            options.adjacency,
+            vectors=lambda ids: vectors_of(store, conn, options, ids),
+            score=lambda node: _score(_Candidate(node, 0.0, 0.0), now),
+            accept=lambda node: _subtype_matches(node, options.subtype),
+        )
     if options.anchors is not None:
         ordered = apply_anchors(ordered, options.anchors)
     return RecallResult(query, ordered[:limit], mode, expansion, list(notices or []))

@@ -49,6 +49,7 @@ def recall_options(
         "feedback_docs": setting("feedback_docs"),
         "feedback_weight": setting("feedback_weight"),
         "centering": setting("centering"),
+        "adjacency": setting("adjacency"),
     }
     options.update({k: v for k, v in given.items() if v is not None})
     return RecallOptions(**options)

@@ -1,14 +1,11 @@
 """What the domain asks of a storage engine: the store's operations, named as Protocols.
 
-``Store`` has one part per concern (nodes, edges, the graph walk, the keyword and vector lanes, the raw reads of
-the hot path, ``schema_meta``, the archive, bulk import, bookkeeping, the inbox, relations, the health checks, the
-SQL dump). The domain reaches the store only through the ``Store`` a brain's handle carries, so each engine —
-``cerebro/store/sqlite.py`` (a brain file), ``cerebro/store/postgres/`` (a team brain, ADR 0030) — implements
-these Protocols, a module of plain functions per part, checked by the type checker.
-
-Connections (``cerebro/db/types.py``): write paths and ORM reads take a ``Session``; the hot read paths take the
-raw ``Connection``; a new memory's writes take a ``Transaction`` — either, so a one-shot ``add`` never loads the
-ORM (ADR 0028).
+``Store`` has one part per concern (nodes, edges, the graph walk, the keyword and vector lanes, the hot path's raw
+reads, ``schema_meta``, the archive, bulk import, bookkeeping, the inbox, relations, health checks, the SQL dump).
+The domain reaches the store only through the ``Store`` a brain's handle carries, so each engine — ``store/sqlite.py``
+(a brain file), ``store/postgres/`` (a team brain, ADR 0030) — implements these Protocols, a module of plain
+functions per part, checked by the type checker. Connections (``db/types.py``): writes and ORM reads take a
+``Session``; hot reads the raw ``Connection``; a new memory's writes a ``Transaction`` (no ORM: ADR 0028).
 """
 
 from __future__ import annotations
@@ -273,6 +270,9 @@ class Reads(Protocol):
 
     def count_active(self, conn: Connection) -> int:
         """Active memories (the hooks' hot path: this module imports no ORM)."""
+
+    def written_beside(self, conn: Connection, ids: Sequence[str]) -> dict[str, list[values.Node]]:
+        """Each memory's neighbours in writing order: the one written just before it and just after (any status)."""
 
 
 class Meta(Protocol):

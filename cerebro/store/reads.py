@@ -168,3 +168,27 @@ def meta_items(conn: Connection, *, prefix: str = "") -> list[tuple[str, str]]:
 def count_active(conn: Connection) -> int:
     """Active memories (the hooks' hot path: this module imports no ORM)."""
     return conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
+
+
+def written_beside(conn: Connection, ids: Sequence[str]) -> dict[str, list[values.Node]]:
+    """For each of these memories, the memories written just before and just after it (writing order, any
+    status): at most two, the earlier first. Two statements: the neighbours' rowids (index seeks), then their rows."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    sides = conn.execute(
+        "SELECT id, (SELECT max(b.rowid) FROM nodes b WHERE b.rowid < n.rowid), "
+        f"(SELECT min(a.rowid) FROM nodes a WHERE a.rowid > n.rowid) FROM nodes n WHERE id IN ({marks})",
+        tuple(ids),
+    ).fetchall()
+    wanted = sorted({rowid for _, before, after in sides for rowid in (before, after) if rowid is not None})
+    if not wanted:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    found = {
+        row[0]: node_from_row(row[1:])
+        for row in conn.execute(f"SELECT rowid, {NODE_COLUMNS} FROM nodes WHERE rowid IN ({marks})", wanted).fetchall()
+    }
+    return {
+        node_id: [found[r] for r in (before, after) if r is not None and r in found] for node_id, before, after in sides
+    }

@@ -89,6 +89,7 @@ def test_list_json_in_registry_order(cli, brain_path):
         "feedback_docs",
         "feedback_weight",
         "centering",
+        "adjacency",
         "redact_secrets",
         "max_content_bytes",
     ]

@@ -289,6 +289,9 @@ def test_as_of_applies_the_validity_window(fake_brain):
     fake_brain.add_edge(seed, starts_now, "relates_to", valid_at=T0)  # [T0, ∞): valid at T0
     fake_brain.add_edge(seed, ends_now, "relates_to", invalid_at=T0)  # (−∞, T0): not valid at T0
     fake_brain.config_set("expand_threshold", "0.1")  # the gate would fire; as-of expands anyway
+    # starts_now and ends_now are written one after the other and share words: adjacency (ADR 0033) would bring
+    # ends_now along whatever its edge says; this test is about the edges.
+    fake_brain.config_set("adjacency", "0")
 
     at_t0 = fake_brain.recall(QUERY, as_of="2026-03-01T12:00:00Z")
     assert at_t0.expansion == "forced"

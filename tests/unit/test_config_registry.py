@@ -27,6 +27,7 @@ UPSTREAM_ORDER = [
     "feedback_docs",
     "feedback_weight",
     "centering",
+    "adjacency",
     "redact_secrets",  # ours (ADR 0027)
     "max_content_bytes",  # ours (issue 17)
 ]

@@ -785,3 +785,17 @@ def test_fast_value_building_gives_what_the_dataclass_constructor_gives() -> Non
     assert built.anchor_status is None  # evolve copied: the original is untouched
     with pytest.raises(TypeError):
         values.evolve(built, no_such_field=1)
+
+
+# ------------------------------------------------------------------ neighbours in writing order
+
+
+def test_written_beside_gives_the_nearest_memory_written_before_and_after_whatever_was_deleted(brain: Brain) -> None:
+    """Recall's adjacency step (ADR 0033) asks the store for these; a deleted memory leaves a gap in the rowids."""
+    a, b, c, _deleted, e = (brain.add(text) for text in ("alpha", "bravo", "charlie", "delta", "echo"))
+    brain.forget("delta", apply=True, hard=True)
+    with brain.handle.snapshot() as conn:
+        beside = brain.handle.store.reads.written_beside(conn, [a, c, e, "no-such-id"])
+    ids = {node_id: [n.id for n in nodes] for node_id, nodes in beside.items()}
+    assert ids == {a: [b], c: [b, e], e: [c]}  # the earlier first; a gap is stepped over; an unknown id is absent
+    assert beside[c][0].content == "bravo"  # whole memories, read once

@@ -17,6 +17,7 @@ from cerebro.store.reads import (
     nodes_by_id,
     prime_pool,
     rows,
+    written_beside,
 )
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ __all__ = [
     "prime_pool",
     "rows",
     "table_exists",
+    "written_beside",
 ]
 
 

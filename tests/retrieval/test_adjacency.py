@@ -1,0 +1,168 @@
+"""Recall's adjacency step (ADR 0033): a top result brings the memories written just before and after it, when they
+belong to the same episode (same origin session, no long pause) and are about the same thing, with a share of its
+fused value.
+
+Fake vectors are hashed bags of words: the neighbours below share a word with the hit and none with the query, so
+neither lane can find them (checked as a precondition), and only the adjacency step can bring them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cerebro import Brain, adjacency, clock, scoring, values
+from tests.fakes import hashed_vector
+
+T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+QUERY = "walrus tusk"
+HIT = "walrus tusk ivory arctic"
+BEFORE = "ivory zulu"  # cosine 0.35 with the hit: related
+AFTER = "arctic oscar"
+OTHER = "romeo sierra tango"  # cosine 0 with the hit: unrelated
+
+
+@pytest.fixture(autouse=True)
+def clock_at_t0():
+    clock.set_now(T0)
+    yield
+    clock.set_now(None)
+
+
+def cos(a: str, b: str) -> float:
+    return scoring.cosine(hashed_vector(a), hashed_vector(b))
+
+
+def test_the_neighbours_share_nothing_with_the_query():
+    for text in (BEFORE, AFTER, OTHER):
+        assert cos(QUERY, text) == 0.0
+        assert not set(QUERY.split()) & set(text.split())
+    assert cos(HIT, BEFORE) >= adjacency.RELATED and cos(HIT, AFTER) >= adjacency.RELATED
+    assert cos(HIT, OTHER) < adjacency.RELATED
+
+
+def by_id(brain: Brain, query: str = QUERY, **kw: object) -> dict[str, values.ScoredNode]:
+    return {s.node.id: s for s in brain.recall(query, **kw).results}
+
+
+def test_a_hit_brings_the_memories_written_just_before_and_after_it(fake_brain: Brain):
+    far = fake_brain.add(OTHER)  # written before the episode's first memory: not beside the hit
+    before, hit, after = (fake_brain.add(text) for text in (BEFORE, HIT, AFTER))
+    found = by_id(fake_brain)
+    assert set(found) == {hit, before, after} and far not in found
+    top = next(iter(found.values()))
+    assert top.node.id == hit and top.fused is not None
+    for neighbour in (before, after):
+        assert found[neighbour].lanes == {"adjacent": 1}  # written beside result #1, found by no lane
+        assert found[neighbour].fused == pytest.approx(0.4 * top.fused)  # the default share of its value
+        assert found[neighbour].similarity == 0.0
+
+
+def test_the_share_is_a_setting_and_0_turns_the_step_off(fake_brain: Brain):
+    before, hit = fake_brain.add(BEFORE), fake_brain.add(HIT)
+    fake_brain.config_set("adjacency", "0.25")
+    found = by_id(fake_brain)
+    assert found[before].fused == pytest.approx(0.25 * found[hit].fused)
+    fake_brain.config_set("adjacency", "0")
+    assert list(by_id(fake_brain)) == [hit]
+
+
+def test_recall_of_chosen_lanes_runs_no_adjacency(fake_brain: Brain):
+    """The evaluation compares each lane alone against the pipeline: a lane alone must stay itself."""
+    fake_brain.add(BEFORE)
+    hit = fake_brain.add(HIT)
+    assert list(by_id(fake_brain, lanes=("keyword",))) == [hit]
+    assert list(by_id(fake_brain, lanes=("vector", "keyword"))) == [hit]
+
+
+def test_a_neighbour_about_something_else_is_not_brought(fake_brain: Brain):
+    """Unrelated notes written back to back (a batch of facts) must not crowd out the answer."""
+    before = fake_brain.add(BEFORE)
+    hit = fake_brain.add(HIT)
+    fake_brain.add(OTHER)
+    assert set(by_id(fake_brain)) == {hit, before}
+
+
+def test_memories_of_another_session_are_not_brought(fake_brain: Brain):
+    session = values.Origin(session="s-1")
+    before = fake_brain.add(BEFORE, origin=values.Origin(session="s-2"))
+    hit = fake_brain.add(HIT, origin=session)
+    after = fake_brain.add(AFTER, origin=None)  # no session recorded is another session too
+    fake_brain.add(OTHER, origin=session)  # same session, but not the nearest memory written after the hit
+    assert list(by_id(fake_brain)) == [hit]
+    assert before and after
+
+
+def test_memories_of_the_same_session_are_brought(fake_brain: Brain):
+    session = values.Origin(session="s-1")
+    before = fake_brain.add(BEFORE, origin=session)
+    hit = fake_brain.add(HIT, origin=session)
+    assert set(by_id(fake_brain)) == {hit, before}
+
+
+def test_a_pause_longer_than_an_hour_ends_the_episode(fake_brain: Brain):
+    before = fake_brain.add(BEFORE)
+    clock.set_now(T0 + timedelta(hours=1, minutes=1))
+    hit = fake_brain.add(HIT)
+    clock.set_now(T0 + timedelta(hours=2))  # 59 minutes after the hit: the same episode
+    after = fake_brain.add(AFTER)
+    found = by_id(fake_brain)
+    assert set(found) == {hit, after} and before not in found
+
+
+def test_a_neighbour_that_is_not_active_is_not_brought(fake_brain: Brain):
+    before = fake_brain.add(BEFORE)
+    hit = fake_brain.add(HIT)
+    fake_brain.supersede(before, OTHER)  # still written just before the hit, but superseded; OTHER is unrelated
+    assert list(by_id(fake_brain)) == [hit]
+
+
+def test_the_top_five_results_bring_their_neighbours_and_the_sixth_does_not(fake_brain: Brain):
+    hits, neighbours = [], []
+    for i in range(6):  # each hit a little weaker than the one before; each pair an episode of its own
+        extra = [f"k{i}x{j}" for j in range(i + 1)]
+        hit, neighbour = f"walrus tusk {' '.join(extra)}", f"{' '.join(extra)} tail{i}"
+        assert cos(QUERY, neighbour) == 0.0 and cos(hit, neighbour) >= adjacency.RELATED
+        session = values.Origin(session=f"s-{i}")
+        hits.append(fake_brain.add(hit, origin=session))
+        neighbours.append(fake_brain.add(neighbour, origin=session))
+    fake_brain.config_set("adjacency", "0")
+    order = [s.node.id for s in fake_brain.recall(QUERY).results]
+    assert sorted(order) == sorted(hits)  # precondition: the lanes find the hits only
+    fake_brain.config_set("adjacency", "0.4")
+    found = by_id(fake_brain)
+    for rank, hit in enumerate(order, start=1):
+        neighbour = neighbours[hits.index(hit)]
+        if rank <= adjacency.PARENTS:
+            assert found[neighbour].lanes == {"adjacent": rank}
+        else:
+            assert neighbour not in found
+
+
+def test_a_newcomer_must_pass_the_recalls_subtype_filter(fake_brain: Brain):
+    fake_brain.add(BEFORE)  # no subtype
+    hit = fake_brain.add(HIT, subtype="pinniped")
+    after = fake_brain.add(AFTER, subtype="pinniped")
+    assert set(by_id(fake_brain, subtype="pinniped")) == {hit, after}
+
+
+def test_a_candidate_already_found_keeps_the_larger_of_its_value_and_the_share(fake_brain: Brain):
+    """A weak keyword match written beside the hit is lifted to the hit's share; a strong one keeps its own."""
+    weak = "walrus ivory arctic " + " ".join(f"extra{i}" for i in range(5))  # related to the hit (cosine 0.47)
+    fake_brain.add("walrus " + " ".join(f"padding{i}" for i in range(80)))  # weaker still: blend's zero point
+    fake_brain.add(OTHER)  # so that the weakest match is not beside the hit
+    hit = fake_brain.add(HIT)
+    near = fake_brain.add(weak)
+    assert cos(HIT, weak) >= adjacency.RELATED
+    fake_brain.config_set("adjacency", "0")
+    alone = by_id(fake_brain)
+    fake_brain.config_set("adjacency", "0.4")
+    lifted = by_id(fake_brain)
+    assert alone[near].fused < 0.4 * alone[hit].fused  # precondition: the share is worth more
+    assert lifted[near].fused == pytest.approx(0.4 * lifted[hit].fused)
+    assert lifted[near].lanes == {**alone[near].lanes, "adjacent": 1}  # the lanes that found it stay
+    assert alone[near].fused > 0
+    fake_brain.config_set("adjacency", str(round(alone[near].fused / alone[hit].fused / 2, 4)))
+    assert by_id(fake_brain)[near].fused == pytest.approx(alone[near].fused)  # worth less: unchanged
+    assert "adjacent" not in by_id(fake_brain)[near].lanes
