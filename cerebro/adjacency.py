@@ -12,11 +12,16 @@ notes written back to back (or a batch of facts added at once), and those must n
 turns of one conversation are related. Without stored vectors (provider ``none``) nothing can show that, and no
 neighbour comes.
 
+A result whose last sentence is a question is answered by the memory written after it, and a recall that found the
+question is after the answer: that memory gets all of the result's value (:data:`ANSWER_SHARE`), and ranks ahead of
+it when the result mostly asks; after a statement that ends with a question, the statement keeps its place.
+
 A step after fusion, on the fused list; one store read (two statements) and the vectors of at most 15 memories.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -34,6 +39,12 @@ WINDOW = timedelta(hours=1)  # the longest pause between two memories of one epi
 # pairs of evidence turns 0.35), consecutive facts of tests/retrieval/test_real_model_ranking.py 0.06 (90th 0.18).
 RELATED = 0.3
 LANE = "adjacent"  # the explain output's lane name: the rank of the result a memory was written beside
+# A result whose last sentence asks a question lends the memory written after it — its answer — all of its value,
+# and when it mostly asks (as many words in questions as in statements) the answer ranks ahead of it (ADR 0033).
+ANSWER_SHARE = 1.0
+_QUESTION_MARKS = ("?", "？", "؟")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？؟])\s+")
+_TRAILING_NOTE = re.compile(r"\s*\[[^\[\]]*\]\s*$")
 
 
 def written_together(result: Node, neighbour: Node) -> bool:
@@ -64,16 +75,24 @@ def bring_neighbours(
         return ordered
     parents = ordered[:PARENTS]
     written = store.reads.written_beside(conn, [s.node.id for s in parents])
-    beside = {s.node.id: [n for n in written.get(s.node.id, ()) if written_together(s.node, n)] for s in parents}
-    if not any(beside.values()):
+    offers: dict[str, list[tuple[Node, float, bool]]] = {}  # parent id → (neighbour, share, answer first?)
+    for parent in parents:
+        before, after = written.get(parent.node.id, (None, None))
+        offers[parent.node.id] = [
+            (neighbour, *_share(parent.node, is_after, weight))
+            for neighbour, is_after in ((before, False), (after, True))
+            if neighbour is not None and written_together(parent.node, neighbour)
+        ]
+    if not any(offers.values()):
         return ordered
-    stored = vectors([s.node.id for s in parents] + [n.id for nodes in beside.values() for n in nodes])
+    stored = vectors([s.node.id for s in parents] + [n.id for offered in offers.values() for n, _, _ in offered])
     value = {s.node.id: s.rank_value for s in ordered}
     index = {s.node.id: s for s in ordered}
     lifted: dict[str, tuple[float, int]] = {}  # node id → (carried value, rank of the result it came with)
+    first: set[str] = set()  # answers that rank ahead of the question they share a value with
     for rank, parent in enumerate(parents, start=1):
-        carried = parent.rank_value * weight
-        for neighbour in beside[parent.node.id]:
+        for neighbour, share, ahead in offers[parent.node.id]:
+            carried = parent.rank_value * share
             if not _related(stored.get(parent.node.id), stored.get(neighbour.id)):
                 continue
             if neighbour.id not in index and not accept(neighbour):
@@ -81,13 +100,35 @@ def bring_neighbours(
             best = max(value.get(neighbour.id, float("-inf")), lifted.get(neighbour.id, (float("-inf"), 0))[0])
             if carried > best:
                 lifted[neighbour.id] = (carried, rank)
+                if ahead:
+                    first.add(neighbour.id)
                 if neighbour.id not in index:
                     index[neighbour.id] = score(neighbour)
     if not lifted:
         return ordered
     out = [s if s.node.id not in lifted else _lifted(s, *lifted[s.node.id]) for s in index.values()]
-    out.sort(key=lambda s: -s.rank_value)  # stable: equal values keep the fused order
+    out.sort(key=lambda s: (-s.rank_value, s.node.id not in first))  # stable: equals keep the fused order
     return out
+
+
+def _share(result: Node, after: bool, weight: float) -> tuple[float, bool]:
+    """(the share of ``result``'s value the neighbour gets, whether it then ranks ahead of ``result``)."""
+    if not after:
+        return weight, False
+    asked, told = question_words(result.content)
+    if not asked:
+        return weight, False
+    return ANSWER_SHARE, asked >= told
+
+
+def question_words(text: str) -> tuple[int, int]:
+    """(words in questions, words in other sentences) of a text whose last sentence is a question; (0, n) if its last
+    sentence is not one. A trailing bracketed note ("[image: …]", a marker) is not a sentence."""
+    sentences = [part for part in _SENTENCE_END.split(_TRAILING_NOTE.sub("", text).strip()) if part]
+    if not sentences or not sentences[-1].endswith(_QUESTION_MARKS):
+        return 0, len(text.split())
+    asked = sum(len(part.split()) for part in sentences if part.endswith(_QUESTION_MARKS))
+    return asked, sum(len(part.split()) for part in sentences) - asked
 
 
 def _lifted(s: ScoredNode, carried: float, rank: int) -> ScoredNode:

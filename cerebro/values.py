@@ -171,6 +171,10 @@ class Node:
         return data
 
 
+# A memory's neighbours in writing order: (the one written just before it, the one just after), None at an end.
+Beside = tuple[Node | None, Node | None]
+
+
 @dataclass(frozen=True)
 class NodeDetail:
     """A node with every edge that touches it (``get``)."""

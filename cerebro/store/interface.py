@@ -271,8 +271,8 @@ class Reads(Protocol):
     def count_active(self, conn: Connection) -> int:
         """Active memories (the hooks' hot path: this module imports no ORM)."""
 
-    def written_beside(self, conn: Connection, ids: Sequence[str]) -> dict[str, list[values.Node]]:
-        """Each memory's neighbours in writing order: the one written just before it and just after (any status)."""
+    def written_beside(self, conn: Connection, ids: Sequence[str]) -> dict[str, values.Beside]:
+        """Each memory's (neighbour written just before it, just after it): writing order, any status."""
 
 
 class Meta(Protocol):

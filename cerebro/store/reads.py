@@ -170,9 +170,10 @@ def count_active(conn: Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
 
 
-def written_beside(conn: Connection, ids: Sequence[str]) -> dict[str, list[values.Node]]:
-    """For each of these memories, the memories written just before and just after it (writing order, any
-    status): at most two, the earlier first. Two statements: the neighbours' rowids (index seeks), then their rows."""
+def written_beside(conn: Connection, ids: Sequence[str]) -> dict[str, values.Beside]:
+    """For each of these memories, (the memory written just before it, the one written just after it), in writing
+    order, whatever their status; None at either end. Two statements: the neighbours' rowids (index seeks), then
+    their rows."""
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
@@ -182,13 +183,9 @@ def written_beside(conn: Connection, ids: Sequence[str]) -> dict[str, list[value
         tuple(ids),
     ).fetchall()
     wanted = sorted({rowid for _, before, after in sides for rowid in (before, after) if rowid is not None})
-    if not wanted:
-        return {}
-    marks = ",".join("?" * len(wanted))
-    found = {
-        row[0]: node_from_row(row[1:])
-        for row in conn.execute(f"SELECT rowid, {NODE_COLUMNS} FROM nodes WHERE rowid IN ({marks})", wanted).fetchall()
-    }
-    return {
-        node_id: [found[r] for r in (before, after) if r is not None and r in found] for node_id, before, after in sides
-    }
+    found: dict[int, values.Node] = {}
+    if wanted:
+        marks = ",".join("?" * len(wanted))
+        sql = f"SELECT rowid, {NODE_COLUMNS} FROM nodes WHERE rowid IN ({marks})"
+        found = {row[0]: node_from_row(row[1:]) for row in conn.execute(sql, wanted).fetchall()}
+    return {node_id: (found.get(before), found.get(after)) for node_id, before, after in sides}

@@ -166,3 +166,47 @@ def test_a_candidate_already_found_keeps_the_larger_of_its_value_and_the_share(f
     fake_brain.config_set("adjacency", str(round(alone[near].fused / alone[hit].fused / 2, 4)))
     assert by_id(fake_brain)[near].fused == pytest.approx(alone[near].fused)  # worth less: unchanged
     assert "adjacent" not in by_id(fake_brain)[near].lanes
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Did they sign it for a special reason?", (8, 0)),
+        ("That's so cool. Did they sign it for a special reason?", (8, 3)),  # a statement, then the question
+        ("Why? Because the cache was cold.", (0, 6)),  # ends with a statement: not a question
+        ("What broke the build? [image: a red CI run]", (4, 0)),  # a trailing bracketed note is not a sentence
+        ("构建为什么失败？", (1, 0)),  # full-width question mark
+        ("", (0, 0)),
+    ],
+)
+def test_question_words_counts_the_words_of_a_text_that_ends_with_a_question(text, expected):
+    assert adjacency.question_words(text) == expected
+
+
+ASKS = "ivory walrus tusk arctic?"  # the hit, ending with a question; cosine 1.0 with HIT's words
+ANSWER = "ivory zulu"  # related to it, written after it
+
+
+def test_the_memory_written_after_a_question_answers_it_and_ranks_ahead_of_it(fake_brain: Brain):
+    question = fake_brain.add(ASKS)
+    answer = fake_brain.add(ANSWER)
+    results = fake_brain.recall(QUERY).results
+    assert [s.node.id for s in results] == [answer, question]  # the whole value, and ahead: it only asks
+    assert results[0].fused == pytest.approx(results[1].fused)
+    assert results[0].lanes == {"adjacent": 1}
+
+
+def test_a_question_after_a_statement_lends_its_whole_value_but_keeps_its_place(fake_brain: Brain):
+    question = fake_brain.add("walrus tusk ivory arctic seen on the floe today. Why ivory?")  # more told than asked
+    answer = fake_brain.add(ANSWER)
+    results = fake_brain.recall(QUERY).results
+    assert [s.node.id for s in results] == [question, answer]
+    assert results[1].fused == pytest.approx(results[0].fused)
+
+
+def test_the_memory_written_before_a_question_gets_the_usual_share(fake_brain: Brain):
+    before = fake_brain.add(ANSWER)
+    question = fake_brain.add(ASKS)
+    found = by_id(fake_brain)
+    assert list(found) == [question, before]
+    assert found[before].fused == pytest.approx(0.4 * found[question].fused)

@@ -216,7 +216,7 @@ def test_the_writing_order_seeks_of_adjacency_use_an_index(team_url):
                 return conn.execute(sql, params)
 
         beside = reads.written_beside(Recording(), ["w500"])
-        assert [n.id for n in beside["w500"]] == ["w499", "w501"]
+        assert [n.id for n in beside["w500"] if n] == ["w499", "w501"]
         plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + statements[0], ("w500",)).fetchall())
         assert "idx_nodes_writing_order" in plan
         assert "Seq Scan on nodes" not in plan and "Bitmap Heap Scan on nodes" not in plan

@@ -796,6 +796,6 @@ def test_written_beside_gives_the_nearest_memory_written_before_and_after_whatev
     brain.forget("delta", apply=True, hard=True)
     with brain.handle.snapshot() as conn:
         beside = brain.handle.store.reads.written_beside(conn, [a, c, e, "no-such-id"])
-    ids = {node_id: [n.id for n in nodes] for node_id, nodes in beside.items()}
-    assert ids == {a: [b], c: [b, e], e: [c]}  # the earlier first; a gap is stepped over; an unknown id is absent
-    assert beside[c][0].content == "bravo"  # whole memories, read once
+    ids = {node_id: tuple(n.id if n else None for n in pair) for node_id, pair in beside.items()}
+    assert ids == {a: (None, b), c: (b, e), e: (c, None)}  # a gap is stepped over; an unknown id is absent
+    assert beside[c][0] is not None and beside[c][0].content == "bravo"  # whole memories
