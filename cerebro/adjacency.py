@@ -43,8 +43,10 @@ LANE = "adjacent"  # the explain output's lane name: the rank of the result a me
 # and when it mostly asks (as many words in questions as in statements) the answer ranks ahead of it (ADR 0033).
 ANSWER_SHARE = 1.0
 _QUESTION_MARKS = ("?", "？", "؟")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？؟])\s+")
-_TRAILING_NOTE = re.compile(r"\s*\[[^\[\]]*\]\s*$")
+_CLOSERS = "\"'”’»)]!！"  # what may follow a question mark: 'Is it fixed?!', '(was it?)', '"What now?"'
+# A sentence ends after . ! ? (and what closes it); a line break ends one too — notes are often lists.
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？؟])[\"'”’»)\]!！]*[ \t]+|\s*\n\s*")
+_TRAILING_NOTES = re.compile(r"(?:\s*\[[^\[\]]*\])+\s*$")
 
 
 def written_together(result: Node, neighbour: Node) -> bool:
@@ -69,7 +71,8 @@ def bring_neighbours(
 
     ``vectors(ids)`` reads stored vectors (those that exist); a neighbour comes only when its cosine to the result
     is at least :data:`RELATED`. ``score(node)`` scores a memory that was not a candidate (it joins with its
-    composite score for display); ``accept(node)`` applies the recall's own filters (the subtype) to a newcomer.
+    composite score for display, anchors checked); ``accept(node)`` applies the recall's own filters (the subtype)
+    to a newcomer. A lifted memory's value is what it was lent times its own anchor factor.
     """
     if weight <= 0 or not ordered:
         return ordered
@@ -123,16 +126,19 @@ def _share(result: Node, after: bool, weight: float) -> tuple[float, bool]:
 
 def question_words(text: str) -> tuple[int, int]:
     """(words in questions, words in other sentences) of a text whose last sentence is a question; (0, n) if its last
-    sentence is not one. A trailing bracketed note ("[image: …]", a marker) is not a sentence."""
-    sentences = [part for part in _SENTENCE_END.split(_TRAILING_NOTE.sub("", text).strip()) if part]
-    if not sentences or not sentences[-1].endswith(_QUESTION_MARKS):
-        return 0, len(text.split())
-    asked = sum(len(part.split()) for part in sentences if part.endswith(_QUESTION_MARKS))
-    return asked, sum(len(part.split()) for part in sentences) - asked
+    sentence is not one. Trailing bracketed notes ("[image: …]", a marker) are not sentences, nor counted."""
+    sentences = [part for part in _SENTENCE_END.split(_TRAILING_NOTES.sub("", text).strip()) if part]
+    asks = [part.rstrip(_CLOSERS).endswith(_QUESTION_MARKS) for part in sentences]
+    words = [len(part.split()) for part in sentences]
+    if not sentences or not asks[-1]:
+        return 0, sum(words)
+    asked = sum(n for n, question in zip(words, asks, strict=True) if question)
+    return asked, sum(words) - asked
 
 
 def _lifted(s: ScoredNode, carried: float, rank: int) -> ScoredNode:
-    return ScoredNode(s.node, s.score, s.similarity, s.parts, {**s.lanes, LANE: rank}, carried, s.store)
+    anchor = s.parts.anchor if s.parts is not None else 1.0  # a stale or missing anchor demotes what it was lent too
+    return ScoredNode(s.node, s.score, s.similarity, s.parts, {**s.lanes, LANE: rank}, carried * anchor, s.store)
 
 
 def _related(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:

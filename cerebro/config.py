@@ -117,7 +117,12 @@ _KEYS = [
     ConfigKey("feedback_weight", "0.7", _unit_float, "How far those hits move the vector query"),
     ConfigKey("centering", "1.0", _unit_float, "How far the vector query moves from the brain's mean (0 = off)"),
     # Ours (ADR 0033): the memories written just before and after a top result come with it.
-    ConfigKey("adjacency", "0.4", _unit_float, "Share of a top result's score lent to memories written beside it"),
+    ConfigKey(
+        "adjacency",
+        "0.4",
+        _unit_float,
+        "Share of a top result's score lent to the memories written beside it (0 = off)",
+    ),
     # Ours (ADR 0027): secrets in new memories become [secret:kind] markers before storage.
     ConfigKey("redact_secrets", "true", _bool, "Replace secrets in new memories with [secret:kind] markers"),
     # Ours (issue 17): a memory is a note, not a file; a 1 MB add took minutes and gigabytes on the local model.

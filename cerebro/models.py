@@ -84,6 +84,8 @@ class Node(SQLModel, table=True):
         sa.Index("idx_nodes_last_surfaced", "last_surfaced"),
         sa.Index("idx_nodes_origin_actor", "origin_actor"),
         sa.Index("idx_nodes_origin_host", "origin_host"),
+        # Ours (py0003, ADR 0033): writing order — created_at, then rowid, which every SQLite index carries.
+        sa.Index("idx_nodes_writing_order", "created_at"),
     )
 
     id: str = Field(sa_column=sa.Column("id", sa.Text, primary_key=True, nullable=True))

@@ -357,6 +357,8 @@ def recall(
         for s, value in ((by_id[node_id], value) for node_id, value in fused)
     ]
     ordered = [s for s in ordered if _subtype_matches(s.node, options.subtype)]
+    anchored = (lambda results: apply_anchors(results, options.anchors)) if options.anchors else (lambda r: r)
+    ordered = anchored(ordered)  # before adjacency: a stale memory lends its demoted value
     # Not without stored vectors (provider none) or in upstream's keyword-only fallback, which only searches keywords.
     if options.adjacency > 0 and "adjacent" in options.lanes and mode not in ("keyword", "keyword-fallback"):
         from cerebro import adjacency
@@ -367,11 +369,9 @@ def recall(
             ordered,
             options.adjacency,
             vectors=lambda ids: vectors_of(store, conn, options, ids),
-            score=lambda node: _score(_Candidate(node, 0.0, 0.0), now),
+            score=lambda node: anchored([_score(_Candidate(node, 0.0, 0.0), now)])[0],
             accept=lambda node: _subtype_matches(node, options.subtype),
         )
-    if options.anchors is not None:
-        ordered = apply_anchors(ordered, options.anchors)
     return RecallResult(query, ordered[:limit], mode, expansion, list(notices or []))
 
 

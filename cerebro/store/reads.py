@@ -171,15 +171,24 @@ def count_active(conn: Connection) -> int:
 
 
 def written_beside(conn: Connection, ids: Sequence[str]) -> dict[str, values.Beside]:
-    """For each of these memories, (the memory written just before it, the one written just after it), in writing
-    order, whatever their status; None at either end. Two statements: the neighbours' rowids (index seeks), then
-    their rows."""
+    """For each of these memories, (the memory written just before it, the one written just after it), whatever
+    their status; None at either end. Writing order is ``created_at`` then ``rowid`` (the order within one second):
+    not ``rowid`` alone, which an import or a sync fills in another order. Two statements: the neighbours' rowids
+    (seeks on ``idx_nodes_writing_order``, revision py0003), then their rows. A memory without ``created_at`` has
+    no neighbours."""
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
+    # Each side is two index seeks — within the memory's second, then the nearest other second — as a row-value
+    # comparison would make SQLite walk every memory of that second (all of an add_many's: 30 ms at 20,000).
     sides = conn.execute(
-        "SELECT id, (SELECT max(b.rowid) FROM nodes b WHERE b.rowid < n.rowid), "
-        f"(SELECT min(a.rowid) FROM nodes a WHERE a.rowid > n.rowid) FROM nodes n WHERE id IN ({marks})",
+        "SELECT n.id, COALESCE("
+        "(SELECT max(b.rowid) FROM nodes b WHERE b.created_at = n.created_at AND b.rowid < n.rowid), "
+        "(SELECT b.rowid FROM nodes b WHERE b.created_at < n.created_at ORDER BY b.created_at DESC, b.rowid DESC "
+        "LIMIT 1)), COALESCE("
+        "(SELECT min(a.rowid) FROM nodes a WHERE a.created_at = n.created_at AND a.rowid > n.rowid), "
+        "(SELECT a.rowid FROM nodes a WHERE a.created_at > n.created_at ORDER BY a.created_at, a.rowid LIMIT 1)) "
+        f"FROM nodes n WHERE n.id IN ({marks})",
         tuple(ids),
     ).fetchall()
     wanted = sorted({rowid for _, before, after in sides for rowid in (before, after) if rowid is not None})

@@ -88,10 +88,10 @@ def test_memories_of_another_session_are_not_brought(fake_brain: Brain):
     session = values.Origin(session="s-1")
     before = fake_brain.add(BEFORE, origin=values.Origin(session="s-2"))
     hit = fake_brain.add(HIT, origin=session)
-    after = fake_brain.add(AFTER, origin=None)  # no session recorded is another session too
-    fake_brain.add(OTHER, origin=session)  # same session, but not the nearest memory written after the hit
+    fake_brain.add(AFTER, origin=None)  # no session recorded is another session too
+    fake_brain.add("ivory oscar", origin=session)  # same session and related, but not the nearest written after
     assert list(by_id(fake_brain)) == [hit]
-    assert before and after
+    assert cos(HIT, "ivory oscar") >= adjacency.RELATED and before
 
 
 def test_memories_of_the_same_session_are_brought(fake_brain: Brain):
@@ -177,6 +177,12 @@ def test_a_candidate_already_found_keeps_the_larger_of_its_value_and_the_share(f
         ("What broke the build? [image: a red CI run]", (4, 0)),  # a trailing bracketed note is not a sentence
         ("构建为什么失败？", (1, 0)),  # full-width question mark
         ("", (0, 0)),
+        ("Notes\n- cache is cold\n- retries are off\n- should we add a backoff?", (6, 9)),  # a line ends a sentence
+        ('She asked: "What kind of articles?"', (6, 0)),  # a closing quote after the question mark
+        ("Is it fixed?!", (3, 0)),
+        ("What broke? [a] [b]", (2, 0)),  # every trailing note
+        ("Fixed. [image: a green CI run]", (0, 1)),  # the note's words are not counted
+        ("One. Two? Three.", (0, 3)),
     ],
 )
 def test_question_words_counts_the_words_of_a_text_that_ends_with_a_question(text, expected):
@@ -210,3 +216,21 @@ def test_the_memory_written_before_a_question_gets_the_usual_share(fake_brain: B
     found = by_id(fake_brain)
     assert list(found) == [question, before]
     assert found[before].fused == pytest.approx(0.4 * found[question].fused)
+
+
+def test_a_result_that_asks_exactly_as_much_as_it_tells_counts_as_mostly_asking(fake_brain: Brain):
+    question = fake_brain.add("walrus tusk ivory arctic. Why ivory arctic walrus?")  # four words told, four asked
+    assert adjacency.question_words("walrus tusk ivory arctic. Why ivory arctic walrus?") == (4, 4)
+    answer = fake_brain.add(ANSWER)
+    assert [s.node.id for s in fake_brain.recall(QUERY).results] == [answer, question]
+
+
+def test_a_neighbour_offered_by_two_results_keeps_the_larger_offer(fake_brain: Brain):
+    session = values.Origin(session="s-1")
+    first = fake_brain.add("walrus tusk ivory arctic", origin=session)
+    shared = fake_brain.add("ivory arctic zulu", origin=session)  # written after the first, before the second
+    second = fake_brain.add("walrus ivory arctic yankee xray", origin=session)
+    found = by_id(fake_brain)
+    assert found[first].fused > found[second].fused  # precondition: the first result lends more
+    assert found[shared].fused == pytest.approx(0.4 * found[first].fused)
+    assert found[shared].lanes["adjacent"] == 1

@@ -472,3 +472,27 @@ def test_nothing_is_changed_at_read_time(cli, repo, fake_brain_path):
     for command in (("anchors", "--stale"), ("list",)):
         ok(cli(*command))
     assert snapshot(fake_brain_path) == before
+
+
+def test_adjacency_lends_a_stale_results_demoted_value_and_demotes_a_stale_neighbour(repo, pinned):
+    """ADR 0033 after ADR 0018: what a result lends is its value after its anchor factor, and a memory brought along
+    pays its own factor too."""
+    for name in ("a.py", "b.py"):
+        (repo / "src" / name).write_text(f"{name} = 1\n")
+    with Brain.for_project(repo) as brain:
+        hit = brain.add("walrus tusk ivory arctic", anchors=["src/a.py"])
+        beside = brain.add("ivory zulu", anchors=["src/b.py"])  # related to the hit, nothing to do with the query
+
+        def fused() -> tuple[float, float]:
+            got = {r.node.id: r for r in brain.recall("walrus tusk")}
+            assert got[beside].lanes == {"adjacent": 1}
+            return got[hit].fused, got[beside].fused
+
+        hit_value, lent = fused()
+        assert lent == pytest.approx(0.4 * hit_value)
+        (repo / "src" / "a.py").write_text("changed = 2\n")
+        stale_hit, lent = fused()
+        assert stale_hit == pytest.approx(0.8 * hit_value) and lent == pytest.approx(0.4 * stale_hit)
+        (repo / "src" / "b.py").write_text("changed = 2\n")
+        stale_hit, lent = fused()
+        assert lent == pytest.approx(0.8 * 0.4 * stale_hit)

@@ -203,10 +203,12 @@ def test_the_writing_order_seeks_of_adjacency_use_an_index(team_url):
     from cerebro.store import reads
 
     postgres.upgrade(team_url)
-    conn = postgres.connect(team_url, "alpha")
+    conn, other = postgres.connect(team_url, "alpha"), postgres.connect(team_url, "beta")
     try:
         insert = "INSERT INTO nodes (id, type, content, decay_rate) VALUES (?, 'concept', ?, 0.01)"
-        conn.executemany(insert, [(f"w{i}", f"note {i}") for i in range(2_000)])
+        for i in range(2_000):  # another project's memories written in between: out of sight
+            conn.execute(insert, (f"w{i}", f"note {i}"))
+            other.execute(insert, (f"x{i}", f"note {i}"))
         conn.execute("ANALYZE nodes")  # as autovacuum would
         statements: list[str] = []
 
@@ -218,7 +220,8 @@ def test_the_writing_order_seeks_of_adjacency_use_an_index(team_url):
         beside = reads.written_beside(Recording(), ["w500"])
         assert [n.id for n in beside["w500"] if n] == ["w499", "w501"]
         plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + statements[0], ("w500",)).fetchall())
-        assert "idx_nodes_writing_order" in plan
+        assert plan.count("idx_nodes_writing_order") == 4
         assert "Seq Scan on nodes" not in plan and "Bitmap Heap Scan on nodes" not in plan
     finally:
         conn.close()
+        other.close()

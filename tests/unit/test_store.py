@@ -799,3 +799,39 @@ def test_written_beside_gives_the_nearest_memory_written_before_and_after_whatev
     ids = {node_id: tuple(n.id if n else None for n in pair) for node_id, pair in beside.items()}
     assert ids == {a: (None, b), c: (b, e), e: (c, None)}  # a gap is stepped over; an unknown id is absent
     assert beside[c][0] is not None and beside[c][0].content == "bravo"  # whole memories
+
+
+def test_writing_order_is_the_time_of_writing_then_the_rowid_not_the_rowid_alone(brain: Brain) -> None:
+    """An import or a sync inserts memories in another order than they were written (by id), keeping created_at."""
+    late = datetime(2026, 3, 1, 12, 0, 2, tzinfo=UTC)
+    clock.set_now(late)
+    c = brain.add("charlie")  # inserted first, written last
+    clock.set_now(late.replace(second=0))
+    a, b = brain.add("alpha"), brain.add("bravo")  # the same second: the rowid orders them
+    clock.set_now(late.replace(second=1))
+    between = brain.add("between")
+    clock.set_now(None)
+    with brain.handle.snapshot() as conn:
+        beside = brain.handle.store.reads.written_beside(conn, [a, b, between, c])
+    ids = {node_id: tuple(n.id if n else None for n in pair) for node_id, pair in beside.items()}
+    assert ids == {a: (None, b), b: (a, between), between: (b, c), c: (between, None)}
+
+
+def test_the_writing_order_seeks_use_their_index_on_a_brain_file(tmp_path: Path) -> None:
+    from cerebro.store import reads
+
+    path = tmp_path / "brain.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as opened:
+        ids = opened.add_many([{"content": f"note {i}"} for i in range(50)])
+        statements: list[str] = []
+        with opened.handle.snapshot() as conn:
+
+            class Recording:
+                def execute(self, sql, params=()):
+                    statements.append(sql)
+                    return conn.execute(sql, params)
+
+            reads.written_beside(Recording(), [ids[10]])
+            plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + statements[0], (ids[10],)))
+    assert plan.count("USING COVERING INDEX idx_nodes_writing_order") == 4 and "SCAN" not in plan
