@@ -9,9 +9,9 @@
    connected results and adding active neighbours.
 3. Keyword lane: FTS5 BM25 with every query token quoted.
 4. Reciprocal-rank fusion of the two lanes; the composite score is kept for display and explanation.
-5. The subtype filter; the top results' neighbours in writing order brought along (``cerebro.adjacency``,
-   ADR 0033); code anchors checked (a stale or missing one multiplies the score and the fused
-   value by ``scoring.anchor_factor``, ADR 0018) and the order re-sorted; then the cut to ``limit``.
+5. The subtype filter; code anchors checked (a stale or missing one multiplies the score and the fused
+   value by ``scoring.anchor_factor``, ADR 0018) and the order re-sorted; then the top results' neighbours
+   in writing order brought along (``cerebro.adjacency``, ADR 0033); then the cut to ``limit``.
 
 Works on a DB-API connection (no ORM): this is a hot path. Pure formulas live in ``cerebro.scoring``.
 """

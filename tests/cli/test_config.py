@@ -183,6 +183,8 @@ def test_unknown_key_exit_3(cli, brain_path, brain_snapshot, args):
         ("bm25_enabled", "yes"),
         ("bm25_enabled", "1"),
         ("bm25_enabled", ""),
+        ("adjacency", "1.5"),
+        ("adjacency", "-0.1"),
         ("rerank_fusion", "bogus"),
         ("rerank_fusion", "RRF"),
     ],
