@@ -16,7 +16,12 @@ A result whose last sentence is a question is answered by the memory written aft
 question is after the answer: that memory gets all of the result's value (:data:`ANSWER_SHARE`), and ranks ahead of
 it when the result mostly asks; after a statement that ends with a question, the statement keeps its place.
 
-A step after fusion, on the fused list; one store read (two statements) and the vectors of at most 15 memories.
+Then the results support one another (:func:`support`): each result below the first gains :data:`SUPPORT` × the
+share × the value of every other result written within :data:`REACH` places of it in the same episode and related
+to it — the turns of one exchange found by different words rise together, ahead of isolated matches.
+
+A step after fusion, on the fused list; two store reads (one statement each) and stored vectors of the results
+written near one another.
 """
 
 from __future__ import annotations
@@ -39,6 +44,11 @@ WINDOW = timedelta(hours=1)  # the longest pause between two memories of one epi
 # pairs of evidence turns 0.35), consecutive facts of tests/retrieval/test_real_model_ranking.py 0.06 (90th 0.18).
 RELATED = 0.3
 LANE = "adjacent"  # the explain output's lane name: the rank of the result a memory was written beside
+# Support among results (ADR 0034): half the share, from every result written within two places. On the LoCoMo
+# development half: reach 1 and 3, halves 0.25 and 0.75 measured; reach 2 at half the share was best at R@20.
+SUPPORT = 0.5
+REACH = 2
+SUPPORT_LANE = "episode"  # explain output: the rank of the result that lent the most support
 # A result whose last sentence asks a question lends the memory written after it — its answer — all of its value,
 # and when it mostly asks (as many words in questions as in statements) the answer ranks ahead of it (ADR 0033).
 ANSWER_SHARE = 1.0
@@ -58,7 +68,7 @@ def written_together(result: Node, neighbour: Node) -> bool:
     return abs(neighbour.created_at - result.created_at) <= WINDOW
 
 
-def bring_neighbours(
+def arrange(
     store: Store,
     conn: Connection,
     ordered: list[ScoredNode],
@@ -67,7 +77,24 @@ def bring_neighbours(
     score: Callable[[Node], ScoredNode],
     accept: Callable[[Node], bool],
 ) -> list[ScoredNode]:
+    """The whole step: :func:`bring_neighbours`, then :func:`support` over the list that makes."""
+    lenders: dict[str, str] = {}
+    brought = bring_neighbours(store, conn, ordered, weight, vectors, score, accept, lenders)
+    return support(store, conn, brought, weight, vectors, lenders)
+
+
+def bring_neighbours(
+    store: Store,
+    conn: Connection,
+    ordered: list[ScoredNode],
+    weight: float,
+    vectors: Callable[[list[str]], Mapping[str, Sequence[float]]],
+    score: Callable[[Node], ScoredNode],
+    accept: Callable[[Node], bool],
+    lenders: dict[str, str] | None = None,
+) -> list[ScoredNode]:
     """``ordered`` (best first, by rank value) with the top results' neighbours brought in or lifted, re-sorted.
+    ``lenders`` (when given) is filled with each lifted memory's id → the id of the result whose value it took.
 
     ``vectors(ids)`` reads stored vectors (those that exist); a neighbour comes only when its cosine to the result
     is at least :data:`RELATED`. ``score(node)`` scores a memory that was not a candidate (it joins with its
@@ -109,9 +136,65 @@ def bring_neighbours(
                     index[neighbour.id] = score(neighbour)
     if not lifted:
         return ordered
+    if lenders is not None:
+        lenders.update({node_id: parents[rank - 1].node.id for node_id, (_, rank) in lifted.items()})
     out = [s if s.node.id not in lifted else _lifted(s, *lifted[s.node.id]) for s in index.values()]
     out.sort(key=lambda s: (-s.rank_value, s.node.id not in first))  # stable: equals keep the fused order
     return out
+
+
+def support(
+    store: Store,
+    conn: Connection,
+    ordered: list[ScoredNode],
+    weight: float,
+    vectors: Callable[[list[str]], Mapping[str, Sequence[float]]],
+    lenders: Mapping[str, str] | None = None,
+) -> list[ScoredNode]:
+    """``ordered`` re-sorted after each result below the first gained ``SUPPORT × weight ×`` the value of every other
+    result written within :data:`REACH` places of it — same episode (:func:`written_together`), related vectors. The
+    first result keeps its place: it is the best match, and support only orders what follows it."""
+    if weight <= 0 or len(ordered) < 3:
+        return ordered
+    near = store.reads.written_near(conn, [s.node.id for s in ordered], REACH)
+    index = {s.node.id: s for s in ordered}
+    pairs = {
+        (a, b)
+        for a, others in near.items()
+        for b in others
+        if a != b and b in index and written_together(index[a].node, index[b].node)
+    }
+    if not pairs:
+        return ordered
+    stored = vectors(sorted({node_id for pair in pairs for node_id in pair}))
+    rank = {s.node.id: position for position, s in enumerate(ordered, start=1)}
+    gained: dict[str, float] = {}
+    strongest: dict[str, str] = {}  # node id → the result that lent it the most
+    for a, b in pairs:  # b lends to a
+        if rank[a] == 1 or (lenders or {}).get(a) == b or not _related(stored.get(a), stored.get(b)):
+            continue
+        gained[a] = gained.get(a, 0.0) + index[b].rank_value
+        if a not in strongest or index[b].rank_value > index[strongest[a]].rank_value:
+            strongest[a] = b
+    if not gained:
+        return ordered
+    share = SUPPORT * weight
+    rest = [
+        s
+        if s.node.id not in gained
+        else ScoredNode(
+            s.node,
+            s.score,
+            s.similarity,
+            s.parts,
+            {**s.lanes, SUPPORT_LANE: rank[strongest[s.node.id]]},
+            s.rank_value + share * gained[s.node.id],
+            s.store,
+        )
+        for s in ordered[1:]
+    ]
+    rest.sort(key=lambda s: -s.rank_value)  # stable: equals keep their order (an answer ahead of its question)
+    return [ordered[0], *rest]
 
 
 def _share(result: Node, after: bool, weight: float) -> tuple[float, bool]:

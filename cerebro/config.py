@@ -121,7 +121,7 @@ _KEYS = [
         "adjacency",
         "0.4",
         _unit_float,
-        "Share of a top result's score lent to the memories written beside it (0 = off)",
+        "Share of a top result's score lent to the memories written beside it; half of it to results near it (0 = off)",
     ),
     # Ours (ADR 0027): secrets in new memories become [secret:kind] markers before storage.
     ConfigKey("redact_secrets", "true", _bool, "Replace secrets in new memories with [secret:kind] markers"),

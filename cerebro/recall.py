@@ -10,8 +10,10 @@
 3. Keyword lane: FTS5 BM25 with every query token quoted.
 4. Reciprocal-rank fusion of the two lanes; the composite score is kept for display and explanation.
 5. The subtype filter; code anchors checked (a stale or missing one multiplies the score and the fused
-   value by ``scoring.anchor_factor``, ADR 0018) and the order re-sorted; then the top results' neighbours
-   in writing order brought along (``cerebro.adjacency``, ADR 0033); then the cut to ``limit``.
+   value by ``scoring.anchor_factor``, ADR 0018) and the order re-sorted; for a question that asks when, the
+   results that state a time lifted (``cerebro.temporal``, ADR 0034); then the top results' neighbours in writing
+   order brought along and the results written together supporting each other (``cerebro.adjacency``, ADR 0033,
+   0034); then the cut to ``limit``.
 
 Works on a DB-API connection (no ORM): this is a hot path. Pure formulas live in ``cerebro.scoring``.
 """
@@ -24,6 +26,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from cerebro import scoring
+from cerebro.temporal import favour_dated
 from cerebro.values import UNSET, Node, RecallResult, ScoredNode
 
 if TYPE_CHECKING:
@@ -60,7 +63,7 @@ class RecallOptions:
     now: datetime | None = None
     # Memories written beside a top result join with this share of its fused value (ADR 0033; 0 = off).
     adjacency: float = 0.4
-    lanes: tuple[str, ...] = ("vector", "keyword", "adjacent")  # which lanes/steps run (eval compares them alone)
+    lanes: tuple[str, ...] = ("vector", "keyword", "adjacent", "dated")  # lanes/steps that run (eval: lanes alone)
     expand: bool = True
     anchors: Any = field(default=None, compare=False)  # a cerebro.anchors.Checker: demote stale anchors (ADR 0018)
 
@@ -359,11 +362,13 @@ def recall(
     ordered = [s for s in ordered if _subtype_matches(s.node, options.subtype)]
     anchored = (lambda results: apply_anchors(results, options.anchors)) if options.anchors else (lambda r: r)
     ordered = anchored(ordered)  # before adjacency: a stale memory lends its demoted value
+    if "dated" in options.lanes:
+        ordered = favour_dated(query, ordered)
     # Not without stored vectors (provider none) or in upstream's keyword-only fallback, which only searches keywords.
     if options.adjacency > 0 and "adjacent" in options.lanes and mode not in ("keyword", "keyword-fallback"):
         from cerebro import adjacency
 
-        ordered = adjacency.bring_neighbours(
+        ordered = adjacency.arrange(
             store,
             conn,
             ordered,

@@ -274,6 +274,9 @@ class Reads(Protocol):
     def written_beside(self, conn: Connection, ids: Sequence[str]) -> dict[str, values.Beside]:
         """Each memory's (neighbour written just before it, just after it): writing order, any status."""
 
+    def written_near(self, conn: Connection, ids: Sequence[str], reach: int) -> dict[str, set[str]]:
+        """Which of these memories were written within ``reach`` places of each other (writing order, any status)."""
+
 
 class Meta(Protocol):
     """``schema_meta``: the brain's key/value store (versions, embedding settings, boundaries, config, counters)."""

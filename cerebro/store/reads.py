@@ -198,3 +198,37 @@ def written_beside(conn: Connection, ids: Sequence[str]) -> dict[str, values.Bes
         sql = f"SELECT rowid, {NODE_COLUMNS} FROM nodes WHERE rowid IN ({marks})"
         found = {row[0]: node_from_row(row[1:]) for row in conn.execute(sql, wanted).fetchall()}
     return {node_id: (found.get(before), found.get(after)) for node_id, before, after in sides}
+
+
+def written_near(conn: Connection, ids: Sequence[str], reach: int) -> dict[str, set[str]]:
+    """For each of these memories, which of the *others* were written within ``reach`` places of it in writing order
+    (``created_at``, then ``rowid``; memories of any status count as places). One statement: on each side, ``reach``
+    seeks within the memory's second and ``reach`` into the other seconds (see :func:`written_beside`)."""
+    if not ids or reach <= 0:
+        return {}
+    columns = []
+    for nearest, op, order in (("max", "<", "DESC"), ("min", ">", "ASC")):
+        # Within the second, each place is found from the one before it: max/min are single seeks on both engines,
+        # where "ORDER BY rowid LIMIT 1 OFFSET k" let PostgreSQL read the whole second (an add_many's thousands).
+        place = "n.rowid"
+        for k in range(reach):
+            place = (
+                f"(SELECT {nearest}(s{k}.rowid) FROM nodes s{k} "
+                f"WHERE s{k}.created_at = n.created_at AND s{k}.rowid {op} {place})"
+            )
+            columns.append(place)
+        columns += [
+            f"(SELECT o.rowid FROM nodes o WHERE o.created_at {op} n.created_at "
+            f"ORDER BY o.created_at {order}, o.rowid {order} LIMIT 1 OFFSET {k})"
+            for k in range(reach)
+        ]
+    marks = ",".join("?" * len(ids))
+    sql = f"SELECT n.id, n.rowid, {', '.join(columns)} FROM nodes n WHERE n.id IN ({marks})"
+    rows = conn.execute(sql, tuple(ids)).fetchall()
+    at = {rowid: node_id for node_id, rowid, *_ in rows}
+    near: dict[str, set[str]] = {}
+    for node_id, _, *places in rows:
+        before = [p for p in places[: 2 * reach] if p is not None][:reach]  # this second first, then earlier ones
+        after = [p for p in places[2 * reach :] if p is not None][:reach]
+        near[node_id] = {at[p] for p in before + after if p in at}
+    return near

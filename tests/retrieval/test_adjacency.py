@@ -163,9 +163,12 @@ def test_a_candidate_already_found_keeps_the_larger_of_its_value_and_the_share(f
     assert lifted[near].fused == pytest.approx(0.4 * lifted[hit].fused)
     assert lifted[near].lanes == {**alone[near].lanes, "adjacent": 1}  # the lanes that found it stay
     assert alone[near].fused > 0
-    fake_brain.config_set("adjacency", str(round(alone[near].fused / alone[hit].fused / 2, 4)))
-    assert by_id(fake_brain)[near].fused == pytest.approx(alone[near].fused)  # worth less: unchanged
-    assert "adjacent" not in by_id(fake_brain)[near].lanes
+    share = alone[near].fused / alone[hit].fused / 2
+    fake_brain.config_set("adjacency", repr(share))
+    kept = by_id(fake_brain)[near]
+    assert "adjacent" not in kept.lanes  # worth less than its own value: not lifted, only supported by the hit
+    assert kept.fused == pytest.approx(alone[near].fused + adjacency.SUPPORT * share * alone[hit].fused)
+    assert kept.lanes == {**alone[near].lanes, "episode": 1}
 
 
 @pytest.mark.parametrize(
@@ -234,3 +237,63 @@ def test_a_neighbour_offered_by_two_results_keeps_the_larger_offer(fake_brain: B
     assert found[first].fused > found[second].fused  # precondition: the first result lends more
     assert found[shared].fused == pytest.approx(0.4 * found[first].fused)
     assert found[shared].lanes["adjacent"] == 1
+
+
+# ------------------------------------------------------------------ support among results (ADR 0034)
+
+TOP, NEAR = "walrus tusk ivory arctic", "walrus ivory arctic kilo"  # cosine 0.6: related
+FILLER = "romeo sierra tango"
+
+
+def scored(brain: Brain, node_id: str, value: float) -> values.ScoredNode:
+    return values.ScoredNode(brain.get(node_id).node, value, 0.5, lanes={"vector": 1}, fused=value)
+
+
+def support(brain: Brain, ordered: list[values.ScoredNode], **kw: object) -> list[values.ScoredNode]:
+    """The step on a hand-made result list, over the brain's real writing order and stored vectors."""
+    store = brain.handle.store
+    with brain.handle.snapshot() as conn:
+        return adjacency.support(
+            store, conn, ordered, 0.4, vectors=lambda ids: store.vectors.vectors_for(conn, list(ids)), **kw
+        )
+
+
+def test_a_result_written_near_a_better_one_rises_above_an_isolated_one(fake_brain: Brain):
+    assert cos(TOP, NEAR) >= adjacency.RELATED
+    top, _, near = fake_brain.add(TOP), fake_brain.add(FILLER), fake_brain.add(NEAR)  # two places apart
+    alone = fake_brain.add("walrus lima mike", origin=values.Origin(session="elsewhere"))
+    out = support(
+        fake_brain, [scored(fake_brain, top, 1.0), scored(fake_brain, alone, 0.5), scored(fake_brain, near, 0.4)]
+    )
+    assert [s.node.id for s in out] == [top, near, alone]
+    assert out[1].fused == pytest.approx(0.4 + adjacency.SUPPORT * 0.4 * 1.0)  # half the share of the top's value
+    assert out[1].lanes == {"vector": 1, adjacency.SUPPORT_LANE: 1}  # explain: rank 1 lent the most
+    assert out[2].fused == 0.5 and adjacency.SUPPORT_LANE not in out[2].lanes
+
+
+@pytest.mark.parametrize("apart", ["three places", "another session", "unrelated", "brought by it"])
+def test_no_support_across_more_than_two_places_another_session_unrelated_or_from_the_result_that_brought_it(
+    fake_brain: Brain, apart: str
+):
+    top = fake_brain.add(TOP)
+    fake_brain.add(FILLER)
+    if apart == "three places":
+        fake_brain.add(FILLER + " again")
+    session = values.Origin(session="other") if apart == "another session" else None
+    near = fake_brain.add("romeo zulu yankee" if apart == "unrelated" else NEAR, origin=session)
+    alone = fake_brain.add("walrus lima mike", origin=values.Origin(session="elsewhere"))
+    ordered = [scored(fake_brain, top, 1.0), scored(fake_brain, alone, 0.5), scored(fake_brain, near, 0.4)]
+    lenders = {near: top} if apart == "brought by it" else None
+    assert support(fake_brain, ordered, lenders=lenders) == ordered
+
+
+def test_the_first_result_keeps_its_place_and_its_value_whatever_its_followers_gain(fake_brain: Brain):
+    first, second, third = fake_brain.add("walrus tusk arctic"), fake_brain.add(TOP), fake_brain.add(NEAR)
+    assert cos("walrus tusk arctic", TOP) >= adjacency.RELATED and cos("walrus tusk arctic", NEAR) >= adjacency.RELATED
+    ordered = [scored(fake_brain, first, 1.0), scored(fake_brain, second, 0.95), scored(fake_brain, third, 0.9)]
+    out = support(fake_brain, ordered)
+    assert out[0] is ordered[0]  # the best match is not supported: it leads on its own
+    assert [s.node.id for s in out] == [first, second, third]
+    assert out[1].fused == pytest.approx(0.95 + 0.2 * (1.0 + 0.9)) and out[1].fused > out[0].fused  # still second
+    assert out[2].fused == pytest.approx(0.9 + 0.2 * (1.0 + 0.95))  # each lends its value as fused: every one adds up
+    assert out[1].lanes[adjacency.SUPPORT_LANE] == 1 and out[2].lanes[adjacency.SUPPORT_LANE] == 1

@@ -162,6 +162,7 @@ def test_rrf_and_blend_fuse_the_lanes_each_their_own_way(fake_brain: Brain) -> N
     60 % keyword — so the best keyword match leads. Each setting must run its own recipe."""
     ids = {fake_brain.add(text): text for text in FUSION_TEXTS}
     fake_brain.config_set("recall_threshold", "0")
+    fake_brain.config_set("adjacency", "0")  # the values as fusion made them, before the steps that follow it
     fake_brain.config_set("fusion", "rrf")
     rrf = fake_brain.recall("walrus tusk").results
     assert len(rrf) == 4

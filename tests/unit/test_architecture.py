@@ -177,7 +177,7 @@ MAX_MODULE_LINES = 400
 LONGER_MODULES = {
     "api.py": (625, "the public face: one short delegation per public method, each with its signature pinned"),
     "values.py": (500, "every frozen result the library returns, side by side: a flat list of small dataclasses"),
-    "store/interface.py": (490, "the whole store interface in one place, one Protocol per part"),
+    "store/interface.py": (500, "the whole store interface in one place, one Protocol per part"),
 }
 
 

@@ -817,6 +817,26 @@ def test_writing_order_is_the_time_of_writing_then_the_rowid_not_the_rowid_alone
     assert ids == {a: (None, b), b: (a, between), between: (b, c), c: (between, None)}
 
 
+def test_written_near_gives_which_of_the_memories_were_written_within_reach_of_each_other(brain: Brain) -> None:
+    """Recall's support step (ADR 0034) asks which results were written within two places of one another: places
+    are counted in writing order across seconds, and a memory no longer active still takes its place."""
+    start = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+    clock.set_now(start)
+    a, b = brain.add("alpha"), brain.add("bravo")  # the same second: the rowid orders them
+    clock.set_now(start.replace(second=1))
+    c = brain.add("charlie")
+    clock.set_now(start.replace(second=2))
+    d, e = brain.add("delta"), brain.add("echo")
+    brain.supersede(b, "bravo, corrected")  # no longer active, but it was written there; the correction is written last
+    clock.set_now(None)
+    with brain.handle.snapshot() as conn:
+        near = brain.handle.store.reads.written_near(conn, [a, c, d, e, "no-such-id"], 2)
+        one = brain.handle.store.reads.written_near(conn, [a, c, d, e], 1)
+        assert brain.handle.store.reads.written_near(conn, [a, c], 0) == {}
+    assert near == {a: {c}, c: {a, d, e}, d: {c, e}, e: {c, d}}  # alpha-charlie: bravo between; alpha-delta: 3 places
+    assert one == {a: set(), c: {d}, d: {c, e}, e: {d}}
+
+
 def test_the_writing_order_seeks_use_their_index_on_a_brain_file(tmp_path: Path) -> None:
     from cerebro.store import reads
 
@@ -835,3 +855,32 @@ def test_the_writing_order_seeks_use_their_index_on_a_brain_file(tmp_path: Path)
             reads.written_beside(Recording(), [ids[10]])
             plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + statements[0], (ids[10],)))
     assert plan.count("USING COVERING INDEX idx_nodes_writing_order") == 4 and "SCAN" not in plan
+
+
+def test_the_seeks_of_written_near_use_their_index_on_a_brain_file(tmp_path: Path) -> None:
+    """Ten seeks a memory at reach 2, all on the index: never a walk through the memories of one second (an add_many
+    writes thousands in one)."""
+    from cerebro.store import reads
+
+    path = tmp_path / "brain.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as opened:
+        ids = opened.add_many([{"content": f"note {i}"} for i in range(50)])
+        statements: list[str] = []
+        with opened.handle.snapshot() as conn:
+
+            class Recording:
+                def execute(self, sql, params=()):
+                    statements.append(sql)
+                    return conn.execute(sql, params)
+
+            assert reads.written_near(Recording(), [ids[10], ids[12], ids[13]], 2) == {
+                ids[10]: {ids[12]},
+                ids[12]: {ids[10], ids[13]},
+                ids[13]: {ids[12]},
+            }
+            asked = (ids[10], ids[12], ids[13])
+            plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + statements[0], asked))
+    assert len(statements) == 1
+    # each side: the nearest place in the memory's second (1 seek), the next from it (1 + 1), two beyond it (2)
+    assert plan.count("USING COVERING INDEX idx_nodes_writing_order") == 10 and "SCAN" not in plan

@@ -18,6 +18,7 @@ from cerebro.store.reads import (
     prime_pool,
     rows,
     written_beside,
+    written_near,
 )
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ __all__ = [
     "rows",
     "table_exists",
     "written_beside",
+    "written_near",
 ]
 
 
