@@ -17,8 +17,9 @@ question is after the answer: that memory gets all of the result's value (:data:
 it when the result mostly asks; after a statement that ends with a question, the statement keeps its place.
 
 Then the results support one another (:func:`support`): each result below the first gains :data:`SUPPORT` × the
-share × the value of every other result written within :data:`REACH` places of it in the same episode and related
-to it — the turns of one exchange found by different words rise together, ahead of isolated matches.
+share × the value of every one of the top :data:`LENDERS` results written within :data:`REACH` places of it in the
+same episode and related to it — the turns of one exchange found by different words rise together, ahead of isolated
+matches.
 
 A step after fusion, on the fused list; two store reads (one statement each) and stored vectors of the results
 written near one another.
@@ -49,6 +50,7 @@ LANE = "adjacent"  # the explain output's lane name: the rank of the result a me
 SUPPORT = 0.5
 REACH = 2
 SUPPORT_LANE = "episode"  # explain output: the rank of the result that lent the most support
+LENDERS = 10  # the results that lend support: further down, a value is too small to move anything (dev: 10, 20, all)
 # A result whose last sentence asks a question lends the memory written after it — its answer — all of its value,
 # and when it mostly asks (as many words in questions as in statements) the answer ranks ahead of it (ADR 0033).
 ANSWER_SHARE = 1.0
@@ -78,9 +80,9 @@ def arrange(
     accept: Callable[[Node], bool],
 ) -> list[ScoredNode]:
     """The whole step: :func:`bring_neighbours`, then :func:`support` over the list that makes."""
-    lenders: dict[str, str] = {}
-    brought = bring_neighbours(store, conn, ordered, weight, vectors, score, accept, lenders)
-    return support(store, conn, brought, weight, vectors, lenders)
+    brought_by: dict[str, str] = {}
+    brought = bring_neighbours(store, conn, ordered, weight, vectors, score, accept, brought_by)
+    return support(store, conn, brought, weight, vectors, brought_by)
 
 
 def bring_neighbours(
@@ -91,10 +93,10 @@ def bring_neighbours(
     vectors: Callable[[list[str]], Mapping[str, Sequence[float]]],
     score: Callable[[Node], ScoredNode],
     accept: Callable[[Node], bool],
-    lenders: dict[str, str] | None = None,
+    brought_by: dict[str, str] | None = None,
 ) -> list[ScoredNode]:
     """``ordered`` (best first, by rank value) with the top results' neighbours brought in or lifted, re-sorted.
-    ``lenders`` (when given) is filled with each lifted memory's id → the id of the result whose value it took.
+    ``brought_by`` (when given) is filled with each lifted memory's id → the id of the result whose value it took.
 
     ``vectors(ids)`` reads stored vectors (those that exist); a neighbour comes only when its cosine to the result
     is at least :data:`RELATED`. ``score(node)`` scores a memory that was not a candidate (it joins with its
@@ -136,8 +138,8 @@ def bring_neighbours(
                     index[neighbour.id] = score(neighbour)
     if not lifted:
         return ordered
-    if lenders is not None:
-        lenders.update({node_id: parents[rank - 1].node.id for node_id, (_, rank) in lifted.items()})
+    if brought_by is not None:
+        brought_by.update({node_id: parents[rank - 1].node.id for node_id, (_, rank) in lifted.items()})
     out = [s if s.node.id not in lifted else _lifted(s, *lifted[s.node.id]) for s in index.values()]
     out.sort(key=lambda s: (-s.rank_value, s.node.id not in first))  # stable: equals keep the fused order
     return out
@@ -149,20 +151,22 @@ def support(
     ordered: list[ScoredNode],
     weight: float,
     vectors: Callable[[list[str]], Mapping[str, Sequence[float]]],
-    lenders: Mapping[str, str] | None = None,
+    brought_by: Mapping[str, str] | None = None,
 ) -> list[ScoredNode]:
-    """``ordered`` re-sorted after each result below the first gained ``SUPPORT × weight ×`` the value of every other
-    result written within :data:`REACH` places of it — same episode (:func:`written_together`), related vectors. The
-    first result keeps its place: it is the best match, and support only orders what follows it."""
+    """``ordered`` re-sorted after each result below the first gained ``SUPPORT × weight ×`` the value of every one of
+    the top :data:`LENDERS` results written within :data:`REACH` places of it — same episode
+    (:func:`written_together`), related vectors. The first result keeps its place: it is the best match, and support
+    only orders what follows it. ``brought_by``: memory id → the result it was brought by, which does not also lend
+    it support."""
     if weight <= 0 or len(ordered) < 3:
         return ordered
-    near = store.reads.written_near(conn, [s.node.id for s in ordered], REACH)
+    near = store.reads.written_near(conn, [s.node.id for s in ordered[:LENDERS]], REACH)
     index = {s.node.id: s for s in ordered}
-    pairs = {
+    pairs = {  # (receiver, lender)
         (a, b)
-        for a, others in near.items()
-        for b in others
-        if a != b and b in index and written_together(index[a].node, index[b].node)
+        for b, around in near.items()
+        for a in around
+        if a in index and written_together(index[a].node, index[b].node)
     }
     if not pairs:
         return ordered
@@ -171,7 +175,7 @@ def support(
     gained: dict[str, float] = {}
     strongest: dict[str, str] = {}  # node id → the result that lent it the most
     for a, b in pairs:  # b lends to a
-        if rank[a] == 1 or (lenders or {}).get(a) == b or not _related(stored.get(a), stored.get(b)):
+        if rank[a] == 1 or (brought_by or {}).get(a) == b or not _related(stored.get(a), stored.get(b)):
             continue
         gained[a] = gained.get(a, 0.0) + index[b].rank_value
         if a not in strongest or index[b].rank_value > index[strongest[a]].rank_value:

@@ -9,11 +9,11 @@
    connected results and adding active neighbours.
 3. Keyword lane: FTS5 BM25 with every query token quoted.
 4. Reciprocal-rank fusion of the two lanes; the composite score is kept for display and explanation.
-5. The subtype filter; code anchors checked (a stale or missing one multiplies the score and the fused
-   value by ``scoring.anchor_factor``, ADR 0018) and the order re-sorted; for a question that asks when, the
-   results that state a time lifted (``cerebro.temporal``, ADR 0034); then the top results' neighbours in writing
-   order brought along and the results written together supporting each other (``cerebro.adjacency``, ADR 0033,
-   0034); then the cut to ``limit``.
+5. The subtype filter; code anchors (a stale or missing one multiplies the score and the fused value by
+   ``scoring.anchor_factor``, ADR 0018); values tilted by length (``cerebro.prior``, ADR 0035); for a *when*
+   question, results that state a time lifted (``cerebro.temporal``, ADR 0034); the top results' neighbours in writing
+   order brought along and results written together supporting each other (``cerebro.adjacency``, ADR 0033, 0034);
+   each step re-sorts; then the cut to ``limit``.
 
 Works on a DB-API connection (no ORM): this is a hot path. Pure formulas live in ``cerebro.scoring``.
 """
@@ -23,9 +23,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from operator import mul
 from typing import TYPE_CHECKING, Any
 
 from cerebro import scoring
+from cerebro.prior import favour_informative
 from cerebro.temporal import favour_dated
 from cerebro.values import UNSET, Node, RecallResult, ScoredNode
 
@@ -63,7 +65,7 @@ class RecallOptions:
     now: datetime | None = None
     # Memories written beside a top result join with this share of its fused value (ADR 0033; 0 = off).
     adjacency: float = 0.4
-    lanes: tuple[str, ...] = ("vector", "keyword", "adjacent", "dated")  # lanes/steps that run (eval: lanes alone)
+    lanes: tuple[str, ...] = ("vector", "keyword", "adjacent", "dated", "length")  # lanes/steps (eval: lanes alone)
     expand: bool = True
     anchors: Any = field(default=None, compare=False)  # a cerebro.anchors.Checker: demote stale anchors (ADR 0018)
 
@@ -164,8 +166,6 @@ class _SeedCosines:
         self._vectors: dict[str, list[float]] | None = None
 
     def against(self, vector: Sequence[float]) -> dict[str, float]:
-        from operator import mul
-
         if self._options.warm is not None:
             return self._options.warm.dots(self._ids, vector)
         if self._vectors is None:
@@ -362,8 +362,8 @@ def recall(
     ordered = [s for s in ordered if _subtype_matches(s.node, options.subtype)]
     anchored = (lambda results: apply_anchors(results, options.anchors)) if options.anchors else (lambda r: r)
     ordered = anchored(ordered)  # before adjacency: a stale memory lends its demoted value
-    if "dated" in options.lanes:
-        ordered = favour_dated(query, ordered)
+    ordered = favour_informative(ordered) if "length" in options.lanes else ordered  # ADR 0035
+    ordered = favour_dated(query, ordered) if "dated" in options.lanes else ordered
     # Not without stored vectors (provider none) or in upstream's keyword-only fallback, which only searches keywords.
     if options.adjacency > 0 and "adjacent" in options.lanes and mode not in ("keyword", "keyword-fallback"):
         from cerebro import adjacency

@@ -275,7 +275,7 @@ class Reads(Protocol):
         """Each memory's (neighbour written just before it, just after it): writing order, any status."""
 
     def written_near(self, conn: Connection, ids: Sequence[str], reach: int) -> dict[str, set[str]]:
-        """Which of these memories were written within ``reach`` places of each other (writing order, any status)."""
+        """Each memory's neighbours within ``reach`` places in writing order (ids, any status)."""
 
 
 class Meta(Protocol):

@@ -201,9 +201,10 @@ def written_beside(conn: Connection, ids: Sequence[str]) -> dict[str, values.Bes
 
 
 def written_near(conn: Connection, ids: Sequence[str], reach: int) -> dict[str, set[str]]:
-    """For each of these memories, which of the *others* were written within ``reach`` places of it in writing order
-    (``created_at``, then ``rowid``; memories of any status count as places). One statement: on each side, ``reach``
-    seeks within the memory's second and ``reach`` into the other seconds (see :func:`written_beside`)."""
+    """For each of these memories, the ids of the memories written within ``reach`` places of it in writing order
+    (``created_at``, then ``rowid``; memories of any status count as places). Two statements: the places' rowids —
+    on each side ``reach`` seeks within the memory's second and ``reach`` into the other seconds (see
+    :func:`written_beside`) — then their ids."""
     if not ids or reach <= 0:
         return {}
     columns = []
@@ -223,12 +224,15 @@ def written_near(conn: Connection, ids: Sequence[str], reach: int) -> dict[str, 
             for k in range(reach)
         ]
     marks = ",".join("?" * len(ids))
-    sql = f"SELECT n.id, n.rowid, {', '.join(columns)} FROM nodes n WHERE n.id IN ({marks})"
-    rows = conn.execute(sql, tuple(ids)).fetchall()
-    at = {rowid: node_id for node_id, rowid, *_ in rows}
-    near: dict[str, set[str]] = {}
-    for node_id, _, *places in rows:
-        before = [p for p in places[: 2 * reach] if p is not None][:reach]  # this second first, then earlier ones
-        after = [p for p in places[2 * reach :] if p is not None][:reach]
-        near[node_id] = {at[p] for p in before + after if p in at}
-    return near
+    sql = f"SELECT n.id, {', '.join(columns)} FROM nodes n WHERE n.id IN ({marks})"
+    places: dict[str, list[int]] = {}
+    for node_id, *found in conn.execute(sql, tuple(ids)).fetchall():
+        before = [p for p in found[: 2 * reach] if p is not None][:reach]  # this second first, then earlier ones
+        after = [p for p in found[2 * reach :] if p is not None][:reach]
+        places[node_id] = before + after
+    wanted = sorted({rowid for rowids in places.values() for rowid in rowids})
+    if not wanted:
+        return {node_id: set() for node_id in places}
+    marks = ",".join("?" * len(wanted))
+    at = dict(conn.execute(f"SELECT rowid, id FROM nodes WHERE rowid IN ({marks})", wanted).fetchall())
+    return {node_id: {at[p] for p in rowids if p in at} for node_id, rowids in places.items()}

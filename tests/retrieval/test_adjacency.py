@@ -283,8 +283,8 @@ def test_no_support_across_more_than_two_places_another_session_unrelated_or_fro
     near = fake_brain.add("romeo zulu yankee" if apart == "unrelated" else NEAR, origin=session)
     alone = fake_brain.add("walrus lima mike", origin=values.Origin(session="elsewhere"))
     ordered = [scored(fake_brain, top, 1.0), scored(fake_brain, alone, 0.5), scored(fake_brain, near, 0.4)]
-    lenders = {near: top} if apart == "brought by it" else None
-    assert support(fake_brain, ordered, lenders=lenders) == ordered
+    brought_by = {near: top} if apart == "brought by it" else None
+    assert support(fake_brain, ordered, brought_by=brought_by) == ordered
 
 
 def test_the_first_result_keeps_its_place_and_its_value_whatever_its_followers_gain(fake_brain: Brain):

@@ -157,19 +157,21 @@ FUSION_TEXTS = [
 ]
 
 
+FUSED_ONLY = ("vector", "keyword")  # the two lanes fused, none of the steps after fusion (ADR 0033–0035)
+
+
 def test_rrf_and_blend_fuse_the_lanes_each_their_own_way(fake_brain: Brain) -> None:
     """fusion=rrf (upstream's recipe): Σ 1/(60 + rank) over the lanes; fusion=blend (ours): normalised lane scores,
     60 % keyword — so the best keyword match leads. Each setting must run its own recipe."""
     ids = {fake_brain.add(text): text for text in FUSION_TEXTS}
     fake_brain.config_set("recall_threshold", "0")
-    fake_brain.config_set("adjacency", "0")  # the values as fusion made them, before the steps that follow it
     fake_brain.config_set("fusion", "rrf")
-    rrf = fake_brain.recall("walrus tusk").results
+    rrf = fake_brain.recall("walrus tusk", lanes=FUSED_ONLY).results
     assert len(rrf) == 4
     for r in rrf:  # here the composite order is the vector lane's, so the ranks fused are the ones reported
         assert r.fused == pytest.approx(1 / (60 + r.lanes["vector"]) + 1 / (60 + r.lanes["keyword"]), abs=1e-12)
     fake_brain.config_set("fusion", "blend")
-    blend = fake_brain.recall("walrus tusk").results
+    blend = fake_brain.recall("walrus tusk", lanes=FUSED_ONLY).results
     assert ids[blend[0].node.id].startswith("tusk tusk")
     assert [ids[r.node.id] for r in blend][-1] == "walrus colony survey" and blend[-1].fused == 0.0
     assert all(0.0 <= r.fused <= 1.0 for r in blend)
@@ -185,7 +187,7 @@ def test_blend_looks_past_the_limit_and_rrf_does_not(fake_brain: Brain) -> None:
     (top,) = fake_brain.recall("walrus tusk", limit=1).results
     assert (top.node.id, top.fused) == (whole.node.id, pytest.approx(whole.fused))
     fake_brain.config_set("fusion", "rrf")
-    (top,) = fake_brain.recall("walrus tusk", limit=1).results
+    (top,) = fake_brain.recall("walrus tusk", limit=1, lanes=FUSED_ONLY).results
     assert top.fused == pytest.approx(1 / 61, abs=1e-12)  # one lane each, cut at 1: no result is in both
 
 

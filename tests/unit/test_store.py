@@ -817,8 +817,8 @@ def test_writing_order_is_the_time_of_writing_then_the_rowid_not_the_rowid_alone
     assert ids == {a: (None, b), b: (a, between), between: (b, c), c: (between, None)}
 
 
-def test_written_near_gives_which_of_the_memories_were_written_within_reach_of_each_other(brain: Brain) -> None:
-    """Recall's support step (ADR 0034) asks which results were written within two places of one another: places
+def test_written_near_gives_the_memories_written_within_reach_of_each(brain: Brain) -> None:
+    """Recall's support step (ADR 0034) asks which memories were written within two places of its top results: places
     are counted in writing order across seconds, and a memory no longer active still takes its place."""
     start = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
     clock.set_now(start)
@@ -827,14 +827,14 @@ def test_written_near_gives_which_of_the_memories_were_written_within_reach_of_e
     c = brain.add("charlie")
     clock.set_now(start.replace(second=2))
     d, e = brain.add("delta"), brain.add("echo")
-    brain.supersede(b, "bravo, corrected")  # no longer active, but it was written there; the correction is written last
+    corrected = brain.supersede(b, "bravo, corrected")  # bravo: no longer active, still a place; this one comes last
     clock.set_now(None)
     with brain.handle.snapshot() as conn:
-        near = brain.handle.store.reads.written_near(conn, [a, c, d, e, "no-such-id"], 2)
-        one = brain.handle.store.reads.written_near(conn, [a, c, d, e], 1)
+        near = brain.handle.store.reads.written_near(conn, [a, c, e, "no-such-id"], 2)
+        one = brain.handle.store.reads.written_near(conn, [a, c, e], 1)
         assert brain.handle.store.reads.written_near(conn, [a, c], 0) == {}
-    assert near == {a: {c}, c: {a, d, e}, d: {c, e}, e: {c, d}}  # alpha-charlie: bravo between; alpha-delta: 3 places
-    assert one == {a: set(), c: {d}, d: {c, e}, e: {d}}
+    assert near == {a: {b, c}, c: {a, b, d, e}, e: {c, d, corrected}}  # an unknown id is absent
+    assert one == {a: {b}, c: {b, d}, e: {d, corrected}}
 
 
 def test_the_writing_order_seeks_use_their_index_on_a_brain_file(tmp_path: Path) -> None:
@@ -874,13 +874,11 @@ def test_the_seeks_of_written_near_use_their_index_on_a_brain_file(tmp_path: Pat
                     statements.append(sql)
                     return conn.execute(sql, params)
 
-            assert reads.written_near(Recording(), [ids[10], ids[12], ids[13]], 2) == {
-                ids[10]: {ids[12]},
-                ids[12]: {ids[10], ids[13]},
-                ids[13]: {ids[12]},
+            assert reads.written_near(Recording(), [ids[10], ids[49]], 2) == {
+                ids[10]: {ids[8], ids[9], ids[11], ids[12]},
+                ids[49]: {ids[47], ids[48]},
             }
-            asked = (ids[10], ids[12], ids[13])
-            plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + statements[0], asked))
-    assert len(statements) == 1
+            plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + statements[0], (ids[10], ids[49])))
+    assert len(statements) == 2  # the places, then their ids (by rowid)
     # each side: the nearest place in the memory's second (1 seek), the next from it (1 + 1), two beyond it (2)
     assert plan.count("USING COVERING INDEX idx_nodes_writing_order") == 10 and "SCAN" not in plan
