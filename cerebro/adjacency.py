@@ -172,10 +172,12 @@ def support(
         return ordered
     stored = vectors(sorted({node_id for pair in pairs for node_id in pair}))
     rank = {s.node.id: position for position, s in enumerate(ordered, start=1)}
+    bringer = brought_by or {}
     gained: dict[str, float] = {}
     strongest: dict[str, str] = {}  # node id → the result that lent it the most
-    for a, b in pairs:  # b lends to a
-        if rank[a] == 1 or (brought_by or {}).get(a) == b or not _related(stored.get(a), stored.get(b)):
+    for a, b in sorted(pairs, key=lambda pair: (rank[pair[1]], rank[pair[0]])):  # b lends to a, best lenders first
+        # A brought memory's value is a share of its bringer's: neither lends it back to the other.
+        if rank[a] == 1 or bringer.get(a) == b or bringer.get(b) == a or not _related(stored.get(a), stored.get(b)):
             continue
         gained[a] = gained.get(a, 0.0) + index[b].rank_value
         if a not in strongest or index[b].rank_value > index[strongest[a]].rank_value:
@@ -192,7 +194,7 @@ def support(
             s.similarity,
             s.parts,
             {**s.lanes, SUPPORT_LANE: rank[strongest[s.node.id]]},
-            s.rank_value + share * gained[s.node.id],
+            min(s.rank_value + share * gained[s.node.id], ordered[0].rank_value),  # never past the first, even merged
             s.store,
         )
         for s in ordered[1:]

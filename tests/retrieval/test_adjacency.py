@@ -287,13 +287,44 @@ def test_no_support_across_more_than_two_places_another_session_unrelated_or_fro
     assert support(fake_brain, ordered, brought_by=brought_by) == ordered
 
 
-def test_the_first_result_keeps_its_place_and_its_value_whatever_its_followers_gain(fake_brain: Brain):
+def test_the_first_result_keeps_its_place_and_its_value_and_support_adds_up(fake_brain: Brain):
     first, second, third = fake_brain.add("walrus tusk arctic"), fake_brain.add(TOP), fake_brain.add(NEAR)
     assert cos("walrus tusk arctic", TOP) >= adjacency.RELATED and cos("walrus tusk arctic", NEAR) >= adjacency.RELATED
-    ordered = [scored(fake_brain, first, 1.0), scored(fake_brain, second, 0.95), scored(fake_brain, third, 0.9)]
+    ordered = [scored(fake_brain, first, 2.0), scored(fake_brain, second, 0.95), scored(fake_brain, third, 0.9)]
     out = support(fake_brain, ordered)
     assert out[0] is ordered[0]  # the best match is not supported: it leads on its own
     assert [s.node.id for s in out] == [first, second, third]
-    assert out[1].fused == pytest.approx(0.95 + 0.2 * (1.0 + 0.9)) and out[1].fused > out[0].fused  # still second
-    assert out[2].fused == pytest.approx(0.9 + 0.2 * (1.0 + 0.95))  # each lends its value as fused: every one adds up
+    assert out[1].fused == pytest.approx(0.95 + 0.2 * (2.0 + 0.9))  # every lender adds its value as fused
+    assert out[2].fused == pytest.approx(0.9 + 0.2 * (2.0 + 0.95))
     assert out[1].lanes[adjacency.SUPPORT_LANE] == 1 and out[2].lanes[adjacency.SUPPORT_LANE] == 1
+
+
+def test_support_never_lifts_a_result_past_the_first(fake_brain: Brain):
+    """A merged recall (project and global brains) sorts by value: a supported result above the first would jump it."""
+    first, second, third = fake_brain.add("walrus tusk arctic"), fake_brain.add(TOP), fake_brain.add(NEAR)
+    ordered = [scored(fake_brain, first, 1.0), scored(fake_brain, second, 0.95), scored(fake_brain, third, 0.9)]
+    out = support(fake_brain, ordered)
+    assert [s.node.id for s in out] == [first, second, third]  # both reach the first's value: their order stays
+    assert out[1].fused == out[2].fused == 1.0
+
+
+def test_an_answer_brought_ahead_of_its_question_stays_ahead_after_support(fake_brain: Brain):
+    """Below the first result, the answer a question brought (ranked ahead of it at the same value) must not fall
+    behind it because it lent the question a share of the question's own value back."""
+    top = fake_brain.add("walrus lima mike", origin=values.Origin(session="elsewhere"))
+    question, answer = fake_brain.add(ASKS), fake_brain.add(ANSWER)
+    assert cos(ASKS, ANSWER) >= adjacency.RELATED
+    ordered = [scored(fake_brain, top, 1.0), scored(fake_brain, question, 0.5)]
+    store = fake_brain.handle.store
+    with fake_brain.handle.snapshot() as conn:
+        out = adjacency.arrange(
+            store,
+            conn,
+            ordered,
+            0.4,
+            vectors=lambda ids: store.vectors.vectors_for(conn, list(ids)),
+            score=lambda node: values.ScoredNode(node, 0.1, 0.0),
+            accept=lambda node: True,
+        )
+    assert [s.node.id for s in out] == [top, answer, question]
+    assert out[1].fused == out[2].fused == 0.5  # the answer took the question's whole value; neither lends it back

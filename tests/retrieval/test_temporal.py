@@ -84,7 +84,7 @@ def ranked(brain: Brain, query: str = QUERY, **kw: object) -> list[values.Scored
     return list(brain.recall(query, **kw).results)
 
 
-WITHOUT_STEP = ("vector", "keyword", "adjacent")
+WITHOUT_STEP = ("vector", "keyword", "adjacent", "length")  # everything but this step
 
 
 def test_a_question_that_asks_when_lifts_the_result_that_says_when(fake_brain: Brain) -> None:
