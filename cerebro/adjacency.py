@@ -177,7 +177,7 @@ def support(
     strongest: dict[str, str] = {}  # node id → the result that lent it the most
     for a, b in sorted(pairs, key=lambda pair: (rank[pair[1]], rank[pair[0]])):  # b lends to a, best lenders first
         # A brought memory's value is a share of its bringer's: neither lends it back to the other.
-        if rank[a] == 1 or bringer.get(a) == b or bringer.get(b) == a or not _related(stored.get(a), stored.get(b)):
+        if bringer.get(a) == b or bringer.get(b) == a or not _related(stored.get(a), stored.get(b)):
             continue
         gained[a] = gained.get(a, 0.0) + index[b].rank_value
         if a not in strongest or index[b].rank_value > index[strongest[a]].rank_value:
@@ -185,18 +185,11 @@ def support(
     if not gained:
         return ordered
     share = SUPPORT * weight
+    top = ordered[0].rank_value  # the first is not re-valued, and no one passes it (a merged recall sorts by value)
     rest = [
         s
         if s.node.id not in gained
-        else ScoredNode(
-            s.node,
-            s.score,
-            s.similarity,
-            s.parts,
-            {**s.lanes, SUPPORT_LANE: rank[strongest[s.node.id]]},
-            min(s.rank_value + share * gained[s.node.id], ordered[0].rank_value),  # never past the first, even merged
-            s.store,
-        )
+        else s.revalued(min(s.rank_value + share * gained[s.node.id], top), (SUPPORT_LANE, rank[strongest[s.node.id]]))
         for s in ordered[1:]
     ]
     rest.sort(key=lambda s: -s.rank_value)  # stable: equals keep their order (an answer ahead of its question)
@@ -227,7 +220,7 @@ def question_words(text: str) -> tuple[int, int]:
 
 def _lifted(s: ScoredNode, carried: float, rank: int) -> ScoredNode:
     anchor = s.parts.anchor if s.parts is not None else 1.0  # a stale or missing anchor demotes what it was lent too
-    return ScoredNode(s.node, s.score, s.similarity, s.parts, {**s.lanes, LANE: rank}, carried * anchor, s.store)
+    return s.revalued(carried * anchor, (LANE, rank))
 
 
 def _related(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:

@@ -16,13 +16,12 @@ matching note still beats a long, loosely related one. The list is re-sorted (st
 
 from __future__ import annotations
 
-import statistics
 from typing import TYPE_CHECKING
-
-from cerebro.values import ScoredNode
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from cerebro.values import ScoredNode
 
 EXPONENT = 0.25  # LoCoMo development half: 0.1, 0.25 and 0.4 measured (ADR 0035)
 SPAN = 3.0  # the length ratio counts only within [1/SPAN, SPAN]
@@ -37,13 +36,18 @@ def favour_informative(ordered: Sequence[ScoredNode]) -> list[ScoredNode]:
     if len(ordered) < 2:
         return list(ordered)
     lengths = [words(s.node.content) for s in ordered]
-    pivot = statistics.median(lengths)
-    tilted = [
-        ScoredNode(s.node, s.score, s.similarity, s.parts, s.lanes, s.rank_value * factor(n, pivot), s.store)
-        for s, n in zip(ordered, lengths, strict=True)
-    ]
+    pivot = median(lengths)
+    tilted = [s.revalued(s.rank_value * factor(n, pivot)) for s, n in zip(ordered, lengths, strict=True)]
     tilted.sort(key=lambda s: -s.rank_value)  # stable: equals keep the fused order
     return tilted
+
+
+def median(values: Sequence[int]) -> float:
+    """The middle value (the mean of the two middle ones for an even count), as ``statistics.median`` gives it:
+    that module's import (fractions, decimal) would cost every recall's start-up ~5 ms."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def factor(length: int, pivot: float) -> float:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from cerebro.values import ScoredNode
-
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from cerebro.values import ScoredNode
 
 BOOST = 0.5  # LoCoMo development half: 0.2, 0.5, 1.0, 3.0 measured; 0.5 and 1.0 best (temporal MRR +0.05)
 LANE = "dated"  # explain output: the rank the memory had before the step
@@ -57,9 +57,7 @@ def favour_dated(query: str, ordered: Sequence[ScoredNode]) -> list[ScoredNode]:
     if not ordered or not asks_when(query):
         return list(ordered)
     lifted = [
-        ScoredNode(s.node, s.score, s.similarity, s.parts, {**s.lanes, LANE: rank}, s.rank_value * (1 + BOOST), s.store)
-        if states_time(s.node.content)
-        else s
+        s.revalued(s.rank_value * (1 + BOOST), (LANE, rank)) if states_time(s.node.content) else s
         for rank, s in enumerate(ordered, start=1)
     ]
     lifted.sort(key=lambda s: -s.rank_value)  # stable: equals keep the fused order

@@ -3,6 +3,8 @@ per-area helper modules (tests/cli/helpers.py, tests/lifecycle/conftest.py) re-e
 
 from __future__ import annotations
 
+from typing import Any
+
 MISSING_ID = "00000000-0000-4000-8000-000000000000"  # a valid UUID no test ever creates
 
 
@@ -170,3 +172,17 @@ def as_stored(vector: list[float]) -> list[float]:
     from cerebro.store import vec
 
     return vec.from_blob(vec.to_blob(vector, vec.INT8), vec.INT8)
+
+
+def scored(node_id: str, content: str, fused: float) -> Any:  # a cerebro.values.ScoredNode
+    """A recall result built by hand (an active episode with this content, ranked by ``fused``): for the steps that
+    work on the fused list alone, without a brain."""
+    from cerebro import values
+
+    node = values.Node(
+        id=node_id, type="episode", subtype=None, content=content, metadata={}, importance=0.5, decay_rate=0.15,
+        access_count=0, times_reinforced=0, status="active", embedding_model="m", created_at=None,
+        last_accessed=None, last_reinforced=None, updated_at=None, last_surfaced=None, provenance_root=True,
+        origin=values.Origin(),
+    )  # fmt: skip
+    return values.ScoredNode(node, 0.5, 0.5, fused=fused)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cerebro import Brain, prior, values
+from cerebro import Brain, prior
+from tests.helpers import scored as result
 
 
 @pytest.mark.parametrize(
@@ -20,16 +21,6 @@ from cerebro import Brain, prior, values
 )
 def test_the_factor_is_the_length_ratio_to_a_quarter_power_within_the_span(length, pivot, expected) -> None:
     assert prior.factor(length, pivot) == pytest.approx(expected)
-
-
-def result(node_id: str, content: str, fused: float) -> values.ScoredNode:
-    node = values.Node(
-        id=node_id, type="episode", subtype=None, content=content, metadata={}, importance=0.5, decay_rate=0.15,
-        access_count=0, times_reinforced=0, status="active", embedding_model="m", created_at=None,
-        last_accessed=None, last_reinforced=None, updated_at=None, last_surfaced=None, provenance_root=True,
-        origin=values.Origin(),
-    )  # fmt: skip
-    return values.ScoredNode(node, 0.5, 0.5, fused=fused)
 
 
 def text(words: int) -> str:
@@ -48,6 +39,10 @@ def test_the_pivot_is_the_median_length_not_the_mean() -> None:
     ordered = [result("a", text(10), 0.9), result("b", text(10), 0.8), result("c", text(500), 0.1)]
     out = prior.favour_informative(ordered)
     assert [s.fused for s in out[:2]] == pytest.approx([0.9, 0.8])  # at the median: untouched
+
+
+def test_the_median_of_an_even_count_is_the_mean_of_the_middle_two() -> None:
+    assert prior.median([100, 10, 30, 20]) == 25 and prior.median([7, 3, 5]) == 5
 
 
 def test_equal_lengths_change_nothing_and_a_single_result_is_left_alone() -> None:

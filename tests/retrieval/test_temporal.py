@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cerebro import Brain, temporal, values
+from tests.helpers import scored as result
 
 ASKS_WHEN = [
     "When did we move the queue to RabbitMQ?",
@@ -109,16 +110,6 @@ def test_a_recall_that_names_its_lanes_runs_no_time_step(fake_brain: Brain) -> N
     strong, dated = add_apart(fake_brain, STRONG, DATED)
     assert [s.node.id for s in ranked(fake_brain, lanes=("keyword",))][:2] == [strong, dated]
     assert [s.node.id for s in ranked(fake_brain, lanes=(*WITHOUT_STEP, "dated"))][:2] == [dated, strong]
-
-
-def result(node_id: str, content: str, fused: float) -> values.ScoredNode:
-    node = values.Node(
-        id=node_id, type="episode", subtype=None, content=content, metadata={}, importance=0.5, decay_rate=0.15,
-        access_count=0, times_reinforced=0, status="active", embedding_model="m", created_at=None,
-        last_accessed=None, last_reinforced=None, updated_at=None, last_surfaced=None, provenance_root=True,
-        origin=values.Origin(),
-    )  # fmt: skip
-    return values.ScoredNode(node, 0.5, 0.5, fused=fused)
 
 
 def test_the_lift_multiplies_the_value_results_rank_by_and_equals_keep_their_order() -> None:

@@ -837,6 +837,17 @@ def test_written_near_gives_the_memories_written_within_reach_of_each(brain: Bra
     assert one == {a: {b}, c: {b, d}, e: {d, corrected}}
 
 
+class _Recording:
+    """A connection that keeps every statement run through it, to read the plans of the writing-order seeks."""
+
+    def __init__(self, conn, statements: list[str]) -> None:
+        self._conn, self._statements = conn, statements
+
+    def execute(self, sql, params=()):
+        self._statements.append(sql)
+        return self._conn.execute(sql, params)
+
+
 def test_the_writing_order_seeks_use_their_index_on_a_brain_file(tmp_path: Path) -> None:
     from cerebro.store import reads
 
@@ -846,13 +857,9 @@ def test_the_writing_order_seeks_use_their_index_on_a_brain_file(tmp_path: Path)
         ids = opened.add_many([{"content": f"note {i}"} for i in range(50)])
         statements: list[str] = []
         with opened.handle.snapshot() as conn:
+            recording = _Recording(conn, statements)
 
-            class Recording:
-                def execute(self, sql, params=()):
-                    statements.append(sql)
-                    return conn.execute(sql, params)
-
-            reads.written_beside(Recording(), [ids[10]])
+            reads.written_beside(recording, [ids[10]])
             plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + statements[0], (ids[10],)))
     assert plan.count("USING COVERING INDEX idx_nodes_writing_order") == 4 and "SCAN" not in plan
 
@@ -868,13 +875,9 @@ def test_the_seeks_of_written_near_use_their_index_on_a_brain_file(tmp_path: Pat
         ids = opened.add_many([{"content": f"note {i}"} for i in range(50)])
         statements: list[str] = []
         with opened.handle.snapshot() as conn:
+            recording = _Recording(conn, statements)
 
-            class Recording:
-                def execute(self, sql, params=()):
-                    statements.append(sql)
-                    return conn.execute(sql, params)
-
-            assert reads.written_near(Recording(), [ids[10], ids[49]], 2) == {
+            assert reads.written_near(recording, [ids[10], ids[49]], 2) == {
                 ids[10]: {ids[8], ids[9], ids[11], ids[12]},
                 ids[49]: {ids[47], ids[48]},
             }
