@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from cerebro.db.types import Connection
     from cerebro.store.interface import Store
 
+    # Pairs of node ids → the cosine of their stored vectors, for the pairs whose two nodes have one.
+    Cosines = Callable[[Sequence[tuple[str, str]]], Mapping[tuple[str, str], float]]
+
 PARENTS = 5  # results that lend their neighbours (dev LoCoMo: top 10 measured the same as top 5)
 WINDOW = timedelta(hours=1)  # the longest pause between two memories of one episode
 # MiniLM (the local model), measured: consecutive LoCoMo turns have a median cosine of 0.51 (10th percentile 0.30,
@@ -78,14 +81,15 @@ def arrange(
     vectors: Callable[[list[str]], Mapping[str, Sequence[float]]],
     score: Callable[[Node], ScoredNode],
     accept: Callable[[Node], bool],
+    cosines: Cosines | None = None,
 ) -> list[ScoredNode]:
     """The whole step: :func:`bring_neighbours`, then :func:`support` over the list that makes."""
     brought_by: dict[str, str] = {}
-    brought = bring_neighbours(store, conn, ordered, weight, vectors, score, accept, brought_by)
-    return support(store, conn, brought, weight, vectors, brought_by)
+    brought = bring_neighbours(store, conn, ordered, weight, vectors, score, accept, brought_by, cosines)
+    return support(store, conn, brought, weight, vectors, brought_by, cosines)
 
 
-def bring_neighbours(
+def bring_neighbours(  # noqa: PLR0913 - the recall's callbacks: vectors, scoring, filters, pairwise cosines
     store: Store,
     conn: Connection,
     ordered: list[ScoredNode],
@@ -94,12 +98,14 @@ def bring_neighbours(
     score: Callable[[Node], ScoredNode],
     accept: Callable[[Node], bool],
     brought_by: dict[str, str] | None = None,
+    cosines: Cosines | None = None,
 ) -> list[ScoredNode]:
     """``ordered`` (best first, by rank value) with the top results' neighbours brought in or lifted, re-sorted.
     ``brought_by`` (when given) is filled with each lifted memory's id → the id of the result whose value it took.
 
     ``vectors(ids)`` reads stored vectors (those that exist); a neighbour comes only when its cosine to the result
-    is at least :data:`RELATED`. ``score(node)`` scores a memory that was not a candidate (it joins with its
+    is at least :data:`RELATED` (``cosines(pairs)``, when given, computes them for many pairs at once: the warm
+    index). ``score(node)`` scores a memory that was not a candidate (it joins with its
     composite score for display, anchors checked); ``accept(node)`` applies the recall's own filters (the subtype)
     to a newcomer. A lifted memory's value is what it was lent times its own anchor factor.
     """
@@ -117,7 +123,9 @@ def bring_neighbours(
         ]
     if not any(offers.values()):
         return ordered
-    stored = vectors([s.node.id for s in parents] + [n.id for offered in offers.values() for n, _, _ in offered])
+    related = related_pairs(
+        [(parent.node.id, n.id) for parent in parents for n, _, _ in offers[parent.node.id]], vectors, cosines
+    )
     value = {s.node.id: s.rank_value for s in ordered}
     index = {s.node.id: s for s in ordered}
     lifted: dict[str, tuple[float, int]] = {}  # node id → (carried value, rank of the result it came with)
@@ -125,7 +133,7 @@ def bring_neighbours(
     for rank, parent in enumerate(parents, start=1):
         for neighbour, share, ahead in offers[parent.node.id]:
             carried = parent.rank_value * share
-            if not _related(stored.get(parent.node.id), stored.get(neighbour.id)):
+            if (parent.node.id, neighbour.id) not in related:
                 continue
             if neighbour.id not in index and not accept(neighbour):
                 continue
@@ -152,6 +160,7 @@ def support(
     weight: float,
     vectors: Callable[[list[str]], Mapping[str, Sequence[float]]],
     brought_by: Mapping[str, str] | None = None,
+    cosines: Cosines | None = None,
 ) -> list[ScoredNode]:
     """``ordered`` re-sorted after each result below the first gained ``SUPPORT × weight ×`` the value of every one of
     the top :data:`LENDERS` results written within :data:`REACH` places of it — same episode
@@ -170,14 +179,14 @@ def support(
     }
     if not pairs:
         return ordered
-    stored = vectors(sorted({node_id for pair in pairs for node_id in pair}))
+    related = related_pairs(sorted(pairs), vectors, cosines)
     rank = {s.node.id: position for position, s in enumerate(ordered, start=1)}
     bringer = brought_by or {}
     gained: dict[str, float] = {}
     strongest: dict[str, str] = {}  # node id → the result that lent it the most
     for a, b in sorted(pairs, key=lambda pair: (rank[pair[1]], rank[pair[0]])):  # b lends to a, best lenders first
         # A brought memory's value is a share of its bringer's: neither lends it back to the other.
-        if bringer.get(a) == b or bringer.get(b) == a or not _related(stored.get(a), stored.get(b)):
+        if bringer.get(a) == b or bringer.get(b) == a or (a, b) not in related:
             continue
         gained[a] = gained.get(a, 0.0) + index[b].rank_value
         if a not in strongest or index[b].rank_value > index[strongest[a]].rank_value:
@@ -221,6 +230,18 @@ def question_words(text: str) -> tuple[int, int]:
 def _lifted(s: ScoredNode, carried: float, rank: int) -> ScoredNode:
     anchor = s.parts.anchor if s.parts is not None else 1.0  # a stale or missing anchor demotes what it was lent too
     return s.revalued(carried * anchor, (LANE, rank))
+
+
+def related_pairs(
+    pairs: Sequence[tuple[str, str]],
+    vectors: Callable[[list[str]], Mapping[str, Sequence[float]]],
+    cosines: Cosines | None = None,
+) -> set[tuple[str, str]]:
+    """The pairs whose stored vectors have a cosine of at least :data:`RELATED` (both must have one)."""
+    if cosines is not None:
+        return {pair for pair, cosine in cosines(pairs).items() if cosine >= RELATED}
+    stored = vectors(sorted({node_id for pair in pairs for node_id in pair}))
+    return {(a, b) for a, b in pairs if _related(stored.get(a), stored.get(b))}
 
 
 def _related(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:

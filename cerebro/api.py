@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cerebro import values
 from cerebro.brain import (
     edges,
     embedding,
@@ -37,6 +36,7 @@ from cerebro.provenance import GET_DEFAULT_DEPTH
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from cerebro import reports, values
     from cerebro.embed.base import Embedder
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -103,7 +103,7 @@ class Brain:
         force: bool = False,
         project: str | os.PathLike[str] | None = None,
         team_project: str | None = None,
-    ) -> values.InitResult:
+    ) -> reports.InitResult:
         return opening.init(
             path,
             embed_provider=embed_provider,
@@ -143,7 +143,7 @@ class Brain:
         return cls.for_project(directory)
 
     @classmethod
-    def brains(cls) -> List[values.BrainInfo]:
+    def brains(cls) -> List[reports.BrainInfo]:
         """Every brain under ``CEREBRO_HOME`` — the project each serves (recorded at init), whether that folder
         still exists, active memories, size and last use — read without upgrading or changing any of them."""
         from cerebro.brain import registry
@@ -151,7 +151,7 @@ class Brain:
         return registry.brains()
 
     @classmethod
-    def relink(cls, old: str | os.PathLike[str], new: str | os.PathLike[str]) -> values.BrainInfo:
+    def relink(cls, old: str | os.PathLike[str], new: str | os.PathLike[str]) -> reports.BrainInfo:
         """Give the brain of a moved or renamed project folder (``old``, its former path) to ``new``: the file takes
         the new folder's name and records it. Refused when ``new`` does not exist or has a brain already, or
         while another process has the brain open."""
@@ -282,7 +282,7 @@ class Brain:
         )
 
     @_doc(memories.get)
-    def get(self, node_id: str, *, as_of: Any = None) -> values.NodeDetail:  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
+    def get(self, node_id: str, *, as_of: Any = None) -> reports.NodeDetail:  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
         return memories.get(self._handle, node_id, as_of=as_of)
 
     @_doc(memories.update)
@@ -328,7 +328,7 @@ class Brain:
         valid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
         invalid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
         metadata: dict[str, Any] | str | None = None,
-    ) -> values.EdgeResult:
+    ) -> reports.EdgeResult:
         return edges.add_edge(
             self._handle,
             source,
@@ -378,7 +378,7 @@ class Brain:
         )
 
     @_doc(status.stats)
-    def stats(self) -> values.Stats:
+    def stats(self) -> reports.Stats:
         return status.stats(self._handle)
 
     @_doc(status.active_count)
@@ -386,7 +386,7 @@ class Brain:
         return status.active_count(self._handle)
 
     @_doc(status.health)
-    def health(self, *, now: datetime | None = None) -> values.Health:
+    def health(self, *, now: datetime | None = None) -> reports.Health:
         return status.health(self._handle, now)
 
     # ------------------------------------------------------------------ embedding
@@ -394,7 +394,7 @@ class Brain:
     @_doc(embedding.embed_pending)
     def embed_pending(
         self, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None
-    ) -> values.EmbedReport:
+    ) -> reports.EmbedReport:
         return embedding.embed_pending(self._handle, batch_size=batch_size, progress=progress)
 
     @_doc(reembed.reembed)
@@ -460,15 +460,15 @@ class Brain:
     # ------------------------------------------------------------------ lifecycle and provenance
 
     @_doc(lifecycle.gc)
-    def gc(self, *, threshold: float | None = None, dry_run: bool = False) -> values.GcReport:
+    def gc(self, *, threshold: float | None = None, dry_run: bool = False) -> reports.GcReport:
         return lifecycle.gc(self._handle, threshold=threshold, dry_run=dry_run)
 
     @_doc(lifecycle.mark_consolidated)
-    def mark_consolidated(self, ids: Sequence[str]) -> values.ConsolidateReport:
+    def mark_consolidated(self, ids: Sequence[str]) -> reports.ConsolidateReport:
         return lifecycle.mark_consolidated(self._handle, ids)
 
     @_doc(lifecycle.consolidate)
-    def consolidate(self, into: str, sources: Sequence[str]) -> values.ConsolidateReport:
+    def consolidate(self, into: str, sources: Sequence[str]) -> reports.ConsolidateReport:
         return lifecycle.consolidate(self._handle, into, sources)
 
     @_doc(lifecycle.consolidation_suggestions)
@@ -482,7 +482,7 @@ class Brain:
     @_doc(lifecycle.forget)
     def forget(
         self, subject: str, *, subtype: str | None = None, apply: bool = False, hard: bool = False
-    ) -> values.ForgetReport:
+    ) -> reports.ForgetReport:
         return lifecycle.forget(self._handle, subject, subtype=subtype, apply=apply, hard=hard)
 
     @_doc(lifecycle.walk_provenance)
@@ -522,7 +522,7 @@ class Brain:
     # ------------------------------------------------------------------ settings
 
     @_doc(settings.config_get)
-    def config_get(self, key: str) -> values.ConfigEntry:
+    def config_get(self, key: str) -> reports.ConfigEntry:
         return settings.config_get(self._handle, key)
 
     @_doc(settings.config_value)
@@ -530,11 +530,11 @@ class Brain:
         return settings.config_value(self._handle, key)
 
     @_doc(settings.config_list)
-    def config_list(self) -> List[values.ConfigEntry]:
+    def config_list(self) -> List[reports.ConfigEntry]:
         return settings.config_list(self._handle)
 
     @_doc(settings.config_set)
-    def config_set(self, key: str, value: str) -> values.ConfigChange:
+    def config_set(self, key: str, value: str) -> reports.ConfigChange:
         return settings.config_set(self._handle, key, value)
 
     @_doc(settings.config_reset)
@@ -542,11 +542,11 @@ class Brain:
         return settings.config_reset(self._handle, key, all=all)
 
     @_doc(settings.relations)
-    def relations(self) -> List[values.RelationInfo]:
+    def relations(self) -> List[reports.RelationInfo]:
         return settings.relations(self._handle)
 
     @_doc(settings.add_relation)
-    def add_relation(self, name: str, *, traversal_class: str | None = None) -> tuple[values.RelationInfo, bool]:
+    def add_relation(self, name: str, *, traversal_class: str | None = None) -> tuple[reports.RelationInfo, bool]:
         return settings.add_relation(self._handle, name, traversal_class=traversal_class)
 
     @_doc(settings.remove_relation)
@@ -574,13 +574,13 @@ class Brain:
     # ------------------------------------------------------------------ secrets
 
     @_doc(secrets.scan)
-    def scan_secrets(self) -> values.SecretScan:
+    def scan_secrets(self) -> reports.SecretScan:
         return secrets.scan(self._handle)
 
     @_doc(secrets.redact_stored)
     def redact_secrets(
         self, *, dry_run: bool = False, progress: Callable[[int, int], None] | None = None
-    ) -> values.SecretScan:
+    ) -> reports.SecretScan:
         return secrets.redact_stored(self._handle, dry_run=dry_run, progress=progress)
 
     # ------------------------------------------------------------------ the inbox
@@ -609,11 +609,11 @@ class Brain:
         )
 
     @_doc(inbox.inbox_list)
-    def inbox_list(self, *, limit: int | None = None) -> List[values.InboxCandidate]:
+    def inbox_list(self, *, limit: int | None = None) -> List[reports.InboxCandidate]:
         return inbox.inbox_list(self._handle, limit=limit)
 
     @_doc(inbox.inbox_get)
-    def inbox_get(self, candidate_id: str) -> values.InboxCandidate:
+    def inbox_get(self, candidate_id: str) -> reports.InboxCandidate:
         return inbox.inbox_get(self._handle, candidate_id)
 
     @_doc(inbox.inbox_approve)
@@ -621,5 +621,5 @@ class Brain:
         return inbox.inbox_approve(self._handle, candidate_id)
 
     @_doc(inbox.inbox_discard)
-    def inbox_discard(self, candidate_id: str) -> values.InboxCandidate:
+    def inbox_discard(self, candidate_id: str) -> reports.InboxCandidate:
         return inbox.inbox_discard(self._handle, candidate_id)

@@ -240,9 +240,7 @@ def expand(
 def _subtype_matches(node: Node, wanted: object) -> bool:
     if wanted is UNSET:
         return True
-    if not wanted:
-        return not node.subtype
-    return node.subtype == wanted
+    return node.subtype == wanted if wanted else not node.subtype
 
 
 def recall(
@@ -376,6 +374,7 @@ def recall(
             vectors=lambda ids: vectors_of(store, conn, options, ids),
             score=lambda node: anchored([_score(_Candidate(node, 0.0, 0.0), now)])[0],
             accept=lambda node: _subtype_matches(node, options.subtype),
+            cosines=options.warm.pair_dots if options.warm is not None else None,
         )
     return RecallResult(query, ordered[:limit], mode, expansion, list(notices or []))
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from cerebro import clock, values
+from cerebro import clock
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import parse_metadata
 from cerebro.errors import InvalidInput, quote
 
 if TYPE_CHECKING:
+    from cerebro import reports
     from cerebro.db.types import Session
 
 
@@ -27,7 +28,7 @@ def add_edge(
     valid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
     invalid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
     metadata: dict[str, Any] | str | None = None,
-) -> values.EdgeResult:
+) -> reports.EdgeResult:
     """Link two memories. Re-adding an edge re-asserts its validity window (an omitted bound becomes
     open) and updates its weight when one is given. Relations outside the registry are allowed."""
     relation = (relation or "").strip()
@@ -49,7 +50,7 @@ def add_edge(
         raise InvalidInput("invalid window: valid_at is after invalid_at")
     meta_dict = parse_metadata(metadata)
 
-    def write(session: Session) -> values.EdgeResult:
+    def write(session: Session) -> reports.EdgeResult:
         src = h.store.nodes.resolve_id(session, source)
         dst = h.store.nodes.resolve_id(session, target)
         if src == dst:
@@ -65,7 +66,9 @@ def add_edge(
             metadata=meta_dict,
             now=clock.now(),
         )
-        return values.EdgeResult(
+        from cerebro import reports
+
+        return reports.EdgeResult(
             h.store.edges.to_value(row), created, h.store.relations.is_registered(session, relation)
         )
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from cerebro import values
 from cerebro.brain.handle import Handle
 from cerebro.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from cerebro import reports
     from cerebro.db.types import Session, Transaction
     from cerebro.models import Node as NodeRow
     from cerebro.store.interface import Store
@@ -62,7 +62,7 @@ def warn_pending(h: Handle, node_id: str, error: str | None) -> None:
 
 def embed_pending(
     h: Handle, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None
-) -> values.EmbedReport:
+) -> reports.EmbedReport:
     """Embed every active memory that has no vector, in batches (each batch one transaction)."""
 
     _, model, dims = h.embedding_settings()
@@ -115,7 +115,9 @@ def embed_pending(
         h.write(lambda s: h.store.meta.delete(s, "has_pending_embeddings"))
     if done:
         h.tend_vector_index()
-    return values.EmbedReport(embedded=done, failed=failed, remaining=remaining, errors=errors[:5])
+    from cerebro import reports
+
+    return reports.EmbedReport(embedded=done, failed=failed, remaining=remaining, errors=errors[:5])
 
 
 def current_content(store: Store, session: Session, node_id: str) -> str | None:

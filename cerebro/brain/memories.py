@@ -26,6 +26,7 @@ from cerebro.brain.validate import (
 from cerebro.errors import InvalidInput, NotFound, quote
 
 if TYPE_CHECKING:
+    from cerebro import reports
     from cerebro.db.types import Connection, Session
 
 DEFAULT_LIST_LIMIT = 50
@@ -209,25 +210,26 @@ def add_many(
     return ids
 
 
-def get(h: Handle, node_id: str, *, as_of: Any = None) -> values.NodeDetail:  # noqa: ANN401 - a datetime or RFC 3339 text, validated
+def get(h: Handle, node_id: str, *, as_of: Any = None) -> reports.NodeDetail:  # noqa: ANN401 - a datetime or RFC 3339 text, validated
     """A memory and every edge touching it (only edges valid at ``as_of`` when given)."""
+    from cerebro import reports
 
     try:
         when = clock.parse(as_of) if as_of not in (None, "") else None
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
 
-    def read(session: Session) -> values.NodeDetail:
+    def read(session: Session) -> reports.NodeDetail:
         full = h.store.nodes.resolve_id(session, node_id)
         row = h.store.nodes.get_row(session, full)
-        return values.NodeDetail(
+        return reports.NodeDetail(
             h.store.nodes.to_value(row),
             [h.store.edges.to_value(e) for e in h.store.edges.for_node(session, full, when)],
         )
 
     detail = h.read(read)
     (node,) = annotate(h, [detail.node])
-    return values.NodeDetail(node, detail.edges)
+    return reports.NodeDetail(node, detail.edges)
 
 
 def update(

@@ -6,11 +6,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cerebro import paths, team, values
+from cerebro import paths, team
 from cerebro.brain.handle import Handle
 from cerebro.errors import BrainNotFound, BrainUnreadable, InvalidInput
 
 if TYPE_CHECKING:
+    from cerebro import reports
     from cerebro.db.types import Session
 
 
@@ -130,7 +131,7 @@ def init(
     force: bool = False,
     project: str | os.PathLike[str] | None = None,
     team_project: str | None = None,
-) -> values.InitResult:
+) -> reports.InitResult:
     """Create a brain at ``path`` (idempotent). ``force`` backs it up, then re-writes its embedding settings
     (the given ones; with none given, the stored ones stay). ``project``: the folder the brain serves, recorded
     in it (path, git repository) so that ``cerebro brains`` can tell — on an existing brain too.
@@ -173,7 +174,9 @@ def init(
         if existed and not force:
             if recorded:
                 handle.write(lambda session: record_project(handle, session, recorded))
-            return values.InitResult(handle.location, False, *stored, backup=handle.upgrade_backup)
+            from cerebro import reports
+
+            return reports.InitResult(handle.location, False, *stored, backup=handle.upgrade_backup)
         if existed and keep_settings and stored[0]:
             provider, model, dims = stored  # --force with no embedding flags refreshes, never switches
 
@@ -198,7 +201,9 @@ def init(
         handle.write(write)
     finally:
         handle.close()
-    return values.InitResult(handle.location, not existed, provider, model, dims, backup=backup)
+    from cerebro import reports
+
+    return reports.InitResult(handle.location, not existed, provider, model, dims, backup=backup)
 
 
 def purge(path: str | os.PathLike[str]) -> Path:

@@ -10,10 +10,10 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cerebro import clock, identity, paths, values
+from cerebro import clock, identity, paths, reports
 
 
-def brains() -> list[values.BrainInfo]:
+def brains() -> list[reports.BrainInfo]:
     """Project brains (sorted by project, unrecorded last), then the global brain if there is one."""
     found = []
     folder = paths.projects_dir()
@@ -26,7 +26,7 @@ def brains() -> list[values.BrainInfo]:
     return found
 
 
-def describe(path: Path, scope: str) -> values.BrainInfo:
+def describe(path: Path, scope: str) -> reports.BrainInfo:
     from cerebro.db.engine import connect_raw
     from cerebro.store.sqlite import SQLITE
 
@@ -45,7 +45,7 @@ def describe(path: Path, scope: str) -> values.BrainInfo:
     files = [p for p in (path, Path(f"{path}-wal")) if p.exists()]
     last = max(p.stat().st_mtime for p in files)
     project = meta[identity.PATH]
-    return values.BrainInfo(
+    return reports.BrainInfo(
         path=str(path),
         scope=scope,
         project=project,
@@ -58,7 +58,7 @@ def describe(path: Path, scope: str) -> values.BrainInfo:
     )
 
 
-def relink(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> values.BrainInfo:
+def relink(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> reports.BrainInfo:
     """Give the brain of project folder ``old`` (moved or renamed) to folder ``new``: the file takes ``new``'s
     name and records ``new`` as its project. ``old`` is the folder's former path — the one ``cerebro brains``
     shows; it need not exist any more. Refused when ``new`` does not exist or already has a brain."""

@@ -14,19 +14,22 @@ from cerebro.brain.handle import Handle
 from cerebro.values import NODE_TYPES
 
 if TYPE_CHECKING:
+    from cerebro import reports
     from cerebro.anchors import Checker
     from cerebro.db.types import Session
 
 
-def stats(h: Handle) -> values.Stats:
-    def read(session: Session) -> values.Stats:
+def stats(h: Handle) -> reports.Stats:
+    def read(session: Session) -> reports.Stats:
         by_status, by_type = h.store.nodes.counts(session)
         revision = h.store.meta.revision(session)
         try:
             dims = int(h.store.meta.get(session, "embedding_dimensions", "0") or 0)
         except ValueError:
             dims = 0
-        return values.Stats(
+        from cerebro import reports
+
+        return reports.Stats(
             total_nodes=sum(by_status.values()),
             active_nodes=by_status.get("active", 0),
             consolidated_nodes=by_status.get("consolidated", 0),
@@ -51,7 +54,7 @@ def stats(h: Handle) -> values.Stats:
 COLD_AFTER = timedelta(days=7)  # an active memory prime has not surfaced for this long is "cold"
 
 
-def health(h: Handle, now: datetime | None) -> values.Health:
+def health(h: Handle, now: datetime | None) -> reports.Health:
     """Active memories by type, edges, and cold memories (never surfaced by prime, or not for a week), read on the
     raw connection."""
     now = now or clock.now()
@@ -69,7 +72,9 @@ def health(h: Handle, now: datetime | None) -> values.Health:
             if surfaced is None or surfaced < cutoff:
                 cold += 1
         edges = h.store.reads.edge_count(conn)
-    return values.Health(sum(by_type.values()), edges, cold, dict(sorted(by_type.items())))
+    from cerebro import reports
+
+    return reports.Health(sum(by_type.values()), edges, cold, dict(sorted(by_type.items())))
 
 
 def active_count(h: Handle) -> int:

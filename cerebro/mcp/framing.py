@@ -16,14 +16,15 @@ can adopt :func:`frame_memories` for the session-start prime without paying for 
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
-    from cerebro.values import InboxCandidate, Node, ScoredNode
+    from cerebro.reports import InboxCandidate
+    from cerebro.values import Node, ScoredNode
 
     # What a block shows: a recalled or stored memory, an inbox candidate, or a plain dict (forget's matches,
     # remember's near duplicates).
@@ -63,7 +64,9 @@ def with_data_note(data: dict[str, object], text: str) -> dict[str, object]:
 
 
 def new_nonce() -> str:
-    return secrets.token_hex(4)
+    # secrets.token_hex's own source of randomness, without importing secrets (hmac, base64, random: ~20 ms of a
+    # hook's start-up on a slow machine)
+    return os.urandom(4).hex()
 
 
 def neutralise(content: str) -> str:

@@ -142,3 +142,6 @@ class BackgroundWarm:
 
     def dots(self, ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
         return self._loaded().dots(ids, vector)
+
+    def pair_dots(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], float]:
+        return self._loaded().pair_dots(pairs)

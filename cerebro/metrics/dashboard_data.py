@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from cerebro.metrics.records import ToolCall, TurnMetrics
-from cerebro.values import Health as BrainHealth  # the health panel's figures (Brain.health)
+from cerebro.reports import Health as BrainHealth  # the health panel's figures (Brain.health)
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,9 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "airtable-token": ("pat",),
     "firebase-server-key": (":APA91b",),
 }
-SHAPE_RES = [(kind, _ANCHORS[kind], re.compile(pattern)) for kind, pattern in _SHAPES]
+# Patterns stay text until a memory holds one of their anchors: re.finditer then compiles one once (re's own cache)
+# — compiling all fifty at import cost every `cerebro add` ~25 ms on a slow machine, for the one or two a text needs.
+SHAPES = [(kind, _ANCHORS[kind], pattern) for kind, pattern in _SHAPES]
 
 # A password inside a URL: scheme://user:PASSWORD@host. The user and password are bounded runs.
 _URL_PASSWORD = re.compile(r"://[^\s/:?#\"'<>]{0,128}:([^\s/@?#\"'<>]{1,256})@")  # the user may hold an @
@@ -196,12 +198,12 @@ def _key_body(block: str) -> int:
 def by_shape(text: str) -> list[Finding]:
     """Every match of a provider's shape, then of the URL, command-line and header rules, in that order."""
     found: list[Finding] = []
-    for kind, anchors, pattern in SHAPE_RES:
+    for kind, anchors, pattern in SHAPES:
         if not any(anchor in text for anchor in anchors):
             continue
         found += [
             Finding(kind, m.start(), m.end())
-            for m in pattern.finditer(text)
+            for m in re.finditer(pattern, text)
             # A run of one character, EXAMPLE (AWS's documented key) or "your-…" is a placeholder; but a key's body
             # holds runs of A (zero bytes).
             if (_key_body(m.group()) >= 40 if kind == "private-key" else not is_placeholder(m.group()))

@@ -18,6 +18,7 @@ from cerebro.store import inserts, nodes
 from cerebro.store.sql import text
 
 if TYPE_CHECKING:
+    from cerebro import reports
     from cerebro.db.types import Session
 
 TABLE = "inbox_candidates"
@@ -27,9 +28,11 @@ _COLUMNS = (
 )
 
 
-def _to_value(row: Any) -> values.InboxCandidate:  # noqa: ANN401 - a row of the ORM or of a raw SELECT
+def _to_value(row: Any) -> reports.InboxCandidate:  # noqa: ANN401 - a row of the ORM or of a raw SELECT
     importance = row[5]
-    return values.InboxCandidate(
+    from cerebro import reports
+
+    return reports.InboxCandidate(
         id=row[0],
         type=row[1],
         subtype=row[2],
@@ -46,7 +49,7 @@ def resolve_id(session: Session, prefix: str) -> str:
     return nodes.resolve_prefix(session, prefix, table=TABLE, noun="inbox candidate")
 
 
-def get(session: Session, candidate_id: str) -> values.InboxCandidate:
+def get(session: Session, candidate_id: str) -> reports.InboxCandidate:
     row = session.execute(text(f"SELECT {_COLUMNS} FROM {TABLE} WHERE id = :id"), {"id": candidate_id}).first()
     if row is None:
         from cerebro.errors import NotFound, quote
@@ -89,7 +92,7 @@ def insert(
     return candidate_id
 
 
-def list_all(session: Session, limit: int | None) -> list[values.InboxCandidate]:
+def list_all(session: Session, limit: int | None) -> list[reports.InboxCandidate]:
     """Oldest first (ties in insertion order)."""
     sql = f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY created_at, rowid"
     params: dict[str, Any] = {}

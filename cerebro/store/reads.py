@@ -69,9 +69,16 @@ def node_from_row(row: Sequence[Any]) -> values.Node:
         updated_at=_time(row[14]),
         last_surfaced=_time(row[15]),
         provenance_root=bool(row[16]),
-        origin=values.Origin(row[17], row[18], row[19], row[20]),
+        origin=_origin(row[17], row[18], row[19], row[20]),
     )
     return node
+
+
+def _origin(actor: str | None, channel: str | None, session: str | None, host: str | None) -> values.Origin:
+    # As node_from_row builds a Node: a frozen dataclass's __init__ sets each field through object.__setattr__.
+    origin = object.__new__(values.Origin)
+    origin.__dict__.update(actor=actor, channel=channel, session=session, host=host)
+    return origin
 
 
 def chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:

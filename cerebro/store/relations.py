@@ -7,15 +7,17 @@ from typing import TYPE_CHECKING
 
 from sqlmodel import select
 
-from cerebro import values
 from cerebro.models import Relation
 
 if TYPE_CHECKING:
+    from cerebro import reports
     from cerebro.db.types import Session
 
 
-def to_value(row: Relation) -> values.RelationInfo:
-    return values.RelationInfo(row.name, row.traversal_class, row.created_at)
+def to_value(row: Relation) -> reports.RelationInfo:
+    from cerebro import reports
+
+    return reports.RelationInfo(row.name, row.traversal_class, row.created_at)
 
 
 def is_registered(session: Session, name: str) -> bool:

@@ -106,7 +106,8 @@ def test_framing_does_not_import_the_mcp_sdk() -> None:
 def test_the_opening_tag_says_exactly_what_each_kind_of_item_is() -> None:
     """The attributes a model reads: ids (short or full), type/subtype, status when not active, importance,
     score (recall) or similarity (near duplicates), the global store, a stale or missing anchor."""
-    from cerebro.values import InboxCandidate, ScoredNode
+    from cerebro.reports import InboxCandidate
+    from cerebro.values import ScoredNode
 
     full = "3f2a1b2c-0000-4000-8000-000000000001"
 

@@ -4,6 +4,7 @@ outcome_scoring_test, expand_gate_test, recall_fusion_test, search_test's Surpri
 from __future__ import annotations
 
 import math
+import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -432,3 +433,46 @@ def test_mmr_breaks_an_exact_tie_for_the_higher_score_and_normalises_vectors():
 def test_mmr_keeps_the_given_order_among_equal_scores():
     assert scoring.mmr_select(["b", "a"], {"a": 0.5, "b": 0.5}, {}, 1) == ["b"]
     assert scoring.mmr_select(["a", "b"], {"a": 0.5, "b": 0.5}, {}, 1) == ["a"]
+
+
+def _eager_mmr(candidates, scores, vectors, limit, lam=scoring.PRIME_LAMBDA):
+    """MMR as written first: every candidate compared with every pick (the reference the lazy version must equal)."""
+    unit = {k: [x / math.sqrt(sum(y * y for y in v)) for x in v] for k, v in vectors.items() if any(v)}
+    pool = sorted(candidates, key=lambda c: -scores[c])
+    closest = dict.fromkeys(pool, 0.0)
+    chosen = []
+    while pool and len(chosen) < limit:
+        best = max(pool, key=lambda c: lam * scores[c] - (1.0 - lam) * closest[c])
+        chosen.append(best)
+        pool.remove(best)
+        if best in unit:
+            for c in pool:
+                if c in unit:
+                    closest[c] = max(closest[c], sum(a * b for a, b in zip(unit[c], unit[best], strict=True)))
+    return chosen
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lazy_mmr_chooses_exactly_what_comparing_every_pair_chooses(seed: int):
+    """Prime's MMR compares a candidate with new picks only when it could still win (ADR 0036): the same picks, in the
+    same order, as the eager greedy — with ties in score, near duplicates, negative cosines and missing vectors."""
+    rng = random.Random(seed)
+    n = rng.randrange(1, 40)
+    keys = [f"m{i}" for i in range(n)]
+    scores = {k: rng.choice([0.5, 0.25, round(rng.random(), 2), rng.random()]) for k in keys}
+    base = [rng.gauss(0, 1) for _ in range(8)]
+    vectors = {
+        k: [b * rng.random() * 3 + rng.gauss(0, 1) for b in base]
+        if rng.random() < 0.5
+        else [rng.gauss(0, 1) for _ in base]
+        for k in keys
+        if rng.random() < 0.85
+    }
+    lam = rng.choice([scoring.PRIME_LAMBDA, 0.0, 1.0, rng.random()])
+    limit = rng.randrange(0, n + 2)
+    assert scoring.mmr_select(keys, scores, vectors, limit, lam) == _eager_mmr(keys, scores, vectors, limit, lam)
+
+
+def test_mmr_refuses_a_lambda_outside_zero_to_one():
+    with pytest.raises(ValueError, match="lambda"):
+        scoring.mmr_select(["a"], {"a": 1.0}, {}, 1, lam=1.5)

@@ -589,3 +589,29 @@ def test_a_brain_past_the_threshold_loads_sign_bits_and_ranks_as_the_vector_tabl
         expected = vec.knn(conn, query, 10)
     assert index._signs is not None and index._signs.shape[1] == 30
     assert [d for _, d in index.knn(query, 10)] == pytest.approx([d for _, d in expected], abs=1e-5)
+
+
+def test_pairwise_dots_of_the_warm_index_decide_relatedness_as_the_stored_vectors_do(fake_brain, small_threshold):
+    """The adjacency step asks whether memories written together are related (ADR 0033): a long-lived brain answers
+    from the warm index in one product, a one-shot process from the stored vectors; both must decide alike."""
+    from cerebro import adjacency
+
+    words = ["walrus", "tusk", "ivory", "arctic", "kilo", "romeo", "sierra", "tango"]
+    ids = [fake_brain.add(" ".join(words[(i + k) % 8] for k in range(3))) for i in range(12)]
+    index = warm.WarmVectors()
+    with fake_brain.handle.snapshot() as conn:
+        index.ready(conn)
+        assert index.ready(conn) is True  # loaded on the second use, as a long-lived brain does
+        index.apply({ids[-1]: None})  # a removed row has no vector to compare
+        pairs = [(a, b) for a in ids for b in ids if a < b] + [(ids[0], "no-such-id")]
+        dots = index.pair_dots(pairs)
+        stored = vec.vectors_for(conn, ids[:-1])
+        by_list = adjacency.related_pairs(pairs, lambda wanted: {i: stored[i] for i in wanted if i in stored})
+        by_index = adjacency.related_pairs(pairs, lambda wanted: {}, index.pair_dots)
+    assert (ids[0], "no-such-id") not in dots and not any(ids[-1] in pair for pair in dots)
+    for a, b in dots:
+        norm_a, norm_b = (sum(x * x for x in stored[i]) ** 0.5 for i in (a, b))
+        cosine = sum(x * y for x, y in zip(stored[a], stored[b], strict=True)) / norm_a / norm_b
+        assert dots[a, b] == pytest.approx(cosine, abs=1e-5)
+    assert by_index == by_list
+    assert 0 < len(by_list) < len(pairs)  # some related, some not: the comparison decides something

@@ -159,3 +159,15 @@ def test_hostile_text_is_read_in_one_pass() -> None:
     benchmark measures how fast (bench/redaction_speed.py)."""
     for text in ("password " * 20_000, "=" * 200_000, "-----BEGIN RSA PRIVATE KEY-----\n" * 2_000, "a://b:c@" * 20_000):
         assert isinstance(redact(text)[0], str)
+
+
+def test_every_shape_compiles() -> None:
+    """Shapes compile on first use (ADR 0036): a broken pattern would otherwise hide until a memory held its anchor."""
+    import re
+
+    from cerebro.redaction.shapes import SHAPES
+
+    assert len({kind for kind, _, _ in SHAPES}) >= 45
+    for kind, anchors, pattern in SHAPES:
+        assert anchors, kind
+        re.compile(pattern)

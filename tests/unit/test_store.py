@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cerebro import Brain, clock, values
+from cerebro import Brain, clock, reports, values
 from cerebro.errors import NotFound
 from cerebro.retry import is_lock_error
 from cerebro.store import inbox, meta, relations, vec
@@ -69,7 +69,7 @@ def test_meta_increment_counts_from_one_and_resets_what_is_not_a_number(brain: B
 def test_relations_add_list_and_remove(brain: Brain) -> None:
     row, created = brain.handle.write(lambda s: relations.add(s, "blocks", "causal", NOW))
     assert created is True
-    assert relations.to_value(row) == values.RelationInfo("blocks", "causal", NOW)
+    assert relations.to_value(row) == reports.RelationInfo("blocks", "causal", NOW)
     again, created = brain.handle.write(lambda s: relations.add(s, "blocks", None, NOW))
     assert created is False and again.traversal_class == "causal"  # None keeps the class
     brain.handle.write(lambda s: relations.add(s, "blocks", "structural", NOW))
@@ -110,7 +110,7 @@ def test_inbox_rows_read_back_with_their_defaults(brain: Brain) -> None:
         )
     )
     got = brain.handle.read(lambda s: inbox.get(s, candidate_id))
-    assert got == values.InboxCandidate(candidate_id, "concept", "decision", "c", {"k": 1}, 0.25, NOW, origin)
+    assert got == reports.InboxCandidate(candidate_id, "concept", "decision", "c", {"k": 1}, 0.25, NOW, origin)
     brain.handle.write(
         lambda s: s.execute(
             inbox.text("UPDATE inbox_candidates SET importance = NULL, created_at = '' WHERE id = :id"),

@@ -8,7 +8,7 @@ from typing import Annotated
 from cyclopts import App, Parameter
 
 from cerebro.cli.output import emit
-from cerebro.values import BrainInfo
+from cerebro.reports import BrainInfo
 
 app = App(
     name="brains",

@@ -10,7 +10,7 @@ from cerebro.cli.common import open_brain
 from cerebro.cli.output import emit
 
 if TYPE_CHECKING:
-    from cerebro.values import SecretScan
+    from cerebro.reports import SecretScan
 
 app = App(
     name="secrets",

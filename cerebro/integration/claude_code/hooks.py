@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from cerebro import paths
-from cerebro.values import NODE_TYPES
 
 STDIN_LIMIT = 64 * 1024 * 1024  # a long prompt must not cost the session id (upstream: 1 MiB)
 SWEEP_AFTER_SECONDS = 7 * 24 * 3600
@@ -138,6 +137,8 @@ def gc_tail(project: Path) -> str:
     except (OSError, ValueError):
         return ""
     # Only what cerebro wrote is shown, and only as numbers and ids: never a file's text.
+    from cerebro.values import NODE_TYPES  # here: the hooks that never reach this do not define the values (ADR 0036)
+
     if not isinstance(entry, dict):
         return ""
     archived = entry.get("archived")
