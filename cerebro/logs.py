@@ -15,46 +15,72 @@ stdout carries results only.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
+from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import logging
+
     from structlog.typing import FilteringBoundLogger
 
 LOGGER_NAME = "cerebro"
 ENV_LEVEL = "CEREBRO_LOG"
-_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+# logging's own level numbers, spelled out: importing logging costs every command ~10 ms of start-up on a slow machine
+# (ADR 0036), and most runs warn nothing — it is imported at the first warning.
+DEBUG, INFO, WARNING, ERROR = 10, 20, 30, 40
+_LEVELS = {"debug": DEBUG, "info": INFO, "warning": WARNING, "error": ERROR}
 
 _quiet = False
+_front_end = False  # a front end asked for warnings on stderr (use_stderr)
 _structlog_level: int | None = None  # the level structlog was configured for, if it was
 
 
 def warn(message: str) -> None:
     """A one-line warning for the user."""
+    import logging
+
+    if _front_end:
+        _show_on_stderr()
     logging.getLogger(LOGGER_NAME).warning(message)
 
 
-class _StderrLines(logging.Handler):
-    """``cerebro: warning: …`` on whatever ``sys.stderr`` is at the time (tests swap it)."""
+@cache
+def _stderr_lines() -> type[logging.Handler]:
+    """The handler class, defined once logging is imported."""
+    import logging
 
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            message = " ".join(record.getMessage().splitlines())
-            sys.stderr.write(f"cerebro: {record.levelname.lower()}: {message}\n")
-        except Exception:  # noqa: BLE001 - logging.Handler's contract: report, never raise
-            self.handleError(record)
+    class StderrLines(logging.Handler):
+        """``cerebro: warning: …`` on whatever ``sys.stderr`` is at the time (tests swap it)."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                message = " ".join(record.getMessage().splitlines())
+                sys.stderr.write(f"cerebro: {record.levelname.lower()}: {message}\n")
+            except Exception:  # noqa: BLE001 - logging.Handler's contract: report, never raise
+                self.handleError(record)
+
+    return StderrLines
 
 
 def use_stderr(*, quiet: bool) -> None:
-    """The front ends' set-up: warnings as lines on stderr, silenced by ``-q``. Idempotent."""
-    global _quiet  # noqa: PLW0603 - the process-wide setting this module exists to hold
-    _quiet = quiet
+    """The front ends' set-up: warnings as lines on stderr, silenced by ``-q``. Idempotent. Applied to the
+    ``cerebro`` logger now if logging is loaded, else at the first warning."""
+    global _quiet, _front_end  # the process-wide settings this module exists to hold
+    _quiet, _front_end = quiet, True
+    if "logging" in sys.modules:
+        _show_on_stderr()
+
+
+def _show_on_stderr() -> None:
+    import logging
+
     logger = logging.getLogger(LOGGER_NAME)
-    if not any(isinstance(handler, _StderrLines) for handler in logger.handlers):
-        logger.addHandler(_StderrLines())
-    logger.setLevel(logging.ERROR if quiet else logging.WARNING)
+    handler = _stderr_lines()
+    if not any(isinstance(existing, handler) for existing in logger.handlers):
+        logger.addHandler(handler())
+    logger.setLevel(ERROR if _quiet else WARNING)
     logger.propagate = False  # shown once, by this handler
 
 
@@ -62,18 +88,18 @@ def level() -> int:
     """The diagnostics level: ``CEREBRO_LOG`` if set (debug, info, warning, error), else warning (error
     under ``-q``)."""
     name = os.environ.get(ENV_LEVEL, "").strip().lower()
-    return _LEVELS.get(name, logging.ERROR if _quiet else logging.WARNING)
+    return _LEVELS.get(name, ERROR if _quiet else WARNING)
 
 
 def info(event: str, **fields: object) -> None:
     """A diagnostic at info level (``CEREBRO_LOG=info``)."""
-    if level() <= logging.INFO:
+    if level() <= INFO:
         get_logger().info(event, **fields)
 
 
 def debug(event: str, **fields: object) -> None:
     """A diagnostic at debug level (``CEREBRO_LOG=debug``)."""
-    if level() <= logging.DEBUG:
+    if level() <= DEBUG:
         get_logger().debug(event, **fields)
 
 

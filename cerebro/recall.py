@@ -352,11 +352,7 @@ def recall(
             k=options.rrf_k,
             weights=options.lane_weights,
         )
-    # ScoredNode(...) rather than dataclasses.replace: ~100 of these a recall, and replace costs 10× more.
-    ordered = [
-        ScoredNode(s.node, s.score, s.similarity, s.parts, s.lanes, value, s.store)
-        for s, value in ((by_id[node_id], value) for node_id, value in fused)
-    ]
+    ordered = [by_id[node_id].revalued(value) for node_id, value in fused]  # ~100 a recall: the cheap copy
     ordered = [s for s in ordered if _subtype_matches(s.node, options.subtype)]
     anchored = (lambda results: apply_anchors(results, options.anchors)) if options.anchors else (lambda r: r)
     ordered = anchored(ordered)  # before adjacency: a stale memory lends its demoted value

@@ -170,3 +170,37 @@ def test_the_centering_mean_of_a_float32_table_is_the_mean_of_its_vectors(fake_b
         conn.close()
     expected = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).mean(axis=0)
     assert mean == pytest.approx(expected.tolist(), abs=1e-6)
+
+
+@pytest.mark.parametrize("stored", ["int8", "float32"])
+def test_the_centering_mean_is_the_same_with_numpy_loaded_or_not(fake_brain_path: Path, stored: str) -> None:
+    """A one-shot process without NumPy sums the mean in Python; one that loaded NumPy already (the local model, the
+    warm index) in NumPy (ADR 0036): the same mean, so the same ranking, either way."""
+    import json
+    import subprocess
+    import sys
+
+    with Brain.open(fake_brain_path) as brain:
+        brain.add_many([{"content": f"memory {i} about topic{i % 7} and thing{i % 5}"} for i in range(60)])
+    if stored == "float32":
+        _as_before_adr_0029(fake_brain_path)
+    code = (
+        "import json, sys\n"
+        "from cerebro.db.engine import connect_raw\n"
+        "from cerebro.store import vec\n"
+        "conn = connect_raw(sys.argv[1], wal=False)\n"
+        "mean = vec.mean_vector(conn, 256, 50)\n"
+        "print(json.dumps(['numpy' in sys.modules, mean]))\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", code, str(fake_brain_path)], capture_output=True, text=True, check=True)
+    loaded, by_list = json.loads(ran.stdout)
+    assert loaded is False  # the list arithmetic ran
+    import numpy  # noqa: F401 - loaded: mean_vector takes the NumPy path
+
+    conn = connect_raw(fake_brain_path, wal=False)
+    try:
+        by_numpy = vec.mean_vector(conn, 256, 50)
+    finally:
+        conn.close()
+    assert by_numpy is not None and len(by_numpy) == len(by_list) > 0
+    assert by_numpy == pytest.approx(by_list, rel=1e-12, abs=1e-15)

@@ -104,3 +104,21 @@ def test_an_upgrade_says_which_brain_and_where_its_backup_went(
     assert re.search(r"(^|\s)upgrading brain\s", line), line  # the words alone
     assert f"brain={brain}" in line.replace("'", "") and f"backup={backup}" in line.replace("'", "")
     monkeypatch.setattr(logs, "_structlog_level", None)
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_front_end_loads_logging_only_when_it_first_warns(quiet: bool) -> None:
+    """The hooks and prime never warn, so they never import logging (~10 ms of a slow machine's start-up, ADR 0036);
+    a front end that does warn still shows one line per warning, and none under -q."""
+    code = (
+        "import sys\n"
+        "from cerebro import logs\n"
+        f"logs.use_stderr(quiet={quiet})\n"
+        "print('logging' in sys.modules)\n"
+        "logs.warn('the reranker failed\\n(exit 1)')\n"
+        "logs.warn('again')\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert ran.stdout == "False\n"
+    shown = "" if quiet else "cerebro: warning: the reranker failed (exit 1)\ncerebro: warning: again\n"
+    assert ran.stderr == shown
