@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from cerebro import scoring
 from cerebro.prior import favour_informative
 from cerebro.temporal import favour_dated
-from cerebro.values import UNSET, Node, RecallResult, ScoredNode
+from cerebro.values import UNSET, Node, RecallResult, ScoredNode, evolve
 
 if TYPE_CHECKING:
     from cerebro.anchors import Checker
@@ -292,7 +292,7 @@ def recall(
             # The centered query chooses the candidates and gives the relevance term; the threshold keeps
             # its meaning, a cosine to the uncentered query, so it is checked after the cut.
             centered = scoring.center(search_vector, mean, options.centering)
-            seeds = vector_lane(store, conn, centered, replace(options, threshold=-1.0), width)
+            seeds = vector_lane(store, conn, centered, evolve(options, threshold=-1.0), width)
             cosines = _SeedCosines(store, conn, options, [c.node.id for c in seeds])
             to_search = cosines.against(search_vector)
             seeds = [c for c in seeds if to_search.get(c.node.id, -1.0) >= options.threshold]

@@ -300,6 +300,5 @@ def _approved(h: Handle, command: str) -> bool:
 
 
 def _replace_options(options: RecallOptions, **changes: Any) -> RecallOptions:  # noqa: ANN401 - fields of RecallOptions, each its own type
-    from dataclasses import replace
-
-    return replace(options, **changes)
+    # values.evolve, not dataclasses.replace: four copies of 25 fields a recall, ~6× cheaper (no __post_init__ here)
+    return values.evolve(options, **changes)
