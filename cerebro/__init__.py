@@ -26,7 +26,7 @@ def __getattr__(name: str) -> Any:  # noqa: ANN401 - a lazily imported class or 
         from cerebro.errors import CerebroError
 
         return CerebroError
-    if name in ("errors", "values", "clock", "paths", "config"):
+    if name in ("errors", "values", "reports", "clock", "paths", "config"):
         import importlib
 
         return importlib.import_module(f"cerebro.{name}")

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import cerebro  # annotations say cerebro.reports.X: get_type_hints imports it when asked (PEP 562, ADR 0036)
+from cerebro import values
 from cerebro.brain import (
     edges,
     embedding,
@@ -34,9 +37,7 @@ from cerebro.brain.validate import UNSET, parse_metadata  # noqa: F401 - part of
 from cerebro.provenance import GET_DEFAULT_DEPTH
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
-    from cerebro import reports, values
+    import cerebro.reports
     from cerebro.embed.base import Embedder
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -103,7 +104,7 @@ class Brain:
         force: bool = False,
         project: str | os.PathLike[str] | None = None,
         team_project: str | None = None,
-    ) -> reports.InitResult:
+    ) -> cerebro.reports.InitResult:
         return opening.init(
             path,
             embed_provider=embed_provider,
@@ -143,7 +144,7 @@ class Brain:
         return cls.for_project(directory)
 
     @classmethod
-    def brains(cls) -> List[reports.BrainInfo]:
+    def brains(cls) -> List[cerebro.reports.BrainInfo]:
         """Every brain under ``CEREBRO_HOME`` — the project each serves (recorded at init), whether that folder
         still exists, active memories, size and last use — read without upgrading or changing any of them."""
         from cerebro.brain import registry
@@ -151,7 +152,7 @@ class Brain:
         return registry.brains()
 
     @classmethod
-    def relink(cls, old: str | os.PathLike[str], new: str | os.PathLike[str]) -> reports.BrainInfo:
+    def relink(cls, old: str | os.PathLike[str], new: str | os.PathLike[str]) -> cerebro.reports.BrainInfo:
         """Give the brain of a moved or renamed project folder (``old``, its former path) to ``new``: the file takes
         the new folder's name and records it. Refused when ``new`` does not exist or has a brain already, or
         while another process has the brain open."""
@@ -282,7 +283,7 @@ class Brain:
         )
 
     @_doc(memories.get)
-    def get(self, node_id: str, *, as_of: Any = None) -> reports.NodeDetail:  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
+    def get(self, node_id: str, *, as_of: Any = None) -> cerebro.reports.NodeDetail:  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
         return memories.get(self._handle, node_id, as_of=as_of)
 
     @_doc(memories.update)
@@ -328,7 +329,7 @@ class Brain:
         valid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
         invalid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated; the public signature, pinned in tests/api/brain_api.txt
         metadata: dict[str, Any] | str | None = None,
-    ) -> reports.EdgeResult:
+    ) -> cerebro.reports.EdgeResult:
         return edges.add_edge(
             self._handle,
             source,
@@ -378,7 +379,7 @@ class Brain:
         )
 
     @_doc(status.stats)
-    def stats(self) -> reports.Stats:
+    def stats(self) -> cerebro.reports.Stats:
         return status.stats(self._handle)
 
     @_doc(status.active_count)
@@ -386,7 +387,7 @@ class Brain:
         return status.active_count(self._handle)
 
     @_doc(status.health)
-    def health(self, *, now: datetime | None = None) -> reports.Health:
+    def health(self, *, now: datetime | None = None) -> cerebro.reports.Health:
         return status.health(self._handle, now)
 
     # ------------------------------------------------------------------ embedding
@@ -394,7 +395,7 @@ class Brain:
     @_doc(embedding.embed_pending)
     def embed_pending(
         self, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None
-    ) -> reports.EmbedReport:
+    ) -> cerebro.reports.EmbedReport:
         return embedding.embed_pending(self._handle, batch_size=batch_size, progress=progress)
 
     @_doc(reembed.reembed)
@@ -460,15 +461,15 @@ class Brain:
     # ------------------------------------------------------------------ lifecycle and provenance
 
     @_doc(lifecycle.gc)
-    def gc(self, *, threshold: float | None = None, dry_run: bool = False) -> reports.GcReport:
+    def gc(self, *, threshold: float | None = None, dry_run: bool = False) -> cerebro.reports.GcReport:
         return lifecycle.gc(self._handle, threshold=threshold, dry_run=dry_run)
 
     @_doc(lifecycle.mark_consolidated)
-    def mark_consolidated(self, ids: Sequence[str]) -> reports.ConsolidateReport:
+    def mark_consolidated(self, ids: Sequence[str]) -> cerebro.reports.ConsolidateReport:
         return lifecycle.mark_consolidated(self._handle, ids)
 
     @_doc(lifecycle.consolidate)
-    def consolidate(self, into: str, sources: Sequence[str]) -> reports.ConsolidateReport:
+    def consolidate(self, into: str, sources: Sequence[str]) -> cerebro.reports.ConsolidateReport:
         return lifecycle.consolidate(self._handle, into, sources)
 
     @_doc(lifecycle.consolidation_suggestions)
@@ -482,7 +483,7 @@ class Brain:
     @_doc(lifecycle.forget)
     def forget(
         self, subject: str, *, subtype: str | None = None, apply: bool = False, hard: bool = False
-    ) -> reports.ForgetReport:
+    ) -> cerebro.reports.ForgetReport:
         return lifecycle.forget(self._handle, subject, subtype=subtype, apply=apply, hard=hard)
 
     @_doc(lifecycle.walk_provenance)
@@ -522,7 +523,7 @@ class Brain:
     # ------------------------------------------------------------------ settings
 
     @_doc(settings.config_get)
-    def config_get(self, key: str) -> reports.ConfigEntry:
+    def config_get(self, key: str) -> cerebro.reports.ConfigEntry:
         return settings.config_get(self._handle, key)
 
     @_doc(settings.config_value)
@@ -530,11 +531,11 @@ class Brain:
         return settings.config_value(self._handle, key)
 
     @_doc(settings.config_list)
-    def config_list(self) -> List[reports.ConfigEntry]:
+    def config_list(self) -> List[cerebro.reports.ConfigEntry]:
         return settings.config_list(self._handle)
 
     @_doc(settings.config_set)
-    def config_set(self, key: str, value: str) -> reports.ConfigChange:
+    def config_set(self, key: str, value: str) -> cerebro.reports.ConfigChange:
         return settings.config_set(self._handle, key, value)
 
     @_doc(settings.config_reset)
@@ -542,11 +543,13 @@ class Brain:
         return settings.config_reset(self._handle, key, all=all)
 
     @_doc(settings.relations)
-    def relations(self) -> List[reports.RelationInfo]:
+    def relations(self) -> List[cerebro.reports.RelationInfo]:
         return settings.relations(self._handle)
 
     @_doc(settings.add_relation)
-    def add_relation(self, name: str, *, traversal_class: str | None = None) -> tuple[reports.RelationInfo, bool]:
+    def add_relation(
+        self, name: str, *, traversal_class: str | None = None
+    ) -> tuple[cerebro.reports.RelationInfo, bool]:
         return settings.add_relation(self._handle, name, traversal_class=traversal_class)
 
     @_doc(settings.remove_relation)
@@ -574,13 +577,13 @@ class Brain:
     # ------------------------------------------------------------------ secrets
 
     @_doc(secrets.scan)
-    def scan_secrets(self) -> reports.SecretScan:
+    def scan_secrets(self) -> cerebro.reports.SecretScan:
         return secrets.scan(self._handle)
 
     @_doc(secrets.redact_stored)
     def redact_secrets(
         self, *, dry_run: bool = False, progress: Callable[[int, int], None] | None = None
-    ) -> reports.SecretScan:
+    ) -> cerebro.reports.SecretScan:
         return secrets.redact_stored(self._handle, dry_run=dry_run, progress=progress)
 
     # ------------------------------------------------------------------ the inbox
@@ -609,11 +612,11 @@ class Brain:
         )
 
     @_doc(inbox.inbox_list)
-    def inbox_list(self, *, limit: int | None = None) -> List[reports.InboxCandidate]:
+    def inbox_list(self, *, limit: int | None = None) -> List[cerebro.reports.InboxCandidate]:
         return inbox.inbox_list(self._handle, limit=limit)
 
     @_doc(inbox.inbox_get)
-    def inbox_get(self, candidate_id: str) -> reports.InboxCandidate:
+    def inbox_get(self, candidate_id: str) -> cerebro.reports.InboxCandidate:
         return inbox.inbox_get(self._handle, candidate_id)
 
     @_doc(inbox.inbox_approve)
@@ -621,5 +624,5 @@ class Brain:
         return inbox.inbox_approve(self._handle, candidate_id)
 
     @_doc(inbox.inbox_discard)
-    def inbox_discard(self, candidate_id: str) -> reports.InboxCandidate:
+    def inbox_discard(self, candidate_id: str) -> cerebro.reports.InboxCandidate:
         return inbox.inbox_discard(self._handle, candidate_id)

@@ -36,6 +36,30 @@ def test_every_public_method_keeps_its_signature() -> None:
     assert public_api() == expected
 
 
+def test_every_public_methods_type_hints_resolve_and_load_the_reports_only_then() -> None:
+    """Tools that read annotations (typing.get_type_hints: documentation, validators) see real types; the report
+    classes they name load when asked for, not when cerebro.api is imported by a hook (ADR 0036)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import inspect, sys, typing\n"
+        "from cerebro.api import Brain\n"
+        "before = 'cerebro.reports' in sys.modules\n"
+        "for name, member in vars(Brain).items():\n"
+        "    function = member.__func__ if isinstance(member, classmethod) else member\n"
+        "    if inspect.isfunction(function) and not name.startswith('_'):\n"
+        "        hints = typing.get_type_hints(function)\n"
+        "        assert all(isinstance(h, type) or typing.get_origin(h) for h in hints.values()), (name, hints)\n"
+        "from cerebro.reports import Stats\n"
+        "assert typing.get_type_hints(Brain.stats)['return'] is Stats\n"
+        "print(before)\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "False"
+
+
 def test_the_public_attributes_are_there_and_the_settable_ones_take_a_value(tmp_path: Path) -> None:
     Brain.init(tmp_path / "b.db", embed_provider="none")
     with Brain.open(tmp_path / "b.db") as brain:
