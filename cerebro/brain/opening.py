@@ -141,7 +141,7 @@ def init(
     The default provider is ``local`` (MiniLM on onnxruntime: offline, no server). A brain that already
     holds vectors keeps its model: switching would mix vector spaces (re-embedding is a later command).
     """
-    from cerebro import identity
+    from cerebro import identity, reports
     from cerebro.db import backup as backups
     from cerebro.embed.registry import DEFAULT_PROVIDER, resolve_settings
 
@@ -174,8 +174,6 @@ def init(
         if existed and not force:
             if recorded:
                 handle.write(lambda session: record_project(handle, session, recorded))
-            from cerebro import reports
-
             return reports.InitResult(handle.location, False, *stored, backup=handle.upgrade_backup)
         if existed and keep_settings and stored[0]:
             provider, model, dims = stored  # --force with no embedding flags refreshes, never switches
@@ -201,8 +199,6 @@ def init(
         handle.write(write)
     finally:
         handle.close()
-    from cerebro import reports
-
     return reports.InitResult(handle.location, not existed, provider, model, dims, backup=backup)
 
 

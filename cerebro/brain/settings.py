@@ -82,13 +82,11 @@ def _provider(h: Handle, key: str) -> str | None:
 
 
 def _entry(spec: config.ConfigKey, stored: str | None, provider: str | None) -> reports.ConfigEntry:
-    default = config.default(spec.key, provider)
-    if stored is None:
-        from cerebro import reports
-
-        return reports.ConfigEntry(spec.key, default, "default", default, spec.description)
     from cerebro import reports
 
+    default = config.default(spec.key, provider)
+    if stored is None:
+        return reports.ConfigEntry(spec.key, default, "default", default, spec.description)
     return reports.ConfigEntry(spec.key, stored, "brain", default, spec.description)
 
 
