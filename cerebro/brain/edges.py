@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro import clock
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import parse_metadata
 from cerebro.errors import InvalidInput, quote
 
 if TYPE_CHECKING:
-    from cerebro import reports
+    import cerebro.reports
     from cerebro.db.types import Session
 
 
@@ -28,7 +29,7 @@ def add_edge(
     valid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
     invalid_at: Any = None,  # noqa: ANN401 - a datetime or RFC 3339 text, validated
     metadata: dict[str, Any] | str | None = None,
-) -> reports.EdgeResult:
+) -> cerebro.reports.EdgeResult:
     """Link two memories. Re-adding an edge re-asserts its validity window (an omitted bound becomes
     open) and updates its weight when one is given. Relations outside the registry are allowed."""
     relation = (relation or "").strip()
@@ -50,7 +51,7 @@ def add_edge(
         raise InvalidInput("invalid window: valid_at is after invalid_at")
     meta_dict = parse_metadata(metadata)
 
-    def write(session: Session) -> reports.EdgeResult:
+    def write(session: Session) -> cerebro.reports.EdgeResult:
         src = h.store.nodes.resolve_id(session, source)
         dst = h.store.nodes.resolve_id(session, target)
         if src == dst:
@@ -66,9 +67,7 @@ def add_edge(
             metadata=meta_dict,
             now=clock.now(),
         )
-        from cerebro import reports
-
-        return reports.EdgeResult(
+        return cerebro.reports.EdgeResult(
             h.store.edges.to_value(row), created, h.store.relations.is_registered(session, relation)
         )
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro.brain.handle import Handle
 from cerebro.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from cerebro import reports
+    import cerebro.reports
     from cerebro.db.types import Session, Transaction
     from cerebro.models import Node as NodeRow
     from cerebro.store.interface import Store
@@ -62,7 +63,7 @@ def warn_pending(h: Handle, node_id: str, error: str | None) -> None:
 
 def embed_pending(
     h: Handle, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None
-) -> reports.EmbedReport:
+) -> cerebro.reports.EmbedReport:
     """Embed every active memory that has no vector, in batches (each batch one transaction)."""
 
     _, model, dims = h.embedding_settings()
@@ -115,9 +116,7 @@ def embed_pending(
         h.write(lambda s: h.store.meta.delete(s, "has_pending_embeddings"))
     if done:
         h.tend_vector_index()
-    from cerebro import reports
-
-    return reports.EmbedReport(embedded=done, failed=failed, remaining=remaining, errors=errors[:5])
+    return cerebro.reports.EmbedReport(embedded=done, failed=failed, remaining=remaining, errors=errors[:5])
 
 
 def current_content(store: Store, session: Session, node_id: str) -> str | None:

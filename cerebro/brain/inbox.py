@@ -24,7 +24,7 @@ from cerebro.brain.validate import (
 from cerebro.errors import InvalidInput, quote
 
 if TYPE_CHECKING:
-    from cerebro import reports
+    import cerebro.reports
     from cerebro.db.types import Session
 
 
@@ -62,7 +62,7 @@ def inbox_add(
     return h.write(write)
 
 
-def inbox_list(h: Handle, *, limit: int | None = None) -> list[reports.InboxCandidate]:
+def inbox_list(h: Handle, *, limit: int | None = None) -> list[cerebro.reports.InboxCandidate]:
     """The candidates, oldest first (every one unless ``limit``)."""
 
     if limit is not None:
@@ -70,7 +70,7 @@ def inbox_list(h: Handle, *, limit: int | None = None) -> list[reports.InboxCand
     return h.read(lambda s: h.store.inbox.list_all(s, limit))
 
 
-def inbox_get(h: Handle, candidate_id: str) -> reports.InboxCandidate:
+def inbox_get(h: Handle, candidate_id: str) -> cerebro.reports.InboxCandidate:
     """One candidate, by full id or a unique prefix of ≥4 characters."""
 
     return h.read(lambda s: h.store.inbox.get(s, h.store.inbox.resolve_id(s, candidate_id)))
@@ -120,10 +120,10 @@ def inbox_approve(h: Handle, candidate_id: str) -> str:
     return node_id
 
 
-def inbox_discard(h: Handle, candidate_id: str) -> reports.InboxCandidate:
+def inbox_discard(h: Handle, candidate_id: str) -> cerebro.reports.InboxCandidate:
     """Delete a candidate; returns what was deleted."""
 
-    def write(session: Session) -> reports.InboxCandidate:
+    def write(session: Session) -> cerebro.reports.InboxCandidate:
         candidate = h.store.inbox.get(session, h.store.inbox.resolve_id(session, candidate_id))
         h.store.inbox.delete(session, candidate.id)
         return candidate

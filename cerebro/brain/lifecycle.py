@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro import clock, config, lifecycle, provenance, values
 from cerebro.brain import memories, status
 from cerebro.brain.handle import Handle
@@ -16,7 +17,7 @@ from cerebro.brain.validate import _check_limit, _check_unit
 from cerebro.errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:
-    from cerebro import reports
+    import cerebro.reports
     from cerebro.db.types import Session
     from cerebro.store.interface import Store
 
@@ -25,10 +26,10 @@ def _load_nodes(store: Store, session: Session, ids: Sequence[str]) -> list[Any]
     return [store.nodes.to_value(store.nodes.get_row(session, node_id)) for node_id in ids]
 
 
-def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> reports.GcReport:
+def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> cerebro.reports.GcReport:
     """Archive active memories whose retention fell below the threshold (flag > config > 0.01)."""
 
-    def work(session: Session) -> reports.GcReport:
+    def work(session: Session) -> cerebro.reports.GcReport:
         limit = threshold
         if limit is None:
             limit = config.effective("gc_threshold", h.store.meta.get(session, config.META_PREFIX + "gc_threshold"))
@@ -47,9 +48,7 @@ def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> reports.GcReport
             stamp = clock.format_ts(now)
             for node, _ in evicted:
                 h.store.archive.move_out(session, node, "decayed", stamp)
-        from cerebro import reports
-
-        return reports.GcReport(
+        return cerebro.reports.GcReport(
             evaluated=len(active),
             archived=len(evicted),
             by_type=by_type,
@@ -74,12 +73,12 @@ def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> reports.GcReport
     return report
 
 
-def mark_consolidated(h: Handle, ids: Sequence[str]) -> reports.ConsolidateReport:
+def mark_consolidated(h: Handle, ids: Sequence[str]) -> cerebro.reports.ConsolidateReport:
     """Mark active episodes consolidated (status only, no edges). Fail-closed and idempotent."""
     return _consolidate(h, None, ids)
 
 
-def consolidate(h: Handle, into: str, sources: Sequence[str]) -> reports.ConsolidateReport:
+def consolidate(h: Handle, into: str, sources: Sequence[str]) -> cerebro.reports.ConsolidateReport:
     """Record that ``into`` was derived from the ``sources`` episodes: ``derived_from`` edges into →
     source, sources marked consolidated and out of the keyword lane. One transaction; every id must
     resolve (sources to episodes that are active or already consolidated) or nothing is written;
@@ -89,11 +88,11 @@ def consolidate(h: Handle, into: str, sources: Sequence[str]) -> reports.Consoli
     return _consolidate(h, into, sources)
 
 
-def _consolidate(h: Handle, into: str | None, sources: Sequence[str]) -> reports.ConsolidateReport:
+def _consolidate(h: Handle, into: str | None, sources: Sequence[str]) -> cerebro.reports.ConsolidateReport:
     if not sources:
         raise InvalidInput("give at least one episode id")
 
-    def write(session: Session) -> reports.ConsolidateReport:
+    def write(session: Session) -> cerebro.reports.ConsolidateReport:
         target = h.store.nodes.resolve_id(session, into) if into else None
         resolved = []
         for given in sources:
@@ -131,9 +130,7 @@ def _consolidate(h: Handle, into: str | None, sources: Sequence[str]) -> reports
                 )
                 added += 1
         session.flush()
-        from cerebro import reports
-
-        return reports.ConsolidateReport(target, resolved, changed, added)
+        return cerebro.reports.ConsolidateReport(target, resolved, changed, added)
 
     return h.write(write)
 
@@ -188,7 +185,7 @@ def record_outcome(h: Handle, node_id: str, *, success: bool) -> values.Node:
     return h.write(write)
 
 
-def forget(h: Handle, subject: str, *, subtype: str | None, apply: bool, hard: bool) -> reports.ForgetReport:
+def forget(h: Handle, subject: str, *, subtype: str | None, apply: bool, hard: bool) -> cerebro.reports.ForgetReport:
     """Memories (not archived) whose content contains ``subject`` (case-insensitive, literal text).
 
     Dry run unless ``apply``: then each is archived with reason ``redundant`` — or deleted outright with
@@ -201,7 +198,7 @@ def forget(h: Handle, subject: str, *, subtype: str | None, apply: bool, hard: b
 
     wanted = subject.casefold()
 
-    def work(session: Session) -> reports.ForgetReport:
+    def work(session: Session) -> cerebro.reports.ForgetReport:
         # Matched in Python: SQLite's lower() folds only A-Z, and casefold() also handles "ß", "É"…
         rows = h.store.nodes.contents_not_archived(session, subtype)
         ids = [node_id for node_id, content in rows if wanted in content.casefold()]
@@ -210,9 +207,7 @@ def forget(h: Handle, subject: str, *, subtype: str | None, apply: bool, hard: b
             stamp = clock.now_text()
             for node in matched:
                 h.store.archive.move_out(session, node, "redundant", stamp, archive=not hard)
-        from cerebro import reports
-
-        return reports.ForgetReport(
+        return cerebro.reports.ForgetReport(
             subject,
             [{"id": n.id, "type": n.type, "status": n.status, "content": n.content} for n in matched],
             applied=apply,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro import clock, values
 from cerebro.brain import embedding, secrets
 from cerebro.brain.handle import Handle
@@ -26,7 +27,7 @@ from cerebro.brain.validate import (
 from cerebro.errors import InvalidInput, NotFound, quote
 
 if TYPE_CHECKING:
-    from cerebro import reports
+    import cerebro.reports
     from cerebro.db.types import Connection, Session
 
 DEFAULT_LIST_LIMIT = 50
@@ -210,26 +211,24 @@ def add_many(
     return ids
 
 
-def get(h: Handle, node_id: str, *, as_of: Any = None) -> reports.NodeDetail:  # noqa: ANN401 - a datetime or RFC 3339 text, validated
+def get(h: Handle, node_id: str, *, as_of: Any = None) -> cerebro.reports.NodeDetail:  # noqa: ANN401 - a datetime or RFC 3339 text, validated
     """A memory and every edge touching it (only edges valid at ``as_of`` when given)."""
-    from cerebro import reports
-
     try:
         when = clock.parse(as_of) if as_of not in (None, "") else None
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
 
-    def read(session: Session) -> reports.NodeDetail:
+    def read(session: Session) -> cerebro.reports.NodeDetail:
         full = h.store.nodes.resolve_id(session, node_id)
         row = h.store.nodes.get_row(session, full)
-        return reports.NodeDetail(
+        return cerebro.reports.NodeDetail(
             h.store.nodes.to_value(row),
             [h.store.edges.to_value(e) for e in h.store.edges.for_node(session, full, when)],
         )
 
     detail = h.read(read)
     (node,) = annotate(h, [detail.node])
-    return reports.NodeDetail(node, detail.edges)
+    return cerebro.reports.NodeDetail(node, detail.edges)
 
 
 def update(

@@ -6,12 +6,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro import paths, team
 from cerebro.brain.handle import Handle
 from cerebro.errors import BrainNotFound, BrainUnreadable, InvalidInput
 
 if TYPE_CHECKING:
-    from cerebro import reports
+    import cerebro.reports
     from cerebro.db.types import Session
 
 
@@ -131,7 +132,7 @@ def init(
     force: bool = False,
     project: str | os.PathLike[str] | None = None,
     team_project: str | None = None,
-) -> reports.InitResult:
+) -> cerebro.reports.InitResult:
     """Create a brain at ``path`` (idempotent). ``force`` backs it up, then re-writes its embedding settings
     (the given ones; with none given, the stored ones stay). ``project``: the folder the brain serves, recorded
     in it (path, git repository) so that ``cerebro brains`` can tell — on an existing brain too.
@@ -141,7 +142,7 @@ def init(
     The default provider is ``local`` (MiniLM on onnxruntime: offline, no server). A brain that already
     holds vectors keeps its model: switching would mix vector spaces (re-embedding is a later command).
     """
-    from cerebro import identity, reports
+    from cerebro import identity
     from cerebro.db import backup as backups
     from cerebro.embed.registry import DEFAULT_PROVIDER, resolve_settings
 
@@ -174,7 +175,7 @@ def init(
         if existed and not force:
             if recorded:
                 handle.write(lambda session: record_project(handle, session, recorded))
-            return reports.InitResult(handle.location, False, *stored, backup=handle.upgrade_backup)
+            return cerebro.reports.InitResult(handle.location, False, *stored, backup=handle.upgrade_backup)
         if existed and keep_settings and stored[0]:
             provider, model, dims = stored  # --force with no embedding flags refreshes, never switches
 
@@ -199,7 +200,7 @@ def init(
         handle.write(write)
     finally:
         handle.close()
-    return reports.InitResult(handle.location, not existed, provider, model, dims, backup=backup)
+    return cerebro.reports.InitResult(handle.location, not existed, provider, model, dims, backup=backup)
 
 
 def purge(path: str | os.PathLike[str]) -> Path:

@@ -13,12 +13,13 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro.brain import embedding
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import _check_size
 
 if TYPE_CHECKING:
-    from cerebro import reports
+    import cerebro.reports
     from cerebro.db.types import Session
 
 
@@ -89,38 +90,36 @@ def _metadata(text: str | None) -> Any:  # noqa: ANN401 - stored JSON, whatever 
         return text  # not JSON (written by hand): scanned as text
 
 
-def findings(rows: list[tuple[str, str, str, str | None]]) -> list[reports.SecretFinding]:
+def findings(rows: list[tuple[str, str, str, str | None]]) -> list[cerebro.reports.SecretFinding]:
     """The records among ``rows`` — (where, id, content, metadata as stored) — that hold secrets (the doctor's
     check reads a copy's rows through this too)."""
-    from cerebro import redaction, reports
+    from cerebro import redaction
 
     found = []
     for where, node_id, content, metadata in rows:
         kinds = [f.kind for f in redaction.find(content)]
         meta_kinds = redaction.redact_json(_metadata(metadata))[1]
         if kinds or meta_kinds:
-            found.append(reports.SecretFinding(node_id, where, tuple(kinds), tuple(meta_kinds)))
+            found.append(cerebro.reports.SecretFinding(node_id, where, tuple(kinds), tuple(meta_kinds)))
     return found
 
 
-def scan(h: Handle) -> reports.SecretScan:
+def scan(h: Handle) -> cerebro.reports.SecretScan:
     """Every stored memory, archived memory and inbox candidate holding a secret (ids and kinds only)."""
     return _scan(h)[0]
 
 
-def _scan(h: Handle) -> tuple[reports.SecretScan, dict[tuple[str, str], tuple[str, str | None]]]:
+def _scan(h: Handle) -> tuple[cerebro.reports.SecretScan, dict[tuple[str, str], tuple[str, str | None]]]:
     with h.snapshot() as conn:
         rows = h.store.texts.all_texts(conn)
-    from cerebro import reports
-
-    found = reports.SecretScan(scanned=len(rows), findings=findings(rows))
+    found = cerebro.reports.SecretScan(scanned=len(rows), findings=findings(rows))
     held = {(f.where, f.id) for f in found.findings}
     return found, {(w, i): (c, m) for w, i, c, m in rows if (w, i) in held}
 
 
 def redact_stored(
     h: Handle, *, dry_run: bool = False, progress: Callable[[int, int], None] | None = None
-) -> reports.SecretScan:
+) -> cerebro.reports.SecretScan:
     """Replace every stored secret by its marker, after a backup: one transaction; changed memories re-indexed
     and re-embedded; the old text overwritten in the file, its keyword index and its write-ahead log. A record
     changed by another writer meanwhile is left as that writer stored it (its write was redacted itself)."""
@@ -169,9 +168,9 @@ def redact_stored(
         h.on_warning(f"{len(changed) - replaced} of {len(changed)} records changed while this ran: left as now stored")
     h.rollback()
     purged = h.store.texts.compact(h.raw)
-    from cerebro import reports
-
-    return reports.SecretScan(found.scanned, found.findings, redacted=True, backup=str(backup), log_purged=purged)
+    return cerebro.reports.SecretScan(
+        found.scanned, found.findings, redacted=True, backup=str(backup), log_purged=purged
+    )
 
 
 def _dump(value: Any) -> str:  # noqa: ANN401 - JSON-shaped data

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro import clock, config
 from cerebro.brain.handle import Handle
 from cerebro.errors import InvalidInput, NotFound, quote
 
 if TYPE_CHECKING:
-    from cerebro import reports
+    import cerebro.reports
     from cerebro.db.types import Session
 
 
-def config_get(h: Handle, key: str) -> reports.ConfigEntry:
+def config_get(h: Handle, key: str) -> cerebro.reports.ConfigEntry:
     spec = config.lookup(key)
 
     stored = h.read(lambda s: h.store.meta.get(s, config.META_PREFIX + key))
@@ -29,7 +30,7 @@ def config_value(h: Handle, key: str) -> Any:  # noqa: ANN401 - the setting's ow
         return config.effective(key, h.store.reads.config_values(conn).get(key), _provider(h, key))
 
 
-def config_list(h: Handle) -> list[reports.ConfigEntry]:
+def config_list(h: Handle) -> list[cerebro.reports.ConfigEntry]:
     stored = h.read(lambda s: h.store.meta.get_many(s, config.META_PREFIX))
     return [
         _entry(spec, stored.get(config.META_PREFIX + spec.key), _provider(h, spec.key))
@@ -37,19 +38,17 @@ def config_list(h: Handle) -> list[reports.ConfigEntry]:
     ]
 
 
-def config_set(h: Handle, key: str, value: str) -> reports.ConfigChange:
+def config_set(h: Handle, key: str, value: str) -> cerebro.reports.ConfigChange:
     spec = config.lookup(key)
     if not isinstance(value, str):
         value = str(value).lower() if isinstance(value, bool) else str(value)
     canonical = spec.validate(value)
     default = config.default(key, _provider(h, key))
 
-    def write(session: Session) -> reports.ConfigChange:
+    def write(session: Session) -> cerebro.reports.ConfigChange:
         previous = h.store.meta.get(session, config.META_PREFIX + key)
         h.store.meta.put(session, config.META_PREFIX + key, canonical)
-        from cerebro import reports
-
-        return reports.ConfigChange(key, canonical, previous if previous is not None else default)
+        return cerebro.reports.ConfigChange(key, canonical, previous if previous is not None else default)
 
     change = h.write(write)
     if key == "rerank_command" and canonical.strip():  # the user's own command, set here: approve it (ADR 0026)
@@ -81,28 +80,28 @@ def _provider(h: Handle, key: str) -> str | None:
     return h.embedding_settings()[0] if key in config.PROVIDER_DEFAULTS else None
 
 
-def _entry(spec: config.ConfigKey, stored: str | None, provider: str | None) -> reports.ConfigEntry:
-    from cerebro import reports
-
+def _entry(spec: config.ConfigKey, stored: str | None, provider: str | None) -> cerebro.reports.ConfigEntry:
     default = config.default(spec.key, provider)
     if stored is None:
-        return reports.ConfigEntry(spec.key, default, "default", default, spec.description)
-    return reports.ConfigEntry(spec.key, stored, "brain", default, spec.description)
+        return cerebro.reports.ConfigEntry(spec.key, default, "default", default, spec.description)
+    return cerebro.reports.ConfigEntry(spec.key, stored, "brain", default, spec.description)
 
 
 # ------------------------------------------------------------------ relation registry
 
 
-def relations(h: Handle) -> list[reports.RelationInfo]:
+def relations(h: Handle) -> list[cerebro.reports.RelationInfo]:
     return h.read(lambda s: [h.store.relations.to_value(r) for r in h.store.relations.list_all(s)])
 
 
-def add_relation(h: Handle, name: str, *, traversal_class: str | None = None) -> tuple[reports.RelationInfo, bool]:
+def add_relation(
+    h: Handle, name: str, *, traversal_class: str | None = None
+) -> tuple[cerebro.reports.RelationInfo, bool]:
     name = (name or "").strip()
     if not name:
         raise InvalidInput("relation name must not be empty")
 
-    def write(session: Session) -> tuple[reports.RelationInfo, bool]:
+    def write(session: Session) -> tuple[cerebro.reports.RelationInfo, bool]:
         row, created = h.store.relations.add(session, name, traversal_class, clock.now())
         return h.store.relations.to_value(row), created
 

@@ -9,27 +9,26 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro import clock, values
 from cerebro.brain.handle import Handle
 from cerebro.values import NODE_TYPES
 
 if TYPE_CHECKING:
-    from cerebro import reports
+    import cerebro.reports
     from cerebro.anchors import Checker
     from cerebro.db.types import Session
 
 
-def stats(h: Handle) -> reports.Stats:
-    def read(session: Session) -> reports.Stats:
+def stats(h: Handle) -> cerebro.reports.Stats:
+    def read(session: Session) -> cerebro.reports.Stats:
         by_status, by_type = h.store.nodes.counts(session)
         revision = h.store.meta.revision(session)
         try:
             dims = int(h.store.meta.get(session, "embedding_dimensions", "0") or 0)
         except ValueError:
             dims = 0
-        from cerebro import reports
-
-        return reports.Stats(
+        return cerebro.reports.Stats(
             total_nodes=sum(by_status.values()),
             active_nodes=by_status.get("active", 0),
             consolidated_nodes=by_status.get("consolidated", 0),
@@ -54,7 +53,7 @@ def stats(h: Handle) -> reports.Stats:
 COLD_AFTER = timedelta(days=7)  # an active memory prime has not surfaced for this long is "cold"
 
 
-def health(h: Handle, now: datetime | None) -> reports.Health:
+def health(h: Handle, now: datetime | None) -> cerebro.reports.Health:
     """Active memories by type, edges, and cold memories (never surfaced by prime, or not for a week), read on the
     raw connection."""
     now = now or clock.now()
@@ -72,9 +71,7 @@ def health(h: Handle, now: datetime | None) -> reports.Health:
             if surfaced is None or surfaced < cutoff:
                 cold += 1
         edges = h.store.reads.edge_count(conn)
-    from cerebro import reports
-
-    return reports.Health(sum(by_type.values()), edges, cold, dict(sorted(by_type.items())))
+    return cerebro.reports.Health(sum(by_type.values()), edges, cold, dict(sorted(by_type.items())))
 
 
 def active_count(h: Handle) -> int:

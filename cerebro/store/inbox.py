@@ -13,12 +13,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro import clock, metadata, values
 from cerebro.store import inserts, nodes
 from cerebro.store.sql import text
 
 if TYPE_CHECKING:
-    from cerebro import reports
+    import cerebro.reports
     from cerebro.db.types import Session
 
 TABLE = "inbox_candidates"
@@ -28,11 +29,9 @@ _COLUMNS = (
 )
 
 
-def _to_value(row: Any) -> reports.InboxCandidate:  # noqa: ANN401 - a row of the ORM or of a raw SELECT
+def _to_value(row: Any) -> cerebro.reports.InboxCandidate:  # noqa: ANN401 - a row of the ORM or of a raw SELECT
     importance = row[5]
-    from cerebro import reports
-
-    return reports.InboxCandidate(
+    return cerebro.reports.InboxCandidate(
         id=row[0],
         type=row[1],
         subtype=row[2],
@@ -49,7 +48,7 @@ def resolve_id(session: Session, prefix: str) -> str:
     return nodes.resolve_prefix(session, prefix, table=TABLE, noun="inbox candidate")
 
 
-def get(session: Session, candidate_id: str) -> reports.InboxCandidate:
+def get(session: Session, candidate_id: str) -> cerebro.reports.InboxCandidate:
     row = session.execute(text(f"SELECT {_COLUMNS} FROM {TABLE} WHERE id = :id"), {"id": candidate_id}).first()
     if row is None:
         from cerebro.errors import NotFound, quote
@@ -92,7 +91,7 @@ def insert(
     return candidate_id
 
 
-def list_all(session: Session, limit: int | None) -> list[reports.InboxCandidate]:
+def list_all(session: Session, limit: int | None) -> list[cerebro.reports.InboxCandidate]:
     """Oldest first (ties in insertion order)."""
     sql = f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY created_at, rowid"
     params: dict[str, Any] = {}

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from cerebro import reports, values
+    import cerebro.reports
+    from cerebro import values
     from cerebro.db.types import Connection, Session, Transaction
     from cerebro.models import Edge as EdgeRow
     from cerebro.models import Node as NodeRow
@@ -336,7 +337,7 @@ class Inbox(Protocol):
     def resolve_id(self, session: Session, prefix: str) -> str:
         """A full candidate id or a unique prefix of ≥4 characters → the full id (nodes are not searched)."""
 
-    def get(self, session: Session, candidate_id: str) -> reports.InboxCandidate: ...
+    def get(self, session: Session, candidate_id: str) -> cerebro.reports.InboxCandidate: ...
 
     def insert(
         self,
@@ -351,7 +352,7 @@ class Inbox(Protocol):
         now: datetime,
     ) -> str: ...
 
-    def list_all(self, session: Session, limit: int | None) -> list[reports.InboxCandidate]:
+    def list_all(self, session: Session, limit: int | None) -> list[cerebro.reports.InboxCandidate]:
         """Oldest first (ties in insertion order)."""
 
     def delete(self, session: Session, candidate_id: str) -> None: ...
@@ -360,7 +361,7 @@ class Inbox(Protocol):
 class Relations(Protocol):
     """The relation registry (upstream v6): advisory names for edges, seeded with the four built-ins."""
 
-    def to_value(self, row: Relation) -> reports.RelationInfo: ...
+    def to_value(self, row: Relation) -> cerebro.reports.RelationInfo: ...
 
     def is_registered(self, session: Session, name: str) -> bool: ...
 

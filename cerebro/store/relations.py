@@ -7,17 +7,16 @@ from typing import TYPE_CHECKING
 
 from sqlmodel import select
 
+import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro.models import Relation
 
 if TYPE_CHECKING:
-    from cerebro import reports
+    import cerebro.reports
     from cerebro.db.types import Session
 
 
-def to_value(row: Relation) -> reports.RelationInfo:
-    from cerebro import reports
-
-    return reports.RelationInfo(row.name, row.traversal_class, row.created_at)
+def to_value(row: Relation) -> cerebro.reports.RelationInfo:
+    return cerebro.reports.RelationInfo(row.name, row.traversal_class, row.created_at)
 
 
 def is_registered(session: Session, name: str) -> bool:
