@@ -116,15 +116,13 @@ def commands(args: argparse.Namespace) -> None:
     project.mkdir()
     base = {**os.environ, "CEREBRO_HOME": str(home / "after")}
     base.pop("PYTHONPATH", None)
-    init = [CEREBRO, "init", "--skip-integration", "-p", str(project)]
-    subprocess.run(init, env=base, check=True, capture_output=True)
-    shutil.copyfile(args.brain, brain_file(home / "after", project))
     variants = {"after": base}
     if args.before:
-        before_brain = brain_file(home / "before", project)
-        before_brain.parent.mkdir(parents=True, mode=0o700)
-        os.symlink(brain_file(home / "after", project), before_brain)
         variants["before"] = {**base, "CEREBRO_HOME": str(home / "before"), "PYTHONPATH": args.before}
+    init = [CEREBRO, "init", "--skip-integration", "-p", str(project)]
+    for env in variants.values():  # each its own copy: one may upgrade it to a revision the other refuses
+        subprocess.run(init, env=env, check=True, capture_output=True)
+        shutil.copyfile(args.brain, brain_file(Path(env["CEREBRO_HOME"]), project))
 
     def event() -> str:  # a new session each run: the hook primes a session once
         return json.dumps({"session_id": str(uuid.uuid4()), "cwd": str(project), "hook_event_name": "SessionStart"})

@@ -7,8 +7,8 @@ Builds a throwaway 1,000-memory brain (local model) — or uses a copy of ``--br
 brain) — then runs each command RUNS times after two warm-ups, alternating "before" (the worktree on
 PYTHONPATH) and "after" (this checkout), so both see the same load; prints a markdown table of CPU (user +
 system of the process, from its rusage) and wall, p50 / max. Each variant has its own CEREBRO_HOME (their model
-caches differ) holding the same brain. The load average is printed before and after. Results go in
-docs/benchmarks.md with the load they ran under.
+caches differ) and its own copy of the same brain (one may upgrade it to a revision the other refuses). The load
+average is printed before and after. Results go in docs/benchmarks.md with the load they ran under.
 """
 
 from __future__ import annotations
@@ -99,15 +99,14 @@ def main() -> None:
     if args.embed_threads:
         base["CEREBRO_EMBED_THREADS"] = args.embed_threads
     base.pop("PYTHONPATH", None)
-    if args.brain:
-        subprocess.run([CEREBRO, "init", "--skip-integration", "-p", str(project)], env=base, check=True)
-        shutil.copyfile(args.brain, brain_file(home / "after", project))
-    else:
-        build(project, base)
-    before_brain = brain_file(home / "before", project)
-    before_brain.parent.mkdir(parents=True, mode=0o700)
-    os.symlink(brain_file(home / "after", project), before_brain)
     variants = {"before": {**base, "CEREBRO_HOME": str(home / "before"), "PYTHONPATH": args.before}, "after": base}
+    # Each variant its own copy of the brain: one of them may upgrade it to a revision the other refuses to open.
+    for env in variants.values():
+        if args.brain:
+            subprocess.run([CEREBRO, "init", "--skip-integration", "-p", str(project)], env=env, check=True)
+            shutil.copyfile(args.brain, brain_file(Path(env["CEREBRO_HOME"]), project))
+        else:
+            build(project, env)
     print(f"load average before: {os.getloadavg()}", file=sys.stderr)
 
     def session_start() -> str:

@@ -76,9 +76,9 @@ class Node(SQLModel, table=True):
         sa.CheckConstraint(f"type IN {NODE_TYPES}", name="ck_nodes_type"),
         sa.CheckConstraint("importance BETWEEN 0.0 AND 1.0", name="ck_nodes_importance"),
         sa.CheckConstraint(f"status IN {NODE_STATUSES}", name="ck_nodes_status"),
-        sa.Index("idx_nodes_type", "type"),
         sa.Index("idx_nodes_status", "status"),
-        sa.Index("idx_nodes_type_status", "type", "status"),
+        # Ours (py0004, ADR 0037): prime's pools by importance; it replaced upstream's (type) and (type, status).
+        sa.Index("idx_nodes_type_status_importance", "type", "status", "importance", "created_at"),
         sa.Index("idx_nodes_last_accessed", "last_accessed"),
         sa.Index("idx_nodes_updated_at", "updated_at"),
         sa.Index("idx_nodes_last_surfaced", "last_surfaced"),

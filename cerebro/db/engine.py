@@ -11,6 +11,7 @@ IMMEDIATE`` takes the write lock up front so two writers never deadlock on a loc
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -56,20 +57,24 @@ def _usable(driver: ModuleType) -> bool:
 @cache
 def driver() -> ModuleType:
     """The DB-API module to use: sqlean.dbapi2, else a stdlib sqlite3 that can load extensions."""
-    candidates: list[ModuleType] = []
+    return pick_driver(_candidates())
+
+
+def _candidates() -> Iterator[ModuleType]:
+    # Imported only when wanted: the standard library's sqlite3 loads another SQLite (~2 ms of every hook) that the
+    # sqlean wheel makes unnecessary.
     try:
         import sqlean.dbapi2 as sqlean_driver
 
-        candidates.append(sqlean_driver)
+        yield sqlean_driver
     except ImportError:
         pass
     import sqlite3
 
-    candidates.append(sqlite3)
-    return pick_driver(candidates)
+    yield sqlite3
 
 
-def pick_driver(candidates: list[ModuleType]) -> ModuleType:
+def pick_driver(candidates: Iterable[ModuleType]) -> ModuleType:
     """The first candidate that can load extensions and has FTS5, or an error that names the fix."""
     for candidate in candidates:
         if _usable(candidate):

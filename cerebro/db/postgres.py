@@ -94,7 +94,8 @@ def _options() -> str:
 # nothing inside them is touched.
 _TOKENS = re.compile(
     r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|::"""  # quoted text and identifiers, casts: kept
-    r"|(?P<hint>(?<=[\s(])\+(?=(?:status|relation)\b))"  # a planner hint (+column): PostgreSQL plans for itself
+    # a planner hint (+column): PostgreSQL plans for itself
+    r"|(?P<hint>(?<=[\s(])\+(?=(?:status|relation|type|updated_at)\b))"
     r"|(?P<char>\bchar\()"  # SQLite's char(n) is PostgreSQL's chr(n)
     r"|(?P<instr>\binstr\()"  # instr(text, part) is strpos(text, part)
     r"|(?P<is>\bIS\s+(?=[?:%]))"  # "x IS <parameter>" (equal, NULLs included) is IS NOT DISTINCT FROM

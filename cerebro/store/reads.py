@@ -139,22 +139,38 @@ def edge_count(conn: Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
 
 
-# Session-start prime's pools (cerebro/prime.py): which active memories each considers, best first.
-# ``:week`` and ``:two_days`` are storage-layout times.
+# Session-start prime's pools (cerebro/prime.py): which active memories each considers, best first; ties go to the
+# memory written last. ``:week`` and ``:two_days`` are storage-layout times. Each is a walk along an index, never a
+# sort of every memory of a type (issue 18: ~160 ms a prime at 100,000 memories): the typed pools seek
+# ``idx_nodes_type_status_importance`` (py0004); the episode and recent pools walk the writing order
+# (``idx_nodes_writing_order``) and ``idx_nodes_updated_at`` back from now — a week's (two days') memories at most —
+# where SQLite, without statistics, would sort every active episode (memory) found through the (type, status) index:
+# "+column" keeps it off those (``cerebro.db.postgres.pg_sql`` drops the "+" for PostgreSQL, which plans for itself).
+# ``recent`` is COALESCE(updated_at, created_at) in two parts that each have an index: memories updated in the last
+# two days, and never-updated memories written in them.
+_BY_IMPORTANCE = "ORDER BY importance DESC, created_at DESC, rowid DESC"
 _PRIME_POOLS = {
-    "concept": ("type = 'concept'", "importance DESC, created_at DESC"),
-    "procedure": ("type = 'procedure'", "importance DESC, created_at DESC"),
-    "episode": ("type = 'episode' AND created_at >= :week", "created_at DESC"),
-    "reflection": ("type = 'reflection'", "importance DESC, created_at DESC"),
-    "recent": ("COALESCE(updated_at, created_at) >= :two_days", "COALESCE(updated_at, created_at) DESC"),
+    "concept": f"SELECT {NODE_COLUMNS} FROM nodes WHERE type = 'concept' AND status = 'active' {_BY_IMPORTANCE}",
+    "procedure": f"SELECT {NODE_COLUMNS} FROM nodes WHERE type = 'procedure' AND status = 'active' {_BY_IMPORTANCE}",
+    "episode": (
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE +type = 'episode' AND +status = 'active' AND created_at >= :week "
+        "ORDER BY created_at DESC, rowid DESC"
+    ),
+    "reflection": f"SELECT {NODE_COLUMNS} FROM nodes WHERE type = 'reflection' AND status = 'active' {_BY_IMPORTANCE}",
+    "recent": (
+        f"SELECT {NODE_COLUMNS}, updated_at AS recency, rowid AS place FROM nodes "
+        "WHERE +status = 'active' AND updated_at >= :two_days UNION ALL "
+        f"SELECT {NODE_COLUMNS}, created_at, rowid FROM nodes "
+        "WHERE +status = 'active' AND +updated_at IS NULL AND created_at >= :two_days "
+        "ORDER BY recency DESC, place DESC"
+    ),
 }
 
 
 def prime_pool(conn: Connection, pool: str, limit: int, marks: dict[str, str]) -> list[values.Node]:
-    where, order = _PRIME_POOLS[pool]
-    sql = f"SELECT {NODE_COLUMNS} FROM nodes WHERE status = 'active' AND {where} ORDER BY {order} LIMIT {int(limit)}"
+    sql = f"{_PRIME_POOLS[pool]} LIMIT {int(limit)}"
     params = {k: v for k, v in marks.items() if f":{k}" in sql}
-    return [node_from_row(row) for row in conn.execute(sql, params).fetchall()]
+    return [node_from_row(row) for row in conn.execute(sql, params).fetchall()]  # recent's extra columns: unread
 
 
 def rows(conn: Connection, table: str, columns: Sequence[str], order: str) -> list[Any]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import anyio
 
+from cerebro.db.migrate import HEAD_REVISION
 from tests.mcp.helpers import cli, run, serve
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "brains"
@@ -118,7 +119,7 @@ def test_a_brain_upgraded_by_a_newer_cerebro_is_refused_then_served_again(
                 message = await client.error("recall", query="memory")
                 assert "written by a newer cerebro (revision py9999)" in message
                 assert "newer cerebro" in await client.error("stats")  # refused every time, never served stale
-                conn.execute("UPDATE alembic_version SET version_num = 'py0003'")
+                conn.execute("UPDATE alembic_version SET version_num = ?", (HEAD_REVISION,))
                 assert (await client.ok("stats"))["active_nodes"] == 1
                 conn.execute("UPDATE schema_meta SET value = '8' WHERE key = 'schema_version'")  # Go moved on
                 assert "schema_version 8" in await client.error("list")
@@ -147,7 +148,7 @@ def test_a_brain_replaced_by_an_old_copy_and_upgraded_by_the_cli(
                 Path(f"{fake_brain_path}{suffix}").unlink(missing_ok=True)
             cli(home, "stats", "-p", str(project))  # another process opens it: backup, then upgrade
             stats = await client.ok("stats")
-            assert stats["revision"] == "py0003" and stats["embedding_provider"] == "none"
+            assert stats["revision"] == HEAD_REVISION and stats["embedding_provider"] == "none"
             listed = await client.ok("list", limit=500)
             contents = [m["content"] for m in listed["memories"]]
             assert "Only in the brain that gets replaced" not in contents and contents

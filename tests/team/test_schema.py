@@ -230,3 +230,69 @@ def test_the_writing_order_seeks_of_adjacency_use_an_index(team_url):
     finally:
         conn.close()
         other.close()
+
+
+def test_prime_pools_walk_an_index_on_a_team_brain(team_url):
+    """Session-start prime's pools (ADR 0037): seeks on py0004's (type, status, importance) index and walks back along
+    the writing order — not a sort of every active memory of a type, as through the (type, status) index."""
+    from datetime import timedelta
+
+    from cerebro import clock
+    from cerebro.store import reads
+
+    postgres.upgrade(team_url)
+    conn, other = postgres.connect(team_url, "alpha"), postgres.connect(team_url, "beta")
+    try:
+        insert = (
+            "INSERT INTO nodes (id, type, content, decay_rate, importance, created_at) VALUES (?, ?, ?, 0.01, ?, ?)"
+        )
+        now = clock.now()
+        types = ("concept", "procedure", "episode", "reflection")
+        for i in range(4_000):  # a month of memories, another project's among them: out of sight
+            written = clock.format_ts(now - timedelta(minutes=11 * (4_000 - i)))
+            conn.execute(insert, (f"w{i}", types[i % 4], f"note {i}", (i % 9) / 10, written))
+            other.execute(insert, (f"x{i}", types[i % 4], f"note {i}", (i % 9) / 10, written))
+        conn.execute("ANALYZE nodes")  # as autovacuum would
+        marks = {
+            "week": clock.format_ts(now - timedelta(days=7)),
+            "two_days": clock.format_ts(now - timedelta(hours=48)),
+        }
+        statements: list[str] = []
+
+        class Recording:
+            def execute(self, sql, params=None):
+                statements.append(sql)
+                return conn.execute(sql, params)
+
+        def best(kind: str | None, by_importance: bool, within: timedelta) -> list[str]:
+            mine = [
+                i
+                for i in range(4_000)
+                if (kind is None or types[i % 4] == kind) and 11 * (4_000 - i) <= within / timedelta(minutes=1)
+            ]
+            return [
+                f"w{i}" for i in sorted(mine, key=lambda i: ((i % 9) if by_importance else 0, i), reverse=True)[:10]
+            ]
+
+        expected = {
+            "concept": best("concept", True, timedelta(days=365)),
+            "procedure": best("procedure", True, timedelta(days=365)),
+            "episode": best("episode", False, timedelta(days=7)),
+            "reflection": best("reflection", True, timedelta(days=365)),
+            "recent": best(None, False, timedelta(hours=48)),
+        }
+        for pool, ids in expected.items():
+            assert [n.id for n in reads.prime_pool(Recording(), pool, 10, marks)] == ids, pool
+            sql = statements[-1]
+            params = {k: v for k, v in marks.items() if f":{k}" in sql}
+            plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, params).fetchall())
+            assert "Seq Scan on nodes" not in plan, plan
+            if pool == "recent":
+                assert "idx_nodes_updated_at" in plan and "idx_nodes_writing_order" in plan, plan
+            elif pool == "episode":  # a week back along the writing order, not every active episode
+                assert "idx_nodes_writing_order" in plan and "idx_nodes_type_status_importance" not in plan, plan
+            else:
+                assert "idx_nodes_type_status_importance" in plan, plan
+    finally:
+        conn.close()
+        other.close()

@@ -293,8 +293,10 @@ def test_the_session_start_prime_path_imports_no_orm(tmp_path: Path) -> None:
 def test_the_hooks_and_prime_leave_out_what_they_do_not_use(project: Path) -> None:
     """Every hook call pays its whole start-up, on every prompt (ADR 0036): the has-brain probe defines no frozen values
     (~2 ms each on a slow machine), prime and the SessionStart hook no operation reports, and none of them loads the
-    secret patterns, the modules a write needs (socket) or a nonce once needed (secrets), or logging (never used
-    unless something warns)."""
+    secret patterns, the modules a write needs (socket) or a nonce once needed (secrets), logging (never used
+    unless something warns), the standard library's second SQLite (sqlite3: the sqlean driver is the one used) or
+    subprocess (the session-start hook looks for pending end-of-session work; it starts a worker only when some is
+    left)."""
     from cerebro import Brain, paths
 
     Brain.init(paths.project_brain_path(project), embed_provider="none")
@@ -304,7 +306,8 @@ def test_the_hooks_and_prime_leave_out_what_they_do_not_use(project: Path) -> No
     code = (
         "import contextlib, io, json, sys\n"
         "from cerebro.cli.app import run\n"
-        "watched = ('cerebro.values', 'cerebro.reports', 'cerebro.redaction', 'secrets', 'socket', 'logging')\n"
+        "watched = ('cerebro.values', 'cerebro.reports', 'cerebro.redaction', 'secrets', 'socket', 'logging',"
+        " 'sqlite3', 'subprocess')\n"
         "seen = []\n"
         "for args in (['hook', 'has-brain'], ['recall', '--prime'], ['hook', 'prime', '--event', 'sessionstart']):\n"
         f"    sys.stdin = io.StringIO({json.dumps(event)!r})\n"

@@ -3,7 +3,7 @@ registry, the inbox table's rows, the pending-vector count and the lock-error te
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -885,3 +885,74 @@ def test_the_seeks_of_written_near_use_their_index_on_a_brain_file(tmp_path: Pat
     assert len(statements) == 2  # the places, then their ids (by rowid)
     # each side: the nearest place in the memory's second (1 seek), the next from it (1 + 1), two beyond it (2)
     assert plan.count("USING COVERING INDEX idx_nodes_writing_order") == 10 and "SCAN" not in plan
+
+
+def _prime_pool_brain(brain: Brain) -> dict[str, str]:
+    """Memories for prime's pools: four concepts written in one second (three at importance 0.5), an old episode,
+    ten days later three episodes and a concept in one second, an hour later the first concept updated. Returns
+    name → id; leaves the clock two hours after that."""
+    start = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+    clock.set_now(start)
+    first = brain.add_many(
+        [{"content": f"concept {i}", "type": "concept", "importance": w} for i, w in enumerate((0.5, 0.9, 0.5, 0.5))]
+        + [{"content": "old episode", "type": "episode"}]
+    )
+    clock.set_now(start + timedelta(days=10))
+    later = brain.add_many(
+        [{"content": f"episode {i}", "type": "episode"} for i in range(3)]
+        + [{"content": "concept 4", "type": "concept", "importance": 0.5}]
+    )
+    clock.set_now(start + timedelta(days=10, hours=1))
+    brain.update(first[0], content="concept 0, revised")
+    clock.set_now(start + timedelta(days=10, hours=2))
+    names = ["c0", "c1", "c2", "c3", "old", "e0", "e1", "e2", "c4"]
+    return dict(zip(names, first + later, strict=True))
+
+
+def _prime_marks() -> dict[str, str]:
+    now = clock.now()
+    return {"week": clock.format_ts(now - timedelta(days=7)), "two_days": clock.format_ts(now - timedelta(hours=48))}
+
+
+def test_prime_pools_take_the_best_of_their_order_and_ties_go_to_the_memory_written_last(brain: Brain) -> None:
+    """Typed pools by importance, then time of writing; episodes of the last week and memories changed in the last
+    two days newest first; within one second (an add_many writes hundreds in one) the memory written last wins."""
+    from cerebro.store import reads
+
+    ids = _prime_pool_brain(brain)
+    name = {node_id: key for key, node_id in ids.items()}
+    marks = _prime_marks()
+    with brain.handle.snapshot() as conn:
+        pool = {p: [name[n.id] for n in reads.prime_pool(conn, p, 10, marks)] for p in ("concept", "episode", "recent")}
+        first_three = [name[n.id] for n in reads.prime_pool(conn, "concept", 3, marks)]
+    assert pool["concept"] == ["c1", "c4", "c3", "c2", "c0"]
+    assert first_three == ["c1", "c4", "c3"]
+    assert pool["episode"] == ["e2", "e1", "e0"]  # the old episode is out of the week
+    assert pool["recent"] == ["c0", "c4", "e2", "e1", "e0"]  # c0 by its update, the rest by their writing
+
+
+def test_prime_pools_walk_an_index_on_a_brain_file(tmp_path: Path) -> None:
+    """Each pool is a seek and a walk along an index (py0004, ADR 0037), never a sort of every memory of a type:
+    ~500 ms a session start at 100,000 memories before."""
+    from cerebro.store import reads
+
+    path = tmp_path / "brain.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as opened:
+        _prime_pool_brain(opened)
+        statements: list[str] = []
+        marks = _prime_marks()
+        with opened.handle.snapshot() as conn:
+            recording = _Recording(conn, statements)
+            plans = {}
+            for pool in ("concept", "procedure", "episode", "reflection", "recent"):
+                reads.prime_pool(recording, pool, 10, marks)
+                sql = statements[-1]
+                params = {k: v for k, v in marks.items() if f":{k}" in sql}
+                plans[pool] = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
+    for pool in ("concept", "procedure", "reflection"):
+        assert plans[pool] == "SEARCH nodes USING INDEX idx_nodes_type_status_importance (type=? AND status=?)"
+    assert plans["episode"] == "SEARCH nodes USING INDEX idx_nodes_writing_order (created_at>?)"
+    assert "SEARCH nodes USING INDEX idx_nodes_updated_at (updated_at>?)" in plans["recent"]
+    assert "SEARCH nodes USING INDEX idx_nodes_writing_order (created_at>?)" in plans["recent"]
+    assert not any("TEMP B-TREE" in plan or "SCAN" in plan for plan in plans.values()), plans

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -145,6 +144,8 @@ def spawn_worker() -> None:
     exits at once, so the worker is nobody's descendant — Claude Code sends SIGTERM to a cancelled hook's
     process group and its live descendants), in its own session, stdin from /dev/null and output to the
     log (the client waits for the hook's pipes to close)."""
+    import subprocess  # here, not at the top: every session start imports this module to look for pending work
+
     log = _open_log()
     try:
         pid = os.fork()
@@ -168,6 +169,8 @@ def worker_start(log: int) -> dict[str, Any]:
     """How the worker process is started: our own interpreter and module (no shell), nothing on stdin, both
     outputs to the log, no inherited descriptors (a hook's pipes among them: Claude Code waits for them to
     close), a session of its own, and the environment marked so the worker knows it is one."""
+    import subprocess
+
     return {
         "args": [sys.executable, "-m", "cerebro", "hook", "catch-up"],
         "stdin": subprocess.DEVNULL,
