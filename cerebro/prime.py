@@ -20,9 +20,8 @@ if TYPE_CHECKING:
     from cerebro.db.types import Connection
     from cerebro.store.interface import Store
 
-# (name, share of the limit, over-fetch multiplier, SQL filter, SQL order)
-# Per-type pools: (pool, share of the limit, over-fetch multiplier). What each pool selects is
-# ``cerebro.store.reads.prime_pool``.
+# Per-type pools: (pool, share of the limit, over-fetch multiplier). What each pool selects, and how it is read
+# without sorting the brain (ADR 0037), is ``cerebro.store.reads.prime_pool``.
 POOLS = (
     ("concept", 0.35, 3),
     ("procedure", 0.25, 3),
