@@ -324,6 +324,7 @@ def bulk_load_cerebro(items_path: Path, project: Path, cache: Path) -> None:
     seconds = time.perf_counter() - started
     if not any(target.with_name(target.name + extra).exists() for extra in ("-wal", "-shm")):
         shutil.copyfile(target, cache.with_suffix(".tmp"))
+        cache.with_suffix(".tmp").chmod(0o600)  # a brain's copy: private, as the brain is
         cache.with_suffix(".tmp").replace(cache)
     print(json.dumps({"cached": False, "items": len(items), "seconds": round(seconds, 2)}))
 
@@ -358,6 +359,7 @@ def bulk_load_lite(scratch: Path, env: dict[str, str], items: list[dict[str, Any
         if target.with_name(target.name + extra).exists():
             return len(items) / seconds  # not checkpointed: not a file to cache
     shutil.copyfile(target, cache.with_suffix(".tmp"))
+    cache.with_suffix(".tmp").chmod(0o600)  # a brain's copy: private, as the brain is
     cache.with_suffix(".tmp").replace(cache)
     return len(items) / seconds
 
