@@ -933,7 +933,7 @@ def test_prime_pools_take_the_best_of_their_order_and_ties_go_to_the_memory_writ
 
 def test_prime_pools_walk_an_index_on_a_brain_file(tmp_path: Path) -> None:
     """Each pool is a seek and a walk along an index (py0004, ADR 0037), never a sort of every memory of a type:
-    ~500 ms a session start at 100,000 memories before."""
+    ~145 ms of a session start at 100,000 memories before."""
     from cerebro.store import reads
 
     path = tmp_path / "brain.sqlite"
