@@ -293,44 +293,34 @@ def search(
                 "SELECT rowid, bm25(nodes_fts) AS rank FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank LIMIT ?",
                 (match, k),
             ).fetchall()
-            rows = _with_node_ids(conn, ranked)
+            wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype)
         except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
             return []
-        wanted = _active(conn, [r[0] for r in rows], subtype)
-        hits = [(r[0], float(r[1])) for r in rows if r[0] in wanted]
+        hits = [(wanted[rowid], float(rank)) for rowid, rank in ranked if rowid in wanted]
         if len(hits) >= limit or len(ranked) < k:
             return hits[: int(limit)]
         k *= 4
 
 
-def _with_node_ids(conn: Connection, ranked: list[Any]) -> list[tuple[str, float]]:
-    """[(rowid, bm25)] → [(node id, bm25)], in the same order."""
-    from cerebro.store.reads import chunks
-
-    ids: dict[int, str] = {}
-    for part in chunks([r[0] for r in ranked]):
-        marks = ",".join("?" * len(part))
-        ids.update(conn.execute(f"SELECT rowid, node_id FROM nodes_fts WHERE rowid IN ({marks})", part).fetchall())
-    return [(ids[rowid], rank) for rowid, rank in ranked if rowid in ids]
-
-
-def _active(conn: Connection, ids: list[str], subtype: Any) -> set[str]:  # noqa: ANN401 - see search
-    """Which of these nodes are active (and of the subtype, when one is asked for)."""
+def _active_node_ids(conn: Connection, rowids: list[int], subtype: Any) -> dict[int, str]:  # noqa: ANN401 - see search
+    """{FTS rowid: node id} of the hits whose node is active (and of the subtype, when one is asked for): the node ids
+    and the nodes' statuses in one statement (two cost ~0.07 ms more a recall at 10,000 memories)."""
     from cerebro.store.reads import chunks
 
     condition, params = "", cast(tuple[Any, ...], ())
     if subtype is not ...:
         condition, params = (
-            (" AND subtype = ?", (subtype,)) if subtype else (" AND (subtype IS NULL OR subtype = '')", ())
+            (" AND n.subtype = ?", (subtype,)) if subtype else (" AND (n.subtype IS NULL OR n.subtype = '')", ())
         )
-    found: set[str] = set()
-    for part in chunks(ids):
+    found: dict[int, str] = {}
+    for part in chunks(rowids):
         marks = ",".join("?" * len(part))
         # "+status": the primary key, not idx_nodes_status (see reads.nodes_by_id)
         found.update(
-            r[0]
-            for r in conn.execute(
-                f"SELECT id FROM nodes WHERE id IN ({marks}) AND +status = 'active'{condition}", (*part, *params)
+            conn.execute(
+                f"SELECT f.rowid, f.node_id FROM nodes_fts f JOIN nodes n ON n.id = f.node_id "
+                f"WHERE f.rowid IN ({marks}) AND +n.status = 'active'{condition}",
+                (*part, *params),
             ).fetchall()
         )
     return found

@@ -379,3 +379,68 @@ def test_stale_half_built_caches_and_old_single_file_caches_are_swept(monkeypatc
     assert not stale.exists() and not legacy.exists()
     assert fresh.exists() and other_model.exists()  # another process may be building; not this model's file
     assert (cache / local.CACHE_WEIGHTS).exists()
+
+
+# --------------------------------------------------------------------------- bulk runs (issue 18)
+
+
+def _distinct_texts(n: int) -> list[str]:
+    rng = random.Random(18)
+    words = ["cache", "deploy", "token", "retry", "schema", "index", "vector", "queue", "walrus", "orchard", "kiwi"]
+    return [" ".join(rng.choice(words) + str(rng.randrange(50)) for _ in range(rng.randrange(3, 40))) for _ in range(n)]
+
+
+@pytest.fixture
+def recorded_runs(monkeypatch) -> list[tuple[object, object]]:
+    """(thread, session) of every run of the model."""
+    import threading
+
+    runs: list[tuple[object, object]] = []
+    real = LocalEmbedder._run
+
+    def run(self, session, windows, batch):
+        runs.append((threading.current_thread(), session))
+        return real(self, session, windows, batch)
+
+    monkeypatch.setattr(LocalEmbedder, "_run", run)
+    return runs
+
+
+def test_many_texts_are_embedded_by_a_thread_per_core_with_the_vectors_of_one_at_a_time(recorded_runs):
+    import threading
+
+    embedder = LocalEmbedder(threads=2)
+    texts = _distinct_texts(local.BULK_MIN_WINDOWS + 20)
+    one_at_a_time = [embedder.embed([text])[0] for text in texts]
+    assert {session for _, session in recorded_runs} == {embedder._session}  # one window: the first session
+    recorded_runs.clear()
+    together = embedder.embed(texts)
+    assert np.array_equal(np.asarray(together), np.asarray(one_at_a_time))  # every window, exactly its vector
+    threads = {thread for thread, _ in recorded_runs}
+    assert len(threads) == 2 and threading.current_thread() not in threads
+    assert {session for _, session in recorded_runs} == {local._LOADED["bulk"]}
+    assert local._LOADED["bulk"] is not embedder._session
+
+
+def test_fewer_windows_than_a_bulk_run_stay_on_the_calling_thread(recorded_runs):
+    import threading
+
+    embedder = LocalEmbedder(threads=2)
+    embedder.embed(_distinct_texts(local.BULK_MIN_WINDOWS - 1))
+    assert {thread for thread, _ in recorded_runs} == {threading.current_thread()}
+    recorded_runs.clear()
+    LocalEmbedder(threads=1).embed(_distinct_texts(local.BULK_MIN_WINDOWS + 20))  # one thread asked for: no bulk run
+    assert {thread for thread, _ in recorded_runs} == {threading.current_thread()}
+
+
+def test_a_bulk_run_that_fails_raises_on_the_calling_thread(monkeypatch):
+    calls = []
+
+    def failing(self, session, windows, batch):
+        calls.append(len(batch))
+        raise RuntimeError("onnxruntime: out of memory")
+
+    monkeypatch.setattr(LocalEmbedder, "_run", failing)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        LocalEmbedder(threads=2).embed(_distinct_texts(local.BULK_MIN_WINDOWS + 20))
+    assert len(calls) == 2  # each thread failed on its first run and stopped

@@ -242,7 +242,8 @@ def test_hits_dropped_by_the_filter_are_made_up_from_deeper_matches(fake_brain, 
 @pytest.mark.file_only  # SQLite's plan; PostgreSQL searches its GIN index over the nodes table itself
 def test_keyword_search_reads_nodes_by_primary_key_only(fake_brain):
     """Issue 18: joining every FTS match to ``nodes`` cost 14 ms a recall at 100k memories. The MATCH statement
-    reads the FTS table alone; the status check reads the hits' rows by primary key."""
+    reads the FTS table alone; one more statement reads the best hits' node ids by FTS rowid and their nodes' statuses
+    by primary key."""
     for n in range(30):
         fake_brain.add(f"quoll sighting {n}")
     with fake_brain.handle.snapshot() as conn:
@@ -256,9 +257,11 @@ def test_keyword_search_reads_nodes_by_primary_key_only(fake_brain):
             if sql.startswith("SELECT")
         }
     (match,) = [sql for sql in plans if "MATCH" in sql]
-    (status,) = [sql for sql in plans if "FROM nodes " in sql]
+    (status,) = [sql for sql in plans if "JOIN nodes n" in sql]
     assert "nodes n" not in match and "SEARCH" not in plans[match], plans[match]  # no join
-    assert "sqlite_autoindex_nodes_1 (id=?)" in plans[status], plans[status]
+    assert "SEARCH n USING INDEX sqlite_autoindex_nodes_1 (id=?)" in plans[status], plans[status]
+    assert "VIRTUAL TABLE INDEX 0:=" in plans[status], plans[status]  # FTS5 looks each hit up by its rowid
+    assert len(plans) == 2, plans  # the ranking, then the ids and statuses together
 
 
 def test_keyword_search_orders_by_bm25_and_respects_limit(fake_brain):

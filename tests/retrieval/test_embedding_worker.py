@@ -1,0 +1,105 @@
+"""Recall embeds the query on a worker thread while it reads the keyword lane. The workers live on from
+recall to recall (a thread's start cost ~0.2 ms, 5 % of a recall at 10,000 memories): these tests hold the
+promises that come with reuse — one worker for recalls one after another, more when recalls overlap, an
+embedder's failure still reaching the caller, and a forked child that starts its own worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import pytest
+
+from cerebro import Brain
+from tests.fakes import FakeEmbedder
+
+pytestmark = pytest.mark.file_only  # the workers are the same whatever the engine
+
+
+class _Recording(FakeEmbedder):
+    """The fake embedder, noting the thread each call ran on (the Thread object itself: its id could be reused)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: list[threading.Thread] = []
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.threads.append(threading.current_thread())
+        return super().embed(texts)
+
+
+def _with_embedder(brain: Brain, embedder: FakeEmbedder) -> None:
+    brain.handle.embedding_settings()  # read now: a later read must not replace the embedder set here
+    brain.handle._embedder = embedder
+
+
+def test_recalls_one_after_another_embed_on_one_long_lived_worker(fake_brain: Brain) -> None:
+    fake_brain.add("the walrus tusk is ivory")
+    recording = _Recording()
+    _with_embedder(fake_brain, recording)
+    for _ in range(4):
+        assert fake_brain.recall("walrus tusk").mode == "hybrid"
+    assert len(recording.threads) == 4
+    assert len(set(recording.threads)) == 1, "each recall started a thread of its own"
+    assert recording.threads[0] is not threading.current_thread()
+    assert recording.threads[0].daemon, "a worker must never hold up the process's exit"
+
+
+def test_overlapping_recalls_each_get_a_worker(fake_brain: Brain) -> None:
+    fake_brain.add("the walrus tusk is ivory")
+    both_embedding = threading.Barrier(2, timeout=10)
+
+    class _Meeting(FakeEmbedder):
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            both_embedding.wait()  # two recalls served by one worker would never meet here: it times out
+            return super().embed(texts)
+
+    _with_embedder(fake_brain, _Meeting())
+    modes: list[str] = []
+
+    def recall() -> None:
+        with Brain.open(fake_brain.path) as other:
+            _with_embedder(other, fake_brain.handle._embedder)
+            modes.append(other.recall("walrus tusk").mode)
+
+    callers = [threading.Thread(target=recall) for _ in range(2)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(timeout=30)
+    assert sorted(modes) == ["hybrid", "hybrid"]  # a broken barrier would have made both keyword-only
+
+
+def test_an_embedder_that_fails_on_the_worker_still_degrades_the_recall_and_leaves_the_worker_usable(
+    fake_brain: Brain,
+) -> None:
+    fake_brain.add("the walrus tusk is ivory")
+    recording = _Recording()
+    _with_embedder(fake_brain, recording)
+    FakeEmbedder.broken = True
+    try:
+        failed = fake_brain.recall("walrus tusk")
+    finally:
+        FakeEmbedder.broken = False
+    assert failed.mode == "keyword-fallback"
+    assert "fake provider is down" in failed.notices[0]
+    assert fake_brain.recall("walrus tusk").mode == "hybrid"
+    assert len(set(recording.threads)) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_recalls_with_a_worker_of_its_own(fake_brain: Brain) -> None:
+    fake_brain.add("the walrus tusk is ivory")
+    assert fake_brain.recall("walrus tusk").mode == "hybrid"  # the parent now has an idle worker
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's worker thread does not exist here
+        code = 3
+        try:
+            signal.alarm(20)  # waiting on the parent's worker would hang: end the child instead
+            with Brain.open(fake_brain.path) as child:
+                code = 0 if child.recall("walrus tusk").mode == "hybrid" else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
