@@ -94,7 +94,7 @@ def _score(candidate: _Candidate, now: datetime) -> ScoredNode:
         structural=candidate.structural,
         metadata=node.metadata,
     )
-    return ScoredNode(node, parts.score, candidate.reported_similarity, parts, dict(candidate.lanes))
+    return ScoredNode.built(node, parts.score, candidate.reported_similarity, parts, dict(candidate.lanes))
 
 
 def _structural_baseline(store: Store, conn: Connection, ids: Sequence[str], enabled: bool) -> dict[str, float]:

@@ -194,6 +194,16 @@ class ScoredNode:
         """What the result list is ordered by: the fused value when lanes were fused, else the score."""
         return self.fused if self.fused is not None else self.score
 
+    @classmethod
+    def built(cls, node: Node, score: float, similarity: float, parts: Any, lanes: dict[str, int]) -> ScoredNode:  # noqa: ANN401 - a ScoreParts
+        """``ScoredNode(node, score, similarity, parts, lanes)`` without the frozen constructor, which sets each field
+        through ``object.__setattr__``: recall scores ~110 candidates a query (as :meth:`revalued` copies)."""
+        built = object.__new__(cls)
+        built.__dict__.update(
+            node=node, score=score, similarity=similarity, parts=parts, lanes=lanes, fused=None, store=None
+        )
+        return built
+
     def revalued(self, fused: float, lane: tuple[str, int] | None = None) -> ScoredNode:
         """This result ranked by another value (and found by one more lane): recall's fusion and the steps after it
         build ~300 of these, so the copy is made as :func:`evolve` makes one — half a frozen constructor's cost, a

@@ -11,7 +11,7 @@ from dataclasses import MISSING, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from cerebro import clock, values
+from cerebro import clock, metadata, values
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection
@@ -37,9 +37,8 @@ def _time(value: Any) -> datetime | None:  # noqa: ANN401 - a stored value: text
 
 
 def _metadata(value: object) -> dict[str, Any] | None:
-    from cerebro import metadata
-
-    return metadata.load(value)
+    # NULL, the common case, without a call; an import statement here cost ~0.7 µs a row (~0.08 ms a recall).
+    return None if value is None else metadata.load(value)
 
 
 # The fields a row does not hold (statuses computed at read time) take Node's defaults.

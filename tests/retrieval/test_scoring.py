@@ -476,3 +476,26 @@ def test_lazy_mmr_chooses_exactly_what_comparing_every_pair_chooses(seed: int):
 def test_mmr_refuses_a_lambda_outside_zero_to_one():
     with pytest.raises(ValueError, match="lambda"):
         scoring.mmr_select(["a"], {"a": 1.0}, {}, 1, lam=1.5)
+
+
+def test_the_parts_and_results_recall_builds_without_their_constructors_are_whole() -> None:
+    """``composite`` and recall's ``_score`` build their frozen values without ``__init__`` (~110 a recall): each must
+    hold every field, as the constructor would — a field added to the class and not to the builder fails here."""
+    import dataclasses
+
+    from cerebro.recall import _Candidate, _score
+    from cerebro.scoring import ScoreParts
+    from cerebro.values import Node, ScoredNode
+
+    parts = scoring.composite(
+        similarity=0.5, importance=0.7, access_count=2, decay_rate=0.01, days_since_access=3.0, structural=0.2
+    )
+    assert parts.__dict__.keys() == {f.name for f in dataclasses.fields(ScoreParts)}
+    assert parts == ScoreParts(*(getattr(parts, f.name) for f in dataclasses.fields(ScoreParts)))
+    assert parts.anchor == 1.0
+
+    required = [f.name for f in dataclasses.fields(Node) if f.default is f.default_factory is dataclasses.MISSING]
+    node = Node(**(dict.fromkeys(required) | {"id": "n1", "importance": 0.7, "access_count": 2, "decay_rate": 0.01}))
+    scored = _score(_Candidate(node, 0.5, 0.2, {"vector": 1}), datetime(2026, 3, 1, 12, tzinfo=UTC))
+    assert scored.__dict__.keys() == {f.name for f in dataclasses.fields(ScoredNode)}
+    assert scored == ScoredNode(node, scored.score, 0.5, scored.parts, {"vector": 1})
