@@ -18,7 +18,6 @@ before and after; results are meant for docs/benchmarks.md and ADR 0039.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import random
@@ -37,19 +36,19 @@ DEV, HELD_OUT = (26, 30, 41, 42, 43), (44, 47, 48, 49, 50)
 
 
 def build(out: Path) -> Path:
-    """The quantised graph, made once from the cached optimised float32 graph (built here if missing)."""
-    from cerebro import paths
+    """The quantised graph, made afresh from the optimised float32 graph cached for this ONNX Runtime (built here if
+    missing): a graph left by another version or another run is never reused."""
+    import onnxruntime
+
     from cerebro.embed import local
 
     target = out / "minilm-dynamic-int8.onnx"
-    if target.exists():
-        return target
     local.LocalEmbedder().embed(["build the optimised graph's cache"])
-    (source,) = glob.glob(str(paths.home() / "cache" / f"minilm-int8-{local.MODEL_SHA256[:12]}-*" / local.CACHE_MODEL))
+    source = local._cache_dir(onnxruntime) / local.CACHE_MODEL
     sys.path.append(str(out / "onnx-site"))  # after the venv's own packages: its numpy wins
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(source, str(target), weight_type=QuantType.QInt8, per_channel=True)
+    quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True)
     os.chmod(target, 0o600)
     return target
 
@@ -135,6 +134,8 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    # recall_bench's home (model caches, the brains' registry), never the user's own
+    os.environ.setdefault("CEREBRO_HOME", str((out / "home").resolve()))
     results: dict[str, object] = {"date": time.strftime("%Y-%m-%d %H:%M"), "load_average_before": os.getloadavg()}
     graph = build(out)
     rng = random.Random(5)

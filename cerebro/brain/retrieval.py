@@ -21,6 +21,8 @@ from cerebro.brain.validate import (
 )
 
 if TYPE_CHECKING:
+    from queue import SimpleQueue
+
     from cerebro.db.types import Connection
     from cerebro.recall import RecallOptions
     from cerebro.store.interface import Store
@@ -256,7 +258,7 @@ class _Background:
 
     def __init__(self, work: Callable[..., Any], *args: Any) -> None:  # noqa: ANN401 - the embedder's call and its arguments, run on a thread
         import threading
-        from _queue import SimpleQueue  # queue's C core: the queue module would import more
+        from queue import SimpleQueue
 
         self._done = threading.Event()
         self._outcome: tuple[bool, Any] = (False, None)
@@ -281,12 +283,12 @@ class _Background:
         return value
 
 
-_IDLE_WORKERS: list[Any] = []  # idle workers' inboxes (each a _queue.SimpleQueue), the one idle last at the end
+_IDLE_WORKERS: list[Any] = []  # idle workers' inboxes (each a queue.SimpleQueue), the one idle last at the end
 # A forked child has none of its parent's threads: it starts its own workers rather than wait on the parent's.
 os.register_at_fork(after_in_child=_IDLE_WORKERS.clear)
 
 
-def _serve(inbox: Any) -> None:  # noqa: ANN401 - a _queue.SimpleQueue (no type information)
+def _serve(inbox: SimpleQueue[Any]) -> None:
     """A worker's life: run what arrives in its inbox, offer the inbox back as idle, then say the job is done —
     in that order, so that the caller's next recall finds this worker idle rather than starting another."""
     while True:

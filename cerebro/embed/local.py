@@ -114,9 +114,15 @@ def _threads_from_environment() -> int | None:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
+def _default_threads() -> int:
+    """The cores this process may use (its affinity: a container's CPU set), up to four."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(4, usable or 1)
+
+
 def _session_options(onnxruntime: Any, threads: int | None, level: str) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads or _threads_from_environment() or min(4, os.cpu_count() or 1)
+    options.intra_op_num_threads = threads or _threads_from_environment() or _default_threads()
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     # Idle pool threads would busy-wait after each run: ~2.5× the CPU for the same latency, taken from the
@@ -226,10 +232,11 @@ class LocalEmbedder:
             _LOADED.update(session=self._session, tokenizer=tokenizer, cls=self._cls, sep=self._sep)
 
     def _workers(self, windows: int) -> int:
-        """Caller threads for this many windows: one per intra-op thread the first session would use, or 1."""
+        """Caller threads for this many windows: as many as this embedder would give a session's intra-op pool (its
+        own count, else CEREBRO_EMBED_THREADS, else the usable cores up to four), one for a small job."""
         if windows < BULK_MIN_WINDOWS:
             return 1
-        return min(self._threads or _threads_from_environment() or min(4, os.cpu_count() or 1), windows // BATCH_SIZE)
+        return min(self._threads or _threads_from_environment() or _default_threads(), windows // BATCH_SIZE)
 
     def _bulk_session(self) -> Any:  # noqa: ANN401 - an onnxruntime.InferenceSession
         """The single-threaded session bulk runs share (ONNX Runtime runs concurrent calls on one session), loaded
@@ -286,23 +293,38 @@ class LocalEmbedder:
                 vectors[batch] = self._run(self._session, windows, batch)
         else:
             # The same vectors as one run at a time (a window's vector does not depend on its batch or the threads).
-            session, failures = self._bulk_session(), []
+            session, failures, stop = self._bulk_session(), [], threading.Event()
 
             def work(share: list[list[int]]) -> None:
                 try:
                     for batch in share:
+                        if stop.is_set():  # another thread failed, or the caller was interrupted
+                            return
                         vectors[batch] = self._run(session, windows, batch)
                 except BaseException as exc:  # noqa: BLE001 - raised again on the calling thread
                     failures.append(exc)
+                    stop.set()
 
             threads = [
                 threading.Thread(target=work, args=(batches[w::workers],), name="cerebro-embed-bulk", daemon=True)
                 for w in range(workers)
             ]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            try:
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
+            except BaseException:
+                # Interrupted (Ctrl-C): the threads stop after their current run and are waited for — left running,
+                # ONNX Runtime would be torn down under them at exit and abort the process.
+                stop.set()
+                for thread in threads:
+                    while thread.is_alive():
+                        try:
+                            thread.join()
+                        except BaseException:  # noqa: BLE001, S112 - a second interrupt: a run takes ~50 ms, wait it out
+                            continue
+                raise
             if failures:
                 raise failures[0]
         vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)

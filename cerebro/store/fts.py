@@ -293,9 +293,9 @@ def search(
                 "SELECT rowid, bm25(nodes_fts) AS rank FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank LIMIT ?",
                 (match, k),
             ).fetchall()
-            wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype)
         except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
             return []
+        wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype)  # its errors are the brain's: not hidden
         hits = [(wanted[rowid], float(rank)) for rowid, rank in ranked if rowid in wanted]
         if len(hits) >= limit or len(ranked) < k:
             return hits[: int(limit)]

@@ -286,7 +286,7 @@ def test_the_thread_cap_comes_from_the_environment_when_it_is_a_positive_number(
 
     onnxruntime = SimpleNamespace(SessionOptions=Options, GraphOptimizationLevel=SimpleNamespace(ORT_DISABLE_ALL=0))
     chosen = local._session_options(onnxruntime, None, "ORT_DISABLE_ALL").intra_op_num_threads
-    assert chosen == (expected or min(4, os.cpu_count() or 1))
+    assert chosen == (expected or min(4, len(os.sched_getaffinity(0))))
     assert local._session_options(onnxruntime, 2, "ORT_DISABLE_ALL").intra_op_num_threads == 2  # an explicit count wins
 
 
@@ -443,4 +443,53 @@ def test_a_bulk_run_that_fails_raises_on_the_calling_thread(monkeypatch):
     monkeypatch.setattr(LocalEmbedder, "_run", failing)
     with pytest.raises(RuntimeError, match="out of memory"):
         LocalEmbedder(threads=2).embed(_distinct_texts(local.BULK_MIN_WINDOWS + 20))
-    assert len(calls) == 2  # each thread failed on its first run and stopped
+    assert 1 <= len(calls) <= 2  # a thread failed on its first run; the other stopped at it, or before its own
+
+
+def test_a_failed_bulk_run_stops_the_other_threads_after_their_current_run(monkeypatch):
+    import threading
+    import time
+
+    runs: dict[str, int] = {}
+
+    def run(self, session, windows, batch):
+        name = threading.current_thread().ident
+        runs[name] = runs.get(name, 0) + 1
+        if len(runs) == 1 and runs[name] == 1 and not getattr(run, "failed", False):
+            run.failed = True
+            raise RuntimeError("onnxruntime: out of memory")
+        time.sleep(0.05)  # the survivor's runs are slow: it must notice the failure between them
+        return np.zeros((len(batch), local.DIMENSIONS), dtype=np.float32)
+
+    monkeypatch.setattr(LocalEmbedder, "_run", run)
+    texts = _distinct_texts(local.BULK_MIN_WINDOWS * 4)  # 16 runs of 16 windows: 8 a thread
+    with pytest.raises(RuntimeError, match="out of memory"):
+        LocalEmbedder(threads=2).embed(texts)
+    assert sum(runs.values()) <= 4  # the failed run, and at most the survivor's run under way plus one
+
+
+def test_an_interrupted_bulk_embed_waits_for_its_threads_before_it_raises(monkeypatch):
+    """Ctrl-C while the caller waits: left running, the threads had ONNX Runtime torn down under them at exit (an
+    abort). The interrupt reaches the caller only once every thread has stopped."""
+    import threading
+    import time
+
+    real_join = threading.Thread.join
+    interrupted = []
+
+    def join(self, timeout=None):
+        if self.name == "cerebro-embed-bulk" and not interrupted:
+            interrupted.append(self)
+            raise KeyboardInterrupt
+        return real_join(self, timeout)
+
+    def run(self, session, windows, batch):
+        time.sleep(0.02)
+        return np.zeros((len(batch), local.DIMENSIONS), dtype=np.float32)
+
+    monkeypatch.setattr(threading.Thread, "join", join)
+    monkeypatch.setattr(LocalEmbedder, "_run", run)
+    with pytest.raises(KeyboardInterrupt):
+        LocalEmbedder(threads=2).embed(_distinct_texts(local.BULK_MIN_WINDOWS * 4))
+    assert interrupted
+    assert not [t for t in threading.enumerate() if t.name == "cerebro-embed-bulk"]

@@ -103,3 +103,23 @@ def test_a_forked_child_recalls_with_a_worker_of_its_own(fake_brain: Brain) -> N
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_many_concurrent_recalls_leave_each_idle_worker_listed_once(fake_brain: Brain) -> None:
+    from cerebro.brain import retrieval
+
+    fake_brain.add("the walrus tusk is ivory")
+    modes: list[str] = []
+
+    def recalls() -> None:
+        with Brain.open(fake_brain.path) as other:
+            modes.extend(other.recall("walrus tusk").mode for _ in range(15))
+
+    callers = [threading.Thread(target=recalls) for _ in range(6)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(timeout=60)
+    assert modes == ["hybrid"] * 90
+    idle = retrieval._IDLE_WORKERS
+    assert len({id(inbox) for inbox in idle}) == len(idle)  # a worker listed twice would get two jobs at once

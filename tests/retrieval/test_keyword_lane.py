@@ -240,16 +240,18 @@ def test_hits_dropped_by_the_filter_are_made_up_from_deeper_matches(fake_brain, 
 
 
 @pytest.mark.file_only  # SQLite's plan; PostgreSQL searches its GIN index over the nodes table itself
-def test_keyword_search_reads_nodes_by_primary_key_only(fake_brain):
+@pytest.mark.parametrize("subtype", [..., "sighting", None], ids=["any", "one", "none"])
+def test_keyword_search_reads_nodes_by_primary_key_only(fake_brain, subtype):
     """Issue 18: joining every FTS match to ``nodes`` cost 14 ms a recall at 100k memories. The MATCH statement
     reads the FTS table alone; one more statement reads the best hits' node ids by FTS rowid and their nodes' statuses
-    by primary key."""
+    (and subtypes) by primary key."""
     for n in range(30):
-        fake_brain.add(f"quoll sighting {n}")
+        fake_brain.add(f"quoll sighting {n}", subtype="sighting" if n % 2 else None)
     with fake_brain.handle.snapshot() as conn:
         statements: list[str] = []
         conn.set_trace_callback(statements.append)
-        assert len(fts.search(conn, "quoll", 10)) == 10
+        hits = fts.search(conn, "quoll", 10, subtype=subtype)
+        assert len(hits) == 10
         conn.set_trace_callback(None)
         plans = {
             sql: " ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))

@@ -15,7 +15,11 @@ def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(warm, "MIN_VECTORS", 1)
 
 
-def test_warm_index_matches_the_vec0_scan(fake_brain, small_threshold) -> None:
+@pytest.mark.parametrize("integer_scan", [False, True])
+def test_warm_index_matches_the_vec0_scan(fake_brain, small_threshold, monkeypatch, integer_scan: bool) -> None:
+    from cerebro.store import int8_scan
+
+    monkeypatch.setattr(int8_scan, "SCAN_FROM", 1 if integer_scan else 10**9)
     words = [
         "amber",
         "basil",
@@ -39,6 +43,11 @@ def test_warm_index_matches_the_vec0_scan(fake_brain, small_threshold) -> None:
         assert index.ready(conn) is True
         expected = vec.knn(conn, query, 15)
         got = index.knn(query, 15)
+        assert index._int8  # brains store int8 vectors (ADR 0029)
+        if integer_scan:  # the scan is built on the second query after a load
+            assert index._scan is None
+            got = index.knn(query, 15)
+            assert index._scan is not None
     # The same distances in the same order; ids equal within each distance (ties may list in any order),
     # except at the cut, where a tie decides which of equals makes the list.
     assert [d for _, d in got] == pytest.approx([d for _, d in expected], abs=1e-5)
@@ -615,3 +624,97 @@ def test_pairwise_dots_of_the_warm_index_decide_relatedness_as_the_stored_vector
         assert dots[a, b] == pytest.approx(cosine, abs=1e-5)
     assert by_index == by_list
     assert 0 < len(by_list) < len(pairs)  # some related, some not: the comparison decides something
+
+
+# --------------------------------------------------------------------------- the exact integer scan (ADR 0040)
+
+
+def _int8_rows(count: int, dims: int, seed: int):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(-127, 128, size=(count, dims), dtype=np.int8)
+    rows[:8] = 127  # rows of extreme values: where an 8-bit kernel's sums could saturate
+    rows[8:16] = -127
+    rows[16] = 0  # a zero vector: cosine 0, no division by zero
+    return rows
+
+
+def test_the_integer_scan_multiplies_int8_rows_exactly() -> None:
+    import numpy as np
+
+    from cerebro.store import int8_scan
+
+    rows = _int8_rows(700, 64, seed=1)
+    scan = int8_scan.build(rows)
+    assert scan is not None
+    rng = np.random.default_rng(2)
+    for query in (np.full(64, 127), np.full(64, -127), rng.integers(-127, 128, 64), np.zeros(64, dtype=np.int64)):
+        assert np.array_equal(scan.products(query), rows.astype(np.int64) @ query.astype(np.int64))
+    vector = rng.normal(size=64)
+    unit_rows = warm._unit_rows(rows.astype(np.float32))
+    assert scan.cosines(vector) == pytest.approx(unit_rows @ vec.as_stored_array(vector, vec.INT8), abs=1e-6)
+    assert scan.cosines(vector)[16] == 0.0
+
+
+def test_a_scan_whose_products_differ_from_numpys_is_not_used(monkeypatch) -> None:
+    from cerebro.store import int8_scan
+
+    real = int8_scan.Int8Scan.products
+    monkeypatch.setattr(int8_scan.Int8Scan, "products", lambda self, query: real(self, query) + (query[0] == 127))
+    assert int8_scan.build(_int8_rows(300, 32, seed=3)) is None  # an all-127 probe came out one too high
+
+
+def _int8_index(rows):
+    index = _index_of(rows.astype("float32"))
+    index._int8, index._int8_rows = True, rows
+    return index
+
+
+def test_a_big_int8_index_ranks_every_row_exactly_with_the_integer_scan(monkeypatch) -> None:
+    import numpy as np
+
+    from cerebro.store import int8_scan
+
+    monkeypatch.setattr(int8_scan, "SCAN_FROM", 500)
+    monkeypatch.setattr(warm, "SHORTLIST_FROM", 500)  # the approximate shortlist is what the scan replaces
+    rows = _int8_rows(3000, 48, seed=4)
+    index = _int8_index(rows)
+    index._index_signs()
+    monkeypatch.setattr(warm, "SHORTLIST_MIN", 50)
+    monkeypatch.setattr(warm, "SHORTLIST_PER_K", 2)  # a shallow shortlist: it would miss some of the exact answer
+    unit = warm._unit_rows(rows.astype(np.float32))
+    rng = np.random.default_rng(5)
+    queries = [rng.normal(size=48) for _ in range(6)]
+    first = index.knn(queries[0].tolist(), 30)
+    assert index._scan is None  # a load that serves one query does not pay for the scan
+    for query in queries:
+        cosines = unit @ vec.as_stored_array(query, vec.INT8)
+        exact = np.argsort(-cosines, kind="stable")[:30]
+        hits = index.knn(query.tolist(), 30)
+        assert index._scan is not None
+        assert [i for i, _ in hits] == [f"n{i}" for i in exact]
+        assert [d for _, d in hits] == pytest.approx([1.0 - cosines[i] for i in exact], abs=1e-6)
+    assert [i for i, _ in first] != [i for i, _ in index.knn(queries[0].tolist(), 30)]  # the shortlist had missed some
+
+
+def test_a_row_rewritten_after_the_scan_was_built_is_found_by_its_new_vector(monkeypatch) -> None:
+    import numpy as np
+
+    from cerebro.store import int8_scan
+
+    monkeypatch.setattr(int8_scan, "SCAN_FROM", 100)
+    rows = _int8_rows(400, 32, seed=6)
+    index = _int8_index(rows)
+    old, new = rows[300].astype(np.float64), np.zeros(32)
+    new[3] = 1.0
+    for _ in range(2):
+        assert index.knn(old.tolist(), 1)[0][0] == "n300"
+    assert index._scan is not None
+    index.apply({"n300": new.tolist()})
+    assert index.knn(new.tolist(), 1) == [("n300", pytest.approx(0.0, abs=1e-6))]
+    assert "n300" not in [i for i, _ in index.knn(old.tolist(), 3)]
+    assert index.vectors(["n300"])["n300"] == pytest.approx(new.tolist())
+    assert index.dots(["n300"], new.tolist())["n300"] == pytest.approx(1.0)
+    index.apply({"n300": None})
+    assert "n300" not in [i for i, _ in index.knn(new.tolist(), 400)]
