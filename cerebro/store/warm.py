@@ -210,12 +210,14 @@ class WarmVectors:
     def _integer_scan(self) -> Any:  # noqa: ANN401 - an int8_scan.Int8Scan
         """The exact integer scan of the loaded rows, built when this load is asked a second time (~15 ms at 10k,
         ~130 ms at 100k, so not for a load that serves one query); None before, or where it cannot be used."""
-        if self._scan is None and self._scannable():
+        if self._scan is None and self._scan_asked >= 0 and self._scannable():
             self._scan_asked += 1
-            if self._scan_asked == 2:
+            if self._scan_asked >= 2:
                 from cerebro.store import int8_scan
 
-                self._scan = int8_scan.build(self._int8_rows)  # None (refused) is not asked again: asked counts on
+                self._scan = int8_scan.build(self._int8_rows)
+                if self._scan is None:
+                    self._scan_asked = -1  # refused: not tried again until the next load
         return self._scan
 
     def _shortlist(self, query: Any, k: int) -> Any:  # noqa: ANN401 - numpy arrays

@@ -718,3 +718,16 @@ def test_a_row_rewritten_after_the_scan_was_built_is_found_by_its_new_vector(mon
     assert index.dots(["n300"], new.tolist())["n300"] == pytest.approx(1.0)
     index.apply({"n300": None})
     assert "n300" not in [i for i, _ in index.knn(new.tolist(), 400)]
+
+
+def test_a_refused_scan_is_not_built_again_for_every_query(monkeypatch) -> None:
+    from cerebro.store import int8_scan
+
+    monkeypatch.setattr(int8_scan, "SCAN_FROM", 100)
+    attempts = []
+    monkeypatch.setattr(int8_scan, "build", lambda rows: attempts.append(len(rows)))  # refuses: returns None
+    rows = _int8_rows(300, 16, seed=8)
+    index = _int8_index(rows)
+    for _ in range(5):
+        assert index.knn(rows[40].astype(float).tolist(), 1)[0][0] == "n40"  # the float32 product serves
+    assert attempts == [300]
