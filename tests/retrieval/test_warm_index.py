@@ -660,8 +660,8 @@ def test_the_integer_scan_multiplies_int8_rows_exactly() -> None:
 def test_a_scan_whose_products_differ_from_numpys_is_not_used(monkeypatch) -> None:
     from cerebro.store import int8_scan
 
-    real = int8_scan.Int8Scan.products
-    monkeypatch.setattr(int8_scan.Int8Scan, "products", lambda self, query: real(self, query) + (query[0] == 127))
+    real = int8_scan.Int8Scan.every_product
+    monkeypatch.setattr(int8_scan.Int8Scan, "every_product", lambda self, query: real(self, query) + (query[0] == 127))
     assert int8_scan.build(_int8_rows(300, 32, seed=3)) is None  # an all-127 probe came out one too high
 
 
