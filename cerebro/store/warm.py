@@ -167,13 +167,16 @@ class WarmVectors:
         self._extra_ids.pop()
 
     def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
-        """[(node_id, cosine distance)], nearest first — the same answer as ``vec.knn``, or on a big brain the
-        exact order of a sign-bit shortlist (which holds the exact answer but for a rare straggler)."""
+        """[(node_id, cosine distance)], nearest first — the same answer as ``vec.knn``: exact integer products over
+        an int8 brain's rows once its scan is built (ADR 0040), else a float32 product; on a big brain without the scan,
+        the exact order of a sign-bit shortlist (which holds the exact answer but for a rare straggler, ADR 0032)."""
         import numpy as np
 
-        query = self._as_stored(vector)  # sqlite-vec compares the int8 query with int8 rows: so does this
-        query /= max(float(np.linalg.norm(query)), 1e-12)
         scan = self._integer_scan()
+        query = None
+        if scan is None or self._extra_ids:  # the float32 rows' query (the scan rounds its own)
+            query = self._as_stored(vector)  # sqlite-vec compares the int8 query with int8 rows: so does this
+            query /= max(float(np.linalg.norm(query)), 1e-12)
         if scan is not None:  # exact, every row: no shortlist needed
             rows, similarity = None, scan.cosines(vector)
         else:
