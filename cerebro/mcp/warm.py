@@ -120,6 +120,8 @@ class BackgroundWarm:
                     loaded = copy.load(conn)
             finally:
                 conn.close()
+            if loaded:
+                copy.prepare_scan()  # here, off the serving thread: a server's load serves many queries (ADR 0040)
         except Exception:  # noqa: BLE001 - recall keeps using sqlite-vec
             loaded = False
         with self._lock:

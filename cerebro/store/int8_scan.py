@@ -6,12 +6,13 @@ their sign bits there, which can miss a rare neighbour). The stored rows are sma
 MatMulInteger multiplies them as they are, from a copy it packs once for its integer instructions (VNNI, AMX or
 AVX2), in 0.15 ms at 10k and 1.4 ms at 100k, and an integer product is exact. So the scan is exact at every size.
 
-The graph is one MatMulInteger node: a uint8 query row (the int8 query + 128, since ONNX Runtime's fast kernels take
-an unsigned left side) times the rows as a constant int8 matrix; subtracting 128 × each row's sum gives the int8
-product back. It is written here as ONNX's protobuf bytes (a dozen fields) rather than through the ``onnx``
-package, which cerebro does not depend on. CPUs whose 8-bit kernels could saturate a sum (some AVX2 paths) are
-caught when the scan is built: it is checked against NumPy on the rows most likely to saturate, and not used if
-any product differs.
+The graph is one MatMulInteger node: two uint8 query rows (ONNX Runtime's fast kernels take an unsigned left side)
+times the rows as a constant int8 matrix. The rows are the query's positive and negative parts, each within 0…127,
+and the product is the first result minus the second: kernels without VNNI (plain AVX2) add pairs of 8-bit products
+in 16 bits, and 127 × 127 × 2 cannot saturate there, where a query shifted to 0…255 would. The model is written here
+as ONNX's protobuf bytes (a dozen fields) rather than through the ``onnx`` package, which cerebro does not depend
+on. Before it is used, the scan is checked against NumPy on rows and queries of extreme values and a sample of the
+brain's rows; it is not used if any product differs.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 SCAN_FROM = 5_000  # rows; below this the float32 product is already ~0.3 ms or less, and a session costs ~1.5 ms a 1k
 PROBE_ROWS = 512  # rows of the brain's checked against NumPy when the scan is built (a random sample)
+MAX_MODEL_BYTES = 2**31 - 2**20  # protobuf's limit on one message, less room for the rest of the model
 
 # ONNX TensorProto data types
 _UINT8, _INT8, _INT32 = 2, 3, 6
@@ -55,7 +57,7 @@ def _message(number: int, pieces: list[Any]) -> list[Any]:
 
 
 def model(rows: Any, extra: Any = None) -> bytes:  # noqa: ANN401 - NumPy int8 matrices (rows × dims)
-    """The ONNX model: y[1, n] = MatMulInteger(q[1, dims] uint8, W[dims, n] int8), W = ``rows`` (then ``extra``)
+    """The ONNX model: y[2, n] = MatMulInteger(q[2, dims] uint8, W[dims, n] int8), W = ``rows`` (then ``extra``)
     transposed."""
     import numpy as np
 
@@ -73,22 +75,30 @@ def model(rows: Any, extra: Any = None) -> bytes:  # noqa: ANN401 - NumPy int8 m
         _field(1, node),
         _field(2, "cerebro_int8_scan"),
         *_message(5, tensor),
-        _field(11, _tensor_type("q", _UINT8, (1, dims))),
-        _field(12, _tensor_type("y", _INT32, (1, count))),
+        _field(11, _tensor_type("q", _UINT8, (2, dims))),
+        _field(12, _tensor_type("y", _INT32, (2, count))),
     ]
     opset = _field(1, "") + _field(2, 13)
     return b"".join([_field(1, 8), _field(8, opset), *_message(7, graph)])  # ir_version 8, opset 13, the graph
 
 
+def int8_values(vector: Any) -> Any:  # noqa: ANN401 - a vector in, a NumPy int8 vector out
+    """``vector`` as sqlite-vec's int8 storage holds it: scaled so its largest component is ±127, rounded half to even
+    (``vec.as_stored_array``'s rule, before its normalisation)."""
+    import numpy as np
+
+    values = np.asarray(vector, dtype=np.float64)
+    largest = float(np.abs(values).max(initial=0.0))
+    return (np.rint(values * (127.0 / largest)) if largest > 0 else np.zeros_like(values)).astype(np.int8)
+
+
 class Int8Scan:
     """The products of one matrix of int8 rows with any int8 query, exact, and the cosines they give."""
 
-    def __init__(self, session: Any, rows: Any, extra: Any) -> None:  # noqa: ANN401 - an onnxruntime session, NumPy rows
+    def __init__(self, session: Any, rows: Any) -> None:  # noqa: ANN401 - an onnxruntime session, NumPy rows
         import numpy as np
 
-        self._session, self._count = session, len(rows)  # the session's rows: ``rows``, then the ``extra`` probe rows
-        # What the +128 of the uint8 query adds to each product (|128 · Σ row| ≤ 6.3M at 384 dims: int32 holds it).
-        self._shift = 128 * np.concatenate([rows.sum(axis=1, dtype=np.int32), extra.sum(axis=1, dtype=np.int32)])
+        self._session, self._count = session, len(rows)  # the session's first rows: the brain's, then probe rows
         norms = np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.int32).astype(np.float64))
         self._inverse_norms = (1.0 / np.clip(norms, 1e-12, None)).astype(np.float32)
 
@@ -96,26 +106,23 @@ class Int8Scan:
         """Each of the session's rows · ``query`` (integers within ±127), as int32 — the probe rows included."""
         import numpy as np
 
-        shifted = (np.asarray(query, dtype=np.int16) + 128).astype(np.uint8)[None, :]
-        (out,) = self._session.run(["y"], {"q": shifted})
-        out = out[0]
-        out -= self._shift
-        return out
+        signed = np.asarray(query, dtype=np.int16)
+        parts = np.stack([np.maximum(signed, 0), np.maximum(-signed, 0)]).astype(np.uint8)  # each within 0…127
+        (out,) = self._session.run(["y"], {"q": parts})
+        return out[0] - out[1]
 
     def products(self, query: Any) -> Any:  # noqa: ANN401 - NumPy int vectors
         """Each row · ``query`` (integers within ±127), as int32."""
         return self.every_product(query)[: self._count]
 
     def cosines(self, vector: Any) -> Any:  # noqa: ANN401 - a vector in, NumPy float32 cosines out
-        """Each row's cosine to ``vector`` after sqlite-vec's int8 rule (largest component ±127, rounded): the
-        cosine the float32 product of the normalised rows gave, from exact products."""
+        """Each row's cosine to ``vector`` after sqlite-vec's int8 rule (:func:`int8_values`): the cosine the float32
+        product of the normalised rows gave, from exact products."""
         import numpy as np
 
-        values = np.asarray(vector, dtype=np.float64)
-        largest = float(np.abs(values).max(initial=0.0))
-        query = np.rint(values * (127.0 / largest)) if largest > 0 else np.zeros_like(values)
-        norm = max(float(np.linalg.norm(query)), 1e-12)
-        cosines = self.products(query).astype(np.float32)  # exact: |products| < 2^24
+        query = int8_values(vector)
+        norm = max(float(np.linalg.norm(query.astype(np.float64))), 1e-12)
+        cosines = self.products(query).astype(np.float32)  # exact below 2^24: 1,024 dims × 127²
         cosines *= self._inverse_norms
         cosines *= np.float32(1.0 / norm)
         return cosines
@@ -134,13 +141,16 @@ def build(rows: Any) -> Int8Scan | None:  # noqa: ANN401 - a NumPy int8 matrix
         options.log_severity_level = 3
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         # Two rows of extreme values ride along (their products are ignored): with the probe queries below they are
-        # where a kernel that adds pairs of 8-bit products in 16 bits would saturate. A sample of the real rows too.
+        # where a kernel that adds pairs of 8-bit products in 16 bits would saturate first. A sample of the brain's too.
         dims = rows.shape[1]
+        if (len(rows) + 2) * dims >= MAX_MODEL_BYTES:
+            _not_used(f"{len(rows)} rows are more than one ONNX model holds")
+            return None
         extremes = np.stack([np.full(dims, 127), np.where(np.arange(dims) % 2, -127, 127)]).astype(np.int8)
         session = onnxruntime.InferenceSession(
             model(rows, extremes), sess_options=options, providers=["CPUExecutionProvider"]
         )
-        scan = Int8Scan(session, rows, extremes)
+        scan = Int8Scan(session, rows)
         sample = np.random.default_rng(0).choice(len(rows), size=min(PROBE_ROWS, len(rows)), replace=False)
         probe = np.concatenate([sample, [len(rows), len(rows) + 1]])
         checked = np.concatenate([rows[sample], extremes]).astype(np.int64)

@@ -43,11 +43,14 @@ class WarmVectors:
         self._int8 = False  # the table stores int8 (ADR 0029): rows and KNN queries are int8 values too
         self._signs: Any = None  # (words × rows) uint64: each row's sign bits around _sign_origin (big brains only)
         self._sign_origin: Any = None
-        # int8 storage: the rows as stored, for the exact integer scan (int8_scan, ADR 0040), built on the second
-        # query after a load; while it can be used, a rewritten row moves to the extras instead of changing in place.
+        # int8 storage: the rows as stored, until the exact integer scan (int8_scan, ADR 0040) is built from them or
+        # refused; the scan is built by prepare_scan (a recall after the loading one, or a server's loader thread).
+        # Once it is built (or while it is being built) a rewritten row moves to the extras: the scan holds the row.
+        import threading
+
         self._int8_rows: Any = None
         self._scan: Any = None
-        self._scan_asked = 0
+        self._scan_lock = threading.Lock()
         self.uses = 0
 
     def _current(self, conn: Connection) -> bool:
@@ -57,8 +60,9 @@ class WarmVectors:
         """True when the copy is loaded and nothing has changed since; else drop it (and maybe rebuild)."""
         self.uses += 1
         if self._current(conn):
+            self.prepare_scan()  # this load serves a second recall: worth the scan
             return True
-        self._matrix = None
+        self._matrix = self._scan = self._int8_rows = None
         if self.uses < 2:
             return False
         count = conn.execute("SELECT COUNT(*) FROM nodes WHERE status = 'active'").fetchone()[0]
@@ -87,7 +91,9 @@ class WarmVectors:
         self._rows = {node_id: i for i, node_id in enumerate(self._ids)}
         self._matrix = _unit_rows(matrix.astype(np.float32, copy=False))
         self._int8 = dtype == "i1"
-        self._int8_rows, self._scan, self._scan_asked = (matrix if self._int8 else None), None, 0
+        # Kept writable (a rewrite before the scan is built changes its row): the fast read's rows are a fresh array.
+        self._scan = None
+        self._int8_rows = (matrix if matrix.flags.writeable else matrix.copy()) if self._int8 else None
         self._index_signs()
         self._extra_ids, self._extra_rows, self._extra, self._removed = [], {}, None, set()
         self._version = version
@@ -127,15 +133,19 @@ class WarmVectors:
             unit = _unit_rows(self._as_stored(vector)[None, :])[0]
             if unit.shape[0] != self._matrix.shape[1]:
                 continue  # another model's width: the next full load sorts it out
-            if row is not None and self._scannable():
-                self._removed.add(row)  # the scan's copy of the row is the loaded one: the new vector is an extra
-                row = None
             if row is not None:
-                self._matrix[row] = unit
-                if self._signs is not None:  # else the shortlist would look for the row where it used to be
-                    self._signs[:, row] = _sign_words((unit - self._sign_origin)[None, :])[0]
-                self._removed.discard(row)
-                continue
+                with self._scan_lock:  # not while a scan is being built from the rows
+                    if self._scan is None:
+                        self._matrix[row] = unit
+                        if self._int8_rows is not None:
+                            from cerebro.store.int8_scan import int8_values
+
+                            self._int8_rows[row] = int8_values(vector)
+                        if self._signs is not None:  # else the shortlist would look for the row where it used to be
+                            self._signs[:, row] = _sign_words((unit - self._sign_origin)[None, :])[0]
+                        self._removed.discard(row)
+                        continue
+                self._removed.add(row)  # the scan holds the row as loaded: the new vector becomes an extra
             extra = self._extra_rows.get(node_id)
             if extra is None:
                 extra = len(self._extra_ids)
@@ -172,9 +182,9 @@ class WarmVectors:
         the exact order of a sign-bit shortlist (which holds the exact answer but for a rare straggler, ADR 0032)."""
         import numpy as np
 
-        scan = self._integer_scan()
+        scan, extras = self._scan, len(self._extra_ids)  # read once: another thread may apply writes meanwhile
         query = None
-        if scan is None or self._extra_ids:  # the float32 rows' query (the scan rounds its own)
+        if scan is None or extras:  # the float32 rows' query (the scan rounds its own)
             query = self._as_stored(vector)  # sqlite-vec compares the int8 query with int8 rows: so does this
             query /= max(float(np.linalg.norm(query)), 1e-12)
         if scan is not None:  # exact, every row: no shortlist needed
@@ -190,10 +200,10 @@ class WarmVectors:
                 similarity[np.isin(rows, removed)] = -np.inf
         if rows is None:
             rows = np.arange(len(similarity))
-        if self._extra_ids:
+        if extras:
             base = len(self._ids)
-            similarity = np.concatenate([similarity, _products(self._extra[: len(self._extra_ids)], query)])
-            rows = np.concatenate([rows, np.arange(base, base + len(self._extra_ids))])
+            similarity = np.concatenate([similarity, _products(self._extra[:extras], query)])
+            rows = np.concatenate([rows, np.arange(base, base + extras)])
         k = min(k, int(np.count_nonzero(similarity > -np.inf)))
         if k <= 0:
             return []
@@ -205,23 +215,22 @@ class WarmVectors:
             for r, i in zip(rows[top].tolist(), top.tolist(), strict=True)
         ]
 
-    def _scannable(self) -> bool:
-        from cerebro.store.int8_scan import SCAN_FROM
+    def prepare_scan(self) -> None:
+        """Build the exact integer scan of the loaded int8 rows, once a load (~20 ms at 10k memories, ~200 ms at 100k,
+        so not for a load that serves one recall); a refusal is not tried again before the next load. One build at a
+        time: a thread that finds one under way goes on with the float32 product."""
+        from cerebro.store import int8_scan
 
-        return self._int8_rows is not None and len(self._ids) >= SCAN_FROM
-
-    def _integer_scan(self) -> Any:  # noqa: ANN401 - an int8_scan.Int8Scan
-        """The exact integer scan of the loaded rows, built when this load is asked a second time (~15 ms at 10k,
-        ~130 ms at 100k, so not for a load that serves one query); None before, or where it cannot be used."""
-        if self._scan is None and self._scan_asked >= 0 and self._scannable():
-            self._scan_asked += 1
-            if self._scan_asked >= 2:
-                from cerebro.store import int8_scan
-
+        if self._scan is not None or self._int8_rows is None or len(self._ids) < int8_scan.SCAN_FROM:
+            return
+        if not self._scan_lock.acquire(blocking=False):
+            return
+        try:
+            if self._scan is None and self._int8_rows is not None:
                 self._scan = int8_scan.build(self._int8_rows)
-                if self._scan is None:
-                    self._scan_asked = -1  # refused: not tried again until the next load
-        return self._scan
+                self._int8_rows = None  # the scan holds its own copy, and a refused one needs them no more
+        finally:
+            self._scan_lock.release()
 
     def _shortlist(self, query: Any, k: int) -> Any:  # noqa: ANN401 - numpy arrays
         """Row numbers whose sign bits are nearest the query's (ties at the cut all kept), or None: scan all."""

@@ -44,10 +44,11 @@ def test_warm_index_matches_the_vec0_scan(fake_brain, small_threshold, monkeypat
         expected = vec.knn(conn, query, 15)
         got = index.knn(query, 15)
         assert index._int8  # brains store int8 vectors (ADR 0029)
-        if integer_scan:  # the scan is built on the second query after a load
+        if integer_scan:  # the scan is built when the load serves a second recall
             assert index._scan is None
-            got = index.knn(query, 15)
+            assert index.ready(conn) is True
             assert index._scan is not None
+            got = index.knn(query, 15)
     # The same distances in the same order; ids equal within each distance (ties may list in any order),
     # except at the cut, where a tie decides which of equals makes the list.
     assert [d for _, d in got] == pytest.approx([d for _, d in expected], abs=1e-5)
@@ -688,6 +689,7 @@ def test_a_big_int8_index_ranks_every_row_exactly_with_the_integer_scan(monkeypa
     queries = [rng.normal(size=48) for _ in range(6)]
     first = index.knn(queries[0].tolist(), 30)
     assert index._scan is None  # a load that serves one query does not pay for the scan
+    index.prepare_scan()
     for query in queries:
         cosines = unit @ vec.as_stored_array(query, vec.INT8)
         exact = np.argsort(-cosines, kind="stable")[:30]
@@ -708,10 +710,10 @@ def test_a_row_rewritten_after_the_scan_was_built_is_found_by_its_new_vector(mon
     index = _int8_index(rows)
     old, new = rows[300].astype(np.float64), np.zeros(32)
     new[3] = 1.0
-    for _ in range(2):
-        assert index.knn(old.tolist(), 1)[0][0] == "n300"
-    assert index._scan is not None
+    index.prepare_scan()
+    assert index._scan is not None and index.knn(old.tolist(), 1)[0][0] == "n300"
     index.apply({"n300": new.tolist()})
+    assert index._extra_ids == ["n300"]  # the scan holds the row as loaded
     assert index.knn(new.tolist(), 1) == [("n300", pytest.approx(0.0, abs=1e-6))]
     assert "n300" not in [i for i, _ in index.knn(old.tolist(), 3)]
     assert index.vectors(["n300"])["n300"] == pytest.approx(new.tolist())
@@ -729,5 +731,68 @@ def test_a_refused_scan_is_not_built_again_for_every_query(monkeypatch) -> None:
     rows = _int8_rows(300, 16, seed=8)
     index = _int8_index(rows)
     for _ in range(5):
+        index.prepare_scan()
         assert index.knn(rows[40].astype(float).tolist(), 1)[0][0] == "n40"  # the float32 product serves
     assert attempts == [300]
+    assert index._int8_rows is None  # not kept for a scan that will not be built
+
+
+def test_a_row_rewritten_before_the_scan_is_built_changes_in_place_and_the_scan_sees_it(monkeypatch) -> None:
+    import numpy as np
+
+    from cerebro.store import int8_scan
+
+    monkeypatch.setattr(int8_scan, "SCAN_FROM", 100)
+    rows = _int8_rows(400, 32, seed=9)
+    index = _int8_index(rows.copy())
+    new = np.zeros(32)
+    new[5] = -2.0
+    index.apply({"n7": new.tolist()})
+    assert index._extra_ids == [] and 7 not in index._removed  # no scan yet: the row itself changed
+    index.prepare_scan()
+    assert index._scan is not None
+    assert index.knn(new.tolist(), 1) == [("n7", pytest.approx(0.0, abs=1e-6))]
+
+
+def test_a_reload_after_the_scan_was_built_answers_from_the_new_rows(fake_brain, fake_brain_path, monkeypatch) -> None:
+    from cerebro import Brain
+    from cerebro.store import int8_scan
+
+    monkeypatch.setattr(warm, "MIN_VECTORS", 1)
+    monkeypatch.setattr(int8_scan, "SCAN_FROM", 1)
+    for i in range(12):
+        fake_brain.add(f"amber basil item{i}")
+    index = warm.WarmVectors()
+    with fake_brain.handle.snapshot() as conn:
+        index.ready(conn), index.ready(conn), index.ready(conn)  # loaded, then the scan built
+    assert index._scan is not None
+    built = index._scan
+    with Brain.open(fake_brain_path) as other:  # another connection's commit: the copy is out of date
+        late = other.add("walrus tusk ivory")
+    query = fake_brain.handle.embed(["walrus tusk ivory"])[0]
+    with fake_brain.handle.snapshot() as conn:
+        assert index.ready(conn) is True  # reloaded, with the new memory
+        assert index._scan is None  # the old scan went with the old rows
+        assert index.knn(query, 1)[0][0] == late
+        assert index.ready(conn) is True
+        assert index._scan is not None and index._scan is not built
+        assert index.knn(query, 1)[0][0] == late
+
+
+def test_a_server_builds_the_scan_on_its_loading_thread(fake_brain, fake_brain_path, monkeypatch) -> None:
+    import time
+
+    from cerebro.mcp.warm import BackgroundWarm
+    from cerebro.store import int8_scan
+
+    monkeypatch.setattr(int8_scan, "SCAN_FROM", 1)
+    for i in range(12):
+        fake_brain.add(f"cedar delta item{i}")
+    background = BackgroundWarm(fake_brain_path)
+    with fake_brain.handle.snapshot() as conn:
+        assert background.ready(conn) is False  # the load starts on its own thread
+        for _ in range(200):
+            if background.ready(conn):
+                break
+            time.sleep(0.02)
+        assert background._copy is not None and background._copy._scan is not None
