@@ -79,6 +79,11 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     yield home
     clock.set_now(None)
     state.format, state.quiet, state.project = "md", False, None
+    from cerebro import logs
+
+    # structlog keeps the stream it was configured with: this test's captured stderr, closed now. The next test's
+    # first diagnostic configures it afresh (a test that set CEREBRO_LOG=info left it writing there at info).
+    logs._structlog_level = None
 
 
 @pytest.fixture

@@ -310,9 +310,9 @@ class Handle:
             self.on_warning(f"the vector index was not built (search stays exact): {' '.join(str(exc).split())}")
             return
         if made is not None:
-            from cerebro.logs import get_logger
+            from cerebro import logs
 
-            get_logger().info("vector_index_built", index=made)
+            logs.info("vector_index_built", index=made)  # checks the level first: no structlog import to say nothing
 
     def use_warm(self, warm: WarmIndex) -> None:
         """Keep vectors in ``warm`` from now on (a server's index, loaded on its own thread)."""

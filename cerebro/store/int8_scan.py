@@ -167,6 +167,6 @@ def build(rows: Any) -> Int8Scan | None:  # noqa: ANN401 - a NumPy int8 matrix
 
 
 def _not_used(reason: str) -> None:
-    from cerebro.logs import get_logger
+    from cerebro import logs
 
-    get_logger().info("int8_scan_not_used", reason=reason)  # quiet by default (ADR 0024); -v shows it
+    logs.info("int8_scan_not_used", reason=reason)  # a diagnostic: shown under CEREBRO_LOG=info (ADR 0024)
