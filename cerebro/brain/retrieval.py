@@ -288,15 +288,23 @@ _IDLE_WORKERS: list[Any] = []  # idle workers' inboxes (each a queue.SimpleQueue
 os.register_at_fork(after_in_child=_IDLE_WORKERS.clear)
 
 
+MAX_IDLE_WORKERS = 4  # a burst of overlapping recalls leaves no more idle threads than this behind it
+
+
 def _serve(inbox: SimpleQueue[Any]) -> None:
     """A worker's life: run what arrives in its inbox, offer the inbox back as idle, then say the job is done —
-    in that order, so that the caller's next recall finds this worker idle rather than starting another."""
+    in that order, so that the caller's next recall finds this worker idle rather than starting another. A worker
+    that finds enough others idle ends instead."""
     while True:
         job, work, args = inbox.get()
         job._run(work, args)
-        _IDLE_WORKERS.append(inbox)
+        retiring = len(_IDLE_WORKERS) >= MAX_IDLE_WORKERS
+        if not retiring:
+            _IDLE_WORKERS.append(inbox)
         job._done.set()
         del job, work, args  # drop the last call's references (its result lives on in the caller's job)
+        if retiring:
+            return
 
 
 def _fts_ready(store: Store, conn: Connection) -> bool:

@@ -123,3 +123,32 @@ def test_many_concurrent_recalls_leave_each_idle_worker_listed_once(fake_brain: 
     assert modes == ["hybrid"] * 90
     idle = retrieval._IDLE_WORKERS
     assert len({id(inbox) for inbox in idle}) == len(idle)  # a worker listed twice would get two jobs at once
+
+
+def test_a_burst_of_overlapping_recalls_leaves_few_idle_workers_behind(fake_brain: Brain) -> None:
+    from cerebro.brain import retrieval
+
+    fake_brain.add("the walrus tusk is ivory")
+    callers_count = retrieval.MAX_IDLE_WORKERS + 4
+    all_embedding = threading.Barrier(callers_count, timeout=20)
+
+    class _Meeting(FakeEmbedder):
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            all_embedding.wait()  # every recall holds a worker at once: the burst needs a worker each
+            return super().embed(texts)
+
+    modes: list[str] = []
+
+    def recall() -> None:
+        with Brain.open(fake_brain.path) as other:
+            _with_embedder(other, _Meeting())
+            modes.append(other.recall("walrus tusk").mode)
+
+    callers = [threading.Thread(target=recall) for _ in range(callers_count)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(timeout=60)
+    assert modes == ["hybrid"] * callers_count
+    assert len(retrieval._IDLE_WORKERS) <= retrieval.MAX_IDLE_WORKERS
+    assert fake_brain.recall("walrus tusk").mode == "hybrid"  # an idle worker still serves
