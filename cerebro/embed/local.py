@@ -114,15 +114,18 @@ def _threads_from_environment() -> int | None:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
-def _default_threads() -> int:
-    """The cores this process may use (its affinity: a container's CPU set), up to four."""
+def _thread_count(asked: int | None) -> int:
+    """Threads for the model's work: ``asked``, else CEREBRO_EMBED_THREADS, else the cores this process may use (its
+    affinity: a container's CPU set), up to four."""
+    if asked or (asked := _threads_from_environment()):
+        return asked
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return min(4, usable or 1)
 
 
 def _session_options(onnxruntime: Any, threads: int | None, level: str) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads or _threads_from_environment() or _default_threads()
+    options.intra_op_num_threads = _thread_count(threads)
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     # Idle pool threads would busy-wait after each run: ~2.5× the CPU for the same latency, taken from the
@@ -232,11 +235,11 @@ class LocalEmbedder:
             _LOADED.update(session=self._session, tokenizer=tokenizer, cls=self._cls, sep=self._sep)
 
     def _workers(self, windows: int) -> int:
-        """Caller threads for this many windows: as many as this embedder would give a session's intra-op pool (its
-        own count, else CEREBRO_EMBED_THREADS, else the usable cores up to four), one for a small job."""
+        """Caller threads for this many windows: as many as this embedder would give a session's intra-op pool, one
+        for a small job."""
         if windows < BULK_MIN_WINDOWS:
             return 1
-        return min(self._threads or _threads_from_environment() or _default_threads(), windows // BATCH_SIZE)
+        return min(_thread_count(self._threads), windows // BATCH_SIZE)
 
     def _bulk_session(self) -> Any:  # noqa: ANN401 - an onnxruntime.InferenceSession
         """The single-threaded session bulk runs share (ONNX Runtime runs concurrent calls on one session), loaded

@@ -82,16 +82,6 @@ def model(rows: Any, extra: Any = None) -> bytes:  # noqa: ANN401 - NumPy int8 m
     return b"".join([_field(1, 8), _field(8, opset), *_message(7, graph)])  # ir_version 8, opset 13, the graph
 
 
-def int8_values(vector: Any) -> Any:  # noqa: ANN401 - a vector in, a NumPy int8 vector out
-    """``vector`` as sqlite-vec's int8 storage holds it: scaled so its largest component is ±127, rounded half to even
-    (``vec.as_stored_array``'s rule, before its normalisation)."""
-    import numpy as np
-
-    values = np.asarray(vector, dtype=np.float64)
-    largest = float(np.abs(values).max(initial=0.0))
-    return (np.rint(values * (127.0 / largest)) if largest > 0 else np.zeros_like(values)).astype(np.int8)
-
-
 class Int8Scan:
     """The products of one matrix of int8 rows with any int8 query, exact, and the cosines they give."""
 
@@ -116,9 +106,11 @@ class Int8Scan:
         return self.every_product(query)[: self._count]
 
     def cosines(self, vector: Any) -> Any:  # noqa: ANN401 - a vector in, NumPy float32 cosines out
-        """Each row's cosine to ``vector`` after sqlite-vec's int8 rule (:func:`int8_values`): the cosine the float32
+        """Each row's cosine to ``vector`` after sqlite-vec's int8 rule (``vec.int8_values``): the cosine the float32
         product of the normalised rows gave, from exact products."""
         import numpy as np
+
+        from cerebro.store.vec import int8_values
 
         query = int8_values(vector)
         norm = max(float(np.linalg.norm(query.astype(np.float64))), 1e-12)

@@ -54,11 +54,20 @@ def as_stored_array(vector: Sequence[float], element: str = FLOAT) -> Any:  # no
 
     values = np.asarray(vector, dtype=np.float64)
     if element == INT8:
-        largest = float(np.abs(values).max(initial=0.0))
-        values = np.rint(values * (127.0 / largest)) if largest > 0 else np.zeros_like(values)
+        values = int8_values(vector).astype(np.float64)
         norm = float(np.linalg.norm(values))
         values = values / norm if norm else values
     return values.astype(np.float32)
+
+
+def int8_values(vector: Sequence[float]) -> Any:  # noqa: ANN401 - a NumPy int8 vector
+    """``vector`` as the int8 column holds it, before :func:`as_stored_array` normalises it: scaled so its largest
+    component is ±127, rounded half to even (the warm index's integer scan multiplies these, ADR 0040)."""
+    import numpy as np
+
+    values = np.asarray(vector, dtype=np.float64)
+    largest = float(np.abs(values).max(initial=0.0))
+    return (np.rint(values * (127.0 / largest)) if largest > 0 else np.zeros_like(values)).astype(np.int8)
 
 
 def bound(element: str, name: str = "?") -> str:

@@ -138,7 +138,7 @@ class WarmVectors:
                     if self._scan is None:
                         self._matrix[row] = unit
                         if self._int8_rows is not None:
-                            from cerebro.store.int8_scan import int8_values
+                            from cerebro.store.vec import int8_values
 
                             self._int8_rows[row] = int8_values(vector)
                         if self._signs is not None:  # else the shortlist would look for the row where it used to be
