@@ -11,7 +11,7 @@ CEREBRO := $(VENV)/bin/cerebro
 E2E_NODE := tests/e2e/node
 E2E_STAMP := $(E2E_NODE)/node_modules/.installed-from-lock
 
-.PHONY: setup demo test lock lint typecheck check clean plugin bench-peers bench-int8 mutate soak
+.PHONY: setup demo test lock lint typecheck check clean plugin bench-peers bench-models mutate soak
 
 setup:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check "uv>=0.5"
@@ -84,11 +84,9 @@ bench-peers:
 	$(UV) venv --quiet --allow-existing --python 3.11 bench/peers/lite
 	$(UV) pip install --quiet --python bench/peers/lite/bin/python -r bench/peers/requirements-lite.txt
 
-# The local model with dynamic int8 quantisation (bench/dynamic_int8.py, ADR 0039): the `onnx` package it needs to
-# build the graph goes into bench/out/onnx-site, never into the product's environment.
-bench-int8: setup
-	$(UV) pip install --quiet --python $(VENV)/bin/python --target bench/out/onnx-site "onnx==1.23.2"
-	$(VENV)/bin/python bench/dynamic_int8.py $(if $(LOCOMO),--locomo "$(LOCOMO)")
+# The local provider's two models side by side (bench/local_models.py, ADR 0041): fidelity, CPU, writes, LoCoMo.
+bench-models: setup
+	$(VENV)/bin/python bench/local_models.py $(if $(LOCOMO),--locomo "$(LOCOMO)")
 
 # Mutation testing (docs/testing.md): each group of core modules against its own tests (bench/mutate.py);
 # GROUPS="db store" runs some of them. Slow (hours for all on 2 cores); not part of make test. Installs the

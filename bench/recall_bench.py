@@ -179,6 +179,14 @@ def query(rng: random.Random) -> str:
     return " ".join(rng.choices(VOCABULARY[50:], weights=ZIPF[50:], k=rng.randint(3, 4)))
 
 
+def on_the_default_model(path: Path) -> bool:
+    from cerebro import Brain
+    from cerebro.embed.registry import DEFAULT_PROVIDER, PROVIDERS
+
+    with Brain.open(path) as brain:
+        return brain.stats().embedding_model == PROVIDERS[DEFAULT_PROVIDER].default_model
+
+
 def build(path: Path, size: int, home: Path) -> float:
     from cerebro import Brain
 
@@ -330,6 +338,8 @@ def main() -> None:
     for size in (int(s) for s in args.sizes.split(",")):
         path = out / f"brain-{size}.sqlite"
         row: dict[str, float] = {}
+        if path.exists() and not on_the_default_model(path):
+            path.unlink()  # built on another model (the float32 one before ADR 0041): not what a new brain runs
         if not path.exists():
             row["add_per_second"] = round(build(path, size, home), 1)
         row.update(bench_in_process(path, queries))

@@ -27,12 +27,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 import recall_bench  # the bench folder is not a package: found through sys.path above
 
 
-def write_once(folder: Path, provider: str, items: list[dict[str, object]]) -> tuple[float, float]:
-    """(memories/s wall, CPU ms a memory) of one add_many into a new brain."""
+def write_once(
+    folder: Path, provider: str, items: list[dict[str, object]], model: str | None = None
+) -> tuple[float, float]:
+    """(memories/s wall, CPU ms a memory) of one add_many into a new brain (of ``model``, else the provider's)."""
     from cerebro import Brain
 
     path = folder / f"{provider}-{time.time_ns()}.sqlite"
-    Brain.init(path, embed_provider=provider)
+    Brain.init(path, embed_provider=provider, embed_model=model)
     with Brain.open(path) as brain:
         brain.add_many(items[:1])  # the model loaded and warm: a long-lived importer's steady state
         cpu, wall = time.process_time(), time.perf_counter()

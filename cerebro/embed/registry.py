@@ -15,13 +15,14 @@ class ProviderSpec:
     default_model: str
     default_dimensions: int
     factory: Callable[[str, int], Embedder]
-    fixed_model: bool = False  # the local provider runs exactly one model
+    # A provider that runs only these models (the local one: its file, with integer or float32 products); empty: any
+    models: tuple[str, ...] = ()
 
 
 def _local(model: str, dims: int) -> Embedder:
     from cerebro.embed.local import LocalEmbedder
 
-    return LocalEmbedder()
+    return LocalEmbedder(model)
 
 
 def _ollama(model: str, dims: int) -> Embedder:
@@ -37,8 +38,12 @@ def _voyage(model: str, dims: int) -> Embedder:
 
 
 DEFAULT_PROVIDER = "local"
+# The local model's two ids (cerebro.embed.local): integer products, the default for new brains since ADR 0041, and
+# float32 products, every brain's model before it.
+LOCAL_MODEL = "all-MiniLM-L6-v2-onnx-int8-dq7"
+LOCAL_FLOAT_MODEL = "all-MiniLM-L6-v2-onnx-int8"
 PROVIDERS: dict[str, ProviderSpec] = {
-    "local": ProviderSpec("local", "all-MiniLM-L6-v2-onnx-int8", 384, _local, fixed_model=True),
+    "local": ProviderSpec("local", LOCAL_MODEL, 384, _local, models=(LOCAL_MODEL, LOCAL_FLOAT_MODEL)),
     "ollama": ProviderSpec("ollama", "nomic-embed-text", 768, _ollama),
     "voyage": ProviderSpec("voyage", "voyage-3.5", 1024, _voyage),
     "none": ProviderSpec("none", "", 0, lambda model, dims: NoEmbedder()),
@@ -64,9 +69,9 @@ def resolve_settings(provider: str, model: str | None, dims: int | None) -> tupl
         if model or dims:
             raise InvalidInput("provider 'none' takes no --embed-model or --embed-dims")
         return "none", "", 0
-    if spec.fixed_model:
-        if model and model != spec.default_model:
-            raise InvalidInput(f"provider {quote(spec.name)} runs only {spec.default_model}")
+    if spec.models:
+        if model and model not in spec.models:
+            raise InvalidInput(f"provider {quote(spec.name)} runs only {' or '.join(spec.models)}")
         if dims and dims != spec.default_dimensions:
             raise InvalidInput(f"provider {quote(spec.name)} has {spec.default_dimensions} dimensions")
     return spec.name, model or spec.default_model, dims or spec.default_dimensions

@@ -138,10 +138,12 @@ def run(
     progress: Callable[[int, int], None] | None = None,
     configure: Callable[[Any], None] | None = None,
     store: str | None = None,
+    embed_model: str | None = None,
 ) -> Report:
     """Evaluate every conversation in a fresh default brain. ``configure(brain)`` may change settings
     (used while tuning on the development half). ``store``: a team database's URL — each conversation is then a
-    new project there (ADR 0030), so the same pipeline is measured on PostgreSQL."""
+    new project there (ADR 0030), so the same pipeline is measured on PostgreSQL. ``embed_model``: the local
+    provider's other model (the float32 one of brains made before ADR 0041) instead of a new brain's."""
     import uuid
 
     from cerebro.api import Brain
@@ -156,7 +158,7 @@ def run(
             project = f"locomo-{conversation.number}-{uuid.uuid4().hex[:8]}" if store else None
             if store:
                 path = store
-            Brain.init(path, team_project=project)
+            Brain.init(path, team_project=project, embed_model=embed_model)
             with Brain.open(path, team_project=project) as brain:
                 brain.on_warning = lambda message: None
                 if configure is not None:

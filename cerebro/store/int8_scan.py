@@ -19,41 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from cerebro.onnx_wire import INT8, INT32, UINT8, field, message, value_info
+
 SCAN_FROM = 5_000  # rows; below this the float32 product is already ~0.3 ms or less, and a session costs ~1.5 ms a 1k
 PROBE_ROWS = 512  # rows of the brain's checked against NumPy when the scan is built (a random sample)
 MAX_MODEL_BYTES = 2**31 - 2**20  # protobuf's limit on one message, less room for the rest of the model
-
-# ONNX TensorProto data types
-_UINT8, _INT8, _INT32 = 2, 3, 6
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _field(number: int, payload: bytes | int | str) -> bytes:
-    """One protobuf field: an integer as a varint, text and bytes length-delimited."""
-    if isinstance(payload, int):
-        return _varint(number << 3) + _varint(payload)
-    data = payload.encode() if isinstance(payload, str) else payload
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
-
-
-def _tensor_type(name: str, element: int, shape: tuple[int, ...]) -> bytes:
-    """A ValueInfoProto: ``name``, a tensor of ``element`` with this fixed shape."""
-    dims = b"".join(_field(1, _field(1, size)) for size in shape)  # TensorShapeProto.dim { dim_value }
-    return _field(1, name) + _field(2, _field(1, _field(1, element) + _field(2, dims)))
-
-
-def _message(number: int, pieces: list[Any]) -> list[Any]:
-    """A length-delimited field holding ``pieces`` (bytes-like), as pieces: the matrix is joined once, not copied at
-    every level of nesting (38 MB at 100,000 memories)."""
-    return [_varint(number << 3 | 2) + _varint(sum(len(piece) for piece in pieces)), *pieces]
 
 
 def model(rows: Any, extra: Any = None) -> bytes:  # noqa: ANN401 - NumPy int8 matrices (rows × dims)
@@ -68,18 +38,18 @@ def model(rows: Any, extra: Any = None) -> bytes:  # noqa: ANN401 - NumPy int8 m
         end = min(start + 2048, len(rows))
         weights[:, start:end] = rows[start:end].T
     weights[:, len(rows) :] = extra.T
-    head = _field(1, dims) + _field(1, count) + _field(2, _INT8) + _field(8, "W")
-    tensor = [head, *_message(9, [weights.data.cast("B")])]
-    node = _field(1, "q") + _field(1, "W") + _field(2, "y") + _field(4, "MatMulInteger")
+    head = field(1, dims) + field(1, count) + field(2, INT8) + field(8, "W")
+    tensor = [head, *message(9, [weights.data.cast("B")])]
+    node = field(1, "q") + field(1, "W") + field(2, "y") + field(4, "MatMulInteger")
     graph = [
-        _field(1, node),
-        _field(2, "cerebro_int8_scan"),
-        *_message(5, tensor),
-        _field(11, _tensor_type("q", _UINT8, (2, dims))),
-        _field(12, _tensor_type("y", _INT32, (2, count))),
+        field(1, node),
+        field(2, "cerebro_int8_scan"),
+        *message(5, tensor),
+        field(11, value_info("q", UINT8, (2, dims))),
+        field(12, value_info("y", INT32, (2, count))),
     ]
-    opset = _field(1, "") + _field(2, 13)
-    return b"".join([_field(1, 8), _field(8, opset), *_message(7, graph)])  # ir_version 8, opset 13, the graph
+    opset = field(1, "") + field(2, 13)
+    return b"".join([field(1, 8), field(8, opset), *message(7, graph)])  # ir_version 8, opset 13, the graph
 
 
 class Int8Scan:

@@ -579,7 +579,7 @@ def test_local_embedder_embeds(cli, project: Path) -> None:
     check = run_doctor(cli)[1]["embedder"]
     assert check["status"] == "ok", check
     assert (check["provider"], check["dimensions"]) == ("local", 384)
-    assert check["detail"].startswith("local (all-MiniLM-L6-v2-onnx-int8, 384 dims) embeds in ")
+    assert check["detail"].startswith("local (all-MiniLM-L6-v2-onnx-int8-dq7, 384 dims) embeds in ")
 
 
 def test_unreachable_ollama_fails(cli, project: Path, monkeypatch) -> None:

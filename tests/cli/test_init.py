@@ -36,7 +36,7 @@ def test_init_creates_private_brain_at_project_path(cli, project, isolated_home)
     assert mode(expected) == 0o600
     assert mode(isolated_home / "projects") == 0o700
     assert result.stdout.splitlines()[0] == f"Brain initialized at {expected}"
-    assert "Embeddings: local (all-MiniLM-L6-v2-onnx-int8, 384 dims)" in result.stdout
+    assert "Embeddings: local (all-MiniLM-L6-v2-onnx-int8-dq7, 384 dims)" in result.stdout
     # The library opens what the CLI created.
     with Brain.open(expected) as brain:
         stats = brain.stats()
@@ -51,7 +51,7 @@ def test_init_json_shape(cli, project):
         "path": str(paths.project_brain_path(project)),
         "created": True,
         "embedding_provider": "local",
-        "embedding_model": "all-MiniLM-L6-v2-onnx-int8",
+        "embedding_model": "all-MiniLM-L6-v2-onnx-int8-dq7",
         "embedding_dimensions": 384,
         "backup": None,
         "is_global": False,

@@ -27,7 +27,7 @@ def test_stats_empty_brain(cli, brain_path):
     assert data["total_nodes"] == data["active_nodes"] == data["total_edges"] == 0
     assert data["nodes_by_type"] == {"episode": 0, "concept": 0, "procedure": 0, "reflection": 0}
     assert data["pending_embeddings"] == 0
-    assert data["embedding_model"] == "all-MiniLM-L6-v2-onnx-int8"
+    assert data["embedding_model"] == "all-MiniLM-L6-v2-onnx-int8-dq7"
     assert data["embedding_dimensions"] == 384
     assert data["schema_version"] == 7
 

@@ -261,13 +261,27 @@ def test_digest_cache_of_the_wrong_shape_means_hash_again(model_copy, sha_calls,
     assert len(sha_calls) == 1
 
 
-def test_vectors_match_the_recorded_reference(embedder):
+@pytest.mark.parametrize("model", local.MODEL_IDS)
+def test_vectors_match_the_recorded_reference(model):
     """The whole pipeline (tokens, [CLS]/[SEP], padding in a batch, masked mean pooling, normalisation) gives
-    the vectors recorded in fixtures/embeddings: a regression there changes recall for every brain."""
-    reference = json.loads((Path(__file__).parents[2] / "fixtures/embeddings/minilm-int8-reference.json").read_text())
-    assert reference["model_sha256"] == MODEL_SHA256
-    for got, expected in zip(embedder.embed(reference["texts"]), reference["vectors"], strict=True):
+    the vectors recorded in fixtures/embeddings, for each of the local models: a regression there changes recall for
+    every brain on it."""
+    reference = _reference(model)
+    assert (reference["model"], reference["model_sha256"]) == (model, MODEL_SHA256)
+    for got, expected in zip(LocalEmbedder(model).embed(reference["texts"]), reference["vectors"], strict=True):
         assert cosine(got, expected) >= 0.9999
+
+
+def test_the_integer_model_is_the_default_and_close_to_the_float_one_but_not_it():
+    """New brains get the integer products (ADR 0041); the float32 graph stays for brains made on it. Their vectors
+    agree to the quantisation's precision (a broken rewrite scatters them) and are two models' (ADR 0011)."""
+    texts = _reference(local.MODEL_ID)["texts"] + ["a", "The build broke after the Node upgrade; pinning npm fixed it."]
+    integer, floats = LocalEmbedder(), LocalEmbedder(local.FLOAT_MODEL_ID)
+    assert (integer.model_id, floats.model_id) == (local.MODEL_ID, "all-MiniLM-L6-v2-onnx-int8")
+    for a, b in zip(integer.embed(texts), floats.embed(texts), strict=True):
+        assert 0.99 <= cosine(a, b) < 0.99999
+    with pytest.raises(ModelUnavailable, match="runs all-MiniLM-L6-v2-onnx-int8-dq7 or"):
+        LocalEmbedder("all-MiniLM-L6-v2")
 
 
 @pytest.mark.parametrize(
@@ -305,30 +319,32 @@ def test_a_very_long_memory_is_embedded_from_its_first_windows(embedder):
 # --------------------------------------------------------------------------- the optimised graph's cache (ADR 0028)
 
 
-def _reference() -> dict:
-    return json.loads((Path(__file__).parents[2] / "fixtures/embeddings/minilm-int8-reference.json").read_text())
+def _reference(model: str) -> dict:
+    name = {local.MODEL_ID: "minilm-int8-dq7-reference.json", local.FLOAT_MODEL_ID: "minilm-int8-reference.json"}
+    return json.loads((Path(__file__).parents[2] / "fixtures/embeddings" / name[model]).read_text())
 
 
-def _fresh_embedder(monkeypatch) -> LocalEmbedder:
+def _fresh_embedder(monkeypatch, model: str = local.MODEL_ID) -> LocalEmbedder:
     """An embedder that loads the model again (the process-wide session dropped for this test)."""
     monkeypatch.setattr(local, "_LOADED", {})
-    return LocalEmbedder()
+    return LocalEmbedder(model)
 
 
 def _gives_the_reference(embedder: LocalEmbedder) -> bool:
-    reference = _reference()
+    reference = _reference(embedder.model_id)
     got = embedder.embed(reference["texts"])
     return all(cosine(g, e) >= 0.9999 for g, e in zip(got, reference["vectors"], strict=True))
 
 
+@pytest.mark.parametrize("model", local.MODEL_IDS)
 @pytest.mark.parametrize("fast_start", [False, True])
-def test_the_optimised_graph_is_cached_with_its_weights_apart_and_reused(monkeypatch, isolated_home, fast_start):
+def test_the_optimised_graph_is_cached_with_its_weights_apart_and_reused(monkeypatch, isolated_home, fast_start, model):
     import onnxruntime
 
     monkeypatch.setattr(local, "_FAST_START", fast_start)
-    cache = local._cache_dir(onnxruntime)
+    cache = local._cache_dir(onnxruntime, model)
     assert not cache.exists()
-    assert _gives_the_reference(_fresh_embedder(monkeypatch))  # built from the package's model, then saved
+    assert _gives_the_reference(_fresh_embedder(monkeypatch, model))  # built from the package's model, then saved
     assert sorted(p.name for p in cache.iterdir()) == sorted([local.CACHE_MODEL, local.CACHE_WEIGHTS])
     assert (cache / local.CACHE_MODEL).stat().st_size < 1_000_000 < (cache / local.CACHE_WEIGHTS).stat().st_size
     assert {oct(p.stat().st_mode & 0o777) for p in cache.iterdir()} == {"0o600"}
@@ -343,8 +359,9 @@ def test_the_optimised_graph_is_cached_with_its_weights_apart_and_reused(monkeyp
         return real(path, sess_options=sess_options, providers=providers)
 
     monkeypatch.setattr(onnxruntime, "InferenceSession", only_the_cache)
-    assert _gives_the_reference(_fresh_embedder(monkeypatch))
+    assert _gives_the_reference(_fresh_embedder(monkeypatch, model))
     assert {p.name: p.stat().st_mtime_ns for p in cache.iterdir()} == built  # read, not written
+    assert [p.name for p in cache.parent.iterdir() if p.is_dir()] == [cache.name]  # the other model's is not built
 
 
 def test_a_damaged_cache_is_built_again(monkeypatch, isolated_home):
@@ -418,8 +435,8 @@ def test_many_texts_are_embedded_by_a_thread_per_core_with_the_vectors_of_one_at
     assert np.array_equal(np.asarray(together), np.asarray(one_at_a_time))  # every window, exactly its vector
     threads = {thread for thread, _ in recorded_runs}
     assert len(threads) == 2 and threading.current_thread() not in threads
-    assert {session for _, session in recorded_runs} == {local._LOADED["bulk"]}
-    assert local._LOADED["bulk"] is not embedder._session
+    assert {session for _, session in recorded_runs} == {local._LOADED[local.MODEL_ID, "bulk"]}
+    assert local._LOADED[local.MODEL_ID, "bulk"] is not embedder._session
 
 
 def test_fewer_windows_than_a_bulk_run_stay_on_the_calling_thread(recorded_runs):
@@ -493,3 +510,27 @@ def test_an_interrupted_bulk_embed_waits_for_its_threads_before_it_raises(monkey
         LocalEmbedder(threads=2).embed(_distinct_texts(local.BULK_MIN_WINDOWS * 4))
     assert interrupted
     assert not [t for t in threading.enumerate() if t.name == "cerebro-embed-bulk"]
+
+
+# --------------------------------------------------------------------------- the two local models (ADR 0041)
+
+
+def test_a_brain_on_the_float_model_keeps_it_and_a_new_brain_gets_the_integer_one(tmp_path):
+    """Brains made before ADR 0041 recorded the float32 model: they keep embedding with it (their vectors are only
+    ever compared with its own), while ``init`` gives new brains the integer model; the CLI takes either name."""
+    from cerebro import Brain
+
+    old, new = tmp_path / "old.sqlite", tmp_path / "new.sqlite"
+    Brain.init(old, embed_model=local.FLOAT_MODEL_ID)
+    Brain.init(new)
+    text = "The build broke after the Node upgrade; pinning npm fixed it."
+    for path, model in ((old, local.FLOAT_MODEL_ID), (new, local.MODEL_ID)):
+        with Brain.open(path) as brain:
+            assert brain.stats().embedding_model == model and brain.embedder.model_id == model
+            node_id = brain.add(text)
+            vector = LocalEmbedder(model).embed([text])[0]
+            knn = brain.handle.store.vectors.knn
+            nearest, distance = knn(brain.handle.raw, vector, 1)[0]
+            assert nearest == node_id and distance < 1e-3  # int8 storage: only its rounding apart
+            other = LocalEmbedder(next(m for m in local.MODEL_IDS if m != model)).embed([text])[0]
+            assert knn(brain.handle.raw, other, 1)[0][1] > 2 * distance

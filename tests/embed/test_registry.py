@@ -18,7 +18,7 @@ from cerebro.store import vec
 @pytest.mark.parametrize(
     ("provider", "expected"),
     [
-        ("local", ("local", "all-MiniLM-L6-v2-onnx-int8", 384)),
+        ("local", ("local", "all-MiniLM-L6-v2-onnx-int8-dq7", 384)),
         ("ollama", ("ollama", "nomic-embed-text", 768)),
         ("voyage", ("voyage", "voyage-3.5", 1024)),
         ("none", ("none", "", 0)),
@@ -35,9 +35,11 @@ def test_network_providers_take_any_model_and_dims():
     assert resolve_settings("ollama", None, 1024) == ("ollama", "nomic-embed-text", 1024)
 
 
-def test_local_runs_one_model_only():
-    assert resolve_settings("local", "all-MiniLM-L6-v2-onnx-int8", 384)[2] == 384
-    with pytest.raises(InvalidInput, match="runs only all-MiniLM-L6-v2-onnx-int8"):
+def test_local_runs_its_two_models_only():
+    """The file's integer products (the default, ADR 0041) and its float32 ones (brains made before)."""
+    assert resolve_settings("local", "all-MiniLM-L6-v2-onnx-int8", 384) == ("local", "all-MiniLM-L6-v2-onnx-int8", 384)
+    assert resolve_settings("local", "all-MiniLM-L6-v2-onnx-int8-dq7", None)[1] == "all-MiniLM-L6-v2-onnx-int8-dq7"
+    with pytest.raises(InvalidInput, match=r"runs only all-MiniLM-L6-v2-onnx-int8-dq7 or all-MiniLM-L6-v2-onnx-int8$"):
         resolve_settings("local", "nomic-embed-text", None)
     with pytest.raises(InvalidInput, match="384 dimensions"):
         resolve_settings("local", None, 768)
@@ -80,7 +82,8 @@ def test_make_embedder():
     assert isinstance(make_embedder("", "", 0), NoEmbedder)
     local = make_embedder("local", "all-MiniLM-L6-v2-onnx-int8", 384)
     assert isinstance(local, LocalEmbedder)
-    assert (local.model_id, local.dimensions) == ("all-MiniLM-L6-v2-onnx-int8", 384)
+    assert (local.model_id, local.dimensions) == ("all-MiniLM-L6-v2-onnx-int8", 384)  # a brain's own, not the default
+    assert make_embedder("local", "", 0).model_id == "all-MiniLM-L6-v2-onnx-int8-dq7"
     ollama = make_embedder("ollama", "mxbai-embed-large", 1024)
     assert isinstance(ollama, OllamaEmbedder)
     assert (ollama.provider, ollama.model_id, ollama.dimensions) == ("ollama", "mxbai-embed-large", 1024)

@@ -65,7 +65,7 @@ def test_cli_runs_the_protocol_and_reports_every_slice(cli, tmp_path: Path) -> N
     assert pipeline["all"]["recall@5"] == 1.0
     assert pipeline["all"]["recall@20"] == 1.0
     assert 0.0 < pipeline["all"]["MRR"] <= 1.0
-    assert report["settings"]["embedding_model"] == "all-MiniLM-L6-v2-onnx-int8"
+    assert report["settings"]["embedding_model"] == "all-MiniLM-L6-v2-onnx-int8-dq7"
 
 
 def test_cli_markdown_table(cli) -> None:
@@ -79,3 +79,23 @@ def test_cli_bad_conversation_list(cli) -> None:
     result = cli("eval", "locomo", str(DATA), "--conversations", "9x")
     assert result.exit_code == 2
     assert result.stderr.startswith("cerebro: error:") and result.stdout == ""
+
+
+def test_cli_measures_the_float_model_of_older_brains_when_asked(cli) -> None:
+    """``--embed-model`` gives every conversation's brain the local provider's other model (ADR 0041); a name the
+    provider does not run is one line on stderr before any brain is made."""
+    report = cli(
+        "eval",
+        "locomo",
+        str(DATA),
+        "--conversations",
+        "901",
+        "--embed-model",
+        "all-MiniLM-L6-v2-onnx-int8",
+        "--format",
+        "json",
+    ).json()
+    assert report["settings"]["embedding_model"] == "all-MiniLM-L6-v2-onnx-int8"
+    bad = cli("eval", "locomo", str(DATA), "--conversations", "901", "--embed-model", "nomic-embed-text")
+    assert bad.exit_code == 2 and bad.stdout == ""
+    assert bad.stderr.startswith("cerebro: error:") and "runs only" in bad.stderr and bad.stderr.count("\n") == 1

@@ -74,7 +74,7 @@ def test_reembed_interrupted_resumed_and_back(brain_path, ollama, monkeypatch: p
         brain.reembed(provider="ollama")
     with Brain.open(brain_path) as brain:
         stats = brain.stats()
-        assert stats.embedding_model == "all-MiniLM-L6-v2-onnx-int8"  # still on the old model meanwhile
+        assert stats.embedding_model == "all-MiniLM-L6-v2-onnx-int8-dq7"  # still on the old model meanwhile
         assert brain.recall("kettle descaling").results  # recall keeps working
     before = Counter(ollama.prompts)
     ollama.fail_after = None
@@ -92,7 +92,7 @@ def test_reembed_interrupted_resumed_and_back(brain_path, ollama, monkeypatch: p
         brain.reembed(provider="local")
         stats = brain.stats()
         assert (stats.embedding_model, stats.embedding_dimensions, stats.embedded_nodes) == (
-            "all-MiniLM-L6-v2-onnx-int8",
+            "all-MiniLM-L6-v2-onnx-int8-dq7",
             384,
             7,
         )
@@ -231,3 +231,29 @@ def test_a_memory_written_while_the_switch_is_made_gets_its_vector_first(
         stats = brain.stats()
     assert report["embedded_now"] == 2 and stats.embedded_nodes == stats.active_nodes == 2
     assert ollama.prompts["memory 1: written during the switch"] == 1
+
+
+@pytest.mark.file_only
+def test_a_brain_on_the_float_model_stays_on_it_until_asked_to_move(cli, project) -> None:
+    """ADR 0041: new brains get the local provider's integer model; a brain made before keeps its float32 one —
+    ``reembed`` with no options (or ``--force``) re-embeds on the brain's own model, never the provider's new
+    default — and ``--model`` moves it."""
+    from cerebro import paths
+
+    assert cli("init", "--embed-model", "all-MiniLM-L6-v2-onnx-int8").exit_code == 0
+    with Brain.open(paths.project_brain_path(project)) as brain:
+        brain.add_many([{"content": f"kettle {i} descaling note"} for i in range(3)])
+    kept = cli("reembed", "--format", "json").json()
+    assert kept["skipped"] is True and kept["model"] == "all-MiniLM-L6-v2-onnx-int8"
+    forced = cli("reembed", "--force", "--format", "json").json()
+    assert (forced["model"], forced["embedded_now"]) == ("all-MiniLM-L6-v2-onnx-int8", 3)
+    moved = cli("reembed", "--model", "all-MiniLM-L6-v2-onnx-int8-dq7", "--format", "json").json()
+    assert (moved["model"], moved["embedded_now"]) == ("all-MiniLM-L6-v2-onnx-int8-dq7", 3)
+    with Brain.open(paths.project_brain_path(project)) as brain:
+        stats = brain.stats()
+        assert (stats.embedding_model, stats.embedded_nodes, stats.pending_embeddings) == (
+            "all-MiniLM-L6-v2-onnx-int8-dq7",
+            3,
+            0,
+        )
+        assert brain.recall("kettle descaling").results

@@ -12,7 +12,19 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "cerebro"
 
-LEAVES = {"errors", "values", "reports", "clock", "paths", "config", "logs", "retry", "cli_state", "redaction"}
+LEAVES = {
+    "errors",
+    "values",
+    "reports",
+    "clock",
+    "paths",
+    "config",
+    "logs",
+    "retry",
+    "cli_state",
+    "redaction",
+    "onnx_wire",
+}
 # module prefix → prefixes it must never import
 FORBIDDEN = {
     "cerebro.store": ("cerebro.api", "cerebro.cli"),

@@ -70,19 +70,27 @@ def eval_locomo(
         str | None,
         Parameter(help="Measure on a team database instead (postgresql+psycopg://…): a project per conversation"),
     ] = None,
+    embed_model: Annotated[
+        str | None, Parameter(help="The local provider's model for the brains (default: a new brain's)")
+    ] = None,
 ) -> None:
     """LoCoMo evidence recall@k, hit@k and MRR: full pipeline, BM25 alone, vectors alone.
 
     Examples
       cerebro eval locomo locomo10.zip
       cerebro eval locomo locomo10.zip --conversations 1,2 --out locomo.json
+      cerebro eval locomo locomo10.zip --embed-model all-MiniLM-L6-v2-onnx-int8   # brains made before ADR 0041
     """
     from cerebro.cli.progress import reporter
     from cerebro.evals import locomo
 
     data = locomo.load(path, locomo.parse_numbers(conversations))
+    if embed_model is not None:  # checked before the first brain: a bad name is one line, not a half-run
+        from cerebro.embed.registry import resolve_settings
+
+        resolve_settings("local", embed_model, None)
     update, finish = reporter("questions")
-    report = locomo.run(data, limit=limit, progress=update, store=store).to_dict()
+    report = locomo.run(data, limit=limit, progress=update, store=store, embed_model=embed_model).to_dict()
     finish()
     _write(out, report)
     emit(report, lambda: locomo.render_md(report))

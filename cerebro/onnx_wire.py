@@ -1,0 +1,118 @@
+"""ONNX models as protobuf bytes: the few fields cerebro writes (the integer scan, ADR 0040) and rewrites (the local
+model's integer graph, ADR 0041), without the ``onnx`` package (~17 MB, protobuf's runtime) that cerebro does not
+depend on.
+
+A protobuf message is a sequence of fields, each a key (field number << 3 | wire type) and a value: a varint (type
+0), 8 or 4 fixed bytes (types 1 and 5) or a length-delimited run of bytes (type 2: text, bytes, packed numbers or a
+nested message). Reading keeps every field's exact bytes, so a rewrite re-emits the fields it does not change as
+they were, and views into the model's buffer (``memoryview``) keep its 20 MB of weights from being copied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# ONNX's TensorProto.DataType values
+FLOAT, UINT8, INT8, INT32, INT64 = 1, 2, 3, 6, 7
+
+VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
+
+
+def varint(value: int) -> bytes:
+    out = bytearray()
+    value &= (1 << 64) - 1  # a negative int64 is written as its two's complement, ten bytes
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def field(number: int, payload: bytes | int | str) -> bytes:
+    """One protobuf field: an integer as a varint, text and bytes length-delimited."""
+    if isinstance(payload, int):
+        return varint(number << 3) + varint(payload)
+    data = payload.encode() if isinstance(payload, str) else payload
+    return varint(number << 3 | LENGTH) + varint(len(data)) + data
+
+
+def message(number: int, pieces: list[Any]) -> list[Any]:
+    """A length-delimited field holding ``pieces`` (bytes-like), as pieces: large tensors are joined once, at the
+    end, not copied at every level of nesting."""
+    return [varint(number << 3 | LENGTH) + varint(sum(len(piece) for piece in pieces)), *pieces]
+
+
+def value_info(name: str, element: int, shape: tuple[int, ...]) -> bytes:
+    """A ValueInfoProto: ``name``, a tensor of ``element`` with this fixed shape (a graph's input or output)."""
+    dims = b"".join(field(1, field(1, size)) for size in shape)  # TensorShapeProto.dim { dim_value }
+    return field(1, name) + field(2, field(1, field(1, element) + field(2, dims)))
+
+
+class MalformedModel(ValueError):
+    """The bytes are not the protobuf they should be."""
+
+
+@dataclass(frozen=True)
+class Field:
+    number: int
+    kind: int  # the wire type
+    value: Any  # an int (varint), or a memoryview (length-delimited and fixed)
+    raw: memoryview  # the whole field as it was read, key included
+
+    def text(self) -> str:
+        return bytes(self.value).decode()
+
+
+def _read_varint(data: memoryview, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if at >= len(data) or shift > 63:
+            raise MalformedModel("a varint runs past its message")
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at, shift = at + 1, shift + 7
+        if not byte & 0x80:
+            return value, at
+
+
+def fields(data: bytes | memoryview) -> list[Field]:
+    """The fields of one message, in order."""
+    view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
+    out: list[Field] = []
+    at = 0
+    while at < len(view):
+        start = at
+        key, at = _read_varint(view, at)
+        number, kind = key >> 3, key & 7
+        value: Any
+        if kind == VARINT:
+            value, at = _read_varint(view, at)
+        elif kind == LENGTH:
+            size, at = _read_varint(view, at)
+            value, at = view[at : at + size], at + size
+        elif kind in (FIXED64, FIXED32):
+            size = 8 if kind == FIXED64 else 4
+            value, at = view[at : at + size], at + size
+        else:
+            raise MalformedModel(f"wire type {kind} (groups) is not used by ONNX")
+        if at > len(view):
+            raise MalformedModel("a field runs past its message")
+        out.append(Field(number, kind, value, view[start:at]))
+    return out
+
+
+def repeated_ints(items: list[Field], number: int) -> list[int]:
+    """A repeated integer field, written packed (one length-delimited field) or one varint a value."""
+    out: list[int] = []
+    for item in items:
+        if item.number != number:
+            continue
+        if item.kind == VARINT:
+            out.append(item.value)
+            continue
+        at = 0
+        while at < len(item.value):
+            value, at = _read_varint(item.value, at)
+            out.append(value)
+    return [value - (1 << 64) if value >> 63 else value for value in out]  # int64: two's complement
