@@ -61,7 +61,17 @@ class Field:
     raw: memoryview  # the whole field as it was read, key included
 
     def text(self) -> str:
-        return bytes(self.value).decode()
+        if self.kind != LENGTH:
+            raise MalformedModel(f"field {self.number} should be text")
+        try:
+            return bytes(self.value).decode()
+        except UnicodeDecodeError:
+            raise MalformedModel(f"field {self.number} is not UTF-8 text") from None
+
+    def integer(self) -> int:
+        if self.kind != VARINT:
+            raise MalformedModel(f"field {self.number} should be an integer")
+        return int(self.value)
 
 
 def _read_varint(data: memoryview, at: int) -> tuple[int, int]:
@@ -73,12 +83,14 @@ def _read_varint(data: memoryview, at: int) -> tuple[int, int]:
         value |= (byte & 0x7F) << shift
         at, shift = at + 1, shift + 7
         if not byte & 0x80:
-            return value, at
+            return value & ((1 << 64) - 1), at
 
 
 def fields(data: bytes | memoryview) -> list[Field]:
     """The fields of one message, in order."""
-    view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
+    view = memoryview(data)
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")  # bytes, whatever the buffer's own element type
     out: list[Field] = []
     at = 0
     while at < len(view):
@@ -100,6 +112,11 @@ def fields(data: bytes | memoryview) -> list[Field]:
             raise MalformedModel("a field runs past its message")
         out.append(Field(number, kind, value, view[start:at]))
     return out
+
+
+def last(items: list[Field], number: int) -> Field | None:
+    """A singular field's value: protobuf keeps the last of several."""
+    return next((item for item in reversed(items) if item.number == number), None)
 
 
 def repeated_ints(items: list[Field], number: int) -> list[int]:

@@ -106,7 +106,12 @@ def _provider_fix(provider: str, model: str, message: str, project: Path) -> tup
 
     switch = _cmd(project, "cerebro reembed --provider local")
     if "dimensional vectors but this brain stores" in message:
-        return _cmd(project, "cerebro reembed"), "re-embed with the model the provider serves now"
+        import re
+
+        served = re.search(r"returned (\d+)-dimensional", message)
+        dims = f" --dims {served.group(1)}" if served else ""
+        command = f"cerebro reembed --provider {provider} --model {model}{dims}"
+        return _cmd(project, command), "re-embed with the model the provider serves now"
     if provider == "ollama":
         from urllib.parse import urlparse
 

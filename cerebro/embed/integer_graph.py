@@ -29,12 +29,27 @@ import struct
 from collections import Counter
 from dataclasses import dataclass
 
-from cerebro.onnx_wire import FLOAT, INT8, INT64, UINT8, Field, MalformedModel, field, fields, repeated_ints
+from cerebro.onnx_wire import (
+    FLOAT,
+    INT8,
+    INT64,
+    LENGTH,
+    UINT8,
+    Field,
+    MalformedModel,
+    field,
+    fields,
+    last,
+    repeated_ints,
+)
 
 # A row's range spans LEVELS steps; rounding the zero point and the values apart can add one: 0…127 in all, and with
 # int8 weights (|w| ≤ 128) a pair of products, 2 × 127 × 128, fits in int16.
 LEVELS = 126
 PREFIX = "cerebro_q/"  # the names this rewrite adds
+# In the graph cache's name (cerebro.embed.local): a change here is built afresh, not read from an older cache. A
+# change that moves the vectors needs a new model id as well (ADR 0011), not only this.
+VERSION = 1
 _ATTR_INT, _ATTR_INTS = 2, 7  # AttributeProto.type
 MICROSOFT = "com.microsoft"  # the domain of ONNX Runtime's own operators (MatMulIntegerToFloat)
 
@@ -54,8 +69,8 @@ class _Node:
         return cls(
             inputs=[f.text() for f in parts if f.number == 1],
             outputs=[f.text() for f in parts if f.number == 2],
-            op_type=next((f.text() for f in parts if f.number == 4), ""),
-            domain=next((f.text() for f in parts if f.number == 7), ""),
+            op_type=_text(parts, 4),
+            domain=_text(parts, 7),
             attributes=[f for f in parts if f.number == 5],
             raw=item.raw,
         )
@@ -63,8 +78,9 @@ class _Node:
     def int_attribute(self, name: str) -> int | None:
         for attribute in self.attributes:
             parts = fields(attribute.value)
-            if next((f.text() for f in parts if f.number == 1), "") == name:
-                return next((f.value for f in parts if f.number == 3), None)
+            if _text(parts, 1) == name:
+                value = last(parts, 3)
+                return value.integer() if value is not None else None
         return None
 
 
@@ -78,12 +94,20 @@ class _Tensor:
     @classmethod
     def read(cls, item: Field) -> _Tensor:
         parts = fields(item.value)
+        data_type, raw = last(parts, 2), last(parts, 9)
+        if raw is not None and raw.kind != LENGTH:
+            raise MalformedModel("a tensor's raw data should be bytes")
         return cls(
-            name=next((f.text() for f in parts if f.number == 8), ""),
-            data_type=next((f.value for f in parts if f.number == 2), 0),
+            name=_text(parts, 8),
+            data_type=data_type.integer() if data_type is not None else 0,
             dims=repeated_ints(parts, 1),
-            raw_data=next((f.value for f in parts if f.number == 9), None),
+            raw_data=raw.value if raw is not None else None,
         )
+
+
+def _text(parts: list[Field], number: int) -> str:
+    item = last(parts, number)
+    return item.text() if item is not None else ""
 
 
 def _tensor(name: str, data_type: int, dims: list[int], raw: bytes | memoryview) -> bytes:
@@ -156,7 +180,17 @@ def _find(nodes: list[_Node], tensors: dict[str, _Tensor], uses: Counter[str]) -
 
 
 def rewrite(model: bytes | memoryview) -> bytes:
-    """The model with every int8-weight MatMul run on integer kernels (see the module's docstring)."""
+    """The model with every int8-weight MatMul run on integer kernels (see the module's docstring); MalformedModel
+    for anything it does not recognise."""
+    try:
+        return _rewrite(model)
+    except MalformedModel:
+        raise
+    except (TypeError, ValueError, IndexError, KeyError) as exc:  # a field of the wrong type or shape
+        raise MalformedModel(f"the model is not an ONNX model this rewrite knows: {exc}") from None
+
+
+def _rewrite(model: bytes | memoryview) -> bytes:
     top = fields(model)
     graphs = [item for item in top if item.number == 7]
     if len(graphs) != 1:
@@ -165,8 +199,8 @@ def rewrite(model: bytes | memoryview) -> bytes:
     for item in top:
         if item.number == 8:
             parts = fields(item.value)
-            domain = next((f.text() for f in parts if f.number == 1), "")
-            opsets[domain] = next((f.value for f in parts if f.number == 2), 0)
+            version = last(parts, 2)
+            opsets[_text(parts, 1)] = version.integer() if version is not None else 0
     if not 13 <= opsets.get("", 0) <= 17:  # QuantizeLinear's axis from 13; Reduce* take axes as inputs from 18
         raise MalformedModel(f"the integer rewrite expects ONNX opset 13 to 17, not {opsets.get('', 0)}")
     graph = fields(graphs[0].value)
@@ -176,9 +210,11 @@ def rewrite(model: bytes | memoryview) -> bytes:
         name.startswith(PREFIX) for name in tensors
     ):
         raise MalformedModel(f"the model already has names starting with {PREFIX!r}")
+    if any(f.number in (6, 11) for node in nodes for a in node.attributes for f in fields(a.value)):
+        raise MalformedModel("the integer rewrite does not look inside subgraphs (If, Loop, Scan)")
     uses: Counter[str] = Counter(name for node in nodes for name in node.inputs)
     for item in graph:
-        if item.number == 12:  # the graph's outputs
+        if item.number in (11, 12):  # the graph's inputs (an initializer may be one) and outputs
             uses.update(f.text() for f in fields(item.value) if f.number == 1)
     found = _find(nodes, tensors, uses)
     if not found:
@@ -201,7 +237,7 @@ def rewrite(model: bytes | memoryview) -> bytes:
         body += _product(weights, quantised[x, width], node.outputs[0])
     body += [_constant(name) for name in _CONSTANTS]
     body += [_tensor(f"{PREFIX}rows_of_{w}", INT64, [2], struct.pack("<2q", -1, w)) for w in {k[1] for k in quantised}]
-    for weights in {w.weights.name: w for w in found}.values():
+    for weights in {_constants_name(w): w for w in found}.values():
         body += _weight_constants(weights)
     # The scales' 2-D originals go when only the removed Mul nodes read them; the int8 weights stay (read above).
     read_by_removed: Counter[str] = Counter(w.scales.name for w in found)
@@ -247,15 +283,21 @@ def _quantise(x: str, width: int, p: str) -> list[bytes]:
 def _product(weights: _Weights, p: str, y: str) -> list[bytes]:
     """Nodes for ``y = x @ (W × column scales)`` from ``x``'s quantisation ``p``: ``(q @ W) × column scales`` on the
     integer kernel, less each row's zero point times the columns' sums (``{W}/sums``), times the row's scale."""
-    name = weights.weights.name
-    inputs = [f"{p}q", name, f"{PREFIX}one", f"{PREFIX}{name}/scales"]
+    constants, out = _constants_name(weights), f"{PREFIX}{y}"
+    inputs = [f"{p}q", weights.weights.name, f"{PREFIX}one", f"{constants}/scales"]
     return [
-        _node("MatMulIntegerToFloat", inputs, [f"{y}/int"], domain=MICROSOFT),
-        _node("Mul", [f"{p}zero", f"{PREFIX}{name}/sums"], [f"{y}/offset"]),
-        _node("Sub", [f"{y}/int", f"{y}/offset"], [f"{y}/centred"]),
-        _node("Mul", [f"{y}/centred", f"{p}scale"], [f"{y}/rows"]),
-        _node("Reshape", [f"{y}/rows", f"{p}shape"], [y]),
+        _node("MatMulIntegerToFloat", inputs, [f"{out}/int"], domain=MICROSOFT),
+        _node("Mul", [f"{p}zero", f"{constants}/sums"], [f"{out}/offset"]),
+        _node("Sub", [f"{out}/int", f"{out}/offset"], [f"{out}/centred"]),
+        _node("Mul", [f"{out}/centred", f"{p}scale"], [f"{out}/rows"]),
+        _node("Reshape", [f"{out}/rows", f"{p}shape"], [y]),
     ]
+
+
+def _constants_name(weights: _Weights) -> str:
+    """The prefix of one weight matrix's constants, with the scales it is read with: a matrix read twice with
+    different scales gets both."""
+    return f"{PREFIX}{weights.weights.name}*{weights.scales.name}"
 
 
 def _weight_constants(weights: _Weights) -> list[bytes]:
@@ -267,7 +309,7 @@ def _weight_constants(weights: _Weights) -> list[bytes]:
         raise MalformedModel(f"weights {weights.weights.name!r} are not stored as raw int8 bytes")
     scales = np.frombuffer(weights.scales.raw_data or b"", dtype="<f4")
     sums = np.frombuffer(weights.weights.raw_data, dtype=np.int8).reshape(rows, columns).sum(axis=0, dtype=np.int64)
-    name = f"{PREFIX}{weights.weights.name}"
+    name = _constants_name(weights)
     return [
         _tensor(f"{name}/scales", FLOAT, [columns], scales.astype("<f4").tobytes()),
         _tensor(f"{name}/sums", FLOAT, [columns], (sums * scales.astype(np.float64)).astype("<f4").tobytes()),

@@ -113,7 +113,7 @@ _FAST_START = False
 
 def prefer_fast_start() -> None:
     """This process embeds little: load the model for the quickest start rather than the quickest texts."""
-    global _FAST_START  # noqa: PLW0603 - one model per process: the choice is the process's
+    global _FAST_START  # noqa: PLW0603 - the process embeds little, whichever model: the choice is the process's
     _FAST_START = True
 
 
@@ -144,20 +144,41 @@ def _session_options(onnxruntime: Any, threads: int | None, level: str) -> Any: 
 
 
 def _cache_prefix(model: str) -> str:
-    return f"minilm-int8-{'dq7-' if model == MODEL_ID else ''}{MODEL_SHA256[:12]}"
+    if model == FLOAT_MODEL_ID:
+        return f"minilm-int8-{MODEL_SHA256[:12]}"
+    from cerebro.embed.integer_graph import VERSION
+
+    # The rewrite's version too: a graph cached by another version of the rewrite is not this one's.
+    return f"minilm-int8-dq7v{VERSION}-{MODEL_SHA256[:12]}"
 
 
-def _cache_dir(onnxruntime: Any, model: str = MODEL_ID) -> Path:  # noqa: ANN401 - onnxruntime ships no type information
+def _cache_dir(onnxruntime: Any, model: str) -> Path:  # noqa: ANN401 - onnxruntime ships no type information
     return paths.home() / "cache" / f"{_cache_prefix(model)}-ort{onnxruntime.__version__}"
 
 
-def _open_session(onnxruntime: Any, path: Path, threads: int | None, model: str = MODEL_ID) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
+def _source(path: Path, model: str) -> str | bytes:
+    """What ONNX Runtime optimises: the file itself, or (MODEL_ID) the graph rewritten for integer products."""
+    if model == FLOAT_MODEL_ID:
+        return str(path)
+    from cerebro.embed.integer_graph import rewrite
+    from cerebro.onnx_wire import MalformedModel
+
+    try:
+        return rewrite(path.read_bytes())
+    except MalformedModel as exc:  # the pinned file always rewrites: this is a cerebro bug, said plainly
+        raise ModelUnavailable(
+            f"the local model at {path} could not be rewritten for integer products: {exc}"
+        ) from None
+
+
+def _open_session(onnxruntime: Any, path: Path, threads: int | None, model: str) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
     """Graph optimisation costs ~130 ms at every load — most of a hook's budget — so the optimised graph is
     saved once per (model, onnxruntime version) under CEREBRO_HOME/cache and loaded as is afterwards. Its
     weights (90 MB: the int8 weights come out of optimisation as float32) are saved in a file of their own,
     which ONNX Runtime maps into memory instead of reading and copying: 165 → 80 ms of CPU to load, and the
     pages are shared by every process on the model (ADR 0028). A missing or unreadable cache only means
-    optimising again. MODEL_ID's graph is first rewritten for integer products (~40 ms, once per cache)."""
+    optimising again. MODEL_ID's graph is first rewritten for integer products (~0.1 s, once per cache; its
+    weights stay int8: 58 MB in all, the word-embedding table being float32)."""
     import shutil
 
     cache = _cache_dir(onnxruntime, model)
@@ -170,6 +191,7 @@ def _open_session(onnxruntime: Any, path: Path, threads: int | None, model: str 
             return onnxruntime.InferenceSession(str(cache / CACHE_MODEL), sess_options=options, providers=providers)
         except Exception:  # noqa: BLE001 - damaged (a full disk, a hand edit): built again below
             shutil.rmtree(cache, ignore_errors=True)
+    source = _source(path, model)
     options = _session_options(onnxruntime, threads, "ORT_ENABLE_EXTENDED")
     building = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     partial: Path | None = building
@@ -181,13 +203,12 @@ def _open_session(onnxruntime: Any, path: Path, threads: int | None, model: str 
         options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
     except OSError:
         partial = None
-    if model == MODEL_ID:
-        from cerebro.embed.integer_graph import rewrite
-
-        source: str | bytes = rewrite(path.read_bytes())
-    else:
-        source = str(path)
-    session = onnxruntime.InferenceSession(source, sess_options=options, providers=providers)
+    try:
+        session = onnxruntime.InferenceSession(source, sess_options=options, providers=providers)
+    except BaseException:
+        if partial is not None:
+            shutil.rmtree(partial, ignore_errors=True)
+        raise
     if partial is not None:
         try:
             for name in (CACHE_MODEL, CACHE_WEIGHTS):

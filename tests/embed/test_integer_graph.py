@@ -135,9 +135,10 @@ def test_a_product_whose_weights_are_read_elsewhere_stays_float() -> None:
         (b"\xff\xff\xff", "varint"),
         (_model([_node("Identity", ["x"], ["y"]), _node("Identity", ["x"], ["z"])], ["y", "z"]), "no MatMul"),
         (_model([], ["y"], opset=18), "opset 13 to 17"),
+        (_model([], ["y"], opset=12), "opset 13 to 17"),
         (_model([*_dequantised("cerebro_q/A", *_weights(1))], ["y"]), "already has names"),
     ],
-    ids=["not protobuf", "nothing to rewrite", "a later opset", "names of ours"],
+    ids=["not protobuf", "nothing to rewrite", "a later opset", "an earlier opset", "names of ours"],
 )
 def test_a_model_the_rewrite_does_not_recognise_is_refused(model: bytes, message: str) -> None:
     with pytest.raises(MalformedModel, match=message):
@@ -152,3 +153,52 @@ def test_protobuf_fields_read_back_as_written() -> None:
     assert onnx_wire.repeated_ints(items, 3) == [-1]  # int64's two's complement, ten bytes
     assert onnx_wire.repeated_ints(items, 4) == [5, 2**40]  # packed
     assert b"".join(bytes(f.raw) for f in items) == message
+
+
+def test_one_matrix_read_with_two_sets_of_scales_keeps_both() -> None:
+    """Constants are made per (weights, scales): shared by name alone, the second product took the first's scales."""
+    weights, scales = _weights(1)
+    other = (scales * 3.5).astype(np.float32)
+    body = [*_dequantised("A", weights, scales)]
+    body += [_tensor("B_scale", FLOAT, list(other.shape), other.tobytes())]
+    body += [_node("Cast", ["A_q"], ["B_f"], to=FLOAT), _node("Mul", ["B_f", "B_scale"], ["B"])]
+    body += [_node("MatMul", ["x", "A"], ["y"]), _node("MatMul", ["x", "B"], ["z"])]
+    y, z = _run(integer_graph.rewrite(_model(body, ["y", "z"])), _hard_inputs())
+    np.testing.assert_allclose(y, _promised(_hard_inputs(), weights, scales)[0], rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(z, _promised(_hard_inputs(), weights, other)[0], rtol=2e-5, atol=1e-6)
+
+
+def test_scales_read_elsewhere_or_named_as_inputs_are_kept_and_our_names_never_collide() -> None:
+    a, b = _weights(1), _weights(2)
+    body = [*_dequantised("A", *a), *_dequantised("B", *b)]
+    body += [_node("MatMul", ["x", "A"], ["y0"]), _node("Identity", ["y0"], ["y0/int"])]  # a name like ours
+    body += [_node("Identity", ["y0/int"], ["y"])]
+    body += [_node("MatMul", ["x", "B"], ["z"]), _node("Identity", ["A_scale"], ["scales_too"])]
+    model = _model(body, ["y", "z", "scales_too"])
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(
+        integer_graph.rewrite(model), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+    y, z, kept = session.run(["y", "z", "scales_too"], {"x": _hard_inputs()})
+    np.testing.assert_allclose(y, _promised(_hard_inputs(), *a)[0], rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(z, _promised(_hard_inputs(), *b)[0], rtol=2e-5, atol=1e-6)
+    np.testing.assert_array_equal(kept, a[1])  # the 2-D scales are still there for the node that reads them
+
+
+def test_a_damaged_model_is_refused_with_one_error_never_another() -> None:
+    """Random bytes changed in a model: the rewrite either works or says MalformedModel — no decoding error of
+    another kind, no hang (the length and varint checks)."""
+    model, _ = _two_products()
+    rng = np.random.default_rng(41)
+    outcomes = {"refused": 0, "rewritten": 0}
+    for _ in range(400):
+        damaged = bytearray(model)
+        for at in rng.integers(0, len(damaged), size=int(rng.integers(1, 4))):
+            damaged[at] = int(rng.integers(0, 256))
+        try:
+            integer_graph.rewrite(bytes(damaged))
+            outcomes["rewritten"] += 1
+        except MalformedModel:
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 0 and outcomes["rewritten"] > 0

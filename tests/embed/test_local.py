@@ -364,11 +364,26 @@ def test_the_optimised_graph_is_cached_with_its_weights_apart_and_reused(monkeyp
     assert [p.name for p in cache.parent.iterdir() if p.is_dir()] == [cache.name]  # the other model's is not built
 
 
+def test_a_graph_cached_by_another_version_of_the_rewrite_is_not_used(monkeypatch, isolated_home):
+    import onnxruntime
+
+    from cerebro.embed import integer_graph
+
+    assert _gives_the_reference(_fresh_embedder(monkeypatch))
+    first = local._cache_dir(onnxruntime, local.MODEL_ID)
+    monkeypatch.setattr(integer_graph, "VERSION", integer_graph.VERSION + 1)
+    rewrites = []
+    real = integer_graph.rewrite
+    monkeypatch.setattr(integer_graph, "rewrite", lambda model: rewrites.append(1) or real(model))
+    assert _gives_the_reference(_fresh_embedder(monkeypatch))
+    assert rewrites == [1] and local._cache_dir(onnxruntime, local.MODEL_ID) != first  # built afresh, apart
+
+
 def test_a_damaged_cache_is_built_again(monkeypatch, isolated_home):
     import onnxruntime
 
     assert _gives_the_reference(_fresh_embedder(monkeypatch))
-    weights = local._cache_dir(onnxruntime) / local.CACHE_WEIGHTS
+    weights = local._cache_dir(onnxruntime, local.MODEL_ID) / local.CACHE_WEIGHTS
     whole = weights.stat().st_size
     with open(weights, "r+b") as handle:  # a full disk, say
         handle.truncate(whole // 3)
@@ -379,22 +394,25 @@ def test_a_damaged_cache_is_built_again(monkeypatch, isolated_home):
 def test_stale_half_built_caches_and_old_single_file_caches_are_swept(monkeypatch, isolated_home):
     import onnxruntime
 
-    cache = local._cache_dir(onnxruntime)
+    cache = local._cache_dir(onnxruntime, local.MODEL_ID)
     cache.parent.mkdir(parents=True)
     stale = cache.with_name(f"{cache.name}.1.tmp")
     fresh = cache.with_name(f"{cache.name}.2.tmp")
     legacy = cache.with_name(f"{cache.name}.onnx")  # the single-file cache of earlier versions: 90 MB
     other_model = cache.with_name("minilm-int8-000000000000-ort1.0.onnx")
-    for folder in (stale, fresh):
+    sibling = cache.with_name(f"{local._cache_dir(onnxruntime, local.FLOAT_MODEL_ID).name}.1.tmp")
+    for folder in (stale, fresh, sibling):
         folder.mkdir()
         (folder / local.CACHE_WEIGHTS).write_bytes(b"partial")
     legacy.write_bytes(b"old")
     other_model.write_bytes(b"not ours")
     old = os.stat(stale).st_mtime - local._STALE_BUILD_SECONDS - 1
     os.utime(stale, (old, old))
+    os.utime(sibling, (old, old))
     assert _gives_the_reference(_fresh_embedder(monkeypatch))
     assert not stale.exists() and not legacy.exists()
     assert fresh.exists() and other_model.exists()  # another process may be building; not this model's file
+    assert sibling.exists()  # the float32 model's own folders are its own load's to sweep
     assert (cache / local.CACHE_WEIGHTS).exists()
 
 
@@ -437,6 +455,20 @@ def test_many_texts_are_embedded_by_a_thread_per_core_with_the_vectors_of_one_at
     assert len(threads) == 2 and threading.current_thread() not in threads
     assert {session for _, session in recorded_runs} == {local._LOADED[local.MODEL_ID, "bulk"]}
     assert local._LOADED[local.MODEL_ID, "bulk"] is not embedder._session
+
+
+def test_a_bulk_run_embeds_with_the_embedders_own_model():
+    """The bulk session is loaded per model: a float32 brain's import runs the float32 graph, bit for bit its
+    one-at-a-time vectors, and the two models' bulk vectors differ."""
+    texts = _distinct_texts(local.BULK_MIN_WINDOWS + 20)
+    bulk = {}
+    for model in local.MODEL_IDS:
+        embedder = LocalEmbedder(model, threads=2)
+        one_at_a_time = [embedder.embed([text])[0] for text in texts[:6]]
+        bulk[model] = np.asarray(embedder.embed(texts))
+        assert np.array_equal(bulk[model][:6], np.asarray(one_at_a_time))
+        assert local._LOADED[model, "bulk"] is not local._LOADED[model, "session"]
+    assert not np.array_equal(bulk[local.MODEL_ID], bulk[local.FLOAT_MODEL_ID])
 
 
 def test_fewer_windows_than_a_bulk_run_stay_on_the_calling_thread(recorded_runs):

@@ -257,3 +257,29 @@ def test_a_brain_on_the_float_model_stays_on_it_until_asked_to_move(cli, project
             0,
         )
         assert brain.recall("kettle descaling").results
+
+
+@pytest.mark.file_only
+def test_doctors_fix_for_a_provider_serving_other_dimensions_moves_the_brain_to_them(cli, project, ollama) -> None:
+    """The server's model gives 768 dimensions, the brain stores 512: doctor's fix names the dimensions served (a
+    bare ``reembed`` now stays on the brain's own settings, which is what failed), and running it repairs the brain."""
+    import json
+    import shlex
+
+    assert cli("init", "--skip-integration", "--embed-provider", "ollama", "--embed-dims", "512").exit_code == 0
+    doctor = cli("doctor", "--format", "json", "--no-latency")
+    check = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "embedder")
+    assert check["status"] == "fail" and "768-dimensional" in check["detail"]
+    fix = shlex.split(check["fix"])
+    assert fix[:2] == ["cerebro", "reembed"] and fix[fix.index("--dims") + 1] == "768"
+    assert cli(*fix[1:]).exit_code == 0
+    with Brain.open(_brain(project)) as brain:
+        assert brain.stats().embedding_dimensions == 768
+        brain.add("a kettle descaling note")  # embeds now
+        assert brain.stats().pending_embeddings == 0
+
+
+def _brain(project):
+    from cerebro import paths
+
+    return paths.project_brain_path(project)

@@ -79,7 +79,7 @@ def eval_locomo(
     Examples
       cerebro eval locomo locomo10.zip
       cerebro eval locomo locomo10.zip --conversations 1,2 --out locomo.json
-      cerebro eval locomo locomo10.zip --embed-model all-MiniLM-L6-v2-onnx-int8   # brains made before ADR 0041
+      cerebro eval locomo locomo10.zip --embed-model all-MiniLM-L6-v2-onnx-int8
     """
     from cerebro.cli.progress import reporter
     from cerebro.evals import locomo

@@ -173,8 +173,12 @@ def migrate(
 def reembed(
     *,
     provider: Annotated[str | None, Parameter(help="local, ollama or voyage (default: the brain's)")] = None,
-    model: Annotated[str | None, Parameter(help="Model (default: the provider's)")] = None,
-    dims: Annotated[int | None, Parameter(help="Dimensions (default: the provider's)")] = None,
+    model: Annotated[
+        str | None, Parameter(help="Model (default: the brain's own; with --provider, the provider's)")
+    ] = None,
+    dims: Annotated[
+        int | None, Parameter(help="Dimensions (default: the brain's own; with --provider, the provider's)")
+    ] = None,
     force: Annotated[
         bool, Parameter(help="Re-embed even when every memory already has a vector from this model")
     ] = False,
@@ -185,6 +189,7 @@ def reembed(
     Examples
       cerebro reembed --provider ollama
       cerebro reembed --provider voyage --model voyage-3.5
+      cerebro reembed --model all-MiniLM-L6-v2-onnx-int8-dq7
       cerebro reembed --force
     """
     from cerebro.cli.progress import reporter
