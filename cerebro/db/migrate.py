@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from cerebro.db.types import Connection, Engine, SAConnection
 
-HEAD_REVISION = "py0004"  # a test checks this against Alembic's script directory
+HEAD_REVISION = "py0005"  # a test checks this against Alembic's script directory
 UPSTREAM_SCHEMA_VERSION = 7
 
 

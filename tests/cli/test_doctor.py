@@ -434,7 +434,7 @@ def test_a_go_brain_is_upgraded_on_a_copy_only(cli, project: Path, isolated_home
     check = run_doctor(cli)[1]["brain"]
     assert check["status"] == "ok", check
     assert (check["revision"], check["schema_version"], check["upgrade_pending"]) == (None, 7, True)
-    assert "schema v7 (Go cerebro), upgraded to py0004 by the next command (tried on a copy)" in check["detail"]
+    assert "schema v7 (Go cerebro), upgraded to py0005 by the next command (tried on a copy)" in check["detail"]
     assert check["active_nodes"] > 0 and check["fts_missing"] == 0  # the upgraded copy's indexes, checked
     assert listing(isolated_home) == before  # no upgrade, backup or lock in the real home
 
