@@ -582,6 +582,17 @@ def test_local_embedder_embeds(cli, project: Path) -> None:
     assert check["detail"].startswith("local (all-MiniLM-L6-v2-onnx-int8-dq7, 384 dims) embeds in ")
 
 
+def test_a_brain_on_the_float_local_model_is_told_how_to_move_to_the_integer_one(cli, project: Path) -> None:
+    """ADR 0041: a brain made before keeps its float32 model; doctor says how to move it, and only to such a brain."""
+    assert cli("init", "--skip-integration", "--embed-model", "all-MiniLM-L6-v2-onnx-int8").exit_code == 0
+    check = run_doctor(cli)[1]["embedder"]
+    assert check["status"] == "ok", check
+    assert "cerebro reembed --model all-MiniLM-L6-v2-onnx-int8-dq7" in check["detail"]
+    assert cli("reembed", "--model", "all-MiniLM-L6-v2-onnx-int8-dq7").exit_code == 0
+    check = run_doctor(cli)[1]["embedder"]
+    assert check["status"] == "ok" and "reembed" not in check["detail"], check
+
+
 def test_unreachable_ollama_fails(cli, project: Path, monkeypatch) -> None:
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
