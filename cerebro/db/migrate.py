@@ -234,6 +234,9 @@ def ensure_current(engine: Engine, path: Path) -> str | None:
                 raise SchemaTooNew(too_new_message(path, f"schema_version {version}"))
             if version < 1:
                 raise MigrationFailed(f"{path} has an invalid schema_version {version}")
+        if revision is not None and _only_markers_after(revision):
+            _upgrade(engine, stamp_at=None)  # one transaction writing the revision alone: nothing to back up
+            return None
         label = f"pre-{revision or f'v{version}'}-upgrade"
         backup = reusable_backup(path, label)
         if backup is None:
@@ -251,6 +254,17 @@ def ensure_current(engine: Engine, path: Path) -> str | None:
         logs.info("upgrading brain", brain=str(path), backup=str(backup))
         _upgrade(engine, stamp_at=None if revision else f"v{version}")
         return str(backup)
+
+
+def _only_markers_after(revision: str) -> bool:
+    """Whether every revision from ``revision`` to head is a marker (``MARKER = True`` in its script: it changes no
+    table or row, only the revision older cerebros read) — an upgrade across them needs no backup. The alembic
+    import this costs is paid by the upgrade anyway."""
+    from alembic.script import ScriptDirectory
+
+    scripts = ScriptDirectory.from_config(alembic_config(None))
+    pending = [script for script in scripts.iterate_revisions(HEAD_REVISION, revision) if script.revision != revision]
+    return bool(pending) and all(getattr(script.module, "MARKER", False) for script in pending)
 
 
 def _upgrade(engine: Engine, *, stamp_at: str | None, target: str = "head") -> None:

@@ -140,3 +140,41 @@ def test_without_a_brain_it_prints_the_usage_and_offline_it_refuses(
     with pytest.raises(SystemExit, match=r"^these migrations run online only: alembic -x brain=/path/to/brain"):
         alembic("upgrade", "head", "--sql", brain=tmp_path / "b.sqlite")
     assert not (tmp_path / "b.sqlite").exists()
+
+
+def test_py0005_is_a_mark_taken_without_a_backup_and_not_taken_back_from_an_integer_brain(
+    alembic: Callable[..., None], tmp_path: Path, isolated_home: Path
+) -> None:
+    """ADR 0041: py0005 changes no table — a brain at py0004 is moved to it in place, with no backup — and going back
+    below it is refused while the brain holds the integer model's vectors (a cerebro below it would embed that brain
+    in float32 under the integer model's name)."""
+    from cerebro import Brain
+
+    floats = tmp_path / "float.sqlite"
+    Brain.init(floats, embed_model="all-MiniLM-L6-v2-onnx-int8")
+    alembic("downgrade", "py0004", brain=floats)
+    assert _version(floats)[0] == "py0004"
+    with Brain.open(floats) as brain:
+        assert brain.upgrade_backup is None  # nothing but the revision changed
+        brain.add("a memory after the upgrade")
+    assert _version(floats)[0] == HEAD_REVISION == "py0005"
+    assert not paths.backups_dir().exists() or list(paths.backups_dir().iterdir()) == []
+
+    integer = tmp_path / "integer.sqlite"
+    Brain.init(integer)  # the default: the integer model
+    with pytest.raises(RuntimeError, match="cerebro reembed --model all-MiniLM-L6-v2-onnx-int8"):
+        alembic("downgrade", "py0004", brain=integer)
+    assert _version(integer)[0] == "py0005"
+
+
+def test_an_upgrade_across_a_revision_that_changes_tables_still_takes_a_backup(
+    alembic: Callable[..., None], tmp_path: Path, isolated_home: Path
+) -> None:
+    from cerebro import Brain
+
+    brain_path = tmp_path / "b.sqlite"
+    Brain.init(brain_path, embed_provider="none")
+    alembic("downgrade", "py0003", brain=brain_path)
+    with Brain.open(brain_path) as brain:
+        assert brain.upgrade_backup is not None and Path(brain.upgrade_backup).name.startswith("b-pre-py0003-upgrade-")
+    assert _version(brain_path)[0] == "py0005"
