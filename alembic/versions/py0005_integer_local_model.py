@@ -8,7 +8,9 @@ a newer cerebro" (``cerebro.db.migrate``), before anything is embedded. Brains o
 (every upgrade moves a brain to the head revision, as py0001–py0004 did) — without the backup a changing revision
 takes (``MARKER``: one transaction that writes the revision alone). Going back (``alembic -c alembic.ini -x
 brain=PATH downgrade py0004``, from a checkout) is refused while the brain holds the integer model's vectors: move
-it to the float32 model first (``cerebro reembed --model all-MiniLM-L6-v2-onnx-int8``).
+it to the float32 model first (``cerebro reembed --model all-MiniLM-L6-v2-onnx-int8``). On a team database the check
+sees only the project the connection is scoped to (row-level security); an unscoped administrator's downgrade is
+let through.
 
 Revision ID: py0005
 Revises: py0004
@@ -17,6 +19,7 @@ Revises: py0004
 import sqlalchemy as sa
 
 from alembic import op
+from cerebro.db.revisions import on_postgresql
 
 revision = "py0005"
 down_revision = "py0004"
@@ -34,6 +37,13 @@ def upgrade() -> None:
 def downgrade() -> None:
     # Below py0005 a cerebro would embed this brain in float32 and file the vectors under the integer model's name.
     bind = op.get_bind()
+    if on_postgresql(bind) and bind.execute(sa.text("SELECT current_setting('cerebro.project', true)")).scalar() in (
+        None,
+        "",
+    ):
+        # A team database's rows are visible only to a project-scoped connection (row-level security): an
+        # administrator's unscoped downgrade cannot look, and is let through (ADR 0041 says so).
+        return
     found = bind.execute(
         sa.text(
             "SELECT 1 FROM schema_meta WHERE key = 'embedding_model' AND value = :model "
