@@ -49,6 +49,29 @@ def value_info(name: str, element: int, shape: tuple[int, ...]) -> bytes:
     return field(1, name) + field(2, field(1, field(1, element) + field(2, dims)))
 
 
+def tensor(name: str, data_type: int, dims: tuple[int, ...] | list[int], data: bytes | memoryview) -> list[Any]:
+    """A TensorProto with its values as raw little-endian bytes, as pieces (see :func:`message`): a graph's initializer
+    is ``message(5, tensor(…))``."""
+    head = b"".join(field(1, size) for size in dims) + field(2, data_type) + field(8, name)
+    return [head, *message(9, [data])]
+
+
+_ATTRIBUTE_INT, _ATTRIBUTE_INTS = 2, 7  # AttributeProto.type
+
+
+def node(op: str, inputs: list[str], outputs: list[str], domain: str = "", **attributes: int | list[int]) -> bytes:
+    """A NodeProto (a graph's node is ``field(1, node(…))``), with integer or integer-list attributes."""
+    body = b"".join(field(1, name) for name in inputs) + b"".join(field(2, name) for name in outputs)
+    body += field(4, op) + (field(7, domain) if domain else b"")
+    for name, value in attributes.items():
+        if isinstance(value, list):
+            attribute = field(1, name) + b"".join(field(8, v) for v in value) + field(20, _ATTRIBUTE_INTS)
+        else:
+            attribute = field(1, name) + field(3, value) + field(20, _ATTRIBUTE_INT)
+        body += field(5, attribute)
+    return body
+
+
 class MalformedModel(ValueError):
     """The bytes are not the protobuf they should be."""
 

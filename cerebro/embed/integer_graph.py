@@ -42,6 +42,8 @@ from cerebro.onnx_wire import (
     last,
     repeated_ints,
 )
+from cerebro.onnx_wire import node as node_proto
+from cerebro.onnx_wire import tensor as tensor_proto
 
 # A row's range spans LEVELS steps; rounding the zero point and the values apart can add one: 0…127 in all, and with
 # int8 weights (|w| ≤ 128) a pair of products, 2 × 127 × 128, fits in int16.
@@ -50,7 +52,6 @@ PREFIX = "cerebro_q/"  # the names this rewrite adds
 # In the graph cache's name (cerebro.embed.local): a change here is built afresh, not read from an older cache. A
 # change that moves the vectors needs a new model id as well (ADR 0011), not only this.
 VERSION = 1
-_ATTR_INT, _ATTR_INTS = 2, 7  # AttributeProto.type
 MICROSOFT = "com.microsoft"  # the domain of ONNX Runtime's own operators (MatMulIntegerToFloat)
 
 
@@ -111,21 +112,11 @@ def _text(parts: list[Field], number: int) -> str:
 
 
 def _tensor(name: str, data_type: int, dims: list[int], raw: bytes | memoryview) -> bytes:
-    head = b"".join(field(1, size) for size in dims) + field(2, data_type) + field(8, name)
-    return field(5, head + field(9, bytes(raw)))  # GraphProto.initializer
-
-
-def _attribute(name: str, value: int | list[int]) -> bytes:
-    if isinstance(value, list):
-        return field(5, field(1, name) + b"".join(field(8, v) for v in value) + field(20, _ATTR_INTS))
-    return field(5, field(1, name) + field(3, value) + field(20, _ATTR_INT))
+    return field(5, b"".join(tensor_proto(name, data_type, dims, raw)))  # GraphProto.initializer
 
 
 def _node(op: str, inputs: list[str], outputs: list[str], domain: str = "", **attributes: int | list[int]) -> bytes:
-    body = b"".join(field(1, name) for name in inputs) + b"".join(field(2, name) for name in outputs)
-    body += field(4, op) + (field(7, domain) if domain else b"")
-    body += b"".join(_attribute(name, value) for name, value in attributes.items())
-    return field(1, body)  # GraphProto.node
+    return field(1, node_proto(op, inputs, outputs, domain, **attributes))  # GraphProto.node
 
 
 _CONSTANTS: dict[str, tuple[int, list[int], list[float] | list[int]]] = {  # name → (type, dims, values)

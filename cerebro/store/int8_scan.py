@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cerebro.onnx_wire import INT8, INT32, UINT8, field, message, value_info
+from cerebro.onnx_wire import INT8, INT32, UINT8, field, message, node, tensor, value_info
 
 SCAN_FROM = 5_000  # rows; below this the float32 product is already ~0.3 ms or less, and a session costs ~1.5 ms a 1k
 PROBE_ROWS = 512  # rows of the brain's checked against NumPy when the scan is built (a random sample)
@@ -38,13 +38,10 @@ def model(rows: Any, extra: Any = None) -> bytes:  # noqa: ANN401 - NumPy int8 m
         end = min(start + 2048, len(rows))
         weights[:, start:end] = rows[start:end].T
     weights[:, len(rows) :] = extra.T
-    head = field(1, dims) + field(1, count) + field(2, INT8) + field(8, "W")
-    tensor = [head, *message(9, [weights.data.cast("B")])]
-    node = field(1, "q") + field(1, "W") + field(2, "y") + field(4, "MatMulInteger")
     graph = [
-        field(1, node),
+        field(1, node("MatMulInteger", ["q", "W"], ["y"])),
         field(2, "cerebro_int8_scan"),
-        *message(5, tensor),
+        *message(5, tensor("W", INT8, (dims, count), weights.data.cast("B"))),
         field(11, value_info("q", UINT8, (2, dims))),
         field(12, value_info("y", INT32, (2, count))),
     ]
