@@ -138,9 +138,7 @@ def vector_lane(
         if len(usable) >= width or exhausted or k >= min(width * SUBTYPE_OVERFETCH * 4, store.vectors.MAX_K):
             break
         k = min(k * 4, store.vectors.MAX_K)
-    usable = usable[:width]
-    baseline = _structural_baseline(store, conn, [i for i, _ in usable], options.indegree_enabled)
-    return [_Candidate(nodes[i], sim, baseline.get(i, 0.0)) for i, sim in usable]
+    return [_Candidate(nodes[i], sim, 0.0) for i, sim in usable[:width]]  # structure: see recall()
 
 
 def vectors_of(store: Store, conn: Connection, options: RecallOptions, ids: Sequence[str]) -> dict[str, list[float]]:
@@ -164,10 +162,13 @@ class _SeedCosines:
     def __init__(self, store: Store, conn: Connection, options: RecallOptions, ids: list[str]) -> None:
         self._store, self._conn, self._options, self._ids = store, conn, options, ids
         self._vectors: dict[str, list[float]] | None = None
+        self._rows: Any = None  # the warm index's rows of the seeds, gathered once for both queries
 
     def against(self, vector: Sequence[float]) -> dict[str, float]:
         if self._options.warm is not None:
-            return self._options.warm.dots(self._ids, vector)
+            if self._rows is None:
+                self._rows = self._options.warm.gather(self._ids)
+            return self._rows.dots(vector)
         if self._vectors is None:
             self._vectors = vectors_of(self._store, self._conn, self._options, self._ids)
         return {node_id: sum(map(mul, v, vector)) for node_id, v in self._vectors.items()}
@@ -210,11 +211,10 @@ def keyword_hits_for(store: Store, conn: Connection, query: str, options: Recall
     )
 
 
-def expand(
-    store: Store, conn: Connection, seeds: list[_Candidate], as_of: datetime | None, indegree: bool
-) -> list[_Candidate]:
+def expand(store: Store, conn: Connection, seeds: list[_Candidate], as_of: datetime | None) -> list[_Candidate]:
     """One hop: results linked to each other take the strongest edge weight as structure; active
-    neighbours join with similarity 0 and the strongest edge weight to them."""
+    neighbours join with similarity 0 and the strongest edge weight to them (the in-degree baseline is
+    :func:`recall`'s, for every candidate at once)."""
     by_id = {c.node.id: c for c in seeds}
     strongest_inside: dict[str, float] = {}
     strongest_to_neighbour: dict[str, float] = {}
@@ -229,12 +229,7 @@ def expand(
     for node_id, value in strongest_inside.items():
         by_id[node_id].structural = max(by_id[node_id].structural, value)
     neighbours = store.reads.nodes_by_id(conn, list(strongest_to_neighbour), active_only=True)
-    baseline = _structural_baseline(store, conn, list(neighbours), indegree)
-    added = [
-        _Candidate(node, 0.0, max(strongest_to_neighbour[node_id], baseline.get(node_id, 0.0)))
-        for node_id, node in neighbours.items()
-    ]
-    return seeds + added
+    return seeds + [_Candidate(node, 0.0, strongest_to_neighbour[node_id]) for node_id, node in neighbours.items()]
 
 
 def _subtype_matches(node: Node, wanted: object) -> bool:
@@ -307,8 +302,7 @@ def recall(
     elif mode == "keyword" and keyword_ids:
         # Provider none: the graph lane grows from the keyword hits instead.
         nodes = store.reads.nodes_by_id(conn, keyword_ids[:width], active_only=True)
-        baseline = _structural_baseline(store, conn, list(nodes), options.indegree_enabled)
-        seeds = [_Candidate(nodes[i], 0.0, baseline.get(i, 0.0)) for i in keyword_ids[:width] if i in nodes]
+        seeds = [_Candidate(nodes[i], 0.0, 0.0) for i in keyword_ids[:width] if i in nodes]
     else:
         seeds = []
 
@@ -323,16 +317,23 @@ def recall(
         else:
             expansion = "expanded"
         if expansion != "gated":
-            seeds = expand(store, conn, seeds, options.as_of, options.indegree_enabled)
+            seeds = expand(store, conn, seeds, options.as_of)
 
+    # The keyword hits that are not candidates already, and the in-degree baseline of every candidate: one read
+    # each. A candidate's structure is the larger of its baseline and what expansion found.
+    seen = {c.node.id: c.node for c in seeds}
+    keyword_nodes = store.reads.nodes_by_id(conn, [i for i in keyword_ids if i not in seen], active_only=True)
+    baseline = _structural_baseline(store, conn, [*seen, *keyword_nodes], options.indegree_enabled)
+    for c in seeds:
+        c.structural = max(c.structural, baseline.get(c.node.id, 0.0))
     scored = sorted((_score(c, now) for c in seeds), key=lambda s: -s.score)  # stable on ties
     primary = scored[:width]
 
     by_id: dict[str, ScoredNode] = {s.node.id: s for s in primary}
-    keyword_nodes = store.reads.nodes_by_id(conn, [i for i in keyword_ids if i not in by_id], active_only=True)
-    keyword_baseline = _structural_baseline(store, conn, list(keyword_nodes), options.indegree_enabled)
-    for node_id, node in keyword_nodes.items():
-        by_id[node_id] = _score(_Candidate(node, 0.0, keyword_baseline.get(node_id, 0.0)), now)
+    for node_id in keyword_ids:  # a hit outside the primary lane joins on its keyword value, its structure the baseline
+        node = keyword_nodes.get(node_id) or seen.get(node_id)
+        if node is not None and node_id not in by_id:
+            by_id[node_id] = _score(_Candidate(node, 0.0, baseline.get(node_id, 0.0)), now)
     for rank, node_id in enumerate(keyword_ids, start=1):
         if node_id in by_id:
             by_id[node_id].lanes["keyword"] = rank

@@ -124,9 +124,11 @@ def composite(
     structural: float,
     metadata: object = None,
 ) -> ScoreParts:
-    imp = importance_term(importance, access_count)
+    # Two calls skipped where their answer is known (recall scores ~110 candidates a query): never accessed, the term
+    # is the importance itself (ln 1 = 0); without metadata there are no recorded outcomes.
+    imp = importance_term(importance, access_count) if access_count else importance
     rec = recency(decay_rate, days_since_access)
-    factor = outcome_factor(metadata)
+    factor = outcome_factor(metadata) if metadata is not None else 1.0
     score = (W_RELEVANCE * similarity + W_IMPORTANCE * imp + W_RECENCY * rec + W_STRUCTURAL * structural) * factor
     # Built as values.evolve builds a copy (no frozen __init__, which sets each field through object.__setattr__):
     # recall scores ~110 candidates a query.

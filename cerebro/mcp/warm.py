@@ -142,8 +142,8 @@ class BackgroundWarm:
     def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         return self._loaded().vectors(ids)
 
-    def dots(self, ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]:
-        return self._loaded().dots(ids, vector)
+    def gather(self, ids: Sequence[str]) -> Any:  # noqa: ANN401 - a cerebro.store.warm.Gathered
+        return self._loaded().gather(ids)
 
     def pair_dots(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], float]:
         return self._loaded().pair_dots(pairs)

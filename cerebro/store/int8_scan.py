@@ -66,7 +66,7 @@ class Int8Scan:
         signed = np.asarray(query, dtype=np.int16)
         parts = np.stack([np.maximum(signed, 0), np.maximum(-signed, 0)]).astype(np.uint8)  # each within 0…127
         (out,) = self._session.run(["y"], {"q": parts})
-        return out[0] - out[1]
+        return np.subtract(out[0], out[1], out=out[0])  # in place: no second array as long as the brain
 
     def products(self, query: Any) -> Any:  # noqa: ANN401 - NumPy int vectors
         """Each row · ``query`` (integers within ±127), as int32."""
@@ -81,8 +81,8 @@ class Int8Scan:
 
         query = int8_values(vector)
         norm = max(float(np.linalg.norm(query.astype(np.float64))), 1e-12)
-        cosines = self.products(query).astype(np.float32)  # exact below 2^24: 1,024 dims × 127²
-        cosines *= self._inverse_norms
+        # int32 → float32 (exact below 2^24: 1,024 dims × 127²) and × the inverse norms in one pass, as astype then *=
+        cosines = np.multiply(self.products(query), self._inverse_norms, dtype=np.float32, casting="unsafe")
         cosines *= np.float32(1.0 / norm)
         return cosines
 

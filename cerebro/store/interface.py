@@ -414,7 +414,10 @@ class WarmIndex(Protocol):
 
     def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]: ...
 
-    def dots(self, ids: Sequence[str], vector: Sequence[float]) -> dict[str, float]: ...
+    def gather(self, ids: Sequence[str]) -> Any:  # noqa: ANN401 - a cerebro.store.warm.Gathered
+        """The unit vectors of those of ``ids`` that have one, gathered for several products: ``.dots(vector)``."""
+
+    def pair_dots(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], float]: ...
 
     def apply(self, written: dict[str, Sequence[float] | None]) -> None:
         """This process's own committed vector changes ({node_id: vector, or None when deleted})."""

@@ -1,7 +1,8 @@
-"""Recall embeds the query on a worker thread while it reads the keyword lane. The workers live on from
-recall to recall (a thread's start cost ~0.2 ms, 5 % of a recall at 10,000 memories): these tests hold the
-promises that come with reuse — one worker for recalls one after another, more when recalls overlap, an
-embedder's failure still reaching the caller, and a forked child that starts its own worker."""
+"""Recall embeds the query on a worker thread while it reads the keyword lane — for a provider that waits on the
+network; the local model embeds on the calling thread (ADR 0042). The workers live on from recall to recall (a
+thread's start cost ~0.2 ms, 5 % of a recall at 10,000 memories): these tests hold the promises that come with
+reuse — one worker for recalls one after another, more when recalls overlap, an embedder's failure still reaching
+the caller, and a forked child that starts its own worker."""
 
 from __future__ import annotations
 
@@ -152,3 +153,24 @@ def test_a_burst_of_overlapping_recalls_leaves_few_idle_workers_behind(fake_brai
     assert modes == ["hybrid"] * callers_count
     assert len(retrieval._IDLE_WORKERS) <= retrieval.MAX_IDLE_WORKERS
     assert fake_brain.recall("walrus tusk").mode == "hybrid"  # an idle worker still serves
+
+
+class _Local(_Recording):
+    provider = "local"  # CPU work in this process: nothing to overlap with
+
+
+def test_the_local_model_embeds_on_the_calling_thread_and_its_failure_still_degrades_the_recall(
+    fake_brain: Brain,
+) -> None:
+    fake_brain.add("the walrus tusk is ivory")
+    local = _Local()
+    _with_embedder(fake_brain, local)
+    assert fake_brain.recall("walrus tusk").mode == "hybrid"
+    assert local.threads == [threading.current_thread()]  # no worker's wake-up and GIL trading to pay for
+    FakeEmbedder.broken = True
+    try:
+        failed = fake_brain.recall("walrus tusk")
+    finally:
+        FakeEmbedder.broken = False
+    assert failed.mode == "keyword-fallback"
+    assert "fake provider is down" in failed.notices[0]

@@ -249,3 +249,14 @@ def test_a_closed_connection_says_so(tmp_path) -> None:
     finally:
         conn.close()
         eng.dispose()
+
+
+def test_a_connection_keeps_a_page_cache_big_enough_for_a_brain_of_ten_thousand_memories(tmp_path) -> None:
+    """SQLite's default cache (2 MiB) held a fifth of a 10,000-memory brain: a long-lived process's recalls read most
+    pages through the OS again (issue 18). Raw and ORM connections share the set-up."""
+    conn = engine.connect_raw(tmp_path / "brain.sqlite")
+    try:
+        assert conn.execute("PRAGMA cache_size").fetchone()[0] == -engine.PAGE_CACHE_KIB
+        assert engine.PAGE_CACHE_KIB * 1024 >= 13_000_000  # the 10k bench brain's file, whole
+    finally:
+        conn.close()
