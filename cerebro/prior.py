@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from cerebro.values import ScoredNode
+    from cerebro.values import Node, ScoredNode
 
 EXPONENT = 0.25  # LoCoMo development half: 0.1, 0.25 and 0.4 measured (ADR 0035)
 SPAN = 3.0  # the length ratio counts only within [1/SPAN, SPAN]
@@ -35,11 +35,18 @@ def favour_informative(ordered: Sequence[ScoredNode]) -> list[ScoredNode]:
     """``ordered`` with each fused value tilted by its length against the results' median length, re-sorted."""
     if len(ordered) < 2:
         return list(ordered)
-    lengths = [words(s.node.content) for s in ordered]
-    pivot = median(lengths)
-    tilted = [s.revalued(s.rank_value * factor(n, pivot)) for s, n in zip(ordered, lengths, strict=True)]
+    tilted = [s.revalued(s.rank_value * m) for s, m in zip(ordered, factors([s.node for s in ordered]), strict=True)]
     tilted.sort(key=lambda s: -s.rank_value)  # stable: equals keep the fused order
     return tilted
+
+
+def factors(nodes: Sequence[Node]) -> list[float]:
+    """Each result's multiplier (1.0 for all when there are fewer than two)."""
+    if len(nodes) < 2:
+        return [1.0] * len(nodes)
+    lengths = [words(node.content) for node in nodes]
+    pivot = median(lengths)
+    return [factor(n, pivot) for n in lengths]
 
 
 def median(values: Sequence[int]) -> float:

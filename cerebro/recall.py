@@ -21,18 +21,17 @@ Works on a DB-API connection (no ORM): this is a hot path. Pure formulas live in
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from operator import mul
 from typing import TYPE_CHECKING, Any
 
-from cerebro import scoring
-from cerebro.prior import favour_informative
+from cerebro import ordering, scoring
+from cerebro.candidates import Candidate, score_node, score_of, structural_baseline
 from cerebro.temporal import favour_dated
 from cerebro.values import UNSET, Node, RecallResult, ScoredNode, evolve
 
 if TYPE_CHECKING:
-    from cerebro.anchors import Checker
     from cerebro.db.types import Connection
     from cerebro.store.interface import Store
 
@@ -70,40 +69,6 @@ class RecallOptions:
     anchors: Any = field(default=None, compare=False)  # a cerebro.anchors.Checker: demote stale anchors (ADR 0018)
 
 
-@dataclass
-class _Candidate:
-    node: Node
-    similarity: float  # cosine to the (possibly feedback-expanded) query: the relevance term
-    structural: float
-    lanes: dict[str, int] = field(default_factory=dict)
-    raw_similarity: float | None = None  # cosine to the query as asked, when it differs
-
-    @property
-    def reported_similarity(self) -> float:
-        return self.similarity if self.raw_similarity is None else self.raw_similarity
-
-
-def _score(candidate: _Candidate, now: datetime) -> ScoredNode:
-    node = candidate.node
-    parts = scoring.composite(
-        similarity=candidate.similarity,
-        importance=node.importance,
-        access_count=node.access_count,
-        decay_rate=node.decay_rate,
-        days_since_access=scoring.days_between(node.last_accessed or node.created_at, now),
-        structural=candidate.structural,
-        metadata=node.metadata,
-    )
-    return ScoredNode.built(node, parts.score, candidate.reported_similarity, parts, dict(candidate.lanes))
-
-
-def _structural_baseline(store: Store, conn: Connection, ids: Sequence[str], enabled: bool) -> dict[str, float]:
-    if not enabled or not ids:
-        return {}
-    counts = store.graph.citation_indegree(conn, ids, scoring.CITATION_RELATIONS)
-    return {node_id: scoring.indegree_structural(n) for node_id, n in counts.items()}
-
-
 SUBTYPE_OVERFETCH = 10  # with a subtype filter, look this many times deeper for matching neighbours
 # k grows 4× a pass from at least 2 up to MAX_K (4096): 6 passes reach it; the bound only guarantees an end.
 MAX_KNN_PASSES = 8
@@ -111,7 +76,7 @@ MAX_KNN_PASSES = 8
 
 def vector_lane(
     store: Store, conn: Connection, query_vector: Sequence[float], options: RecallOptions, width: int
-) -> list[_Candidate]:
+) -> list[Candidate]:
     """The nearest active nodes above the threshold (and of the wanted subtype), nearest first.
 
     Non-active nodes keep their vectors, so the KNN over-fetches; when a page of neighbours did not
@@ -138,7 +103,7 @@ def vector_lane(
         if len(usable) >= width or exhausted or k >= min(width * SUBTYPE_OVERFETCH * 4, store.vectors.MAX_K):
             break
         k = min(k * 4, store.vectors.MAX_K)
-    return [_Candidate(nodes[i], sim, 0.0) for i, sim in usable[:width]]  # structure: see recall()
+    return [Candidate(nodes[i], sim, 0.0) for i, sim in usable[:width]]  # structure: see recall()
 
 
 def vectors_of(store: Store, conn: Connection, options: RecallOptions, ids: Sequence[str]) -> dict[str, list[float]]:
@@ -174,7 +139,7 @@ class _SeedCosines:
         return {node_id: sum(map(mul, v, vector)) for node_id, v in self._vectors.items()}
 
 
-def _attach_raw_similarity(seeds: list[_Candidate], cosines: dict[str, float]) -> None:
+def _attach_raw_similarity(seeds: list[Candidate], cosines: dict[str, float]) -> None:
     for candidate in seeds:
         candidate.raw_similarity = cosines.get(candidate.node.id)  # None (no vector): reported as similarity
 
@@ -185,9 +150,11 @@ def keyword_lane(
     query: str,
     width: int,
     subtype: Any = UNSET,  # noqa: ANN401 - UNSET is typed Any to fit any parameter (cerebro.values)
+    nodes: dict[str, Node] | None = None,
 ) -> list[tuple[str, float]]:
-    """[(node_id, bm25)], best first (FTS5's bm25 is lower-is-better)."""
-    return store.keywords.search(conn, query, width, subtype=... if subtype is UNSET else subtype)
+    """[(node_id, bm25)], best first (FTS5's bm25 is lower-is-better); ``nodes`` gets the hits' nodes the store read
+    with them (``Keywords.search``)."""
+    return store.keywords.search(conn, query, width, subtype=... if subtype is UNSET else subtype, nodes=nodes)
 
 
 def _limit(options: RecallOptions) -> int:
@@ -201,17 +168,20 @@ def _width(options: RecallOptions) -> int:
     return max(limit, options.depth) if options.fusion == "blend" else limit
 
 
-def keyword_hits_for(store: Store, conn: Connection, query: str, options: RecallOptions) -> list[tuple[str, float]]:
-    """The keyword lane as :func:`recall` runs it with these options (empty when it is off)."""
+def keyword_hits_for(
+    store: Store, conn: Connection, query: str, options: RecallOptions, nodes: dict[str, Node] | None = None
+) -> list[tuple[str, float]]:
+    """The keyword lane as :func:`recall` runs it with these options (empty when it is off); ``nodes``: as
+    :func:`keyword_lane`'s."""
     use_keyword = options.bm25_enabled and "keyword" in options.lanes and bool(query.strip())
     return (
-        keyword_lane(store, conn, query, options.keyword_width or _width(options), options.subtype)
+        keyword_lane(store, conn, query, options.keyword_width or _width(options), options.subtype, nodes)
         if use_keyword
         else []
     )
 
 
-def expand(store: Store, conn: Connection, seeds: list[_Candidate], as_of: datetime | None) -> list[_Candidate]:
+def expand(store: Store, conn: Connection, seeds: list[Candidate], as_of: datetime | None) -> list[Candidate]:
     """One hop: results linked to each other take the strongest edge weight as structure; active
     neighbours join with similarity 0 and the strongest edge weight to them (the in-degree baseline is
     :func:`recall`'s, for every candidate at once)."""
@@ -229,7 +199,7 @@ def expand(store: Store, conn: Connection, seeds: list[_Candidate], as_of: datet
     for node_id, value in strongest_inside.items():
         by_id[node_id].structural = max(by_id[node_id].structural, value)
     neighbours = store.reads.nodes_by_id(conn, list(strongest_to_neighbour), active_only=True)
-    return seeds + [_Candidate(node, 0.0, strongest_to_neighbour[node_id]) for node_id, node in neighbours.items()]
+    return seeds + [Candidate(node, 0.0, strongest_to_neighbour[node_id]) for node_id, node in neighbours.items()]
 
 
 def _subtype_matches(node: Node, wanted: object) -> bool:
@@ -238,7 +208,7 @@ def _subtype_matches(node: Node, wanted: object) -> bool:
     return node.subtype == wanted if wanted else not node.subtype
 
 
-def recall(
+def recall(  # noqa: PLR0913 - the pipeline and, when the caller ran it already, its keyword lane
     store: Store,
     conn: Connection,
     query: str,
@@ -248,10 +218,11 @@ def recall(
     mode: str,
     notices: list[str] | None = None,
     keyword_hits: list[tuple[str, float]] | None = None,
+    keyword_nodes: dict[str, Node] | None = None,
 ) -> RecallResult:
     """Run the pipeline. ``query_vector`` is None when there is no vector lane (provider none, or the
     embedder failed: ``mode`` says which). ``keyword_hits``: :func:`keyword_hits_for` with these options,
-    when the caller ran it already (while the query was being embedded)."""
+    when the caller ran it already (while the query was being embedded), and ``keyword_nodes`` the nodes it read."""
     now = options.now
     if now is None:
         from cerebro import clock
@@ -261,7 +232,9 @@ def recall(
     width = _width(options)
     use_vector = query_vector is not None and "vector" in options.lanes
     if keyword_hits is None:
-        keyword_hits = keyword_hits_for(store, conn, query, options)
+        keyword_nodes = {}
+        keyword_hits = keyword_hits_for(store, conn, query, options, keyword_nodes)
+    keyword_nodes = keyword_nodes or {}  # the hits' nodes the keyword lane read with them: not read again
     keyword_ids = [node_id for node_id, _ in keyword_hits]
 
     expansion = "off"
@@ -301,8 +274,11 @@ def recall(
             c.lanes["vector"] = rank
     elif mode == "keyword" and keyword_ids:
         # Provider none: the graph lane grows from the keyword hits instead.
-        nodes = store.reads.nodes_by_id(conn, keyword_ids[:width], active_only=True)
-        seeds = [_Candidate(nodes[i], 0.0, 0.0) for i in keyword_ids[:width] if i in nodes]
+        nodes = {i: keyword_nodes[i] for i in keyword_ids[:width] if i in keyword_nodes}
+        nodes.update(
+            store.reads.nodes_by_id(conn, [i for i in keyword_ids[:width] if i not in nodes], active_only=True)
+        )
+        seeds = [Candidate(nodes[i], 0.0, 0.0) for i in keyword_ids[:width] if i in nodes]
     else:
         seeds = []
 
@@ -322,18 +298,20 @@ def recall(
     # The keyword hits that are not candidates already, and the in-degree baseline of every candidate: one read
     # each. A candidate's structure is the larger of its baseline and what expansion found.
     seen = {c.node.id: c.node for c in seeds}
-    keyword_nodes = store.reads.nodes_by_id(conn, [i for i in keyword_ids if i not in seen], active_only=True)
-    baseline = _structural_baseline(store, conn, [*seen, *keyword_nodes], options.indegree_enabled)
+    unread = [i for i in keyword_ids if i not in seen and i not in keyword_nodes]
+    keyword_nodes = {**keyword_nodes, **store.reads.nodes_by_id(conn, unread, active_only=True)}
+    keyword_only = [i for i in keyword_ids if i not in seen and i in keyword_nodes]
+    baseline = structural_baseline(store, conn, [*seen, *keyword_only], options.indegree_enabled)
     for c in seeds:
         c.structural = max(c.structural, baseline.get(c.node.id, 0.0))
-    scored = sorted((_score(c, now) for c in seeds), key=lambda s: -s.score)  # stable on ties
+    scored = sorted((score_of(c, now) for c in seeds), key=lambda s: -s.score)  # stable on ties
     primary = scored[:width]
 
     by_id: dict[str, ScoredNode] = {s.node.id: s for s in primary}
     for node_id in keyword_ids:  # a hit outside the primary lane joins on its keyword value, its structure the baseline
-        node = keyword_nodes.get(node_id) or seen.get(node_id)
+        node = seen.get(node_id) or keyword_nodes.get(node_id)
         if node is not None and node_id not in by_id:
-            by_id[node_id] = _score(_Candidate(node, 0.0, baseline.get(node_id, 0.0)), now)
+            by_id[node_id] = score_node(node, 0.0, 0.0, baseline.get(node_id, 0.0), {}, now)
     for rank, node_id in enumerate(keyword_ids, start=1):
         if node_id in by_id:
             by_id[node_id].lanes["keyword"] = rank
@@ -353,11 +331,12 @@ def recall(
             k=options.rrf_k,
             weights=options.lane_weights,
         )
-    ordered = [by_id[node_id].revalued(value) for node_id, value in fused]  # ~100 a recall: the cheap copy
-    ordered = [s for s in ordered if _subtype_matches(s.node, options.subtype)]
-    anchored = (lambda results: apply_anchors(results, options.anchors)) if options.anchors else (lambda r: r)
-    ordered = anchored(ordered)  # before adjacency: a stale memory lends its demoted value
-    ordered = favour_informative(ordered) if "length" in options.lanes else ordered  # ADR 0035
+    valued = [(by_id[node_id], value) for node_id, value in fused]
+    if options.subtype is not UNSET:
+        valued = [(s, value) for s, value in valued if _subtype_matches(s.node, options.subtype)]
+    # The fused values × code-anchor factors (before adjacency: a stale memory lends its demoted value) × the length
+    # prior (ADR 0035), re-sorted.
+    ordered = ordering.ordered(valued, options.anchors, length="length" in options.lanes)
     ordered = favour_dated(query, ordered) if "dated" in options.lanes else ordered
     # Not without stored vectors (provider none) or in upstream's keyword-only fallback, which only searches keywords.
     if options.adjacency > 0 and "adjacent" in options.lanes and mode not in ("keyword", "keyword-fallback"):
@@ -369,28 +348,8 @@ def recall(
             ordered,
             options.adjacency,
             vectors=lambda ids: vectors_of(store, conn, options, ids),
-            score=lambda node: anchored([_score(_Candidate(node, 0.0, 0.0), now)])[0],
+            score=lambda node: ordering.anchored([score_node(node, 0.0, 0.0, 0.0, {}, now)], options.anchors)[0],
             accept=lambda node: _subtype_matches(node, options.subtype),
             cosines=options.warm.pair_dots if options.warm is not None else None,
         )
     return RecallResult(query, ordered[:limit], mode, expansion, list(notices or []))
-
-
-def apply_anchors(results: list[ScoredNode], checker: Checker) -> list[ScoredNode]:
-    """Fill each result's anchor status; multiply the score (and fused value) of a stale or missing one by
-    its anchor factor, then re-sort (stable: equals keep their order). Only anchored memories pay."""
-    out = []
-    demoted = False
-    for s in results:
-        node = checker.annotate(s.node)
-        factor = scoring.anchor_factor(node.anchor_status)
-        if factor == 1.0:
-            out.append(s if node is s.node else replace(s, node=node))
-            continue
-        demoted = True
-        parts = replace(s.parts, anchor=factor, score=s.parts.score * factor) if s.parts is not None else None
-        fused = s.fused * factor if s.fused is not None else None
-        out.append(replace(s, node=node, score=s.score * factor, fused=fused, parts=parts))
-    if demoted:
-        out.sort(key=lambda s: -s.rank_value)
-    return out

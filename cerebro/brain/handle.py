@@ -39,6 +39,9 @@ def default_warning(message: str) -> None:
     warn(message)
 
 
+_LONGEST_VECTOR = 1.8e19  # just under √(3.4028235e38): its squared length stays finite in float32
+
+
 class Handle:
     """One open brain file. Made by :func:`cerebro.brain.opening.open_handle`; closed by :meth:`close`."""
 
@@ -277,8 +280,10 @@ class Handle:
                     f"{model} returned {len(vector)}-dimensional vectors but this brain stores {dims}: "
                     "the provider is serving a different model than the brain was created with"
                 )
-            if not all(math.isfinite(x) for x in vector):
-                raise EmbeddingError("the embedder returned a non-finite vector")
+            # Its length in one C call (NaN and ±inf carry through): sqlite-vec compares vectors in float32, where a
+            # vector longer than √(float32's largest) squares to infinity and every distance to it is NULL.
+            if not math.hypot(*vector) <= _LONGEST_VECTOR:
+                raise EmbeddingError("the embedder returned a non-finite vector (or one too long for float32)")
         return vectors
 
     def try_embed(self, content: str) -> tuple[list[float] | None, str | None]:

@@ -103,7 +103,10 @@ def recall(
             run_options = _replace_options(options, limit=max(limit, reranker.OVER_RETRIEVE))
         else:
             run_options = options
-        keyword_hits: list[tuple[str, float]] | None = keyword_hits_for(h.store, conn, query, run_options)
+        keyword_nodes: dict[str, values.Node] = {}  # the hits' nodes, read with them: the pipeline needs them too
+        keyword_hits: list[tuple[str, float]] | None = keyword_hits_for(
+            h.store, conn, query, run_options, keyword_nodes
+        )
         if embedding is not None:
             try:
                 vector, mode = embedding.result()[0], "hybrid"
@@ -123,13 +126,29 @@ def recall(
             return status.annotate_scored(
                 h,
                 run_recall(
-                    h.store, conn, query, vector, options, mode=mode, notices=notices, keyword_hits=keyword_hits
+                    h.store,
+                    conn,
+                    query,
+                    vector,
+                    options,
+                    mode=mode,
+                    notices=notices,
+                    keyword_hits=keyword_hits,
+                    keyword_nodes=keyword_nodes,
                 ),
             )
         from dataclasses import replace as _replace
 
         wide = run_recall(
-            h.store, conn, query, vector, run_options, mode=mode, notices=notices, keyword_hits=keyword_hits
+            h.store,
+            conn,
+            query,
+            vector,
+            run_options,
+            mode=mode,
+            notices=notices,
+            keyword_hits=keyword_hits,
+            keyword_nodes=keyword_nodes,
         )
     command, fusion, from_brain = rerank
     results = wide.results

@@ -9,6 +9,7 @@ from cerebro.store.sql import execute, text
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection, Session, Transaction
+    from cerebro.values import Node
 
 
 def available(db: Transaction) -> bool:
@@ -271,10 +272,12 @@ def search(
     *,
     drop_stop_words: bool = True,
     subtype: Any = ...,  # noqa: ANN401 - ... (any subtype), None or "" (none), or a subtype
+    nodes: dict[str, Node] | None = None,
 ) -> list[tuple[str, float]]:
     """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
 
     ``subtype``: ``...`` (default) no filter; ``None``/``""`` only nodes without one; else that subtype.
+    ``nodes``: filled with every hit's node, read with its status (a row each, where recall read them again after).
     Any FTS problem (no table, a query FTS5 still rejects) gives an empty lane, never an error.
     """
     match = build_match_query(query_terms(query, drop_stop_words=drop_stop_words))
@@ -295,23 +298,30 @@ def search(
             ).fetchall()
         except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
             return []
-        wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype)  # its errors are the brain's: not hidden
+        wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype, nodes)  # its errors are the brain's: shown
         hits = [(wanted[rowid], float(rank)) for rowid, rank in ranked if rowid in wanted]
         if len(hits) >= limit or len(ranked) < k:
             return hits[: int(limit)]
         k *= 4
 
 
-def _active_node_ids(conn: Connection, rowids: list[int], subtype: Any) -> dict[int, str]:  # noqa: ANN401 - see search
+def _active_node_ids(
+    conn: Connection,
+    rowids: list[int],
+    subtype: Any,  # noqa: ANN401 - see search
+    nodes: dict[str, Node] | None = None,
+) -> dict[int, str]:
     """{FTS rowid: node id} of the hits whose node is active (and of the subtype, when one is asked for): the node ids
-    and the nodes' statuses in one statement (two cost ~0.07 ms more a recall at 10,000 memories)."""
-    from cerebro.store.reads import chunks
+    and the nodes' statuses in one statement (two cost ~0.07 ms more a recall at 10,000 memories); with ``nodes``, the
+    nodes' whole rows too, into it."""
+    from cerebro.store.reads import NODE_COLUMNS, chunks, node_from_row
 
     condition, params = "", cast(tuple[Any, ...], ())
     if subtype is not ...:
         condition, params = (
             (" AND n.subtype = ?", (subtype,)) if subtype else (" AND (n.subtype IS NULL OR n.subtype = '')", ())
         )
+    columns = "".join(f", n.{name.strip()}" for name in NODE_COLUMNS.split(",")) if nodes is not None else ""
     found: dict[int, str] = {}
     for part in chunks(rowids):
         marks = ",".join("?" * len(part))
@@ -319,16 +329,19 @@ def _active_node_ids(conn: Connection, rowids: list[int], subtype: Any) -> dict[
         # table's own content table (FTS5's documented %_content: rowid "id", columns c0…): a B-tree seek a hit, where
         # a rowid lookup through the virtual table cost ~0.6 µs more each (~0.03 ms a recall at 10,000 memories).
         sql = (
-            "SELECT f.id, f.c0 FROM nodes_fts_content f JOIN nodes n ON n.id = f.c0 "
+            f"SELECT f.id, f.c0{columns} FROM nodes_fts_content f JOIN nodes n ON n.id = f.c0 "
             f"WHERE f.id IN ({marks}) AND +n.status = 'active'{condition}"
         )
         try:
             rows = conn.execute(sql, (*part, *params)).fetchall()
         except Exception:  # noqa: BLE001 - a keyword index without its own content table: through the virtual table
             rows = conn.execute(
-                f"SELECT f.rowid, f.node_id FROM nodes_fts f JOIN nodes n ON n.id = f.node_id "
+                f"SELECT f.rowid, f.node_id{columns} FROM nodes_fts f JOIN nodes n ON n.id = f.node_id "
                 f"WHERE f.rowid IN ({marks}) AND +n.status = 'active'{condition}",
                 (*part, *params),
             ).fetchall()
-        found.update(rows)
+        for row in rows:
+            found[row[0]] = row[1]
+            if nodes is not None:
+                nodes[row[1]] = node_from_row(row[2:])
     return found

@@ -166,10 +166,13 @@ class Keywords(Protocol):
         *,
         drop_stop_words: bool = True,
         subtype: Any = ...,  # noqa: ANN401 - ... (any subtype), None or "" (none), or a subtype
+        nodes: dict[str, values.Node] | None = None,
     ) -> list[tuple[str, float]]:
         """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
 
         ``subtype``: ``...`` (default) no filter; ``None``/``""`` only nodes without one; else that subtype.
+        ``nodes``: filled with the hits' nodes where the engine reads their rows anyway (a brain file checks each hit's
+        status on its row), so the caller need not read them again; it may stay empty.
         Any FTS problem (no table, a query FTS5 still rejects) gives an empty lane, never an error."""
 
 

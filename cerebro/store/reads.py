@@ -47,30 +47,26 @@ _NODE_DEFAULTS = {f.name: f.default for f in fields(values.Node) if f.default is
 
 def node_from_row(row: Sequence[Any]) -> values.Node:
     # Built without Node.__init__, which sets each of a frozen dataclass's 22 fields through object.__setattr__:
-    # ~5 µs a node, and a recall reads ~70 (the reasoning of values.evolve; Node has no __post_init__).
+    # ~5 µs a node, and a recall reads ~110 (the reasoning of values.evolve; Node has no __post_init__). Item by item
+    # rather than one update() with keywords: ~0.35 µs a node less.
     node = object.__new__(values.Node)
-    created_at = _time(row[11])
-    node.__dict__.update(
-        _NODE_DEFAULTS,
-        id=row[0],
-        type=row[1],
-        subtype=row[2],
-        content=row[3],
-        metadata=_metadata(row[4]),
-        importance=float(row[5] if row[5] is not None else 0.5),
-        decay_rate=float(row[6]),  # NOT NULL in every schema version
-        access_count=int(row[7] or 0),
-        times_reinforced=int(row[8] or 0),
-        status=row[9] or "active",
-        embedding_model=row[10],  # NOT NULL in every schema version
-        created_at=created_at,
-        last_accessed=created_at if row[12] == row[11] else _time(row[12]),  # never accessed: one text, parsed once
-        last_reinforced=_time(row[13]),
-        updated_at=_time(row[14]),
-        last_surfaced=_time(row[15]),
-        provenance_root=bool(row[16]),
-        origin=_origin(row[17], row[18], row[19], row[20]),
-    )
+    attrs = node.__dict__
+    attrs.update(_NODE_DEFAULTS)
+    attrs["id"], attrs["type"], attrs["subtype"], attrs["content"] = row[0], row[1], row[2], row[3]
+    attrs["metadata"] = None if row[4] is None else _metadata(row[4])
+    attrs["importance"] = float(row[5] if row[5] is not None else 0.5)
+    attrs["decay_rate"] = float(row[6])  # NOT NULL in every schema version
+    attrs["access_count"] = int(row[7] or 0)
+    attrs["times_reinforced"] = int(row[8] or 0)
+    attrs["status"] = row[9] or "active"
+    attrs["embedding_model"] = row[10]  # NOT NULL in every schema version
+    attrs["created_at"] = created_at = _time(row[11])
+    attrs["last_accessed"] = created_at if row[12] == row[11] else _time(row[12])  # never accessed: parsed once
+    attrs["last_reinforced"] = _time(row[13])
+    attrs["updated_at"] = _time(row[14])
+    attrs["last_surfaced"] = _time(row[15])
+    attrs["provenance_root"] = bool(row[16])
+    attrs["origin"] = _origin(row[17], row[18], row[19], row[20])
     return node
 
 

@@ -174,3 +174,28 @@ def test_the_local_model_embeds_on_the_calling_thread_and_its_failure_still_degr
         FakeEmbedder.broken = False
     assert failed.mode == "keyword-fallback"
     assert "fake provider is down" in failed.notices[0]
+
+
+@pytest.mark.parametrize(
+    ("component", "accepted"),
+    [(float("nan"), False), (float("inf"), False), (float("-inf"), False), (1e30, False), (1e18, True)],
+    ids=["nan", "inf", "minus-inf", "too-long-for-float32", "long-but-fine"],
+)
+def test_a_vector_non_finite_or_too_long_for_float32_is_refused_and_the_recall_degrades(
+    fake_brain: Brain, component: float, accepted: bool
+) -> None:
+    """sqlite-vec compares in float32: a query vector whose squared length overflows there gave NULL distances and a
+    crash (1e30 is finite in Python); one that fits is searched as usual."""
+    fake_brain.add("the walrus tusk is ivory")
+
+    class _Odd(FakeEmbedder):
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            return [[component, component, *vector[2:]] for vector in super().embed(texts)]
+
+    _with_embedder(fake_brain, _Odd())
+    result = fake_brain.recall("walrus tusk")
+    if accepted:
+        assert result.mode == "hybrid"
+    else:
+        assert result.mode == "keyword-fallback"
+        assert "non-finite vector (or one too long for float32)" in result.notices[0]

@@ -710,6 +710,7 @@ def test_expansion_takes_the_strongest_of_several_edges(fake_brain, strong_first
     """A neighbour linked to two seeds, and two seeds linked twice: each gets its strongest edge's weight,
     whichever edge is read last."""
     from cerebro import recall as pipeline
+    from cerebro.candidates import Candidate
     from cerebro.store import reads
 
     a, b, c = (fake_brain.add(f"seed {name}") for name in ("a", "b", "c"))
@@ -721,7 +722,7 @@ def test_expansion_takes_the_strongest_of_several_edges(fake_brain, strong_first
     fake_brain.add_edge(c, a, "derived_from", weight=weights[1])
     with fake_brain.handle.snapshot() as conn:
         nodes = reads.nodes_by_id(conn, [a, b, c])
-        seeds = [pipeline._Candidate(nodes[i], 0.5, 0.0) for i in (a, b, c)]
+        seeds = [Candidate(nodes[i], 0.5, 0.0) for i in (a, b, c)]
         expanded = {c_.node.id: c_ for c_ in pipeline.expand(fake_brain.handle.store, conn, seeds, None)}
     assert expanded[neighbour].structural == pytest.approx(0.9)
     assert expanded[a].structural == pytest.approx(0.9) and expanded[c].structural == pytest.approx(0.9)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cerebro import Brain, clock, recall, scoring
+from cerebro import Brain, clock, ordering, recall, scoring
 from cerebro.recall import RecallOptions
 from cerebro.store import fts
 
@@ -253,7 +253,7 @@ def test_a_demoted_result_is_marked_and_needs_no_parts_or_fused_value(fake_brain
     from cerebro.values import ScoredNode
 
     node = fake_brain.get(fake_brain.add("walrus tusk ivory")).node
-    (demoted,) = recall.apply_anchors([ScoredNode(node, 0.5, 0.9)], _EverythingChanged())  # type: ignore[arg-type]
+    (demoted,) = ordering.apply_anchors([ScoredNode(node, 0.5, 0.9)], _EverythingChanged())  # type: ignore[arg-type]
     assert demoted.node.anchor_status == "stale"
     assert demoted.score == pytest.approx(0.5 * scoring.anchor_factor("stale"))
     assert demoted.parts is None and demoted.fused is None

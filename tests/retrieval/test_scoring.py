@@ -79,7 +79,7 @@ def test_score_parts_to_dict_rounds_and_names_every_component():
     )
     assert set(parts.to_dict()) == {"relevance", "importance", "recency", "structural", "outcome", "score", "anchor"}
     assert parts.to_dict()["relevance"] == 0.333333
-    assert parts.anchor == 1.0  # the code-anchor factor is applied after fusion (recall.apply_anchors)
+    assert parts.anchor == 1.0  # the code-anchor factor is applied after fusion (ordering.apply_anchors)
 
 
 @pytest.mark.parametrize(
@@ -483,7 +483,8 @@ def test_the_parts_and_results_recall_builds_without_their_constructors_are_whol
     hold every field, as the constructor would — a field added to the class and not to the builder fails here."""
     import dataclasses
 
-    from cerebro.recall import _Candidate, _score
+    from cerebro.candidates import Candidate as _Candidate
+    from cerebro.candidates import score_of as _score
     from cerebro.scoring import ScoreParts
     from cerebro.values import Node, ScoredNode
 
