@@ -319,6 +319,10 @@ class Handle:
 
             logs.info("vector_index_built", index=made)  # checks the level first: no structlog import to say nothing
 
+    def warm_vectors(self) -> int:
+        """How many vectors this process's warm index holds (0 without one): how big the brain is, without a query."""
+        return len(self._warm) if self._warm is not None else 0
+
     def use_warm(self, warm: WarmIndex) -> None:
         """Keep vectors in ``warm`` from now on (a server's index, loaded on its own thread)."""
         self._warm = warm

@@ -266,12 +266,16 @@ def _stored_config(store: Store, conn: Connection, key: str) -> str | None:
     return store.reads.config_values(conn).get(key)
 
 
+LOCAL_OVERLAP_FROM = 50_000  # warm vectors from which the local model's embedding overlaps the keyword lane too
+
+
 def _embedding(h: Handle, query: str) -> _Background | _Inline:
     """The query's embedding, under way. A provider that waits on the network embeds on another thread while this
     one reads the settings and runs the keyword lane, which needs no vector (HTTP and SQLite release the GIL). The
-    local model embeds here, first: its work is CPU either way, and handing it to a thread cost ~0.13 ms of CPU a
-    recall (waking the worker, the threads trading the GIL at each SQLite call) to save ~0.3 ms of wall (ADR 0042)."""
-    if h.embedder.provider == "local":
+    local model's work is CPU either way: handing it to a thread cost ~0.13 ms of CPU a recall (waking the worker,
+    the threads trading the GIL at each SQLite call) to save the keyword lane's time from the wall — ~0.3 ms at 10,000
+    memories, ~2 ms at 100,000 — so it embeds here, first, until a long-lived process's brain is big (ADR 0042)."""
+    if h.embedder.provider == "local" and h.warm_vectors() < LOCAL_OVERLAP_FROM:
         return _Inline(h.embed, [query])
     return _Background(h.embed, [query])
 

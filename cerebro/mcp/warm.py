@@ -136,6 +136,10 @@ class BackgroundWarm:
             raise RuntimeError("the warm vector index is not loaded: ask ready() first")
         return self._copy
 
+    def __len__(self) -> int:
+        copy = self._copy
+        return len(copy) if copy is not None else 0
+
     def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         return self._loaded().knn(vector, k)
 

@@ -171,8 +171,7 @@ class Keywords(Protocol):
         """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
 
         ``subtype``: ``...`` (default) no filter; ``None``/``""`` only nodes without one; else that subtype.
-        ``nodes``: filled with the hits' nodes where the engine reads their rows anyway (a brain file checks each hit's
-        status on its row), so the caller need not read them again; it may stay empty.
+        ``nodes``: filled with the hits' nodes where the engine reads their rows anyway (a brain file), or left empty.
         Any FTS problem (no table, a query FTS5 still rejects) gives an empty lane, never an error."""
 
 
@@ -410,6 +409,8 @@ class WarmIndex(Protocol):
     """An in-memory copy of the vector lane that a long-lived process keeps (``cerebro.store.warm``, ADR 0020);
     the MCP server loads one on a thread of its own."""
 
+    def __len__(self) -> int: ...  # vectors loaded (0 when none are)
+
     def ready(self, conn: Connection) -> bool:
         """Loaded and in step with the brain: recall may use it instead of the vector lane."""
 
@@ -417,8 +418,7 @@ class WarmIndex(Protocol):
 
     def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]: ...
 
-    def gather(self, ids: Sequence[str]) -> Any:  # noqa: ANN401 - a cerebro.store.warm.Gathered
-        """The unit vectors of those of ``ids`` that have one, gathered for several products: ``.dots(vector)``."""
+    def gather(self, ids: Sequence[str]) -> Any: ...  # noqa: ANN401 - their vectors, for products: a warm.Gathered
 
     def pair_dots(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], float]: ...
 

@@ -53,6 +53,10 @@ class WarmVectors:
         self._scan_lock = threading.Lock()
         self.uses = 0
 
+    def __len__(self) -> int:
+        """Vectors loaded (0 before a load or after a drop)."""
+        return len(self._ids) + len(self._extra_ids) if self._matrix is not None else 0
+
     def _current(self, conn: Connection) -> bool:
         return self._matrix is not None and conn.execute("PRAGMA data_version").fetchone()[0] == self._version
 

@@ -176,6 +176,25 @@ def test_the_local_model_embeds_on_the_calling_thread_and_its_failure_still_degr
     assert "fake provider is down" in failed.notices[0]
 
 
+def test_the_local_model_embeds_on_a_worker_once_the_warm_index_is_big(fake_brain: Brain, monkeypatch) -> None:
+    """On a big brain the keyword lane costs milliseconds (~1.5 ms at 100,000 memories): then overlapping it with the
+    embedding is worth the hand-off's CPU."""
+    from cerebro.brain import retrieval
+    from cerebro.store import warm
+
+    monkeypatch.setattr(warm, "MIN_VECTORS", 1)
+    for n in range(3):
+        fake_brain.add(f"the walrus tusk is ivory {n}")
+    monkeypatch.setattr(retrieval, "LOCAL_OVERLAP_FROM", 3)
+    local = _Local()
+    _with_embedder(fake_brain, local)
+    for _ in range(3):  # the second recall loads the warm index: the third overlaps
+        assert fake_brain.recall("walrus tusk").mode == "hybrid"
+    assert fake_brain.handle.warm_vectors() == 3
+    assert local.threads[0] is threading.current_thread()
+    assert local.threads[-1] is not threading.current_thread()
+
+
 @pytest.mark.parametrize(
     ("component", "accepted"),
     [(float("nan"), False), (float("inf"), False), (float("-inf"), False), (1e30, False), (1e18, True)],
