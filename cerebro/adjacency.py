@@ -126,10 +126,10 @@ def bring_neighbours(  # noqa: PLR0913 - the recall's callbacks: vectors, scorin
     related = related_pairs(
         [(parent.node.id, n.id) for parent in parents for n, _, _ in offers[parent.node.id]], vectors, cosines
     )
-    value = {s.node.id: s.rank_value for s in ordered}
     index = {s.node.id: s for s in ordered}
     lifted: dict[str, tuple[float, int]] = {}  # node id → (carried value, rank of the result it came with)
     first: set[str] = set()  # answers that rank ahead of the question they share a value with
+    joined: set[str] = set()  # memories that were not results: only what they are lent counts
     for rank, parent in enumerate(parents, start=1):
         for neighbour, share, ahead in offers[parent.node.id]:
             carried = parent.rank_value * share
@@ -137,19 +137,25 @@ def bring_neighbours(  # noqa: PLR0913 - the recall's callbacks: vectors, scorin
                 continue
             if neighbour.id not in index and not accept(neighbour):
                 continue
-            best = max(value.get(neighbour.id, float("-inf")), lifted.get(neighbour.id, (float("-inf"), 0))[0])
+            present = index.get(neighbour.id) if neighbour.id not in joined else None  # a result's own value
+            best = max(
+                present.rank_value if present is not None else float("-inf"),
+                lifted.get(neighbour.id, (float("-inf"), 0))[0],
+            )
             if carried > best:
                 lifted[neighbour.id] = (carried, rank)
                 if ahead:
                     first.add(neighbour.id)
                 if neighbour.id not in index:
                     index[neighbour.id] = score(neighbour)
+                    joined.add(neighbour.id)
     if not lifted:
         return ordered
     if brought_by is not None:
         brought_by.update({node_id: parents[rank - 1].node.id for node_id, (_, rank) in lifted.items()})
     out = [s if s.node.id not in lifted else _lifted(s, *lifted[s.node.id]) for s in index.values()]
-    out.sort(key=lambda s: (-s.rank_value, s.node.id not in first))  # stable: equals keep the fused order
+    # Stable: equals keep the fused order (an answer that ranks first ahead of its question).
+    out.sort(key=(lambda s: (-s.rank_value, s.node.id not in first)) if first else (lambda s: -s.rank_value))
     return out
 
 
@@ -207,7 +213,7 @@ def support(
 
 def _share(result: Node, after: bool, weight: float) -> tuple[float, bool]:
     """(the share of ``result``'s value the neighbour gets, whether it then ranks ahead of ``result``)."""
-    if not after:
+    if not after or not any(mark in result.content for mark in _QUESTION_MARKS):  # no question without a mark
         return weight, False
     asked, told = question_words(result.content)
     if not asked:

@@ -75,17 +75,29 @@ MAX_KNN_PASSES = 8
 
 
 def vector_lane(
-    store: Store, conn: Connection, query_vector: Sequence[float], options: RecallOptions, width: int
+    store: Store,
+    conn: Connection,
+    query_vector: Sequence[float],
+    options: RecallOptions,
+    width: int,
+    known: dict[str, Node] | None = None,
 ) -> list[Candidate]:
     """The nearest active nodes above the threshold (and of the wanted subtype), nearest first.
 
     Non-active nodes keep their vectors, so the KNN over-fetches; when a page of neighbours did not
-    yield ``width`` usable ones, one deeper pass follows (rather than always fetching 3× deep).
+    yield ``width`` usable ones, one deeper pass follows (rather than always fetching 3× deep). ``known``: active
+    nodes read already (the keyword lane's), taken from there rather than read again.
     """
     overfetch = 2 if options.subtype is UNSET else SUBTYPE_OVERFETCH
     k = min(width * overfetch, store.vectors.MAX_K)
     nodes: dict[str, Node] = {}
     usable: list[tuple[str, float]] = []
+    known = known or {}
+
+    def read(ids: list[str]) -> None:
+        nodes.update({node_id: known[node_id] for node_id in ids if node_id in known})
+        nodes.update(store.reads.nodes_by_id(conn, [i for i in ids if i not in known], active_only=True))
+
     for _deeper in range(MAX_KNN_PASSES):
         nearest = (
             options.warm.knn(query_vector, k) if options.warm is not None else store.vectors.knn(conn, query_vector, k)
@@ -94,10 +106,10 @@ def vector_lane(
         above = [(node_id, sim) for node_id, sim in hits if sim >= options.threshold]
         # Rows are read nearest first, only as deep as needed: usually the first ``width`` suffice.
         wanted = [node_id for node_id, _ in above if node_id not in nodes]
-        nodes.update(store.reads.nodes_by_id(conn, wanted[:width], active_only=True))
+        read(wanted[:width])
         usable = [(i, sim) for i, sim in above if i in nodes and _subtype_matches(nodes[i], options.subtype)]
         if len(usable) < width and len(wanted) > width:
-            nodes.update(store.reads.nodes_by_id(conn, wanted[width:], active_only=True))
+            read(wanted[width:])
             usable = [(i, sim) for i, sim in above if i in nodes and _subtype_matches(nodes[i], options.subtype)]
         exhausted = len(hits) < k or len(above) < len(hits)  # no more neighbours, or the rest are too far
         if len(usable) >= width or exhausted or k >= min(width * SUBTYPE_OVERFETCH * 4, store.vectors.MAX_K):
@@ -255,12 +267,12 @@ def recall(  # noqa: PLR0913 - the pipeline and, when the caller ran it already,
                 mean = None  # vectors of another model (a switch under way): rank uncentered
         cosines = None
         if mean is None:
-            seeds = vector_lane(store, conn, search_vector, options, width)
+            seeds = vector_lane(store, conn, search_vector, options, width, keyword_nodes)
         else:
             # The centered query chooses the candidates and gives the relevance term; the threshold keeps
             # its meaning, a cosine to the uncentered query, so it is checked after the cut.
             centered = scoring.center(search_vector, mean, options.centering)
-            seeds = vector_lane(store, conn, centered, evolve(options, threshold=-1.0), width)
+            seeds = vector_lane(store, conn, centered, evolve(options, threshold=-1.0), width, keyword_nodes)
             cosines = _SeedCosines(store, conn, options, [c.node.id for c in seeds])
             to_search = cosines.against(search_vector)
             seeds = [c for c in seeds if to_search.get(c.node.id, -1.0) >= options.threshold]

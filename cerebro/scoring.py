@@ -164,8 +164,7 @@ def rrf(lanes: Sequence[Sequence[K]], k: int = RRF_K, weights: Sequence[float] |
     for lane, weight in zip(lanes, weights, strict=True):
         for rank, item in enumerate(lane, start=1):
             fused[item] = fused.get(item, 0.0) + weight / (k + rank)
-    order = {item: i for i, item in enumerate(fused)}
-    return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+    return sorted(fused.items(), key=lambda kv: -kv[1])  # stable: ties keep first-seen order
 
 
 def min_max(scores: dict[K, float]) -> dict[K, float]:
@@ -186,9 +185,9 @@ def blend(primary: dict[K, float], keyword: dict[K, float], keyword_weight: floa
     beats both lanes alone and RRF at every cut-off (ADR 0010).
     """
     a, b = min_max(primary), min_max(keyword)
-    order = {key: i for i, key in enumerate([*primary, *[k for k in keyword if k not in primary]])}
-    fused = {key: (1.0 - keyword_weight) * a.get(key, 0.0) + keyword_weight * b.get(key, 0.0) for key in order}
-    return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+    keys = [*primary, *(key for key in keyword if key not in primary)]
+    fused = {key: (1.0 - keyword_weight) * a.get(key, 0.0) + keyword_weight * b.get(key, 0.0) for key in keys}
+    return sorted(fused.items(), key=lambda kv: -kv[1])  # stable: ties keep primary order, then keyword order
 
 
 def surprise(updated_at: datetime | None, last_surfaced: datetime | None, now: datetime) -> float:

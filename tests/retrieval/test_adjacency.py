@@ -328,3 +328,30 @@ def test_an_answer_brought_ahead_of_its_question_stays_ahead_after_support(fake_
         )
     assert [s.node.id for s in out] == [top, answer, question]
     assert out[1].fused == out[2].fused == 0.5  # the answer took the question's whole value; neither lends it back
+
+
+def test_a_memory_brought_by_one_result_takes_a_later_larger_offer_whatever_its_own_score(fake_brain: Brain):
+    """A memory that was not a result joins with its own composite score for display, but only what it is lent ranks
+    it: a second, larger offer (a question's whole value) replaces the first even when its own score is larger."""
+    session = values.Origin(session="s-1")
+    asking = fake_brain.add("walrus ivory arctic, why?", origin=session)  # lends all of its value to what follows
+    answer = fake_brain.add("walrus ivory arctic zulu", origin=session)
+    best = fake_brain.add("walrus ivory arctic tusk", origin=session)  # lends the usual share to what precedes
+    assert min(
+        cos("walrus ivory arctic zulu", t) for t in ("walrus ivory arctic, why?", "walrus ivory arctic tusk")
+    ) >= (adjacency.RELATED)
+    ordered = [scored(fake_brain, best, 0.2), scored(fake_brain, asking, 0.15)]
+    store = fake_brain.handle.store
+    with fake_brain.handle.snapshot() as conn:
+        out = adjacency.bring_neighbours(
+            store,
+            conn,
+            ordered,
+            0.4,
+            vectors=lambda ids: store.vectors.vectors_for(conn, list(ids)),
+            score=lambda node: values.ScoredNode(node, 0.9, 0.0),  # its own score: above both offers
+            accept=lambda node: True,
+        )
+    brought = {s.node.id: s for s in out}[answer]
+    assert brought.fused == pytest.approx(0.15)  # the question's whole value, not 0.4 × 0.2 = 0.08
+    assert brought.lanes["adjacent"] == 2
