@@ -24,7 +24,9 @@ def ordered(valued: Sequence[tuple[ScoredNode, float]], checker: Checker | None,
     results = [s for s, _ in valued]
     nodes = [checker.annotate(s.node) for s in results] if checker is not None else [s.node for s in results]
     if any(scoring.anchor_factor(node.anchor_status) != 1.0 for node in nodes):  # rare: the steps one by one
-        steps = apply_anchors([s.revalued(value) for s, value in valued], checker)  # type: ignore[arg-type]
+        annotated = [(s if node is s.node else evolve(s, node=node)) for s, node in zip(results, nodes, strict=True)]
+        # Annotated already: apply_anchors's checker returns each node as it is.
+        steps = apply_anchors([s.revalued(value) for s, (_, value) in zip(annotated, valued, strict=True)], checker)  # type: ignore[arg-type]
         return favour_informative(steps) if length else steps
     multipliers = factors(nodes) if length else [1.0] * len(nodes)
     out = [

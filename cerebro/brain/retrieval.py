@@ -275,9 +275,11 @@ def _embedding(h: Handle, query: str) -> _Background | _Inline:
     local model's work is CPU either way: handing it to a thread cost ~0.13 ms of CPU a recall (waking the worker,
     the threads trading the GIL at each SQLite call) to save the keyword lane's time from the wall — ~0.3 ms at 10,000
     memories, ~2 ms at 100,000 — so it embeds here, first, until a long-lived process's brain is big (ADR 0042)."""
-    if h.embedder.provider == "local" and h.warm_vectors() < LOCAL_OVERLAP_FROM:
-        return _Inline(h.embed, [query])
-    return _Background(h.embed, [query])
+    try:
+        overlap = h.embedder.provider != "local" or h.warm_vectors() >= LOCAL_OVERLAP_FROM
+    except Exception:  # noqa: BLE001 - no embedder to build (a provider or model this build lacks): result() says so
+        overlap = False
+    return _Background(h.embed, [query]) if overlap else _Inline(h.embed, [query])
 
 
 class _Inline:

@@ -33,7 +33,17 @@ def _busy_timeout_ms(default: int = 5000) -> int:
     return value if value >= 0 else default
 
 
-PAGE_CACHE_KIB = 64 * 1024  # a connection's page cache ceiling (ADR 0042)
+def _page_cache_kib(default: int = 64 * 1024) -> int:
+    """A connection's page cache ceiling (ADR 0042): 64 MiB, or ``$CEREBRO_PAGE_CACHE_MIB`` (a process holding many
+    brains open may want less; the cache only grows as pages are read)."""
+    try:
+        value = int(os.environ.get("CEREBRO_PAGE_CACHE_MIB", ""))
+    except ValueError:
+        return default
+    return value * 1024 if value > 0 else default
+
+
+PAGE_CACHE_KIB = _page_cache_kib()
 BUSY_TIMEOUT_MS = _busy_timeout_ms()
 
 WRITE_OPTION = "cerebro_write"

@@ -298,10 +298,18 @@ def search(
             ).fetchall()
         except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
             return []
-        wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype, nodes)  # its errors are the brain's: shown
+        rows: dict[str, Any] | None = {} if nodes is not None else None
+        wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype, rows)  # its errors are the brain's: shown
         hits = [(wanted[rowid], float(rank)) for rowid, rank in ranked if rowid in wanted]
         if len(hits) >= limit or len(ranked) < k:
-            return hits[: int(limit)]
+            hits = hits[: int(limit)]
+            if (
+                nodes is not None and rows is not None
+            ):  # the nodes of the hits returned only (a subtype reads 4x deeper)
+                from cerebro.store.reads import node_from_row
+
+                nodes.update({node_id: node_from_row(rows[node_id]) for node_id, _ in hits})
+            return hits
         k *= 4
 
 
@@ -309,39 +317,42 @@ def _active_node_ids(
     conn: Connection,
     rowids: list[int],
     subtype: Any,  # noqa: ANN401 - see search
-    nodes: dict[str, Node] | None = None,
+    rows: dict[str, Any] | None = None,
 ) -> dict[int, str]:
     """{FTS rowid: node id} of the hits whose node is active (and of the subtype, when one is asked for): the node ids
-    and the nodes' statuses in one statement (two cost ~0.07 ms more a recall at 10,000 memories); with ``nodes``, the
-    nodes' whole rows too, into it."""
-    from cerebro.store.reads import NODE_COLUMNS, chunks, node_from_row
+    and the nodes' statuses in one statement (two cost ~0.07 ms more a recall at 10,000 memories); with ``rows``, the
+    nodes' whole rows too, into it by node id."""
+    from cerebro.store.reads import NODE_COLUMNS, chunks
 
     condition, params = "", cast(tuple[Any, ...], ())
     if subtype is not ...:
         condition, params = (
             (" AND n.subtype = ?", (subtype,)) if subtype else (" AND (n.subtype IS NULL OR n.subtype = '')", ())
         )
-    columns = "".join(f", n.{name.strip()}" for name in NODE_COLUMNS.split(",")) if nodes is not None else ""
+    columns = "".join(f", n.{name.strip()}" for name in NODE_COLUMNS.split(",")) if rows is not None else ""
     found: dict[int, str] = {}
     for part in chunks(rowids):
         marks = ",".join("?" * len(part))
         # "+status": the primary key, not idx_nodes_status (see reads.nodes_by_id). The node ids are read from the
         # table's own content table (FTS5's documented %_content: rowid "id", columns c0…): a B-tree seek a hit, where
         # a rowid lookup through the virtual table cost ~0.6 µs more each (~0.03 ms a recall at 10,000 memories).
-        sql = (
-            f"SELECT f.id, f.c0{columns} FROM nodes_fts_content f JOIN nodes n ON n.id = f.c0 "
-            f"WHERE f.id IN ({marks}) AND +n.status = 'active'{condition}"
-        )
         try:
-            rows = conn.execute(sql, (*part, *params)).fetchall()
-        except Exception:  # noqa: BLE001 - a keyword index without its own content table: through the virtual table
-            rows = conn.execute(
+            read = conn.execute(
+                f"SELECT f.id, f.c0{columns} FROM nodes_fts_content f JOIN nodes n ON n.id = f.c0 "
+                f"WHERE f.id IN ({marks}) AND +n.status = 'active'{condition}",
+                (*part, *params),
+            ).fetchall()
+        except Exception as exc:
+            if "no such table" not in str(exc):
+                raise
+            # A keyword index that keeps its text elsewhere (external content): through the virtual table.
+            read = conn.execute(
                 f"SELECT f.rowid, f.node_id{columns} FROM nodes_fts f JOIN nodes n ON n.id = f.node_id "
                 f"WHERE f.rowid IN ({marks}) AND +n.status = 'active'{condition}",
                 (*part, *params),
             ).fetchall()
-        for row in rows:
+        for row in read:
             found[row[0]] = row[1]
-            if nodes is not None:
-                nodes[row[1]] = node_from_row(row[2:])
+            if rows is not None:
+                rows[row[1]] = row[2:]
     return found

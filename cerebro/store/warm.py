@@ -196,11 +196,10 @@ class WarmVectors:
         else:
             rows = self._shortlist(query, k)
             similarity = _products(self._matrix if rows is None else self._matrix[rows], query)
-        removed = self._removed
-        if removed:
-            gone = np.fromiter(removed, dtype=np.int64)
+        gone = tuple(self._removed)  # once: another thread may apply writes meanwhile
+        if gone:
             if rows is None:
-                similarity[gone] = -np.inf
+                similarity[list(gone)] = -np.inf
             else:
                 similarity[np.isin(rows, gone)] = -np.inf
         if extras:
@@ -208,14 +207,14 @@ class WarmVectors:
             similarity = np.concatenate([similarity, _products(self._extra[:extras], query)])
             rows = np.concatenate([np.arange(len(self._ids)) if rows is None else rows, np.arange(base, base + extras)])
         # Only a removed row is -inf: without one, every row counts (no pass over them all to find out).
-        k = min(k, int(np.count_nonzero(similarity > -np.inf)) if removed else len(similarity))
+        k = min(k, int(np.count_nonzero(similarity > -np.inf)) if gone else len(similarity))
         if k <= 0:
             return []
-        # The k largest without negating every value first (a copy of them all: ~0.1 ms at 100k memories), and the
-        # row numbers the positions themselves when every row was scored (no index array as long as the brain).
-        top = np.argpartition(similarity, len(similarity) - k)[len(similarity) - k :]
+        # Of rows tied at the k-th value, the partition keeps whichever it meets (as before); the row numbers are the
+        # positions themselves when every row was scored (no index array as long as the brain).
+        top = np.argpartition(-similarity, k - 1)[:k]
         order = top if rows is None else rows[top]
-        top = top[np.lexsort((order, -similarity[top]))]  # nearest first; ties in storage order
+        top = top[np.lexsort((order, -similarity[top]))]  # nearest first; ties among them in storage order
         base = len(self._ids)
         return [
             (self._ids[r] if r < base else self._extra_ids[r - base], float(1.0 - similarity[i]))

@@ -218,3 +218,23 @@ def test_a_vector_non_finite_or_too_long_for_float32_is_refused_and_the_recall_d
     else:
         assert result.mode == "keyword-fallback"
         assert "non-finite vector (or one too long for float32)" in result.notices[0]
+
+
+def test_a_brain_whose_embedder_cannot_be_built_recalls_by_keyword_with_a_notice(fake_brain: Brain, fake_brain_path):
+    """A brain made by a newer cerebro may name a provider this build lacks: building its embedder fails, and recall
+    degrades to the keyword lane with a notice, as when the embedder fails on its call — it does not raise."""
+    import sqlean.dbapi2 as sqlean
+
+    fake_brain.add("the walrus tusk is ivory")
+    fake_brain.close()
+    conn = sqlean.connect(str(fake_brain_path))
+    try:
+        conn.execute("UPDATE schema_meta SET value = 'from-the-future' WHERE key = 'embedding_provider'")
+        conn.commit()
+    finally:
+        conn.close()
+    with Brain.open(fake_brain_path) as brain:
+        result = brain.recall("walrus tusk")
+    assert result.mode == "keyword-fallback"
+    assert "from-the-future" in result.notices[0]
+    assert [r.node.content for r in result.results] == ["the walrus tusk is ivory"]

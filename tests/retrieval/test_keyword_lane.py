@@ -333,3 +333,33 @@ def test_the_lane_hands_over_the_nodes_it_read_and_recall_does_not_read_them_aga
     assert sorted(r.node.id for r in result.results) == sorted(ids)
     by_id_reads = [sql for sql in statements if sql.startswith("SELECT") and "FROM nodes WHERE id IN" in sql]
     assert not any(node_id in sql for sql in by_id_reads for node_id in ids), by_id_reads
+
+
+@pytest.mark.file_only  # an FTS5 layout only a brain file can have
+def test_a_keyword_index_keeping_its_text_elsewhere_is_searched_through_the_virtual_table(fake_brain, fake_brain_path):
+    """The hits' node ids come from FTS5's own content table; an index made with external content has none, and the
+    lane reads them through the virtual table instead (the same hits, the same nodes)."""
+    import sqlean.dbapi2 as sqlean
+
+    from cerebro import Brain
+    from cerebro.store import reads
+
+    found = fake_brain.add("numbat burrow survey")
+    fake_brain.add("quoll sighting")
+    conn = sqlean.connect(str(fake_brain_path))
+    try:
+        conn.executescript(
+            "DROP TABLE nodes_fts;"
+            "CREATE TABLE keyword_text(node_id TEXT, content TEXT, subtype TEXT);"
+            "INSERT INTO keyword_text SELECT id, content, subtype FROM nodes WHERE status = 'active';"
+            "CREATE VIRTUAL TABLE nodes_fts USING fts5(node_id UNINDEXED, content, subtype, content='keyword_text');"
+            "INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild');"
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    with Brain.open(fake_brain_path) as brain, brain.handle.snapshot() as snapshot:
+        assert not reads.table_exists(snapshot, "nodes_fts_content")  # precondition: no content table of its own
+        nodes: dict = {}
+        assert [i for i, _ in fts.search(snapshot, "numbat", 10, nodes=nodes)] == [found]
+        assert nodes == reads.nodes_by_id(snapshot, [found])

@@ -257,3 +257,38 @@ def test_a_demoted_result_is_marked_and_needs_no_parts_or_fused_value(fake_brain
     assert demoted.node.anchor_status == "stale"
     assert demoted.score == pytest.approx(0.5 * scoring.anchor_factor("stale"))
     assert demoted.parts is None and demoted.fused is None
+
+
+class _SomeChanged:
+    """Marks the memories whose content names a status (``stale``, ``missing`` or ``verified``) with it."""
+
+    def annotate(self, node):
+        from dataclasses import replace
+
+        for status in ("stale", "missing", "verified"):
+            if status in node.content:
+                return replace(node, anchor_status=status)
+        return node
+
+
+@pytest.mark.parametrize("statuses", [("verified",), ("stale", "missing", "verified")], ids=["none-demoted", "demoted"])
+@pytest.mark.parametrize("length", [True, False], ids=["prior", "no-prior"])
+def test_the_one_copy_ordering_equals_anchors_then_the_length_prior(fake_brain: Brain, statuses, length) -> None:
+    """Issue 18: after fusion, each result is copied once (anchor factor × length prior); it must give exactly the
+    list that the two steps gave one after the other — values, order (ties included) and annotated nodes."""
+    from cerebro.prior import favour_informative
+    from cerebro.values import ScoredNode
+
+    words = ["walrus", "tusk", "ivory", "arctic", "narwhal", "horn", "floe", "seal", "krill", "pod"]
+    valued = []
+    for i in range(24):
+        text = " ".join(words[: 2 + i % 9]) + f" {statuses[i % len(statuses)] if i % 4 == 0 else ''} item{i}"
+        node = fake_brain.get(fake_brain.add(text)).node
+        valued.append((ScoredNode(node, 0.3 + (i % 5) / 10, 0.5, fused=None), round(1.0 - (i // 2) / 24, 6)))
+    checker = _SomeChanged()
+    one_copy = ordering.ordered(valued, checker, length=length)  # type: ignore[arg-type]
+    steps = ordering.apply_anchors([s.revalued(v) for s, v in valued], checker)  # type: ignore[arg-type]
+    steps = favour_informative(steps) if length else steps
+    assert [(s.node, s.score, s.fused, s.parts, s.lanes) for s in one_copy] == [
+        (s.node, s.score, s.fused, s.parts, s.lanes) for s in steps
+    ]

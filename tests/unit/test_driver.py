@@ -260,3 +260,14 @@ def test_a_connection_keeps_a_page_cache_big_enough_for_a_brain_of_ten_thousand_
         assert engine.PAGE_CACHE_KIB * 1024 >= 13_000_000  # the 10k bench brain's file, whole
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(None, 64 * 1024), ("16", 16 * 1024), ("0", 64 * 1024), ("x", 64 * 1024)]
+)
+def test_the_page_cache_ceiling_comes_from_the_environment_in_mib(monkeypatch, value, expected) -> None:
+    if value is None:
+        monkeypatch.delenv("CEREBRO_PAGE_CACHE_MIB", raising=False)
+    else:
+        monkeypatch.setenv("CEREBRO_PAGE_CACHE_MIB", value)
+    assert engine._page_cache_kib() == expected
