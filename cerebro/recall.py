@@ -93,11 +93,6 @@ def vector_lane(
     nodes: dict[str, Node] = {}
     usable: list[tuple[str, float]] = []
     known = known or {}
-
-    def read(ids: list[str]) -> None:
-        nodes.update({node_id: known[node_id] for node_id in ids if node_id in known})
-        nodes.update(store.reads.nodes_by_id(conn, [i for i in ids if i not in known], active_only=True))
-
     for _deeper in range(MAX_KNN_PASSES):
         nearest = (
             options.warm.knn(query_vector, k) if options.warm is not None else store.vectors.knn(conn, query_vector, k)
@@ -106,16 +101,24 @@ def vector_lane(
         above = [(node_id, sim) for node_id, sim in hits if sim >= options.threshold]
         # Rows are read nearest first, only as deep as needed: usually the first ``width`` suffice.
         wanted = [node_id for node_id, _ in above if node_id not in nodes]
-        read(wanted[:width])
+        nodes.update(active_nodes(store, conn, wanted[:width], known))
         usable = [(i, sim) for i, sim in above if i in nodes and _subtype_matches(nodes[i], options.subtype)]
         if len(usable) < width and len(wanted) > width:
-            read(wanted[width:])
+            nodes.update(active_nodes(store, conn, wanted[width:], known))
             usable = [(i, sim) for i, sim in above if i in nodes and _subtype_matches(nodes[i], options.subtype)]
         exhausted = len(hits) < k or len(above) < len(hits)  # no more neighbours, or the rest are too far
         if len(usable) >= width or exhausted or k >= min(width * SUBTYPE_OVERFETCH * 4, store.vectors.MAX_K):
             break
         k = min(k * 4, store.vectors.MAX_K)
     return [Candidate(nodes[i], sim, 0.0) for i, sim in usable[:width]]  # structure: see recall()
+
+
+def active_nodes(store: Store, conn: Connection, ids: Sequence[str], known: dict[str, Node]) -> dict[str, Node]:
+    """The active nodes among ``ids``: from ``known`` (active nodes read already in this snapshot, the keyword lane's)
+    where it has them, the rest read."""
+    found = {node_id: known[node_id] for node_id in ids if node_id in known}
+    found.update(store.reads.nodes_by_id(conn, [i for i in ids if i not in found], active_only=True))
+    return found
 
 
 def vectors_of(store: Store, conn: Connection, options: RecallOptions, ids: Sequence[str]) -> dict[str, list[float]]:
@@ -286,10 +289,7 @@ def recall(  # noqa: PLR0913 - the pipeline and, when the caller ran it already,
             c.lanes["vector"] = rank
     elif mode == "keyword" and keyword_ids:
         # Provider none: the graph lane grows from the keyword hits instead.
-        nodes = {i: keyword_nodes[i] for i in keyword_ids[:width] if i in keyword_nodes}
-        nodes.update(
-            store.reads.nodes_by_id(conn, [i for i in keyword_ids[:width] if i not in nodes], active_only=True)
-        )
+        nodes = active_nodes(store, conn, keyword_ids[:width], keyword_nodes)
         seeds = [Candidate(nodes[i], 0.0, 0.0) for i in keyword_ids[:width] if i in nodes]
     else:
         seeds = []
@@ -310,10 +310,8 @@ def recall(  # noqa: PLR0913 - the pipeline and, when the caller ran it already,
     # The keyword hits that are not candidates already, and the in-degree baseline of every candidate: one read
     # each. A candidate's structure is the larger of its baseline and what expansion found.
     seen = {c.node.id: c.node for c in seeds}
-    unread = [i for i in keyword_ids if i not in seen and i not in keyword_nodes]
-    keyword_nodes = {**keyword_nodes, **store.reads.nodes_by_id(conn, unread, active_only=True)}
-    keyword_only = [i for i in keyword_ids if i not in seen and i in keyword_nodes]
-    baseline = structural_baseline(store, conn, [*seen, *keyword_only], options.indegree_enabled)
+    keyword_nodes = active_nodes(store, conn, [i for i in keyword_ids if i not in seen], keyword_nodes)
+    baseline = structural_baseline(store, conn, [*seen, *keyword_nodes], options.indegree_enabled)
     for c in seeds:
         c.structural = max(c.structural, baseline.get(c.node.id, 0.0))
     scored = sorted((score_of(c, now) for c in seeds), key=lambda s: -s.score)  # stable on ties

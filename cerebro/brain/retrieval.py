@@ -286,9 +286,12 @@ class _Inline:
     """``work(*args)`` run now; :meth:`result` returns or raises as it did (the interface of :class:`_Background`)."""
 
     def __init__(self, work: Callable[..., Any], *args: Any) -> None:  # noqa: ANN401 - the embedder's call and its arguments
+        self._run(work, args)
+
+    def _run(self, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
         try:
             self._outcome: tuple[bool, Any] = (True, work(*args))
-        except Exception as exc:  # noqa: BLE001 - handed to result(), where a failed embedding degrades the recall
+        except BaseException as exc:  # noqa: BLE001 - handed to result(), where a failed embedding degrades the recall
             self._outcome = (False, exc)
 
     def result(self) -> Any:  # noqa: ANN401 - what that call returned
@@ -298,7 +301,7 @@ class _Inline:
         return value
 
 
-class _Background:
+class _Background(_Inline):
     """``work(*args)`` on another thread; :meth:`result` waits for it and returns or raises as it did.
 
     The thread is one of a few long-lived daemon workers, reused from recall to recall: starting a thread cost
@@ -310,7 +313,7 @@ class _Background:
         from queue import SimpleQueue
 
         self._done = threading.Event()
-        self._outcome: tuple[bool, Any] = (False, None)
+        self._outcome = (False, None)
         try:
             inbox = _IDLE_WORKERS.pop()  # the one idle last: list.pop and append are atomic
         except IndexError:
@@ -318,18 +321,9 @@ class _Background:
             threading.Thread(target=_serve, args=(inbox,), name="cerebro-embed", daemon=True).start()
         inbox.put((self, work, args))
 
-    def _run(self, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
-        try:
-            self._outcome = (True, work(*args))
-        except BaseException as exc:  # noqa: BLE001 - handed to result()
-            self._outcome = (False, exc)
-
     def result(self) -> Any:  # noqa: ANN401 - what that call returned
         self._done.wait()
-        ok, value = self._outcome
-        if not ok:
-            raise value
-        return value
+        return super().result()
 
 
 _IDLE_WORKERS: list[Any] = []  # idle workers' inboxes (each a queue.SimpleQueue), the one idle last at the end

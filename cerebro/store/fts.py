@@ -298,14 +298,12 @@ def search(
             ).fetchall()
         except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
             return []
-        rows: dict[str, Any] | None = {} if nodes is not None else None
-        wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype, rows)  # its errors are the brain's: shown
+        rows: dict[str, Any] = {}
+        wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype, rows if nodes is not None else None)
         hits = [(wanted[rowid], float(rank)) for rowid, rank in ranked if rowid in wanted]
         if len(hits) >= limit or len(ranked) < k:
             hits = hits[: int(limit)]
-            if (
-                nodes is not None and rows is not None
-            ):  # the nodes of the hits returned only (a subtype reads 4x deeper)
+            if nodes is not None:  # the nodes of the hits returned only (with a subtype the lane reads 4x deeper)
                 from cerebro.store.reads import node_from_row
 
                 nodes.update({node_id: node_from_row(rows[node_id]) for node_id, _ in hits})
@@ -336,21 +334,18 @@ def _active_node_ids(
         # "+status": the primary key, not idx_nodes_status (see reads.nodes_by_id). The node ids are read from the
         # table's own content table (FTS5's documented %_content: rowid "id", columns c0…): a B-tree seek a hit, where
         # a rowid lookup through the virtual table cost ~0.6 µs more each (~0.03 ms a recall at 10,000 memories).
-        try:
-            read = conn.execute(
-                f"SELECT f.id, f.c0{columns} FROM nodes_fts_content f JOIN nodes n ON n.id = f.c0 "
-                f"WHERE f.id IN ({marks}) AND +n.status = 'active'{condition}",
-                (*part, *params),
-            ).fetchall()
-        except Exception as exc:
-            if "no such table" not in str(exc):
-                raise
-            # A keyword index that keeps its text elsewhere (external content): through the virtual table.
-            read = conn.execute(
-                f"SELECT f.rowid, f.node_id{columns} FROM nodes_fts f JOIN nodes n ON n.id = f.node_id "
-                f"WHERE f.rowid IN ({marks}) AND +n.status = 'active'{condition}",
-                (*part, *params),
-            ).fetchall()
+        # A keyword index that keeps its text elsewhere (external content) has no content table: the virtual table.
+        for table, rowid, node_id in (("nodes_fts_content", "id", "c0"), ("nodes_fts", "rowid", "node_id")):
+            sql = (
+                f"SELECT f.{rowid}, f.{node_id}{columns} FROM {table} f JOIN nodes n ON n.id = f.{node_id} "
+                f"WHERE f.{rowid} IN ({marks}) AND +n.status = 'active'{condition}"
+            )
+            try:
+                read = conn.execute(sql, (*part, *params)).fetchall()
+                break
+            except Exception as exc:
+                if table == "nodes_fts" or "no such table" not in str(exc):
+                    raise
         for row in read:
             found[row[0]] = row[1]
             if rows is not None:

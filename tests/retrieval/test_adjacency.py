@@ -249,6 +249,22 @@ def scored(brain: Brain, node_id: str, value: float) -> values.ScoredNode:
     return values.ScoredNode(brain.get(node_id).node, value, 0.5, lanes={"vector": 1}, fused=value)
 
 
+def on_real_order(brain: Brain, step, ordered: list[values.ScoredNode], own_score: float) -> list[values.ScoredNode]:
+    """``adjacency.arrange`` or ``bring_neighbours`` on a hand-made result list, over the brain's real writing order
+    and stored vectors; a memory that was not a result joins with ``own_score``."""
+    store = brain.handle.store
+    with brain.handle.snapshot() as conn:
+        return step(
+            store,
+            conn,
+            ordered,
+            0.4,
+            vectors=lambda ids: store.vectors.vectors_for(conn, list(ids)),
+            score=lambda node: values.ScoredNode(node, own_score, 0.0),
+            accept=lambda node: True,
+        )
+
+
 def support(brain: Brain, ordered: list[values.ScoredNode], **kw: object) -> list[values.ScoredNode]:
     """The step on a hand-made result list, over the brain's real writing order and stored vectors."""
     store = brain.handle.store
@@ -315,17 +331,7 @@ def test_an_answer_brought_ahead_of_its_question_stays_ahead_after_support(fake_
     question, answer = fake_brain.add(ASKS), fake_brain.add(ANSWER)
     assert cos(ASKS, ANSWER) >= adjacency.RELATED
     ordered = [scored(fake_brain, top, 1.0), scored(fake_brain, question, 0.5)]
-    store = fake_brain.handle.store
-    with fake_brain.handle.snapshot() as conn:
-        out = adjacency.arrange(
-            store,
-            conn,
-            ordered,
-            0.4,
-            vectors=lambda ids: store.vectors.vectors_for(conn, list(ids)),
-            score=lambda node: values.ScoredNode(node, 0.1, 0.0),
-            accept=lambda node: True,
-        )
+    out = on_real_order(fake_brain, adjacency.arrange, ordered, own_score=0.1)
     assert [s.node.id for s in out] == [top, answer, question]
     assert out[1].fused == out[2].fused == 0.5  # the answer took the question's whole value; neither lends it back
 
@@ -341,17 +347,7 @@ def test_a_memory_brought_by_one_result_takes_a_later_larger_offer_whatever_its_
         cos("walrus ivory arctic zulu", t) for t in ("walrus ivory arctic, why?", "walrus ivory arctic tusk")
     ) >= (adjacency.RELATED)
     ordered = [scored(fake_brain, best, 0.2), scored(fake_brain, asking, 0.15)]
-    store = fake_brain.handle.store
-    with fake_brain.handle.snapshot() as conn:
-        out = adjacency.bring_neighbours(
-            store,
-            conn,
-            ordered,
-            0.4,
-            vectors=lambda ids: store.vectors.vectors_for(conn, list(ids)),
-            score=lambda node: values.ScoredNode(node, 0.9, 0.0),  # its own score: above both offers
-            accept=lambda node: True,
-        )
+    out = on_real_order(fake_brain, adjacency.bring_neighbours, ordered, own_score=0.9)  # above both offers
     brought = {s.node.id: s for s in out}[answer]
     assert brought.fused == pytest.approx(0.15)  # the question's whole value, not 0.4 × 0.2 = 0.08
     assert brought.lanes["adjacent"] == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from typing import Any
 
 import pytest
 
@@ -28,6 +29,14 @@ class _Recording(FakeEmbedder):
     def embed(self, texts: list[str]) -> list[list[float]]:
         self.threads.append(threading.current_thread())
         return super().embed(texts)
+
+
+def _recall_with_the_provider_down(brain: Brain) -> Any:
+    FakeEmbedder.broken = True
+    try:
+        return brain.recall("walrus tusk")
+    finally:
+        FakeEmbedder.broken = False
 
 
 def _with_embedder(brain: Brain, embedder: FakeEmbedder) -> None:
@@ -78,11 +87,7 @@ def test_an_embedder_that_fails_on_the_worker_still_degrades_the_recall_and_leav
     fake_brain.add("the walrus tusk is ivory")
     recording = _Recording()
     _with_embedder(fake_brain, recording)
-    FakeEmbedder.broken = True
-    try:
-        failed = fake_brain.recall("walrus tusk")
-    finally:
-        FakeEmbedder.broken = False
+    failed = _recall_with_the_provider_down(fake_brain)
     assert failed.mode == "keyword-fallback"
     assert "fake provider is down" in failed.notices[0]
     assert fake_brain.recall("walrus tusk").mode == "hybrid"
@@ -167,11 +172,7 @@ def test_the_local_model_embeds_on_the_calling_thread_and_its_failure_still_degr
     _with_embedder(fake_brain, local)
     assert fake_brain.recall("walrus tusk").mode == "hybrid"
     assert local.threads == [threading.current_thread()]  # no worker's wake-up and GIL trading to pay for
-    FakeEmbedder.broken = True
-    try:
-        failed = fake_brain.recall("walrus tusk")
-    finally:
-        FakeEmbedder.broken = False
+    failed = _recall_with_the_provider_down(fake_brain)
     assert failed.mode == "keyword-fallback"
     assert "fake provider is down" in failed.notices[0]
 
