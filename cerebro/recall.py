@@ -261,8 +261,13 @@ def recall(  # noqa: PLR0913 - the pipeline and, when the caller ran it already,
             search_vector = np.asarray(query_vector, dtype=np.float64)
         moved = bool(keyword_ids) and options.feedback_docs > 0 and options.feedback_weight > 0
         if moved:
-            top = vectors_of(store, conn, options, keyword_ids[: options.feedback_docs])
-            search_vector = scoring.feedback(search_vector, list(top.values()), options.feedback_weight)
+            tops = keyword_ids[: options.feedback_docs]
+            if options.warm is not None:  # the rows as one matrix (as lists, 384 floats each went out and back in)
+                top: Any = options.warm.gather(tops).matrix
+                top = [] if top is None else top
+            else:
+                top = list(vectors_of(store, conn, options, tops).values())
+            search_vector = scoring.feedback(search_vector, top, options.feedback_weight)
         mean = None
         if options.centering > 0:
             mean = options.mean(conn) if options.mean is not None else brain_mean(store, conn)

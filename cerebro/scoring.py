@@ -281,8 +281,9 @@ def shift(vector: Sequence[float], direction: Sequence[float], weight: float) ->
 
 
 def feedback(query_vector: Sequence[float], vectors: Sequence[Sequence[float]], weight: float) -> Any:  # noqa: ANN401 - as given
-    """normalise(q + weight·mean(vectors)): the query moved toward its top keyword hits; unchanged if none."""
-    if not vectors:
+    """normalise(q + weight·mean(vectors)): the query moved toward its top keyword hits; unchanged if none. ``vectors``:
+    lists, or a NumPy matrix of them (the warm index's rows)."""
+    if len(vectors) == 0:
         return query_vector
     if not isinstance(query_vector, list | tuple):  # a NumPy query (the warm path): NumPy's mean
         import numpy as np

@@ -187,34 +187,26 @@ class WarmVectors:
         import numpy as np
 
         scan, extras = self._scan, len(self._extra_ids)  # read once: another thread may apply writes meanwhile
+        gone = tuple(self._removed)  # once, too
         query = None
         if scan is None or extras:  # the float32 rows' query (the scan rounds its own)
             query = self._as_stored(vector)  # sqlite-vec compares the int8 query with int8 rows: so does this
             query /= max(float(np.linalg.norm(query)), 1e-12)
-        if scan is not None:  # exact, every row: no shortlist needed
-            rows, similarity = None, scan.cosines(vector)
+        if scan is not None:  # exact, every row: no shortlist; the rows that can be among the k, removed ones not
+            rows, similarity = scan.nearest(vector, k, gone)
         else:
             rows = self._shortlist(query, k)
             similarity = _products(self._matrix if rows is None else self._matrix[rows], query)
-        gone = tuple(self._removed)  # once: another thread may apply writes meanwhile
-        if gone:
-            if rows is None:
-                similarity[list(gone)] = -np.inf
-            else:
-                similarity[np.isin(rows, gone)] = -np.inf
+            if gone:
+                if rows is None:
+                    similarity[list(gone)] = -np.inf
+                else:
+                    similarity[np.isin(rows, gone)] = -np.inf
         if extras:
             base = len(self._ids)
             similarity = np.concatenate([similarity, _products(self._extra[:extras], query)])
             rows = np.concatenate([np.arange(len(self._ids)) if rows is None else rows, np.arange(base, base + extras)])
-        # Only a removed row is -inf: without one, every row counts (no pass over them all to find out).
-        k = min(k, int(np.count_nonzero(similarity > -np.inf)) if gone else len(similarity))
-        if k <= 0:
-            return []
-        # Of rows tied at the k-th value, the partition keeps whichever it meets (as before); the row numbers are the
-        # positions themselves when every row was scored (no index array as long as the brain).
-        top = np.argpartition(-similarity, k - 1)[:k]
-        order = top if rows is None else rows[top]
-        top = top[np.lexsort((order, -similarity[top]))]  # nearest first; ties among them in storage order
+        top = _best(similarity, rows, k, removed=bool(gone))
         base = len(self._ids)
         return [
             (self._ids[r] if r < base else self._extra_ids[r - base], float(1.0 - similarity[i]))
@@ -329,6 +321,24 @@ def _products(matrix: Any, vector: Any) -> Any:  # noqa: ANN401 - numpy arrays
     import numpy as np
 
     return np.einsum("ij,j->i", matrix, vector)
+
+
+def _best(similarity: Any, rows: Any, k: int, *, removed: bool) -> Any:  # noqa: ANN401 - NumPy arrays
+    """Positions of the ``k`` largest similarities (a removed row's, -inf, never), largest first; ties — at the cut
+    too — in storage order (``rows``, or the positions themselves when every row was scored)."""
+    import numpy as np
+
+    # Only a removed row is -inf: without one, every row counts (no pass over them all to find out).
+    k = min(k, int(np.count_nonzero(similarity > -np.inf)) if removed else len(similarity))
+    if k <= 0:
+        return np.empty(0, dtype=np.intp)
+    if k < len(similarity):  # the k-th value by a partition of the values alone (twice as fast as of positions)
+        kth = np.partition(similarity, len(similarity) - k)[len(similarity) - k]
+        keep = np.flatnonzero(similarity >= kth)  # every row tied with the k-th, so that storage order decides
+    else:
+        keep = np.arange(len(similarity))
+    order = keep if rows is None else rows[keep]
+    return keep[np.lexsort((order, -similarity[keep]))][:k]
 
 
 def _sign_words(matrix: Any) -> Any:  # noqa: ANN401 - numpy arrays
