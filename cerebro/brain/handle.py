@@ -14,6 +14,7 @@ Reads never write: snapshots and read sessions are plain ``BEGIN`` transactions.
 
 from __future__ import annotations
 
+import _thread
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -76,6 +77,10 @@ class Handle:
         self.on_vectors_written: Callable[[dict[str, Any]], None] | None = None
         self._engine: Engine | None = engine  # created on first ORM use: reads on the hot path never import SQLAlchemy
         self._raw: Connection | None = None
+        # Held while the raw connection is in use: SQLite runs in multi-thread mode (ADR 0043), where one connection
+        # must never serve two threads at once — a Brain called from several threads takes turns. Re-entrant:
+        # snapshots nest. (_thread: threading's own lock, without importing threading on the hooks' path.)
+        self._raw_lock = _thread.RLock()
         self._settings: tuple[str, str, int] | None = None
         self._embedder: Any = None
         self._warm: WarmIndex | None = None  # a WarmVectors, made on first use
@@ -138,15 +143,17 @@ class Handle:
 
     def rollback(self) -> None:
         """Roll back a snapshot left open on the raw connection (a call that failed half way)."""
-        if self._raw is not None and self._raw.in_transaction:
-            self._raw.rollback()
+        with self._raw_lock:
+            if self._raw is not None and self._raw.in_transaction:
+                self._raw.rollback()
 
     def close(self) -> None:
         if self._engine is not None:
             self._engine.dispose()
-        if self._raw is not None:
-            self._raw.close()
-            self._raw = None
+        with self._raw_lock:
+            if self._raw is not None:
+                self._raw.close()
+                self._raw = None
 
     # ------------------------------------------------------------------ transactions
 
@@ -154,7 +161,8 @@ class Handle:
     def session(self, *, write: bool) -> Iterator[Session]:
         from cerebro.db.session import unit_of_work
 
-        with unit_of_work(self.engine, write=write) as session:
+        # Under the raw connection's lock too: a server's ORM works on that very connection (mcp.host).
+        with self._raw_lock, unit_of_work(self.engine, write=write) as session:
             yield session
         # Committed: tell an in-memory vector copy what changed (a server's warm index, ADR 0020).
         notify = self.on_vectors_written
@@ -180,7 +188,7 @@ class Handle:
         from cerebro.retry import run_with_retry
 
         def attempt() -> T:
-            with self.connector.write(self.raw) as conn:
+            with self._raw_lock, self.connector.write(self.raw) as conn:
                 return work(conn)
 
         result = run_with_retry(attempt)
@@ -206,13 +214,20 @@ class Handle:
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
         """A read transaction on the raw connection (no ORM): the hot path for recall and prime."""
-        with self.connector.read(self.raw) as conn:
+        with self._raw_lock, self.connector.read(self.raw) as conn:
             yield conn
+
+    @contextmanager
+    def raw_in_use(self) -> Iterator[Connection]:
+        """The raw connection, this thread's alone meanwhile, for work that manages its own transactions."""
+        with self._raw_lock:
+            yield self.raw
 
     def best_effort(self, work: Callable[[Connection], object]) -> bool:
         """A short write on the raw connection (no ORM on the hot path). It waits at most a quarter second
         for the lock and gives up quietly: bookkeeping must never fail or stall the read it follows."""
-        return self.connector.try_write(self.raw, work, wait_ms=250)
+        with self._raw_lock:
+            return self.connector.try_write(self.raw, work, wait_ms=250)
 
     # ------------------------------------------------------------------ embedding
 

@@ -167,7 +167,8 @@ def redact_stored(
     if replaced < len(changed):
         h.on_warning(f"{len(changed) - replaced} of {len(changed)} records changed while this ran: left as now stored")
     h.rollback()
-    purged = h.store.texts.compact(h.raw)
+    with h.raw_in_use() as conn:
+        purged = h.store.texts.compact(conn)
     return cerebro.reports.SecretScan(
         found.scanned, found.findings, redacted=True, backup=str(backup), log_purged=purged
     )

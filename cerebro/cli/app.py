@@ -301,6 +301,10 @@ def main() -> None:
     # keep them spinning after it, on the cores the embedder's own threads need next: a recall in
     # ``cerebro mcp`` took 41 ms instead of 30 at 10k memories on 2 cores. Set before NumPy is imported.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # One command, then the process ends: SQLite keeps its connection mutexes (ADR 0043; `cerebro mcp` turns this off).
+    from cerebro import process
+
+    process.ONE_SHOT = True
     # Started with stdout or stderr closed (`cerebro stop-guard >&-`), Python leaves them None: write to the
     # void rather than fail (a hook must exit 0 whatever it is given).
     if sys.stdout is None:

@@ -11,12 +11,14 @@ IMMEDIATE`` takes the write lock up front so two writers never deadlock on a loc
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from cerebro import process
 from cerebro.errors import DriverUnavailable
 
 if TYPE_CHECKING:
@@ -75,14 +77,46 @@ def _candidates() -> Iterator[ModuleType]:
     # Imported only when wanted: the standard library's sqlite3 loads another SQLite (~2 ms of every hook) that the
     # sqlean wheel makes unnecessary.
     try:
+        first = "sqlean" not in sys.modules  # imported here first: no connection of its SQLite can be open yet
         import sqlean.dbapi2 as sqlean_driver
 
+        # A one-shot CLI process keeps the mutexes: switching them off loads ctypes (~2 ms), more than one command's
+        # queries save (cerebro.process).
+        if first and not process.ONE_SHOT:
+            unshared_connections()
         yield sqlean_driver
     except ImportError:
         pass
     import sqlite3
 
     yield sqlite3
+
+
+def unshared_connections() -> bool:
+    """SQLite's multi-thread mode and no memory statistics, for every connection sqlean opens from now (ADR 0043).
+
+    sqlean's SQLite is built serialized: each connection has a mutex that every call on it takes, down to each column
+    of each row read — ~9,000 lock and unlock pairs a recall at 10,000 memories — and its memory statistics take a
+    global mutex at every allocation: ~5 % of a recall's CPU. Multi-thread mode asks that no connection be used by two
+    threads at once, which is sqlean's own promise (``threadsafety`` 1: threads share the module, not connections)
+    and cerebro's way: the MCP server works on one brain thread, a warm build opens its own connection, and a
+    handle's raw connection is used under the handle's lock. Both settings change only while SQLite is shut down,
+    which is safe only before any connection is open: called when cerebro imports sqlean itself. Linux only:
+    ``sqlite3_config`` is variadic, and a plain ctypes call passes its arguments as such a callee expects them on
+    Linux (x86-64, aarch64) but not on Apple silicon. False (and SQLite as it was) when anything refuses."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        library = ctypes.CDLL(sys.modules["sqlean._sqlite3"].__file__)
+        if library.sqlite3_shutdown() != 0:
+            return False
+        multi_thread = library.sqlite3_config(2) == 0  # SQLITE_CONFIG_MULTITHREAD
+        no_statistics = library.sqlite3_config(9, ctypes.c_int(0)) == 0  # SQLITE_CONFIG_MEMSTATUS, off
+        return library.sqlite3_initialize() == 0 and multi_thread and no_statistics
+    except Exception:  # noqa: BLE001 - an unusual build: connections keep their mutexes, as before
+        return False
 
 
 def pick_driver(candidates: Iterable[ModuleType]) -> ModuleType:

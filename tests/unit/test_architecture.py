@@ -24,6 +24,7 @@ LEAVES = {
     "cli_state",
     "redaction",
     "onnx_wire",
+    "process",
 }
 # module prefix → prefixes it must never import
 FORBIDDEN = {

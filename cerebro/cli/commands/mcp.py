@@ -35,6 +35,8 @@ def mcp(
       cerebro mcp --global -p ~/code/app
       cerebro mcp --http 127.0.0.1:8765
     """
+    from cerebro import process
     from cerebro.mcp.server import run
 
+    process.ONE_SHOT = False  # a server answers many calls: its connections go without mutexes (ADR 0043)
     run(project=state.project, include_global=global_, http=http, allow_remote=allow_remote)
