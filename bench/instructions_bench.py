@@ -12,8 +12,10 @@ smaller. Needs ``valgrind`` (Debian's package); under it a process runs ~50× sl
 their AVX2 paths (Valgrind 3.19 has no AVX-512), so the model's share differs from a native run.
 
 - ``recall``: instructions of one in-process ``Brain.recall`` (query embedding excluded, as recall_bench measures
-  it): a process doing one round of 40 recalls after 40 warm-ups, less one doing only the warm-ups, over 40.
-  Uses recall_bench's brains (``bench/out/brain-N.sqlite``); the query vectors are computed once and cached.
+  it): after a round of 40 warm-ups, a round of 40 recalls run through ``itertools.starmap``, and callgrind counts
+  inside ``starmap_next`` only (``--toggle-collect``): the recalls and nothing else (the difference of two processes,
+  used before, moved with whatever the warm-ups did on another thread). Uses recall_bench's brains
+  (``bench/out/brain-N.sqlite``); the query vectors are computed once and cached.
 - ``commands``: instructions of each one-shot command of ``startup_bench.py`` (one warm-up run each, then one
   counted), on a copy of ``--brain``.
 """
@@ -41,7 +43,7 @@ ROUND = 40
 # One recall process: argv = code folder, brain, query-vector cache, rounds. The code folder goes first on sys.path,
 # so "before" is the other checkout's package, not this one's (checked).
 RECALLS = """
-import json, os, sys
+import collections, itertools, json, os, sys
 code, brain, cache, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 sys.path.insert(0, code)
 import cerebro
@@ -50,16 +52,20 @@ assert cerebro.__file__.startswith(code), cerebro.__file__
 b = Brain.open(brain)
 vectors = json.load(open(cache))
 b.handle.embed = lambda texts: [vectors[t] for t in texts]
-for _ in range(1 + rounds):
-    for q in vectors:
-        b.recall(q)
+for q in vectors:
+    b.recall(q)
+for _ in range(rounds):  # counted: callgrind collects inside starmap_next only
+    collections.deque(itertools.starmap(b.recall, ((q,) for q in vectors)), maxlen=0)
 """
 
 
-def counted(argv: list[str], env: dict[str, str], stdin: str | None = None, cwd: Path | None = None) -> int:
-    """Instructions the process executed (all its threads), under callgrind."""
+def counted(
+    argv: list[str], env: dict[str, str], stdin: str | None = None, cwd: Path | None = None, only: str | None = None
+) -> int:
+    """Instructions the process executed (all its threads), under callgrind; ``only``: inside that function only."""
+    within = ["--collect-atstart=no", f"--toggle-collect={only}"] if only else []
     ran = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *within, *argv],
         input=stdin,
         capture_output=True,
         text=True,
@@ -100,10 +106,8 @@ def recall(args: argparse.Namespace) -> None:
         query_vectors(brain, cache)
         cells = []
         for code in variants.values():
-            warm_ups, one_round = (
-                counted([PYTHON, "-c", RECALLS, code, str(brain), str(cache), str(rounds)], env) for rounds in (0, 1)
-            )
-            cells.append(f"{(one_round - warm_ups) / ROUND / 1e6:.2f} M")
+            argv = [PYTHON, "-c", RECALLS, code, str(brain), str(cache), "1"]
+            cells.append(f"{counted(argv, env, only='starmap_next') / ROUND / 1e6:.2f} M")
         print(f"| {size:,} | " + " | ".join(cells) + " |", flush=True)
 
 
