@@ -327,7 +327,8 @@ def _active_node_ids(
         condition, params = (
             (" AND n.subtype = ?", (subtype,)) if subtype else (" AND (n.subtype IS NULL OR n.subtype = '')", ())
         )
-    columns = "".join(f", n.{name.strip()}" for name in NODE_COLUMNS.split(",")) if rows is not None else ""
+    # The node id is n.id (equal to the content table's by the join), then the row's other columns when asked for.
+    columns = "".join(f", n.{name.strip()}" for name in NODE_COLUMNS.split(",")[1:]) if rows is not None else ""
     found: dict[int, str] = {}
     for part in chunks(rowids):
         marks = ",".join("?" * len(part))
@@ -337,7 +338,7 @@ def _active_node_ids(
         # A keyword index that keeps its text elsewhere (external content) has no content table: the virtual table.
         for table, rowid, node_id in (("nodes_fts_content", "id", "c0"), ("nodes_fts", "rowid", "node_id")):
             sql = (
-                f"SELECT f.{rowid}, f.{node_id}{columns} FROM {table} f JOIN nodes n ON n.id = f.{node_id} "
+                f"SELECT f.{rowid}, n.id{columns} FROM {table} f JOIN nodes n ON n.id = f.{node_id} "
                 f"WHERE f.{rowid} IN ({marks}) AND +n.status = 'active'{condition}"
             )
             try:
@@ -349,5 +350,5 @@ def _active_node_ids(
         for row in read:
             found[row[0]] = row[1]
             if rows is not None:
-                rows[row[1]] = row[2:]
+                rows[row[1]] = row[1:]
     return found
