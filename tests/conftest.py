@@ -12,8 +12,13 @@ import pytest
 
 from cerebro import clock
 from cerebro.cli_state import state
+from cerebro.db import engine as _engine
 from tests.helpers import check_json_contract
 from tests.postgres import TeamBrainRef
+
+# SQLite as a long-lived cerebro process runs it (multi-thread mode, ADR 0043): cerebro chooses its driver before any
+# test module can import sqlean itself.
+_engine.driver()
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import _thread
 import math
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -81,6 +81,7 @@ class Handle:
         # must never serve two threads at once — a Brain called from several threads takes turns. Re-entrant:
         # snapshots nest. (_thread: threading's own lock, without importing threading on the hooks' path.)
         self._raw_lock = _thread.RLock()
+        self._engine_on_raw = False  # the ORM's engine runs on the raw connection (use_engine)
         self._settings: tuple[str, str, int] | None = None
         self._embedder: Any = None
         self._warm: WarmIndex | None = None  # a WarmVectors, made on first use
@@ -128,11 +129,13 @@ class Handle:
             self._engine = self.connector.create_engine()
         return self._engine
 
-    def use_engine(self, engine: Engine) -> None:
-        """Run the ORM on ``engine`` from now on (the MCP server runs it on the raw connection)."""
-        if self._engine is not None:
-            self._engine.dispose()
-        self._engine = engine
+    def use_engine(self, engine: Engine, *, on_raw: bool) -> None:
+        """Run the ORM on ``engine`` from now on; ``on_raw``: its connection is the raw one (the MCP server's), so its
+        sessions take the raw connection's lock too."""
+        with self._raw_lock:
+            if self._engine is not None:
+                self._engine.dispose()
+            self._engine, self._engine_on_raw = engine, on_raw
 
     @property
     def raw(self) -> Connection:
@@ -148,9 +151,9 @@ class Handle:
                 self._raw.rollback()
 
     def close(self) -> None:
-        if self._engine is not None:
-            self._engine.dispose()
         with self._raw_lock:
+            if self._engine is not None:
+                self._engine.dispose()
             if self._raw is not None:
                 self._raw.close()
                 self._raw = None
@@ -161,8 +164,13 @@ class Handle:
     def session(self, *, write: bool) -> Iterator[Session]:
         from cerebro.db.session import unit_of_work
 
-        # Under the raw connection's lock too: a server's ORM works on that very connection (mcp.host).
-        with self._raw_lock, unit_of_work(self.engine, write=write) as session:
+        # A server's ORM works on the raw connection itself (use_engine): its sessions take that connection's lock.
+        # An engine of its own hands each session a pooled connection of its own: no lock, so that a write waiting
+        # for another process's lock (busy_timeout) does not hold up this brain's reads on other threads.
+        with (
+            self._raw_lock if self._engine_on_raw else nullcontext(),
+            unit_of_work(self.engine, write=write) as session,
+        ):
             yield session
         # Committed: tell an in-memory vector copy what changed (a server's warm index, ADR 0020).
         notify = self.on_vectors_written
@@ -281,12 +289,15 @@ class Handle:
         same model keeps its model loaded."""
         return self._embedder if self._settings == settings else None
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        """Embed and check the answer fits this brain's vector table."""
+    def embed(
+        self, texts: list[str], *, settings: tuple[str, str, int] | None = None, embedder: Embedder | None = None
+    ) -> list[list[float]]:
+        """Embed and check the answer fits this brain's vector table. ``settings`` and ``embedder``: as read already
+        (a worker thread must not read the brain: the thread waiting for it may hold the raw connection's lock)."""
         from cerebro.embed.base import EmbeddingError
 
-        _, model, dims = self.embedding_settings()
-        vectors = self.embedder.embed(texts)
+        _, model, dims = settings or self.embedding_settings()
+        vectors = (embedder or self.embedder).embed(texts)
         if len(vectors) != len(texts):
             raise EmbeddingError(f"the embedder returned {len(vectors)} vectors for {len(texts)} texts")
         for vector in vectors:

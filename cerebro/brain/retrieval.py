@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, config, values
@@ -276,10 +277,16 @@ def _embedding(h: Handle, query: str) -> _Background | _Inline:
     the threads trading the GIL at each SQLite call) to save the keyword lane's time from the wall — ~0.3 ms at 10,000
     memories, ~2 ms at 100,000 — so it embeds here, first, until a long-lived process's brain is big (ADR 0042)."""
     try:
-        overlap = h.embedder.provider != "local" or h.warm_vectors() >= LOCAL_OVERLAP_FROM
+        # Read here: the worker must not read the brain, as this thread waits for it holding the connection's lock.
+        settings, embedder = h.embedding_settings(), h.embedder
     except Exception:  # noqa: BLE001 - no embedder to build (a provider or model this build lacks): result() says so
-        overlap = False
-    return _Background(h.embed, [query]) if overlap else _Inline(h.embed, [query])
+        return _Inline(h.embed, [query])
+    embed = partial(h.embed, settings=settings, embedder=embedder)
+    return (
+        _Background(embed, [query])
+        if embedder.provider != "local" or h.warm_vectors() >= LOCAL_OVERLAP_FROM
+        else _Inline(embed, [query])
+    )
 
 
 class _Inline:

@@ -10,6 +10,7 @@ IMMEDIATE`` takes the write lock up front so two writers never deadlock on a loc
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -67,10 +68,18 @@ def _usable(driver: ModuleType) -> bool:
         return False
 
 
-@cache
 def driver() -> ModuleType:
     """The DB-API module to use: sqlean.dbapi2, else a stdlib sqlite3 that can load extensions."""
+    with _CHOOSING:  # one thread chooses: another's test connection must not open while SQLite restarts
+        return _chosen_driver()
+
+
+@cache
+def _chosen_driver() -> ModuleType:
     return pick_driver(_candidates())
+
+
+_CHOOSING = _thread.allocate_lock()
 
 
 def _candidates() -> Iterator[ModuleType]:
@@ -103,7 +112,10 @@ def unshared_connections() -> bool:
     handle's raw connection is used under the handle's lock. Both settings change only while SQLite is shut down,
     which is safe only before any connection is open: called when cerebro imports sqlean itself. Linux only:
     ``sqlite3_config`` is variadic, and a plain ctypes call passes its arguments as such a callee expects them on
-    Linux (x86-64, aarch64) but not on Apple silicon. False (and SQLite as it was) when anything refuses."""
+    Linux (x86-64, aarch64) but not on Apple silicon. False when anything refuses (a setting that took stays).
+
+    The mode is the process's: a sqlean connection opened after this one by other code in the process must not be used
+    by two threads at once either (README, "Python API")."""
     if not sys.platform.startswith("linux"):
         return False
     try:

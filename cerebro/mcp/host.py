@@ -153,7 +153,7 @@ class Slot:
         from cerebro.db.engine import create_engine
 
         brain.handle.use_engine(
-            create_engine(brain.handle.file("a shared connection"), connection=cls._connection_of(brain))
+            create_engine(brain.handle.file("a shared connection"), connection=cls._connection_of(brain)), on_raw=True
         )
 
     @staticmethod

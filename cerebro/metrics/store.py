@@ -7,6 +7,7 @@ opening a file already at head imports neither SQLAlchemy nor Alembic.
 
 from __future__ import annotations
 
+import _thread
 import bisect
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -79,6 +80,8 @@ class MetricsStore:
     def __init__(self, path: Path, conn: Connection) -> None:
         self.path = path
         self._conn = conn
+        # SQLite may run in multi-thread mode (ADR 0043): a store shared by threads uses its connection in turns.
+        self._lock = _thread.RLock()
 
     # ----------------------------------------------------------------------------------- lifecycle
 
@@ -114,7 +117,8 @@ class MetricsStore:
         return cls(target, conn)
 
     def close(self) -> None:
-        self._conn.close()  # closing twice is allowed
+        with self._lock:
+            self._conn.close()  # closing twice is allowed
 
     def __enter__(self) -> Self:
         return self
@@ -129,22 +133,24 @@ class MetricsStore:
         from cerebro.retry import run_with_retry
 
         def attempt() -> T:
-            cur = self._conn.cursor()
-            cur.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(cur)
-                cur.execute("COMMIT")
-                return result
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
-            finally:
-                cur.close()
+            with self._lock:
+                cur = self._conn.cursor()
+                cur.execute("BEGIN IMMEDIATE")
+                try:
+                    result = work(cur)
+                    cur.execute("COMMIT")
+                    return result
+                except BaseException:
+                    cur.execute("ROLLBACK")
+                    raise
+                finally:
+                    cur.close()
 
         return run_with_retry(attempt)
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._conn.execute(sql, tuple(params)).fetchall()
+        with self._lock:
+            return self._conn.execute(sql, tuple(params)).fetchall()
 
     # ----------------------------------------------------------------------------------- writes
 
@@ -230,7 +236,8 @@ class MetricsStore:
 
     def ingest_offset(self, file: str) -> int:
         """The size the file had when last ingested; 0 when never."""
-        row = self._conn.execute("SELECT last_offset FROM ingest_state WHERE file_path = ?", (file,)).fetchone()
+        rows = self._read("SELECT last_offset FROM ingest_state WHERE file_path = ?", (file,))
+        row = rows[0] if rows else None
         return int(row[0] or 0) if row else 0
 
     def stop_guard_events(self, session_id: str | None = None) -> list[tuple[str, str, str]]:

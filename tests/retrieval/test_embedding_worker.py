@@ -239,3 +239,39 @@ def test_a_brain_whose_embedder_cannot_be_built_recalls_by_keyword_with_a_notice
     assert result.mode == "keyword-fallback"
     assert "from-the-future" in result.notices[0]
     assert [r.node.content for r in result.results] == ["the walrus tusk is ivory"]
+
+
+def test_a_worker_never_reads_the_brain_while_the_recall_waits_for_it(fake_brain: Brain, monkeypatch) -> None:
+    """The recall waits for the worker inside its read snapshot, holding the connection's lock (ADR 0043). Were the
+    worker to read the embedding settings itself — forgotten meanwhile by a re-embed on another thread — it would wait
+    for that lock forever. Its settings and embedder are read before it starts."""
+    from cerebro.brain import retrieval
+
+    fake_brain.add("the walrus tusk is ivory")
+    started, go = threading.Event(), threading.Event()
+    waiting = threading.Event()
+    real_init, real_result = retrieval._Background.__init__, retrieval._Background.result
+
+    def late_start(self, work, *args):  # the worker is scheduled late: after the settings were forgotten
+        def when_told(*a):
+            started.set()
+            go.wait()
+            return work(*a)
+
+        real_init(self, when_told, *args)
+
+    def result(self):
+        waiting.set()  # the recall now waits inside its snapshot
+        return real_result(self)
+
+    monkeypatch.setattr(retrieval._Background, "__init__", late_start)
+    monkeypatch.setattr(retrieval._Background, "result", result)
+    found: list[Any] = []
+    recall = threading.Thread(target=lambda: found.append(fake_brain.recall("walrus tusk")), daemon=True)
+    recall.start()
+    assert started.wait(30) and waiting.wait(30)
+    fake_brain.handle.forget_model()  # as a re-embed that just finished on another thread does
+    go.set()
+    recall.join(30)  # a deadline only to turn a hang into a failure
+    assert not recall.is_alive(), "the worker waited for the lock the recall holds"
+    assert found[0].mode == "hybrid" and found[0].results

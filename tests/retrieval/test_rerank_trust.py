@@ -10,7 +10,6 @@ import stat
 from pathlib import Path
 
 import pytest
-import sqlean.dbapi2 as sqlean
 
 from cerebro import Brain, paths, trust
 from tests.retrieval.test_rerank import GOOD, PY, QUERY, TEXTS, calls, script
@@ -46,6 +45,8 @@ def _refused(brain: Brain, record: Path) -> None:
 def _set_config(path: Path, key: str, value: str) -> None:
     # The brain's own SQLite (sqlean), as another cerebro process would write: two SQLite libraries in one
     # process do not share their locks and WAL index, so the stdlib's write could go unseen by the open brain.
+    import sqlean.dbapi2 as sqlean  # here, not at import: the suite's first SQLite is cerebro's (tests/conftest.py)
+
     conn = sqlean.connect(str(path))
     conn.execute("INSERT OR REPLACE INTO schema_meta (key, value) VALUES (?, ?)", (f"config.{key}", value))
     conn.commit()

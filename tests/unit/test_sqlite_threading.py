@@ -69,29 +69,39 @@ def test_a_one_shot_command_keeps_the_mutexes_and_a_server_does_not(tmp_path) ->
     ``cerebro mcp`` unmarks it before anything opens a connection."""
     body = """
         import cerebro.mcp.server
-        from cerebro.cli import app
         from cerebro import process
+        from cerebro.cli import app
         from cerebro.db import engine
+        brain, command = sys.argv[1], sys.argv[2:]
         seen = {}
-        def serve(**_):
-            seen.update(mode(engine.connect_raw(sys.argv[1])))
-        cerebro.mcp.server.run = serve
-        sys.argv = ["cerebro", *sys.argv[2:]]
+        cerebro.mcp.server.run = lambda **_: seen.update(mode(engine.connect_raw(brain)))  # the server, not serving
+        sys.argv = ["cerebro", *command]
         try:
             app.main()
         except SystemExit:
             pass
-        if not seen:
-            seen.update(mode(engine.connect_raw(sys.argv[1] if len(sys.argv) > 1 else "x")))
+        if not seen:  # a command that opened nothing: the next connection shows the mode
+            seen.update(mode(engine.connect_raw(brain)))
         print(json.dumps({**seen, "one_shot": process.ONE_SHOT}))
         """
     brain = str(tmp_path / "b.sqlite")
     assert _run(body, brain, "mcp") == {"mutex": False, "counted": False, "one_shot": False}
-    assert _run(body.replace("sys.argv[1] if len(sys.argv) > 1 else", ""), brain, "--version") == {
-        "mutex": True,
-        "counted": True,
-        "one_shot": True,
-    }
+    assert _run(body, brain, "--version") == {"mutex": True, "counted": True, "one_shot": True}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.sqlite"]  # nothing written anywhere else
+
+
+def test_the_suite_runs_sqlite_as_a_long_lived_process_does(tmp_path) -> None:
+    """tests/conftest.py has cerebro choose its driver first: the in-process tests (the threads below among them)
+    run without connection mutexes, as a server does."""
+    from cerebro.db import engine
+
+    namespace: dict = {}
+    exec(_PROBE, namespace)  # the probe above, in this process
+    conn = engine.connect_raw(tmp_path / "b.sqlite")
+    try:
+        assert namespace["mode"](conn) == {"mutex": False, "counted": False}
+    finally:
+        conn.close()
 
 
 @pytest.mark.file_only
