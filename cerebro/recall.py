@@ -61,6 +61,7 @@ class RecallOptions:
     centering: float = 1.0
     mean: Any = field(default=None, compare=False)  # conn -> the brain's mean vector, cached (the Brain's), if any
     warm: Any = field(default=None, compare=False)  # a warm in-memory index (cerebro.store.warm), if any
+    keywords: Any = field(default=None, compare=False)  # an in-memory keyword copy (cerebro.store.warm_keywords)
     now: datetime | None = None
     # Memories written beside a top result join with this share of its fused value (ADR 0033; 0 = off).
     adjacency: float = 0.4
@@ -166,10 +167,13 @@ def keyword_lane(
     width: int,
     subtype: Any = UNSET,  # noqa: ANN401 - UNSET is typed Any to fit any parameter (cerebro.values)
     nodes: dict[str, Node] | None = None,
+    copy: Any = None,  # noqa: ANN401 - an in-memory keyword copy (RecallOptions.keywords)
 ) -> list[tuple[str, float]]:
     """[(node_id, bm25)], best first (FTS5's bm25 is lower-is-better); ``nodes`` gets the hits' nodes the store read
     with them (``Keywords.search``)."""
-    return store.keywords.search(conn, query, width, subtype=... if subtype is UNSET else subtype, nodes=nodes)
+    return store.keywords.search(
+        conn, query, width, subtype=... if subtype is UNSET else subtype, nodes=nodes, copy=copy
+    )
 
 
 def _limit(options: RecallOptions) -> int:
@@ -190,7 +194,9 @@ def keyword_hits_for(
     :func:`keyword_lane`'s."""
     use_keyword = options.bm25_enabled and "keyword" in options.lanes and bool(query.strip())
     return (
-        keyword_lane(store, conn, query, options.keyword_width or _width(options), options.subtype, nodes)
+        keyword_lane(
+            store, conn, query, options.keyword_width or _width(options), options.subtype, nodes, options.keywords
+        )
         if use_keyword
         else []
     )

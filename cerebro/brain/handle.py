@@ -86,6 +86,7 @@ class Handle:
         self._embedder: Any = None
         self._warm: WarmIndex | None = None  # a WarmVectors, made on first use
         self._warm_made = False  # a team brain has none: asked once
+        self._keywords: Any = None  # a WarmKeywords (a long-lived process's keyword copy), made on first use
         self._mean: tuple[Any, tuple[int | None, int], float, Any] | None = None  # (connection, version, when, mean)
         self._raw_commits = 0  # writes committed on the raw connection (write_raw): invisible to data_version
 
@@ -344,6 +345,17 @@ class Handle:
             from cerebro import logs
 
             logs.info("vector_index_built", index=made)  # checks the level first: no structlog import to say nothing
+
+    def keyword_copy(self) -> Any:  # noqa: ANN401 - a cerebro.store.warm_keywords.WarmKeywords
+        """This process's in-memory copy of the keyword index (ADR 0044), or None: a one-shot CLI command never gains
+        from one, and a team brain ranks keywords on its server."""
+        from cerebro import process
+
+        if process.ONE_SHOT:
+            return None
+        if self._keywords is None:
+            self._keywords = self.connector.keyword_copy() or False  # False: this engine keeps none (asked once)
+        return self._keywords or None
 
     def warm_vectors(self) -> int:
         """How many vectors this process's warm index holds (0 without one): how big the brain is, without a query."""

@@ -94,6 +94,7 @@ def recall(
             lanes=lanes,
             mean=h.brain_mean,
             anchors=h.anchor_checker(),
+            keywords=h.keyword_copy(),
         )
         # None is meaningful here ("no subtype"), so it is set after the None-dropping merge above.
         options = _replace_options(options, subtype=subtype if subtype is UNSET else (subtype or ""))

@@ -48,6 +48,10 @@ class Connector(Protocol):
     def warm_index(self) -> WarmIndex | None:
         """A new in-memory vector index for a long-lived process, or None when the engine searches itself."""
 
+    def keyword_copy(self) -> Any:  # noqa: ANN401 - a cerebro.store.warm_keywords.WarmKeywords, or None
+        """A new in-memory copy of the keyword index for a long-lived process (ADR 0044), or None when the engine ranks
+        keywords itself."""
+
     def prepare_new_brain(self, session: Session) -> None:
         """What a new brain needs beyond its settings (a brain file's migrations wrote it already)."""
 
@@ -102,6 +106,11 @@ class SQLiteConnector:
         from cerebro.store.warm import WarmVectors
 
         return WarmVectors()
+
+    def keyword_copy(self) -> Any:  # noqa: ANN401 - a WarmKeywords
+        from cerebro.store.warm_keywords import WarmKeywords
+
+        return WarmKeywords(self.path)
 
     def prepare_new_brain(self, session: Session) -> None:
         """Nothing: the migrations seeded the relations and stamped the boundaries."""
@@ -180,6 +189,9 @@ class PostgresConnector:
 
     def warm_index(self) -> WarmIndex | None:
         return None  # pgvector searches on the server
+
+    def keyword_copy(self) -> None:
+        return None  # PostgreSQL ranks keywords on the server
 
     def prepare_new_brain(self, session: Session) -> None:
         from cerebro.store.postgres import start_project

@@ -9,6 +9,7 @@ from cerebro.store.sql import execute, text
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection, Session, Transaction
+    from cerebro.store.warm_keywords import WarmKeywords
     from cerebro.values import Node
 
 
@@ -273,14 +274,17 @@ def search(
     drop_stop_words: bool = True,
     subtype: Any = ...,  # noqa: ANN401 - ... (any subtype), None or "" (none), or a subtype
     nodes: dict[str, Node] | None = None,
+    copy: WarmKeywords | None = None,
 ) -> list[tuple[str, float]]:
     """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
 
     ``subtype``: ``...`` (default) no filter; ``None``/``""`` only nodes without one; else that subtype.
     ``nodes``: filled with every hit's node, read with its status (a row each, where recall read them again after).
+    ``copy``: an in-memory copy of the index (a long-lived process's, ADR 0044), which ranks as FTS5 would when it can.
     Any FTS problem (no table, a query FTS5 still rejects) gives an empty lane, never an error.
     """
-    match = build_match_query(query_terms(query, drop_stop_words=drop_stop_words))
+    terms = query_terms(query, drop_stop_words=drop_stop_words)
+    match = build_match_query(terms)
     if match is None or limit <= 0:
         return []
     # The best hits first, then their rows by primary key: joining every match to ``nodes`` for its status
@@ -291,13 +295,12 @@ def search(
     # top-k heap on the way (~1 ms a recall at 10k memories); the best page's node ids are read after.
     k = int(limit) * (1 if subtype is ... else 4)
     while True:
-        try:
-            ranked = conn.execute(
-                "SELECT rowid, bm25(nodes_fts) AS rank FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank LIMIT ?",
-                (match, k),
-            ).fetchall()
-        except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
-            return []
+        ranked = _copied(copy, conn, terms, k)
+        if ranked is None:
+            try:
+                ranked = conn.execute(RANKING, (match, k)).fetchall()
+            except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
+                return []
         rows: dict[str, Any] = {}
         wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype, rows if nodes is not None else None)
         hits = [(wanted[rowid], float(rank)) for rowid, rank in ranked if rowid in wanted]
@@ -309,6 +312,20 @@ def search(
                 nodes.update({node_id: node_from_row(rows[node_id]) for node_id, _ in hits})
             return hits
         k *= 4
+
+
+RANKING = "SELECT rowid, bm25(nodes_fts) AS rank FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank LIMIT ?"
+
+
+def _copied(copy: WarmKeywords | None, conn: Connection, terms: list[str], k: int) -> list[tuple[int, float]] | None:
+    """The copy's ranking (FTS5's, from memory), or None for FTS5 to give it: no copy, none current, or a failure —
+    which must cost the recall its speed, never its keyword lane."""
+    if copy is None:
+        return None
+    try:
+        return copy.ranked(conn, terms, k)
+    except Exception:  # noqa: BLE001 - FTS5 answers instead
+        return None
 
 
 def _active_node_ids(

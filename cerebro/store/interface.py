@@ -167,9 +167,9 @@ class Keywords(Protocol):
         drop_stop_words: bool = True,
         subtype: Any = ...,  # noqa: ANN401 - ... (any subtype), None or "" (none), or a subtype
         nodes: dict[str, values.Node] | None = None,
+        copy: Any = None,  # noqa: ANN401 - a process's keyword copy, ranking as FTS5 would (ADR 0044; a brain file's)
     ) -> list[tuple[str, float]]:
         """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
-
         ``subtype``: ``...`` (default) no filter; ``None``/``""`` only nodes without one; else that subtype.
         ``nodes``: filled with the hits' nodes where the engine reads their rows anyway (a brain file), or left empty.
         Any FTS problem (no table, a query FTS5 still rejects) gives an empty lane, never an error."""

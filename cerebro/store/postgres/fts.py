@@ -57,6 +57,7 @@ def search(
     drop_stop_words: bool = True,
     subtype: Any = ...,  # noqa: ANN401 - ... (any subtype), None or "" (none), or a subtype
     nodes: dict[str, Any] | None = None,  # left empty: the ranking reads no node rows here
+    copy: Any = None,  # noqa: ANN401 - a brain file's in-memory keyword copy: the database ranks here
 ) -> list[tuple[str, float]]:
     """Active memories matching any term, best first: [(id, -bm25)] (lower is better, as FTS5's).
 

@@ -1,0 +1,324 @@
+"""An in-memory copy of the keyword index for long-lived processes: FTS5's BM25 ranking of a query, from memory.
+
+At 100,000 memories FTS5 spends ~1.5 ms a recall ranking a query's matches (a few thousand rows for a query of common
+words), most of it reading each match's length from ``nodes_fts_docsize``, a B-tree seek a row; the work grows with the
+matches. The copy holds what ``bm25()`` reads — each token's postings (row, occurrences in the row), each row's length
+in tokens, the row and token totals — taken once from FTS5's own tables, and ranks with the same arithmetic in the
+same order: the same doubles, ties in rowid order as SQLite's sorter leaves them. The answer is FTS5's, bit for bit
+(``tests/retrieval/test_warm_keywords.py`` compares them), in ~0.1–0.3 ms at 100,000 memories (ADR 0044).
+
+It answers only queries whose every quoted term is one token, as the index's tokenizer cuts it (asked of a private
+in-memory FTS5 table made with the same ``tokenize`` option, once a term); a phrase of several tokens ("HS-049") is
+left to FTS5, which knows where each token stands. The copy is current while the keyword index is what it was when
+the copy was read — its averages and structure records change with every write to it (the structure record counts
+the segments written) and the schema cookie with a re-created table — so each query first compares those with the
+copy's (two point reads); a stale copy is dropped, and a new one built on a thread of its own, on its own connection,
+once the index is asked for again. Until then FTS5 answers, with the same ranking.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from cerebro.db.types import Connection
+
+# Below this many indexed memories FTS5 ranks a query in ~0.03 ms: the copy is not worth its memory and its thread.
+KEYWORDS_FROM = 5_000
+# FTS5's bm25() constants (fts5_aux.c): k1, b.
+K1 = 1.2
+B = 0.75
+_TERMS_KEPT = 50_000  # query terms whose tokens are remembered; then forgotten all at once
+# The only table layout the copy reads: cerebro's keyword index, with the default or an explicit tokenizer.
+_LAYOUT = re.compile(
+    r"CREATE VIRTUAL TABLE nodes_fts USING fts5\(node_id UNINDEXED, content, subtype(?:, tokenize = '([^']*)')?\)"
+)
+_STAMP_SQL = (
+    "SELECT (SELECT block FROM nodes_fts_data WHERE id = 1), (SELECT block FROM nodes_fts_data WHERE id = 10), "
+    "(SELECT schema_version FROM pragma_schema_version)"
+)
+
+
+def current_stamp(conn: Connection) -> tuple[Any, ...] | None:
+    """What changes whenever the keyword index does (None when there is none to read): its averages record (rows and
+    tokens), its structure record (with a counter of the segments ever written) and the schema cookie."""
+    try:
+        return tuple(conn.execute(_STAMP_SQL).fetchone())
+    except Exception:  # noqa: BLE001 - no keyword index: FTS5's own path reports nothing either
+        return None
+
+
+class WarmKeywords:
+    """A brain's keyword copy in one process (a :class:`cerebro.brain.handle.Handle` keeps one), with its builds."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._copy: KeywordCopy | None = None
+        self._built: KeywordCopy | None = None  # a build's copy, adopted by the next query it is current for
+        self._refused: tuple[Any, ...] | None = None  # the stamp at which the last build found nothing to copy
+        self._building = False
+        self._asked = 0  # queries since the copy was last current: a build starts at the second
+        self._tokenizer: Tokenizer | None = None
+        self.builds = 0
+
+    def ranked(self, conn: Connection, terms: Sequence[str], k: int) -> list[tuple[int, float]] | None:
+        """What ``SELECT rowid, bm25(nodes_fts) AS rank … MATCH <the terms, quoted, OR-ed> ORDER BY rank LIMIT k`` gives
+        in ``conn``'s snapshot, or None: no current copy (a build may start), or a term of several tokens."""
+        stamp = current_stamp(conn)
+        copy = self._copy
+        if copy is None or copy.stamp != stamp:
+            copy = self._current(stamp)
+            if copy is None:
+                return None
+        tokenizer = self._tokenizer
+        if tokenizer is None or tokenizer.option != copy.tokenize:
+            tokenizer = self._tokenizer = Tokenizer(copy.tokenize)
+        tokens = [tokenizer.tokens(term) for term in terms]
+        if any(len(found) != 1 for found in tokens):
+            return None
+        return copy.ranked([found[0] for found in tokens], k)
+
+    def _current(self, stamp: tuple[Any, ...] | None) -> KeywordCopy | None:
+        """The copy for ``stamp``: the one a build has just made, if it is; else None, and maybe a build starts."""
+        with self._lock:
+            built, self._built = self._built, None
+            if built is not None and built.stamp == stamp:
+                self._copy, self._asked = built, 0
+                return built
+            self._copy = None
+            self._asked += 1
+            if stamp is None or stamp == self._refused or self._building or self._asked < 2:
+                return None
+            if _rows(stamp) < KEYWORDS_FROM:  # known from the stamp: no thread, no NumPy
+                self._refused = stamp
+                return None
+            self._building = True
+        # NumPy imported here first, if this process has not yet: two threads importing it at once can meet a
+        # half-made module (CPython gives one up rather than deadlock).
+        import numpy  # noqa: F401
+
+        threading.Thread(target=self._build, name="cerebro-keywords", daemon=True).start()
+        return None
+
+    def _build(self) -> None:
+        from cerebro.db.engine import connect_raw
+        from cerebro.db.session import raw_read
+
+        copy: KeywordCopy | None = None
+        stamp: tuple[Any, ...] | None = None
+        try:
+            conn = connect_raw(self._path, wal=False)
+            try:
+                with raw_read(conn):
+                    stamp = current_stamp(conn)
+                    copy = read_copy(conn, stamp)
+            finally:
+                conn.close()
+        except Exception:  # noqa: BLE001 - FTS5 keeps answering
+            copy = None
+        with self._lock:
+            self._building = False
+            self.builds += 1
+            self._built = copy
+            if copy is None:
+                self._refused = stamp
+
+
+class Tokenizer:
+    """The keyword index's tokenizer, asked through a private in-memory FTS5 table made with the same option."""
+
+    def __init__(self, option: str | None) -> None:
+        from cerebro.db.engine import driver
+
+        self.option = option
+        self._known: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+        self._conn = driver().connect(":memory:", check_same_thread=False, isolation_level=None)
+        spec = f", tokenize = '{option}'" if option is not None else ""
+        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x{spec})")
+        self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+
+    def tokens(self, term: str) -> list[str]:
+        """The tokens FTS5 cuts ``term`` into, in order."""
+        found = self._known.get(term)
+        if found is None:
+            with self._lock:
+                self._conn.execute("INSERT INTO t (rowid, x) VALUES (1, ?)", (term,))
+                found = [row[0] for row in self._conn.execute("SELECT term FROM v ORDER BY offset")]
+                self._conn.execute("DELETE FROM t")
+            if len(self._known) >= _TERMS_KEPT:
+                self._known.clear()
+            self._known[term] = found
+        return found
+
+
+class KeywordCopy:
+    """One reading of the keyword index: postings by token, row lengths, totals."""
+
+    def __init__(  # noqa: PLR0913 - the parts read_copy takes from FTS5's tables
+        self,
+        stamp: tuple[Any, ...] | None,
+        tokenize: str | None,
+        rowids: Any,  # noqa: ANN401 - NumPy int64, ascending: the rows (dense row i is FTS5 rowid rowids[i])
+        lengths: Any,  # noqa: ANN401 - NumPy float64: each row's tokens, every column
+        total_rows: int,
+        total_tokens: int,
+        terms: dict[str, int],
+        offsets: Any,  # noqa: ANN401 - NumPy: term i's postings are [offsets[i], offsets[i + 1])
+        rows: Any,  # noqa: ANN401 - NumPy int32 dense rows, ascending within a term
+        counts: Any,  # noqa: ANN401 - NumPy float64 occurrences of the term in the row, every column
+    ) -> None:
+        self.stamp, self.tokenize = stamp, tokenize
+        self._rowids, self._terms, self._offsets, self._rows, self._counts = rowids, terms, offsets, rows, counts
+        self._total_rows = total_rows
+        # bm25's denominator less the count, k1 × (1 − b + b × D / avgdl), is the row's alone: computed once, as
+        # fts5_aux.c computes it (the same operations in the same order, so the same doubles).
+        average = float(total_tokens) / float(total_rows)
+        self._norms = K1 * ((1 - B) + (B * lengths) / average)
+        import numpy as np
+
+        self._scores = np.zeros(len(rowids))
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._rowids)
+
+    def ranked(self, tokens: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """[(rowid, bm25)] of the ``k`` best rows matching any of ``tokens`` (one query phrase each), best first."""
+        import numpy as np
+
+        postings = []
+        for token in tokens:
+            term = self._terms.get(token)
+            if term is not None:  # else no row has it: FTS5 adds 0 to every row's score for it
+                postings.append((int(self._offsets[term]), int(self._offsets[term + 1])))
+        if not postings or k <= 0:
+            return []
+        with self._lock:  # the scores' buffer: zero outside a query (a row's sum starts at 0, as FTS5's)
+            scores = self._scores
+            matched = []
+            try:
+                for start, end in postings:
+                    rows, counts = self._rows[start:end], self._counts[start:end]
+                    hits = end - start
+                    idf = math.log((self._total_rows - hits + 0.5) / (hits + 0.5))
+                    if idf <= 0.0:
+                        idf = 1e-6
+                    # A term's postings hold a row once: the sum, token by token, is FTS5's, phrase by phrase.
+                    scores[rows] += idf * ((counts * (K1 + 1.0)) / (counts + self._norms[rows]))
+                    matched.append(rows)
+                rows = np.sort(np.concatenate(matched)) if len(matched) > 1 else matched[0]
+                if len(matched) > 1:  # each row once (a sort of the matches, not a pass over every row)
+                    rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]
+                ranks = -scores[rows]  # bm25() is −score: lower is better
+            finally:
+                for rows_of_term in matched:
+                    scores[rows_of_term] = 0.0
+        if len(rows) > k:  # the rows at or under the k-th rank, then the stable sort of those few
+            kth = np.partition(ranks, k - 1)[k - 1]
+            keep = np.flatnonzero(ranks <= kth)
+            rows, ranks = rows[keep], ranks[keep]
+        order = np.argsort(ranks, kind="stable")[:k]  # ties in rowid order, as SQLite's sorter returns them
+        return list(zip(self._rowids[rows[order]].tolist(), ranks[order].tolist(), strict=True))
+
+
+def read_copy(conn: Connection, stamp: tuple[Any, ...] | None) -> KeywordCopy | None:
+    """The keyword index as ``conn``'s snapshot holds it, or None: no index, an unfamiliar layout, fewer than
+    KEYWORDS_FROM rows, or parts that do not add up (then FTS5 keeps answering)."""
+    import numpy as np
+
+    if stamp is None or stamp[0] is None or stamp[1] is None:
+        return None
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'nodes_fts'").fetchone()
+    layout = _LAYOUT.fullmatch(row[0].strip()) if row is not None and row[0] else None
+    if layout is None:
+        return None
+    averages = _varints(stamp[0])
+    if len(averages) != 4 or averages[0] < KEYWORDS_FROM:  # rows, then the tokens of each of the three columns
+        return None
+    sizes = conn.execute("SELECT id, sz FROM nodes_fts_docsize ORDER BY id").fetchall()
+    if len(sizes) != averages[0]:
+        return None
+    rowids = np.fromiter((r[0] for r in sizes), dtype=np.int64, count=len(sizes))
+    # A length is the sum of a row's column sizes (varints: one byte each below 128, the common case).
+    lengths = np.fromiter(
+        (sum(blob) if max(blob, default=0) < 0x80 else sum(_varints(blob)) for _, blob in sizes),
+        dtype=np.float64,
+        count=len(sizes),
+    )
+    if int(lengths.sum()) != sum(averages[1:]):
+        return None
+    made = _postings(conn, rowids)
+    if made is None:
+        return None
+    terms, offsets, rows, counts = made
+    return KeywordCopy(
+        stamp, layout.group(1), rowids, lengths, averages[0], sum(averages[1:]), terms, offsets, rows, counts
+    )
+
+
+def _postings(conn: Connection, rowids: Any) -> tuple[dict[str, int], Any, Any, Any] | None:  # noqa: ANN401 - NumPy
+    """(term → number, offsets, rows, counts) from fts5vocab over the index: per term its rows and instance totals
+    (``row``), and every instance's row, term by term and row by row (``instance``: one text, as a list of 1.3 M rows
+    cost ~3x more at 100,000 memories). Temporary tables of this connection: nothing is written to the brain."""
+    import numpy as np
+
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.cerebro_terms USING fts5vocab(main, nodes_fts, row)")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.cerebro_instances USING fts5vocab(main, nodes_fts, instance)")
+    vocabulary = conn.execute("SELECT term, doc, cnt FROM temp.cerebro_terms").fetchall()
+    listed = conn.execute("SELECT group_concat(doc, ',') FROM temp.cerebro_instances").fetchone()[0] or ""
+    docs = np.fromstring(listed, dtype=np.int64, sep=",") if listed else np.zeros(0, dtype=np.int64)
+    instances = np.fromiter((r[2] for r in vocabulary), dtype=np.int64, count=len(vocabulary))
+    if int(instances.sum()) != len(docs):
+        return None
+    dense = np.searchsorted(rowids, docs)
+    if len(docs) and (dense.max() >= len(rowids) or not np.array_equal(rowids[dense], docs)):
+        return None  # an instance in a row without a length
+    starts = np.concatenate(([0], np.cumsum(instances)[:-1])) if len(instances) else np.zeros(0, dtype=np.int64)
+    falling = np.diff(dense) < 0
+    falling[starts[1:] - 1] = False  # a new term starts over
+    if falling.any():
+        return None  # a term's instances not in row order: not the order this reading relies on
+    # A posting starts where the row changes or a term starts; its count is how many instances follow.
+    first = np.ones(len(docs), dtype=bool)
+    first[1:] = dense[1:] != dense[:-1]
+    first[starts] = True
+    begins = np.flatnonzero(first)
+    counts = np.diff(np.append(begins, len(docs))).astype(np.float64)
+    rows = dense[begins].astype(np.int32)
+    offsets = np.searchsorted(begins, np.append(starts, len(docs)))
+    documents = np.fromiter((r[1] for r in vocabulary), dtype=np.int64, count=len(vocabulary))
+    if not np.array_equal(np.diff(offsets), documents):
+        return None  # FTS5 counts the term's rows otherwise
+    return {r[0]: i for i, r in enumerate(vocabulary)}, offsets, rows, counts
+
+
+def _rows(stamp: tuple[Any, ...]) -> int:
+    """The rows the keyword index holds, from its stamp's averages record (0 if unreadable)."""
+    averages = _varints(stamp[0]) if isinstance(stamp[0], bytes) else []
+    return averages[0] if averages else 0
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (FTS5's records are written in them), in order."""
+    values, at = [], 0
+    while at < len(blob):
+        value = 0
+        for place in range(9):
+            byte = blob[at]
+            at += 1
+            if place == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    return values

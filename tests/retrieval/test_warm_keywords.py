@@ -1,0 +1,230 @@
+"""The in-memory keyword copy (ADR 0044) ranks exactly as FTS5's bm25() does, and steps aside whenever it cannot."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from cerebro import process
+from cerebro.store import fts, warm_keywords
+
+# The copy is of a brain file's FTS5 index; a team brain ranks in PostgreSQL (ADR 0030).
+pytestmark = pytest.mark.file_only
+
+# Stems of one word ("deploy", "deploys", "deployed" are one token to the porter tokenizer), names, and words that
+# also name subtypes (a subtype's tokens count in bm25 too).
+WORDS = [
+    "deploy",
+    "deploys",
+    "deployed",
+    "deploying",
+    "database",
+    "databases",
+    "migration",
+    "migrations",
+    "Ada",
+    "kafka",
+    "cache",
+    "cached",
+    "latency",
+    "retry",
+    "retries",
+    "vector",
+    "index",
+    "decision",
+    "gotcha",
+]
+SUBTYPES = [None, "decision", "gotcha", "cache"]
+
+
+def corpus(seed: int, count: int) -> list[dict[str, object]]:
+    """Memories of a few query words among filler: repeated words, different lengths, and groups of memories of the
+    same length and the same query words (ties in bm25, which only rowid order breaks)."""
+    rng = random.Random(seed)
+    items: list[dict[str, object]] = []
+    for i in range(count):
+        if i % 10 == 0:  # a tie group: "kafka latency" in a memory of four tokens, three of them
+            for j in range(3):
+                items.append({"content": f"kafka latency filler{i} tie{j}", "subtype": None})
+            continue
+        words = [rng.choice(WORDS) for _ in range(rng.randint(1, 6))]
+        words += [f"filler{rng.randint(0, 40)}" for _ in range(rng.randint(0, 12))]
+        words += ["common"] * (rng.random() < 0.7)  # in most memories: FTS5 floors its idf at 1e-6
+        rng.shuffle(words)
+        items.append({"content": " ".join(words) + f" note{i}", "subtype": rng.choice(SUBTYPES)})
+    return items
+
+
+def fts5_ranking(conn, terms: list[str], k: int) -> list[tuple[int, float]]:
+    match = fts.build_match_query(terms)
+    return [tuple(row) for row in conn.execute(fts.RANKING, (match, k)).fetchall()]
+
+
+def copy_ranking(conn, copy, tokenizer, terms: list[str], k: int) -> list[tuple[int, float]]:
+    tokens = [tokenizer.tokens(term) for term in terms]
+    assert all(len(found) == 1 for found in tokens), tokens
+    return copy.ranked([found[0] for found in tokens], k)
+
+
+def queries(seed: int, count: int) -> list[list[str]]:
+    rng = random.Random(seed)
+    pool = [*WORDS, "DEPLOY", "Databases", "absent", "nowhere", "filler3", "note7", "common"]
+    return [list(dict.fromkeys(rng.choice(pool) for _ in range(rng.randint(1, 5)))) for _ in range(count)]
+
+
+@pytest.fixture
+def small_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warm_keywords, "KEYWORDS_FROM", 1)
+
+
+def test_the_copy_ranks_every_query_as_fts5_does(fake_brain, small_copies) -> None:
+    fake_brain.add_many(corpus(1, 300))
+    # Forgotten memories leave the index: rowids with gaps, and row and token totals that went down.
+    for node in fake_brain.list(limit=40)[::4]:
+        fake_brain.forget(node.id, apply=True)
+    with fake_brain.handle.snapshot() as conn:
+        copy = warm_keywords.read_copy(conn, warm_keywords.current_stamp(conn))
+        assert copy is not None
+        tokenizer = warm_keywords.Tokenizer(copy.tokenize)
+        ties = 0
+        for terms in queries(2, 200):
+            for k in (1, 5, 50):
+                expected = fts5_ranking(conn, terms, k)
+                assert copy_ranking(conn, copy, tokenizer, terms, k) == expected, (terms, k)
+                ranks = [rank for _, rank in expected]
+                ties += len(ranks) - len(set(ranks))
+    assert ties > 0  # equal ranks were among the answers, so their order was compared too
+
+
+def test_the_tokenizer_is_the_index_s_own(fake_brain, small_copies) -> None:
+    with fake_brain.handle.snapshot() as conn:
+        option = warm_keywords._LAYOUT.fullmatch(
+            conn.execute("SELECT sql FROM sqlite_master WHERE name = 'nodes_fts'").fetchone()[0]
+        ).group(1)
+    tokenizer = warm_keywords.Tokenizer(option)
+    assert tokenizer.tokens("Deploying") == ["deploi"]  # porter, folded to lower case
+    assert tokenizer.tokens("HS-049") == ["hs", "049"]  # a phrase of two tokens
+    assert tokenizer.tokens("—") == []
+
+
+def wait_for_builds() -> None:
+    for thread in threading.enumerate():
+        if thread.name == "cerebro-keywords":
+            thread.join()
+
+
+def answers(brain, query: str) -> list[tuple[str, float]]:
+    return [(r.node.id, r.score) for r in brain.recall(query, limit=10).results]
+
+
+def test_recall_ranks_from_the_copy_and_answers_as_without_it(
+    fake_brain, fake_brain_path, small_copies, pinned_clock, monkeypatch
+) -> None:
+    from cerebro import Brain
+
+    fake_brain.add_many(corpus(3, 200))
+    asked = ("deploy database", "kafka latency", "gotcha retries Ada", "migrations cached")
+
+    def run(brain) -> dict[str, list[tuple[str, float]]]:
+        brain.recall("deploy database")
+        brain.recall("deploy database")  # asked again: a copy is built on its own thread
+        wait_for_builds()
+        return {q: answers(brain, q) for q in asked}
+
+    used = []
+    copy = fake_brain.handle.keyword_copy()
+    original = copy.ranked
+
+    def counted(*args: object) -> object:
+        ranked = original(*args)
+        used.append(ranked is not None)
+        return ranked
+
+    copy.ranked = counted
+    got = run(fake_brain)
+    assert copy.builds == 1
+    assert used[-len(asked) :] == [True] * len(asked)
+    monkeypatch.setattr(warm_keywords, "KEYWORDS_FROM", 10**9)  # the same process, no copy: FTS5 ranks
+    with Brain.open(fake_brain_path) as plain:
+        assert run(plain) == got
+        assert plain.handle.keyword_copy()._copy is None
+    assert all(got.values())
+    process.ONE_SHOT = True  # a one-shot process keeps no copy at all
+    try:
+        with Brain.open(fake_brain_path) as once:
+            assert once.handle.keyword_copy() is None
+    finally:
+        process.ONE_SHOT = False
+
+
+def keyword_hits(brain, query: str) -> list[str]:
+    return [r.node.id for r in brain.recall(query, limit=10).results if "keyword" in r.lanes]
+
+
+def test_a_write_makes_the_copy_stale_until_it_is_rebuilt(fake_brain, fake_brain_path, small_copies) -> None:
+    from cerebro import Brain
+
+    fake_brain.add_many(corpus(4, 120))
+    copy = fake_brain.handle.keyword_copy()
+    fake_brain.recall("deploy")
+    wait_for_builds()
+    assert copy.builds == 0  # asked once: a process that recalls once never pays for a copy
+    fake_brain.recall("deploy")
+    wait_for_builds()
+    assert keyword_hits(fake_brain, "zanzibar") == []
+    assert copy._copy is not None  # the copy answered that
+    # This brain's own write, then another connection's: each changes the index under the copy.
+    mine = fake_brain.add("zanzibar deploy")
+    assert keyword_hits(fake_brain, "zanzibar") == [mine]
+    assert copy._copy is None
+    fake_brain.recall("zanzibar")
+    wait_for_builds()
+    assert keyword_hits(fake_brain, "zanzibar") == [mine]
+    assert copy._copy is not None and copy.builds == 2  # rebuilt at the second ask, current again
+    with Brain.open(fake_brain_path) as other:
+        theirs = other.add("zanzibar latency")
+    assert sorted(keyword_hits(fake_brain, "zanzibar")) == sorted([mine, theirs])
+    assert copy._copy is None
+    # A rewrite of as many tokens leaves the index's totals as they were: its structure record still tells.
+    fake_brain.recall("zanzibar")
+    wait_for_builds()
+    assert sorted(keyword_hits(fake_brain, "zanzibar")) == sorted([mine, theirs])
+    assert copy._copy is not None  # the new copy answered that
+    fake_brain.update(mine, content="zanzibar quokka")
+    assert keyword_hits(fake_brain, "quokka") == [mine]
+
+
+def test_a_phrase_of_several_tokens_is_left_to_fts5(fake_brain, small_copies) -> None:
+    fake_brain.add_many(corpus(5, 60))
+    wanted = fake_brain.add("ticket HS-049 is the flaky deploy")
+    copy = fake_brain.handle.keyword_copy()
+    for _ in range(2):
+        fake_brain.recall("deploy")
+    wait_for_builds()
+    with fake_brain.handle.snapshot() as conn:
+        assert copy.ranked(conn, ["deploy"], 5) is not None
+        assert copy.ranked(conn, ["HS-049"], 5) is None
+    assert keyword_hits(fake_brain, "HS-049") == [wanted]
+
+
+def test_a_small_brain_gets_no_copy_and_no_more_builds(fake_brain) -> None:
+    fake_brain.add_many(corpus(6, 30))
+    copy = fake_brain.handle.keyword_copy()
+    for _ in range(5):
+        fake_brain.recall("deploy")
+        wait_for_builds()
+    # Refused from the index's own row count, without a build (nor its thread, nor NumPy), once at this state.
+    assert copy.builds == 0 and copy._copy is None and copy._refused is not None
+
+
+def test_a_copy_built_before_a_write_is_not_adopted(fake_brain, small_copies) -> None:
+    fake_brain.add_many(corpus(7, 80))
+    copy = fake_brain.handle.keyword_copy()
+    fake_brain.recall("deploy")
+    fake_brain.recall("deploy")
+    wait_for_builds()  # built, to be adopted by the next query it is current for
+    walrus = fake_brain.add("walrus deploy")
+    assert keyword_hits(fake_brain, "walrus") == [walrus]
+    assert copy._copy is None
