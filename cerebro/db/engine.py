@@ -192,9 +192,13 @@ def dbapi_connection(connection: SAConnection) -> Connection:
     return raw
 
 
-def connect_raw(path: str | os.PathLike[str], *, wal: bool = True) -> Connection:
-    """A plain DB-API connection set up like the engine's (for hot paths that skip the ORM)."""
-    conn = driver().connect(os.fspath(path), check_same_thread=False)
+def connect_raw(path: str | os.PathLike[str], *, wal: bool = True, create: bool = True) -> Connection:
+    """A plain DB-API connection set up like the engine's (for hot paths that skip the ORM). ``create=False``: only
+    to a file that exists (SQLite makes an empty one otherwise)."""
+    if create:
+        conn = driver().connect(os.fspath(path), check_same_thread=False)
+    else:
+        conn = driver().connect(f"{Path(path).absolute().as_uri()}?mode=rw", uri=True, check_same_thread=False)
     try:
         setup_connection(conn, wal=wal)
     except BaseException:

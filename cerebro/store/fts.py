@@ -297,6 +297,7 @@ def search(
     while True:
         ranked = _copied(copy, conn, terms, k)
         if ranked is None:
+            copy = None  # it will not answer the deeper pages either (and a page is not a second ask)
             try:
                 ranked = conn.execute(RANKING, (match, k)).fetchall()
             except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design

@@ -7,13 +7,14 @@ in tokens, the row and token totals — taken once from FTS5's own tables, and r
 same order: the same doubles, ties in rowid order as SQLite's sorter leaves them. The answer is FTS5's, bit for bit
 (``tests/retrieval/test_warm_keywords.py`` compares them), in ~0.1–0.3 ms at 100,000 memories (ADR 0044).
 
-It answers only queries whose every quoted term is one token, as the index's tokenizer cuts it (asked of a private
+It answers only queries whose every quoted term is at most one token, as the tokenizer cuts it (asked of a private
 in-memory FTS5 table made with the same ``tokenize`` option, once a term); a phrase of several tokens ("HS-049") is
 left to FTS5, which knows where each token stands. The copy is current while the keyword index is what it was when
 the copy was read — its averages and structure records change with every write to it (the structure record counts
 the segments written) and the schema cookie with a re-created table — so each query first compares those with the
 copy's (two point reads); a stale copy is dropped, and a new one built on a thread of its own, on its own connection,
-once the index is asked for again. Until then FTS5 answers, with the same ranking.
+when the index is asked for a second time at one state — and checked against FTS5 before it is used. Until then FTS5
+answers, with the same ranking.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ KEYWORDS_FROM = 5_000
 K1 = 1.2
 B = 0.75
 _TERMS_KEPT = 50_000  # query terms whose tokens are remembered; then forgotten all at once
+CHECKED_TOKENS = 4  # frequent and rare tokens a new copy is checked against FTS5 with (KeywordCopy.agrees)
 # The only table layout the copy reads: cerebro's keyword index, with the default or an explicit tokenizer.
 _LAYOUT = re.compile(
     r"CREATE VIRTUAL TABLE nodes_fts USING fts5\(node_id UNINDEXED, content, subtype(?:, tokenize = '([^']*)')?\)"
@@ -62,15 +64,19 @@ class WarmKeywords:
         self._lock = threading.Lock()
         self._copy: KeywordCopy | None = None
         self._built: KeywordCopy | None = None  # a build's copy, adopted by the next query it is current for
-        self._refused: tuple[Any, ...] | None = None  # the stamp at which the last build found nothing to copy
         self._building = False
-        self._asked = 0  # queries since the copy was last current: a build starts at the second
+        # Asks at one state of the index: a build starts at the second, once a state (a brain written between every
+        # two recalls never pays for a copy it could not use).
+        self._asked: tuple[tuple[Any, ...] | None, int] = (None, 0)
+        self._tried: tuple[Any, ...] | None = None  # the state a build was last started (or refused) at
         self._tokenizer: Tokenizer | None = None
         self.builds = 0
 
     def ranked(self, conn: Connection, terms: Sequence[str], k: int) -> list[tuple[int, float]] | None:
         """What ``SELECT rowid, bm25(nodes_fts) AS rank … MATCH <the terms, quoted, OR-ed> ORDER BY rank LIMIT k`` gives
-        in ``conn``'s snapshot, or None: no current copy (a build may start), or a term of several tokens."""
+        in ``conn``'s snapshot, or None: no current copy (a build may start), or a term the copy cannot answer for."""
+        if any("\x00" in term for term in terms):
+            return None  # FTS5 reads a MATCH text up to a NUL (and fails): left to it, to fail the same way
         stamp = current_stamp(conn)
         copy = self._copy
         if copy is None or copy.stamp != stamp:
@@ -81,23 +87,25 @@ class WarmKeywords:
         if tokenizer is None or tokenizer.option != copy.tokenize:
             tokenizer = self._tokenizer = Tokenizer(copy.tokenize)
         tokens = [tokenizer.tokens(term) for term in terms]
-        if any(len(found) != 1 for found in tokens):
-            return None
-        return copy.ranked([found[0] for found in tokens], k)
+        if any(len(found) > 1 for found in tokens):
+            return None  # a phrase: where each token stands decides whether it matches
+        # A term of no token ("—") is a phrase no row matches: FTS5 adds 0 for it, as if it were not there.
+        return copy.ranked([found[0] for found in tokens if found], k)
 
     def _current(self, stamp: tuple[Any, ...] | None) -> KeywordCopy | None:
         """The copy for ``stamp``: the one a build has just made, if it is; else None, and maybe a build starts."""
         with self._lock:
             built, self._built = self._built, None
             if built is not None and built.stamp == stamp:
-                self._copy, self._asked = built, 0
+                self._copy = built
                 return built
             self._copy = None
-            self._asked += 1
-            if stamp is None or stamp == self._refused or self._building or self._asked < 2:
+            asked = self._asked[1] + 1 if self._asked[0] == stamp else 1
+            self._asked = (stamp, asked)
+            if stamp is None or asked < 2 or stamp == self._tried or self._building:
                 return None
+            self._tried = stamp
             if _rows(stamp) < KEYWORDS_FROM:  # known from the stamp: no thread, no NumPy
-                self._refused = stamp
                 return None
             self._building = True
         # NumPy imported here first, if this process has not yet: two threads importing it at once can meet a
@@ -112,13 +120,14 @@ class WarmKeywords:
         from cerebro.db.session import raw_read
 
         copy: KeywordCopy | None = None
-        stamp: tuple[Any, ...] | None = None
         try:
-            conn = connect_raw(self._path, wal=False)
+            # An existing file only: a brain removed under a running process must not come back as an empty one.
+            conn = connect_raw(self._path, wal=False, create=False)
             try:
                 with raw_read(conn):
-                    stamp = current_stamp(conn)
-                    copy = read_copy(conn, stamp)
+                    copy = read_copy(conn, current_stamp(conn))
+                    if copy is not None and not copy.agrees(conn):
+                        copy = None
             finally:
                 conn.close()
         except Exception:  # noqa: BLE001 - FTS5 keeps answering
@@ -127,8 +136,6 @@ class WarmKeywords:
             self._building = False
             self.builds += 1
             self._built = copy
-            if copy is None:
-                self._refused = stamp
 
 
 class Tokenizer:
@@ -151,8 +158,10 @@ class Tokenizer:
         if found is None:
             with self._lock:
                 self._conn.execute("INSERT INTO t (rowid, x) VALUES (1, ?)", (term,))
-                found = [row[0] for row in self._conn.execute("SELECT term FROM v ORDER BY offset")]
-                self._conn.execute("DELETE FROM t")
+                try:
+                    found = [row[0] for row in self._conn.execute("SELECT term FROM v ORDER BY offset")]
+                finally:
+                    self._conn.execute("DELETE FROM t")
             if len(self._known) >= _TERMS_KEPT:
                 self._known.clear()
             self._known[term] = found
@@ -160,71 +169,82 @@ class Tokenizer:
 
 
 class KeywordCopy:
-    """One reading of the keyword index: postings by token, row lengths, totals."""
+    """One reading of the keyword index: each token's postings with their query-independent weights, totals."""
 
-    def __init__(  # noqa: PLR0913 - the parts read_copy takes from FTS5's tables
+    def __init__(
         self,
         stamp: tuple[Any, ...] | None,
         tokenize: str | None,
         rowids: Any,  # noqa: ANN401 - NumPy int64, ascending: the rows (dense row i is FTS5 rowid rowids[i])
         lengths: Any,  # noqa: ANN401 - NumPy float64: each row's tokens, every column
-        total_rows: int,
         total_tokens: int,
-        terms: dict[str, int],
-        offsets: Any,  # noqa: ANN401 - NumPy: term i's postings are [offsets[i], offsets[i + 1])
-        rows: Any,  # noqa: ANN401 - NumPy int32 dense rows, ascending within a term
-        counts: Any,  # noqa: ANN401 - NumPy float64 occurrences of the term in the row, every column
+        spans: dict[str, tuple[int, int]],  # token → its postings, [start, end)
+        rows: Any,  # noqa: ANN401 - NumPy int32 dense rows, ascending within a token's postings
+        counts: Any,  # noqa: ANN401 - NumPy float64 occurrences of the token in the row, every column
     ) -> None:
-        self.stamp, self.tokenize = stamp, tokenize
-        self._rowids, self._terms, self._offsets, self._rows, self._counts = rowids, terms, offsets, rows, counts
-        self._total_rows = total_rows
-        # bm25's denominator less the count, k1 × (1 − b + b × D / avgdl), is the row's alone: computed once, as
-        # fts5_aux.c computes it (the same operations in the same order, so the same doubles).
-        average = float(total_tokens) / float(total_rows)
-        self._norms = K1 * ((1 - B) + (B * lengths) / average)
         import numpy as np
 
-        self._scores = np.zeros(len(rowids))
+        self.stamp, self.tokenize = stamp, tokenize
+        self._rowids, self._spans, self._rows = rowids, spans, rows
+        self._total_rows = len(rowids)
+        # bm25()'s term for a phrase of one token in a row is idf × f(k1 + 1) / (f + k1(1 − b + b·D/avgdl)): all but
+        # the idf is the posting's own, computed once here exactly as fts5_aux.c computes it per row (the same
+        # operations in the same order: the same doubles).
+        average = float(total_tokens) / float(len(rowids))
+        norms = K1 * ((1 - B) + (B * lengths) / average)
+        self._weights = (counts * (K1 + 1.0)) / (counts + norms[rows])
+        self._scores = np.zeros(len(rowids))  # a query's sums, row by row: zero between queries
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._rowids)
 
+    def agrees(self, conn: Connection, probes: int = 0) -> bool:
+        """Whether FTS5 ranks as this copy does in ``conn``'s snapshot (the one it was read in): the most frequent
+        tokens, rare ones and pairs of them, k = 10. A platform whose compiler fuses a multiply and an add in FTS5's
+        arithmetic (FMA: arm64 compilers may) rounds differently from NumPy — the copy would then be off by an ulp,
+        and is not used. Only tokens that are their own token as query terms (porter: "deploi" stays "deploi") are
+        asked, so that FTS5 reads the same postings."""
+        from cerebro.store.fts import RANKING, build_match_query
+
+        probes = probes or CHECKED_TOKENS
+        tokenizer = Tokenizer(self.tokenize)
+        by_frequency = sorted(self._spans, key=lambda token: self._spans[token][0] - self._spans[token][1])
+        chosen = [t for t in [*by_frequency[:probes], *by_frequency[-probes:]] if tokenizer.tokens(t) == [t]]
+        asked = [[token] for token in chosen] + [list(pair) for pair in zip(chosen, reversed(chosen), strict=True)]
+        for tokens in asked:
+            expected = [tuple(row) for row in conn.execute(RANKING, (build_match_query(tokens), 10)).fetchall()]
+            if self.ranked(tokens, 10) != expected:
+                return False
+        return bool(asked)
+
     def ranked(self, tokens: Sequence[str], k: int) -> list[tuple[int, float]]:
         """[(rowid, bm25)] of the ``k`` best rows matching any of ``tokens`` (one query phrase each), best first."""
         import numpy as np
 
-        postings = []
-        for token in tokens:
-            term = self._terms.get(token)
-            if term is not None:  # else no row has it: FTS5 adds 0 to every row's score for it
-                postings.append((int(self._offsets[term]), int(self._offsets[term + 1])))
-        if not postings or k <= 0:
+        # A token no row has adds 0 to every row's score in FTS5: it is left out.
+        spans = [span for span in map(self._spans.get, tokens) if span is not None]
+        if not spans or k <= 0:
             return []
-        with self._lock:  # the scores' buffer: zero outside a query (a row's sum starts at 0, as FTS5's)
-            scores = self._scores
-            matched = []
+        with self._lock:
+            scores, matched = self._scores, []
             try:
-                for start, end in postings:
-                    rows, counts = self._rows[start:end], self._counts[start:end]
-                    hits = end - start
+                for start, end in spans:
+                    rows, hits = self._rows[start:end], end - start
                     idf = math.log((self._total_rows - hits + 0.5) / (hits + 0.5))
-                    if idf <= 0.0:
-                        idf = 1e-6
-                    # A term's postings hold a row once: the sum, token by token, is FTS5's, phrase by phrase.
-                    scores[rows] += idf * ((counts * (K1 + 1.0)) / (counts + self._norms[rows]))
+                    # A token's postings hold a row once: the sums, token by token, are FTS5's, phrase by phrase.
+                    scores[rows] += (idf if idf > 0.0 else 1e-6) * self._weights[start:end]
                     matched.append(rows)
-                rows = np.sort(np.concatenate(matched)) if len(matched) > 1 else matched[0]
-                if len(matched) > 1:  # each row once (a sort of the matches, not a pass over every row)
+                if len(matched) > 1:  # each row once: a sort of the matches, not a pass over every row
+                    rows = np.sort(np.concatenate(matched))
                     rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]
                 ranks = -scores[rows]  # bm25() is −score: lower is better
             finally:
-                for rows_of_term in matched:
-                    scores[rows_of_term] = 0.0
+                for each in matched:
+                    scores[each] = 0.0
         if len(rows) > k:  # the rows at or under the k-th rank, then the stable sort of those few
-            kth = np.partition(ranks, k - 1)[k - 1]
-            keep = np.flatnonzero(ranks <= kth)
-            rows, ranks = rows[keep], ranks[keep]
+            near = ranks <= np.partition(ranks, k - 1)[k - 1]
+            rows, ranks = rows[near], ranks[near]
         order = np.argsort(ranks, kind="stable")[:k]  # ties in rowid order, as SQLite's sorter returns them
         return list(zip(self._rowids[rows[order]].tolist(), ranks[order].tolist(), strict=True))
 
@@ -258,16 +278,15 @@ def read_copy(conn: Connection, stamp: tuple[Any, ...] | None) -> KeywordCopy | 
     made = _postings(conn, rowids)
     if made is None:
         return None
-    terms, offsets, rows, counts = made
-    return KeywordCopy(
-        stamp, layout.group(1), rowids, lengths, averages[0], sum(averages[1:]), terms, offsets, rows, counts
-    )
+    spans, rows, counts = made
+    return KeywordCopy(stamp, layout.group(1), rowids, lengths, sum(averages[1:]), spans, rows, counts)
 
 
-def _postings(conn: Connection, rowids: Any) -> tuple[dict[str, int], Any, Any, Any] | None:  # noqa: ANN401 - NumPy
-    """(term → number, offsets, rows, counts) from fts5vocab over the index: per term its rows and instance totals
-    (``row``), and every instance's row, term by term and row by row (``instance``: one text, as a list of 1.3 M rows
-    cost ~3x more at 100,000 memories). Temporary tables of this connection: nothing is written to the brain."""
+def _postings(conn: Connection, rowids: Any) -> tuple[dict[str, tuple[int, int]], Any, Any] | None:  # noqa: ANN401
+    """(term → [start, end) of its postings, rows, counts) from fts5vocab over the index: per term its rows and
+    instance totals (``row``), and every instance's row, term by term and row by row (``instance``: one text, as a
+    list of 1.3 M rows cost ~3x more at 100,000 memories). Temporary tables of this connection: nothing is written to
+    the brain."""
     import numpy as np
 
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.cerebro_terms USING fts5vocab(main, nodes_fts, row)")
@@ -297,7 +316,8 @@ def _postings(conn: Connection, rowids: Any) -> tuple[dict[str, int], Any, Any, 
     documents = np.fromiter((r[1] for r in vocabulary), dtype=np.int64, count=len(vocabulary))
     if not np.array_equal(np.diff(offsets), documents):
         return None  # FTS5 counts the term's rows otherwise
-    return {r[0]: i for i, r in enumerate(vocabulary)}, offsets, rows, counts
+    bounds = offsets.tolist()
+    return {r[0]: (bounds[i], bounds[i + 1]) for i, r in enumerate(vocabulary)}, rows, counts
 
 
 def _rows(stamp: tuple[Any, ...]) -> int:

@@ -216,7 +216,7 @@ def test_a_small_brain_gets_no_copy_and_no_more_builds(fake_brain) -> None:
         fake_brain.recall("deploy")
         wait_for_builds()
     # Refused from the index's own row count, without a build (nor its thread, nor NumPy), once at this state.
-    assert copy.builds == 0 and copy._copy is None and copy._refused is not None
+    assert copy.builds == 0 and copy._copy is None and copy._tried is not None
 
 
 def test_a_copy_built_before_a_write_is_not_adopted(fake_brain, small_copies) -> None:
@@ -228,3 +228,57 @@ def test_a_copy_built_before_a_write_is_not_adopted(fake_brain, small_copies) ->
     walrus = fake_brain.add("walrus deploy")
     assert keyword_hits(fake_brain, "walrus") == [walrus]
     assert copy._copy is None
+
+
+def test_a_brain_written_between_every_two_recalls_builds_no_copy(fake_brain, small_copies) -> None:
+    fake_brain.add_many(corpus(8, 80))
+    copy = fake_brain.handle.keyword_copy()
+    for turn in range(6):  # an agent's turns: remember, then recall
+        fake_brain.add(f"turn {turn} deploy")
+        fake_brain.recall("deploy")
+        wait_for_builds()
+    assert copy.builds == 0  # each state of the index was asked once: a copy of it would have served nothing
+
+
+def test_one_recall_is_one_ask_however_deep_a_subtype_filter_pages(fake_brain, small_copies) -> None:
+    # Three "gotcha" memories among 260 deploy ones: the lane's first page (4 × 50 hits) holds too few, it reads on.
+    fake_brain.add_many([{"content": f"deploy step {i}"} for i in range(260)])
+    fake_brain.add_many([{"content": f"deploy gotcha {i}", "subtype": "gotcha"} for i in range(3)])
+    copy = fake_brain.handle.keyword_copy()
+    fake_brain.recall("deploy", subtype="gotcha")
+    wait_for_builds()
+    assert copy.builds == 0 and copy._asked[1] == 1
+
+
+def test_a_build_never_creates_a_removed_brain_file(fake_brain, fake_brain_path, small_copies) -> None:
+    fake_brain.add_many(corpus(10, 60))
+    copy = fake_brain.handle.keyword_copy()
+    fake_brain.recall("deploy")  # the raw connection is open: recall goes on reading the removed file
+    fake_brain_path.unlink()
+    for _ in range(4):
+        fake_brain.recall("deploy")
+        wait_for_builds()
+    assert not fake_brain_path.exists()
+    assert copy.builds == 1  # tried once at that state, refused
+
+
+def test_terms_the_copy_cannot_answer_for_go_to_fts5_and_empty_ones_change_nothing(fake_brain, small_copies) -> None:
+    fake_brain.add_many(corpus(11, 60))
+    copy = fake_brain.handle.keyword_copy()
+    for _ in range(2):
+        fake_brain.recall("deploy")
+    wait_for_builds()
+    with fake_brain.handle.snapshot() as conn:
+        assert copy.ranked(conn, ["deploy"], 5) is not None
+        assert copy.ranked(conn, ["kafka\x00"], 5) is None  # FTS5 fails on a NUL: the lane is empty, as in the CLI
+        assert copy.ranked(conn, ["deploy", "—"], 50) == fts5_ranking(conn, ["deploy", "—"], 50)
+        assert copy.ranked(conn, ["—"], 5) == [] == fts5_ranking(conn, ["—"], 5)
+
+
+def test_a_copy_that_ranks_otherwise_than_fts5_is_refused(fake_brain, small_copies) -> None:
+    fake_brain.add_many(corpus(12, 200))
+    with fake_brain.handle.snapshot() as conn:
+        copy = warm_keywords.read_copy(conn, warm_keywords.current_stamp(conn))
+        assert copy.agrees(conn)
+        copy._weights *= 1 + 2**-50  # an ulp or so off: what fused multiply-adds in FTS5's build would give
+        assert not copy.agrees(conn)
