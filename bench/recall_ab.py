@@ -27,13 +27,14 @@ ROOT = HERE.parent
 KEY = "recall_cpu_p50_ms_excl_embedding"
 
 
-def run(code: str | None, sizes: str, out: str) -> dict:
+def run(code: str | None, sizes: str, out: str, settle: int = 0) -> dict:
     """One recall_bench.py --no-cli run with ``code`` (a checkout's folder) first on sys.path, or this checkout."""
     env = {**os.environ}
     env.pop("PYTHONPATH", None)
     if code is not None:
         env["PYTHONPATH"] = code
     argv = [sys.executable, str(HERE / "recall_bench.py"), "--sizes", sizes, "--no-cli", "--out", out]
+    argv += ["--settle", str(settle)]
     done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         sys.exit(f"recall_bench.py failed: {done.stderr[-800:]}")
@@ -47,12 +48,13 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default="bench/out", help="where recall_bench.py keeps its brains")
+    parser.add_argument("--settle", type=int, default=0, help="recalls before the measured ones, each run")
     args = parser.parse_args()
     sides: dict[str, list[dict]] = {"before": [], "after": []}
     for number in range(args.rounds):
         order = [("before", args.before), ("after", None)]
         for name, code in order if number % 2 == 0 else reversed(order):
-            sides[name].append(run(code, args.sizes, args.out))
+            sides[name].append(run(code, args.sizes, args.out, args.settle))
             print(f"round {number + 1} {name}: load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
     sizes = args.sizes.split(",")
     print("| memories | before: recall CPU p50 | after | after / before, per round (median) | NumPy floor |")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import TYPE_CHECKING, Any, cast
 
 from cerebro.store.sql import execute, text
@@ -294,18 +295,23 @@ def search(
     # The ranking asks for rowids only: asked for node ids, FTS5 read the stored row of every hit that entered its
     # top-k heap on the way (~1 ms a recall at 10k memories); the best page's node ids are read after.
     k = int(limit) * (1 if subtype is ... else 4)
+    asked, spent = copy, 0.0  # FTS5's ranking time is told to a copy that did not answer: it decides when to build
     while True:
         ranked = _copied(copy, conn, terms, k)
         if ranked is None:
-            copy = None  # it will not answer the deeper pages either (and a page is not a second ask)
+            copy = None  # it will not answer the deeper pages either (and a page is not another ask)
+            started = time.perf_counter()
             try:
                 ranked = conn.execute(RANKING, (match, k)).fetchall()
             except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
                 return []
+            spent += time.perf_counter() - started
         rows: dict[str, Any] = {}
         wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype, rows if nodes is not None else None)
         hits = [(wanted[rowid], float(rank)) for rowid, rank in ranked if rowid in wanted]
         if len(hits) >= limit or len(ranked) < k:
+            if asked is not None and spent:
+                asked.spent(spent)
             hits = hits[: int(limit)]
             if nodes is not None:  # the nodes of the hits returned only (with a subtype the lane reads 4x deeper)
                 from cerebro.store.reads import node_from_row

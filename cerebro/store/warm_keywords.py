@@ -37,6 +37,14 @@ K1 = 1.2
 B = 0.75
 _TERMS_KEPT = 50_000  # query terms whose tokens are remembered; then forgotten all at once
 CHECKED_TOKENS = 4  # frequent and rare tokens a new copy is checked against FTS5 with (KeywordCopy.agrees)
+CHECKED_ROWS = 2_000  # the most rows a token checked may have
+# When a copy is worth building (ski rental): once FTS5's ranking at one state of the index has cost this share of what
+# a build would (~0.02 s + 3 µs a row of CPU: ~0.05 s at 10,000 memories, ~0.3 s at 100,000), the copy is built. A
+# server whose brain is written between a few recalls (an agent's remember, recall, recall) never pays for copies it
+# would barely use; a process that keeps recalling pays at most (1 + 1/share)× what knowing the future would cost.
+BUILD_SHARE = 0.25
+BUILD_SECONDS_FIXED = 0.02
+BUILD_SECONDS_PER_ROW = 3e-6
 # The only table layout the copy reads: cerebro's keyword index, with the default or an explicit tokenizer.
 _LAYOUT = re.compile(
     r"CREATE VIRTUAL TABLE nodes_fts USING fts5\(node_id UNINDEXED, content, subtype(?:, tokenize = '([^']*)')?\)"
@@ -65,9 +73,9 @@ class WarmKeywords:
         self._copy: KeywordCopy | None = None
         self._built: KeywordCopy | None = None  # a build's copy, adopted by the next query it is current for
         self._building = False
-        # Asks at one state of the index: a build starts at the second, once a state (a brain written between every
-        # two recalls never pays for a copy it could not use).
-        self._asked: tuple[tuple[Any, ...] | None, int] = (None, 0)
+        # At one state of the index: (its stamp, queries asked, seconds FTS5 spent ranking them). A build starts at the
+        # second ask once those seconds reach BUILD_SHARE of a build's, once a state.
+        self._asked: tuple[tuple[Any, ...] | None, int, float] = (None, 0, 0.0)
         self._tried: tuple[Any, ...] | None = None  # the state a build was last started (or refused) at
         self._tokenizer: Tokenizer | None = None
         self.builds = 0
@@ -100,13 +108,17 @@ class WarmKeywords:
                 self._copy = built
                 return built
             self._copy = None
-            asked = self._asked[1] + 1 if self._asked[0] == stamp else 1
-            self._asked = (stamp, asked)
-            if stamp is None or asked < 2 or stamp == self._tried or self._building:
+            _, asked, spent = self._asked if self._asked[0] == stamp else (stamp, 0, 0.0)
+            self._asked = (stamp, asked + 1, spent)
+            if stamp is None or asked < 1 or stamp == self._tried or self._building:
+                return None
+            rows = _rows(stamp)
+            if rows < KEYWORDS_FROM:  # known from the stamp: no thread, no NumPy
+                self._tried = stamp
+                return None
+            if spent < BUILD_SHARE * (BUILD_SECONDS_FIXED + BUILD_SECONDS_PER_ROW * rows):
                 return None
             self._tried = stamp
-            if _rows(stamp) < KEYWORDS_FROM:  # known from the stamp: no thread, no NumPy
-                return None
             self._building = True
         # NumPy imported here first, if this process has not yet: two threads importing it at once can meet a
         # half-made module (CPython gives one up rather than deadlock).
@@ -114,6 +126,13 @@ class WarmKeywords:
 
         threading.Thread(target=self._build, name="cerebro-keywords", daemon=True).start()
         return None
+
+    def spent(self, seconds: float) -> None:
+        """FTS5 spent ``seconds`` ranking the query this copy was last asked for and did not answer (at the state of
+        the index that ask read: the handle's lock keeps its queries one at a time)."""
+        with self._lock:
+            stamp, asked, spent = self._asked
+            self._asked = (stamp, asked, spent + seconds)
 
     def _build(self) -> None:
         from cerebro.db.engine import connect_raw
@@ -209,8 +228,13 @@ class KeywordCopy:
 
         probes = probes or CHECKED_TOKENS
         tokenizer = Tokenizer(self.tokenize)
-        by_frequency = sorted(self._spans, key=lambda token: self._spans[token][0] - self._spans[token][1])
-        chosen = [t for t in [*by_frequency[:probes], *by_frequency[-probes:]] if tokenizer.tokens(t) == [t]]
+        # Tokens of at most CHECKED_ROWS rows (FTS5 scores every match: a token in half the brain costs ~35 ms at
+        # 100,000 memories), the most frequent of those and the rarest.
+        spans = self._spans
+        usable = sorted(
+            (t for t in spans if spans[t][1] - spans[t][0] <= CHECKED_ROWS), key=lambda t: spans[t][0] - spans[t][1]
+        )
+        chosen = [t for t in [*usable[:probes], *usable[-probes:]] if tokenizer.tokens(t) == [t]]
         asked = [[token] for token in chosen] + [list(pair) for pair in zip(chosen, reversed(chosen), strict=True)]
         for tokens in asked:
             expected = [tuple(row) for row in conn.execute(RANKING, (build_match_query(tokens), 10)).fetchall()]
@@ -267,12 +291,14 @@ def read_copy(conn: Connection, stamp: tuple[Any, ...] | None) -> KeywordCopy | 
     if len(sizes) != averages[0]:
         return None
     rowids = np.fromiter((r[0] for r in sizes), dtype=np.int64, count=len(sizes))
-    # A length is the sum of a row's column sizes (varints: one byte each below 128, the common case).
-    lengths = np.fromiter(
-        (sum(blob) if max(blob, default=0) < 0x80 else sum(_varints(blob)) for _, blob in sizes),
-        dtype=np.float64,
-        count=len(sizes),
-    )
+    # A length is the sum of a row's column sizes, varints: one byte each below 128, the common case — then the
+    # sizes of every row are one array (three bytes a row); else each row's varints are read.
+    packed = b"".join(r[1] for r in sizes)
+    sized = np.frombuffer(packed, dtype=np.uint8)
+    if len(packed) == 3 * len(sizes) and not (sized & 0x80).any():
+        lengths = sized.reshape(-1, 3).sum(axis=1, dtype=np.int64).astype(np.float64)
+    else:
+        lengths = np.fromiter((sum(_varints(r[1])) for r in sizes), dtype=np.float64, count=len(sizes))
     if int(lengths.sum()) != sum(averages[1:]):
         return None
     made = _postings(conn, rowids)
@@ -297,7 +323,12 @@ def _postings(conn: Connection, rowids: Any) -> tuple[dict[str, tuple[int, int]]
     instances = np.fromiter((r[2] for r in vocabulary), dtype=np.int64, count=len(vocabulary))
     if int(instances.sum()) != len(docs):
         return None
-    dense = np.searchsorted(rowids, docs)
+    if len(rowids) and rowids[-1] <= 4 * len(rowids):  # rowids near 1…N (the common case): a table, not a search
+        place = np.full(int(rowids[-1]) + 1, len(rowids), dtype=np.int64)
+        place[rowids] = np.arange(len(rowids))
+        dense = place[np.clip(docs, 0, len(place) - 1)]
+    else:
+        dense = np.searchsorted(rowids, docs)
     if len(docs) and (dense.max() >= len(rowids) or not np.array_equal(rowids[dense], docs)):
         return None  # an instance in a row without a length
     starts = np.concatenate(([0], np.cumsum(instances)[:-1])) if len(instances) else np.zeros(0, dtype=np.int64)

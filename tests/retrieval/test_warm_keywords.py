@@ -76,14 +76,20 @@ def queries(seed: int, count: int) -> list[list[str]]:
 
 @pytest.fixture
 def small_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copies of small brains, built at the second ask (whatever FTS5 spent: its time is the clock's)."""
     monkeypatch.setattr(warm_keywords, "KEYWORDS_FROM", 1)
+    monkeypatch.setattr(warm_keywords, "BUILD_SHARE", 0.0)
 
 
-def test_the_copy_ranks_every_query_as_fts5_does(fake_brain, small_copies) -> None:
+@pytest.mark.parametrize("shape", ["short", "long", "sparse"])
+def test_the_copy_ranks_every_query_as_fts5_does(fake_brain, small_copies, shape: str) -> None:
     fake_brain.add_many(corpus(1, 300))
-    # Forgotten memories leave the index: rowids with gaps, and row and token totals that went down.
-    for node in fake_brain.list(limit=40)[::4]:
-        fake_brain.forget(node.id, apply=True)
+    if shape == "long":  # memories of more than 127 tokens: row lengths of two-byte varints
+        fake_brain.add_many([{"content": " ".join(["deploy", "cache"] * 70 + [f"long{i}"] * 40)} for i in range(3)])
+    # Consolidated memories leave the index: rowids with gaps, and row and token totals that went down — most of them
+    # for "sparse" (rowids far apart, looked up by search rather than by table).
+    listed = fake_brain.list(limit=1000)
+    fake_brain.mark_consolidated([node.id for node in (listed[40:] if shape == "sparse" else listed[:40:4])])
     with fake_brain.handle.snapshot() as conn:
         copy = warm_keywords.read_copy(conn, warm_keywords.current_stamp(conn))
         assert copy is not None
@@ -282,3 +288,31 @@ def test_a_copy_that_ranks_otherwise_than_fts5_is_refused(fake_brain, small_copi
         assert copy.agrees(conn)
         copy._weights *= 1 + 2**-50  # an ulp or so off: what fused multiply-adds in FTS5's build would give
         assert not copy.agrees(conn)
+
+
+def test_a_copy_is_built_once_fts5_has_spent_a_share_of_what_it_costs(fake_brain, monkeypatch) -> None:
+    """Ski rental: FTS5's ranking time at one state is counted (told by the keyword lane), and a build starts only
+    once it reaches BUILD_SHARE of a build's estimated cost. The seconds are told here, not measured: no clock."""
+    monkeypatch.setattr(warm_keywords, "KEYWORDS_FROM", 1)
+    fake_brain.add_many(corpus(13, 60))
+    copy = fake_brain.handle.keyword_copy()
+    for _ in range(3):
+        fake_brain.recall("deploy")
+        wait_for_builds()
+    assert copy.builds == 0 and copy._asked[1] == 3 and copy._asked[2] > 0  # FTS5's time, told by the lane
+    with fake_brain.handle.snapshot() as conn:
+        rows = warm_keywords._rows(warm_keywords.current_stamp(conn))
+    cost = warm_keywords.BUILD_SECONDS_FIXED + warm_keywords.BUILD_SECONDS_PER_ROW * rows
+    copy._asked = (copy._asked[0], copy._asked[1], 0.0)
+    copy.spent(warm_keywords.BUILD_SHARE * cost * 0.99)
+    fake_brain.recall("deploy")
+    wait_for_builds()
+    assert copy.builds == 0  # just short of the share
+    copy.spent(warm_keywords.BUILD_SHARE * cost * 0.02)
+    fake_brain.recall("deploy")
+    wait_for_builds()
+    assert copy.builds == 1
+    assert keyword_hits(fake_brain, "deploy") and copy._copy is not None
+    fake_brain.add("deploy again")  # a new state: its own count, from nothing
+    fake_brain.recall("deploy")
+    assert copy._asked[1] == 1 and copy._asked[2] > 0
