@@ -78,6 +78,9 @@ class WarmKeywords:
         self._asked: tuple[tuple[Any, ...] | None, int, float] = (None, 0, 0.0)
         self._tried: tuple[Any, ...] | None = None  # the state a build was last started (or refused) at
         self._tokenizer: Tokenizer | None = None
+        # A copy that ranked otherwise than FTS5 (KeywordCopy.agrees: this platform's SQLite rounds otherwise) means
+        # every copy would: no more builds in this process.
+        self._disagrees = False
         self.builds = 0
 
     def ranked(self, conn: Connection, terms: Sequence[str], k: int) -> list[tuple[int, float]] | None:
@@ -94,7 +97,7 @@ class WarmKeywords:
         tokenizer = self._tokenizer
         if tokenizer is None or tokenizer.option != copy.tokenize:
             tokenizer = self._tokenizer = Tokenizer(copy.tokenize)
-        tokens = [tokenizer.tokens(term) for term in terms]
+        tokens = tokenizer.cut(terms)
         if any(len(found) > 1 for found in tokens):
             return None  # a phrase: where each token stands decides whether it matches
         # A term of no token ("—") is a phrase no row matches: FTS5 adds 0 for it, as if it were not there.
@@ -110,7 +113,7 @@ class WarmKeywords:
             self._copy = None
             _, asked, spent = self._asked if self._asked[0] == stamp else (stamp, 0, 0.0)
             self._asked = (stamp, asked + 1, spent)
-            if stamp is None or asked < 1 or stamp == self._tried or self._building:
+            if stamp is None or asked < 1 or stamp == self._tried or self._building or self._disagrees:
                 return None
             rows = _rows(stamp)
             if rows < KEYWORDS_FROM:  # known from the stamp: no thread, no NumPy
@@ -120,11 +123,15 @@ class WarmKeywords:
                 return None
             self._tried = stamp
             self._building = True
-        # NumPy imported here first, if this process has not yet: two threads importing it at once can meet a
-        # half-made module (CPython gives one up rather than deadlock).
-        import numpy  # noqa: F401
+        try:
+            # NumPy imported here first, if this process has not yet: two threads importing it at once can meet a
+            # half-made module (CPython gives one up rather than deadlock).
+            import numpy  # noqa: F401
 
-        threading.Thread(target=self._build, name="cerebro-keywords", daemon=True).start()
+            threading.Thread(target=self._build, name="cerebro-keywords", daemon=True).start()
+        except Exception:  # noqa: BLE001 - no NumPy, no thread: FTS5 goes on answering, and a later state may build
+            with self._lock:
+                self._building = False
         return None
 
     def spent(self, seconds: float) -> None:
@@ -139,6 +146,7 @@ class WarmKeywords:
         from cerebro.db.session import raw_read
 
         copy: KeywordCopy | None = None
+        disagrees = False
         try:
             # An existing file only: a brain removed under a running process must not come back as an empty one.
             conn = connect_raw(self._path, wal=False, create=False)
@@ -146,13 +154,14 @@ class WarmKeywords:
                 with raw_read(conn):
                     copy = read_copy(conn, current_stamp(conn))
                     if copy is not None and not copy.agrees(conn):
-                        copy = None
+                        copy, disagrees = None, True
             finally:
                 conn.close()
         except Exception:  # noqa: BLE001 - FTS5 keeps answering
             copy = None
         with self._lock:
             self._building = False
+            self._disagrees = self._disagrees or disagrees
             self.builds += 1
             self._built = copy
 
@@ -174,17 +183,25 @@ class Tokenizer:
     def tokens(self, term: str) -> list[str]:
         """The tokens FTS5 cuts ``term`` into, in order."""
         found = self._known.get(term)
-        if found is None:
+        return found if found is not None else self.cut([term])[0]
+
+    def cut(self, terms: Sequence[str]) -> list[list[str]]:
+        """The tokens of each of ``terms``: those not cut before in one insert and one read (a query's new words)."""
+        known = self._known
+        new = list(dict.fromkeys(term for term in terms if term not in known))
+        if new:
+            cut: dict[int, list[str]] = {number: [] for number in range(1, len(new) + 1)}
             with self._lock:
-                self._conn.execute("INSERT INTO t (rowid, x) VALUES (1, ?)", (term,))
+                self._conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", enumerate(new, start=1))
                 try:
-                    found = [row[0] for row in self._conn.execute("SELECT term FROM v ORDER BY offset")]
+                    for number, token in self._conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+                        cut[number].append(token)
                 finally:
                     self._conn.execute("DELETE FROM t")
-            if len(self._known) >= _TERMS_KEPT:
-                self._known.clear()
-            self._known[term] = found
-        return found
+            if len(known) + len(new) > _TERMS_KEPT:
+                known.clear()
+            known.update(zip(new, cut.values(), strict=True))
+        return [known[term] if term in known else self.tokens(term) for term in terms]
 
 
 class KeywordCopy:
@@ -231,10 +248,11 @@ class KeywordCopy:
         # Tokens of at most CHECKED_ROWS rows (FTS5 scores every match: a token in half the brain costs ~35 ms at
         # 100,000 memories), the most frequent of those and the rarest.
         spans = self._spans
-        usable = sorted(
-            (t for t in spans if spans[t][1] - spans[t][0] <= CHECKED_ROWS), key=lambda t: spans[t][0] - spans[t][1]
-        )
-        chosen = [t for t in [*usable[:probes], *usable[-probes:]] if tokenizer.tokens(t) == [t]]
+        by_rows = sorted(spans, key=lambda t: spans[t][1] - spans[t][0])  # rarest first
+        small = [t for t in by_rows if spans[t][1] - spans[t][0] <= CHECKED_ROWS] or by_rows[: 4 * probes]
+        candidates = list(dict.fromkeys(small[: 64 * probes] + small[-64 * probes :]))  # the rarest, the most frequent
+        own = [t for t, cut in zip(candidates, tokenizer.cut(candidates), strict=True) if cut == [t]]
+        chosen = list(dict.fromkeys([*own[:probes], *own[-probes:]]))
         asked = [[token] for token in chosen] + [list(pair) for pair in zip(chosen, reversed(chosen), strict=True)]
         for tokens in asked:
             expected = [tuple(row) for row in conn.execute(RANKING, (build_match_query(tokens), 10)).fetchall()]
@@ -323,7 +341,8 @@ def _postings(conn: Connection, rowids: Any) -> tuple[dict[str, tuple[int, int]]
     instances = np.fromiter((r[2] for r in vocabulary), dtype=np.int64, count=len(vocabulary))
     if int(instances.sum()) != len(docs):
         return None
-    if len(rowids) and rowids[-1] <= 4 * len(rowids):  # rowids near 1…N (the common case): a table, not a search
+    # Rowids near 1…N (the common case): found by a table, not a search.
+    if len(rowids) and rowids[0] >= 0 and rowids[-1] <= 4 * len(rowids):
         place = np.full(int(rowids[-1]) + 1, len(rowids), dtype=np.int64)
         place[rowids] = np.arange(len(rowids))
         dense = place[np.clip(docs, 0, len(place) - 1)]

@@ -294,6 +294,7 @@ def test_a_copy_is_built_once_fts5_has_spent_a_share_of_what_it_costs(fake_brain
     """Ski rental: FTS5's ranking time at one state is counted (told by the keyword lane), and a build starts only
     once it reaches BUILD_SHARE of a build's estimated cost. The seconds are told here, not measured: no clock."""
     monkeypatch.setattr(warm_keywords, "KEYWORDS_FROM", 1)
+    monkeypatch.setattr(warm_keywords, "BUILD_SECONDS_FIXED", 10.0)  # no three small rankings cost a quarter of that
     fake_brain.add_many(corpus(13, 60))
     copy = fake_brain.handle.keyword_copy()
     for _ in range(3):
@@ -316,3 +317,62 @@ def test_a_copy_is_built_once_fts5_has_spent_a_share_of_what_it_costs(fake_brain
     fake_brain.add("deploy again")  # a new state: its own count, from nothing
     fake_brain.recall("deploy")
     assert copy._asked[1] == 1 and copy._asked[2] > 0
+
+
+def test_a_copy_that_disagrees_with_fts5_stops_the_builds_of_the_process(fake_brain, small_copies, monkeypatch) -> None:
+    monkeypatch.setattr(warm_keywords.KeywordCopy, "agrees", lambda self, conn: False)  # as an FMA build of SQLite
+    fake_brain.add_many(corpus(14, 60))
+    copy = fake_brain.handle.keyword_copy()
+    for turn in range(3):  # three states of the index, each asked enough to build
+        for _ in range(3):
+            fake_brain.recall("deploy")
+            wait_for_builds()
+        fake_brain.add(f"turn {turn} deploy")
+    assert copy.builds == 1 and copy._copy is None
+
+
+def test_a_failed_build_start_leaves_later_states_free_to_build(fake_brain, small_copies, monkeypatch) -> None:
+    fake_brain.add_many(corpus(15, 60))
+    copy = fake_brain.handle.keyword_copy()
+    with monkeypatch.context() as patched:
+        patched.setattr(warm_keywords.threading.Thread, "start", lambda self: (_ for _ in ()).throw(RuntimeError))
+        for _ in range(2):
+            fake_brain.recall("deploy")
+    assert copy.builds == 0 and not copy._building
+    fake_brain.add("deploy later")
+    for _ in range(2):
+        fake_brain.recall("deploy")
+    wait_for_builds()
+    assert copy.builds == 1
+
+
+def test_the_check_asks_tokens_that_are_their_own_query_terms(small_copies, monkeypatch) -> None:
+    """Porter stores "databases" as "databas", which a query term cuts to "databa": a check asking FTS5 for such a token
+    would read other postings. The check picks among the tokens that are their own query terms."""
+    from cerebro.db.engine import driver
+
+    monkeypatch.setattr(warm_keywords, "CHECKED_ROWS", 50)
+    conn = driver().connect(":memory:", isolation_level=None)
+    conn.execute(
+        "CREATE VIRTUAL TABLE nodes_fts USING fts5(node_id UNINDEXED, content, subtype, tokenize = 'porter unicode61')"
+    )
+    rows = []
+    for i in range(200):
+        words = ["common"]
+        if i < 160:
+            words.append(["databases", "agreed", "zebrases", "xyloses"][i % 4])  # 40 rows each, none its own term
+        words += ["alpha"] * (i % 10 == 0) + ["beta"] * (i % 10 == 5)
+        if i in (1, 2, 3, 4):
+            words.append(["zealouses", "zeroeses", "zestfules", "zoninges"][i - 1])  # the rarest: none their own either
+        rows.append((f"n{i}", " ".join(words), ""))
+    conn.executemany("INSERT INTO nodes_fts (node_id, content, subtype) VALUES (?, ?, ?)", rows)
+    copy = warm_keywords.read_copy(conn, warm_keywords.current_stamp(conn))
+    assert copy is not None and copy.agrees(conn)
+    tokenizer = warm_keywords.Tokenizer(copy.tokenize)
+    assert tokenizer.cut(["Databases", "alpha", "HS-049", "—", "alpha"]) == [
+        ["databas"],
+        ["alpha"],
+        ["hs", "049"],
+        [],
+        ["alpha"],
+    ]
