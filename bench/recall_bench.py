@@ -174,6 +174,12 @@ def sentence(rng: random.Random) -> str:
     return " ".join(words).capitalize() + ticket + "."
 
 
+def settle_queries(count: int) -> list[str]:
+    """Queries other than the measured ones (another seed), for recalls before the measured ones."""
+    rng = random.Random(8)
+    return [query(rng) for _ in range(count)]
+
+
 def query(rng: random.Random) -> str:
     """Three or four content words (not the 50 most common ones), as an agent would ask."""
     return " ".join(rng.choices(VOCABULARY[50:], weights=ZIPF[50:], k=rng.randint(3, 4)))
@@ -249,7 +255,7 @@ def bench_in_process(path: Path, queries: list[str], rounds: int = 3, settle: in
         # --settle: recalls before the measured ones, for a process's steady state — the keyword copy (ADR 0044) is
         # built only once FTS5 has ranked for a while at one state of the index (~50–100 queries here). Other queries
         # than the measured ones: those then pay for their own words' first tokenizing, as a new query does.
-        others = [query(random.Random(8 + number)) for number in range(min(settle, 100))]
+        others = settle_queries(min(settle, 100))
         h._embedder = _Memo(real, dict(zip(others, real.embed(others), strict=True)) if others else {})
         for number in range(settle):
             brain.recall(others[number % len(others)], limit=20)
