@@ -12,9 +12,10 @@ in-memory FTS5 table made with the same ``tokenize`` option, once a term); a phr
 left to FTS5, which knows where each token stands. The copy is current while the keyword index is what it was when
 the copy was read — its averages and structure records change with every write to it (the structure record counts
 the segments written) and the schema cookie with a re-created table — so each query first compares those with the
-copy's (two point reads); a stale copy is dropped, and a new one built on a thread of its own, on its own connection,
-when the index is asked for a second time at one state — and checked against FTS5 before it is used. Until then FTS5
-answers, with the same ranking.
+copy's (one statement); a stale copy is dropped. A new one is built on a thread of its own, on its own connection,
+once FTS5's ranking at one state of the index has cost a share of what a build costs (ski rental: a brain written
+between a few recalls never builds), and checked against FTS5 before it is used. Until then FTS5 answers, with the
+same ranking.
 """
 
 from __future__ import annotations
@@ -182,26 +183,26 @@ class Tokenizer:
 
     def tokens(self, term: str) -> list[str]:
         """The tokens FTS5 cuts ``term`` into, in order."""
-        found = self._known.get(term)
-        return found if found is not None else self.cut([term])[0]
+        return self.cut([term])[0]
 
     def cut(self, terms: Sequence[str]) -> list[list[str]]:
         """The tokens of each of ``terms``: those not cut before in one insert and one read (a query's new words)."""
-        known = self._known
-        new = list(dict.fromkeys(term for term in terms if term not in known))
+        found = {term: self._known[term] for term in terms if term in self._known}
+        new = [term for term in dict.fromkeys(terms) if term not in found]
         if new:
-            cut: dict[int, list[str]] = {number: [] for number in range(1, len(new) + 1)}
+            for term in new:
+                found[term] = []
             with self._lock:
                 self._conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", enumerate(new, start=1))
                 try:
                     for number, token in self._conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
-                        cut[number].append(token)
+                        found[new[number - 1]].append(token)
                 finally:
                     self._conn.execute("DELETE FROM t")
-            if len(known) + len(new) > _TERMS_KEPT:
-                known.clear()
-            known.update(zip(new, cut.values(), strict=True))
-        return [known[term] if term in known else self.tokens(term) for term in terms]
+            if len(self._known) + len(new) > _TERMS_KEPT:
+                self._known.clear()
+            self._known.update((term, found[term]) for term in new)
+        return [found[term] for term in terms]
 
 
 class KeywordCopy:
@@ -235,7 +236,7 @@ class KeywordCopy:
     def __len__(self) -> int:
         return len(self._rowids)
 
-    def agrees(self, conn: Connection, probes: int = 0) -> bool:
+    def agrees(self, conn: Connection) -> bool:
         """Whether FTS5 ranks as this copy does in ``conn``'s snapshot (the one it was read in): the most frequent
         tokens, rare ones and pairs of them, k = 10. A platform whose compiler fuses a multiply and an add in FTS5's
         arithmetic (FMA: arm64 compilers may) rounds differently from NumPy — the copy would then be off by an ulp,
@@ -243,7 +244,7 @@ class KeywordCopy:
         asked, so that FTS5 reads the same postings."""
         from cerebro.store.fts import RANKING, build_match_query
 
-        probes = probes or CHECKED_TOKENS
+        probes = CHECKED_TOKENS
         tokenizer = Tokenizer(self.tokenize)
         # Tokens of at most CHECKED_ROWS rows (FTS5 scores every match: a token in half the brain costs ~35 ms at
         # 100,000 memories), the most frequent of those and the rarest.
