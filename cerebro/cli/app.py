@@ -242,10 +242,16 @@ def run(argv: Sequence[str] | None = None) -> int:
         return _guarded(lambda: fast.run_add(adding))
 
     def parse_and_run() -> object:
+        import gc
+
         from cyclopts import CycloptsError
 
         asks_help = bool({"--help", "-h"} & set(rest)) and bool(rest) and rest[0] in COMMANDS
         app = build_app(detailed=rest[0] if asks_help else None)
+        # These commands may run long (a server, an import, an evaluation): the collector is back on, the start-up's
+        # objects set aside (frozen) so that it does not walk them again.
+        gc.freeze()
+        gc.enable()
         try:
             return app(rest, exit_on_error=False, print_error=False, result_action="return_value")
         except CycloptsError as exc:
@@ -295,7 +301,14 @@ def _guarded(work) -> int:  # noqa: ANN001
 
 
 def main() -> None:
+    import gc
     import os
+
+    # A command starts by importing ~23,000 objects that live as long as the process (modules, classes, functions),
+    # and the cyclic collector walked them again and again meanwhile: ~6 ms of a `cerebro recall "q"` (ADR 0046).
+    # The hooks and the fast path run one bounded command with it off; any other command (and `hook catch-up`, the
+    # end-of-session worker) turns it back on.
+    gc.disable()
 
     # NumPy's OpenBLAS would start a thread per core for the warm index's one matrix-vector product and
     # keep them spinning after it, on the cores the embedder's own threads need next: a recall in

@@ -134,7 +134,10 @@ def _thread_count(asked: int | None) -> int:
 
 def _session_options(onnxruntime: Any, threads: int | None, level: str) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = _thread_count(threads)
+    # One text in a one-shot process: a second thread (its pool started, each run handed over and joined) cost ~6 ms
+    # more CPU than it saved in wall time (ADR 0046). CEREBRO_EMBED_THREADS still decides when set.
+    one_text = _FAST_START and not threads and _threads_from_environment() is None
+    options.intra_op_num_threads = 1 if one_text else _thread_count(threads)
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     # Idle pool threads would busy-wait after each run: ~2.5× the CPU for the same latency, taken from the

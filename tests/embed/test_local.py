@@ -284,15 +284,20 @@ def test_the_integer_model_is_the_default_and_close_to_the_float_one_but_not_it(
         LocalEmbedder("all-MiniLM-L6-v2")
 
 
+@pytest.mark.parametrize("fast_start", [False, True])
 @pytest.mark.parametrize(
     ("value", "expected"), [("1", 1), ("3", 3), ("0", None), ("-2", None), ("many", None), ("", None)]
 )
-def test_the_thread_cap_comes_from_the_environment_when_it_is_a_positive_number(monkeypatch, value, expected):
+def test_the_thread_cap_comes_from_the_environment_when_it_is_a_positive_number(
+    monkeypatch, value, expected, fast_start
+):
+    """Else the usable cores up to four; a one-shot process that embeds one text (fast start) takes one thread."""
     from types import SimpleNamespace
 
     from cerebro.embed import local
 
     monkeypatch.setenv(local.ENV_THREADS, value)
+    monkeypatch.setattr(local, "_FAST_START", fast_start)
 
     class Options(SimpleNamespace):
         def add_session_config_entry(self, *_: str) -> None:
@@ -300,7 +305,7 @@ def test_the_thread_cap_comes_from_the_environment_when_it_is_a_positive_number(
 
     onnxruntime = SimpleNamespace(SessionOptions=Options, GraphOptimizationLevel=SimpleNamespace(ORT_DISABLE_ALL=0))
     chosen = local._session_options(onnxruntime, None, "ORT_DISABLE_ALL").intra_op_num_threads
-    assert chosen == (expected or min(4, len(os.sched_getaffinity(0))))
+    assert chosen == (expected or (1 if fast_start else min(4, len(os.sched_getaffinity(0)))))
     assert local._session_options(onnxruntime, 2, "ORT_DISABLE_ALL").intra_op_num_threads == 2  # an explicit count wins
 
 

@@ -299,7 +299,11 @@ def run(argv: list[str]) -> int:
         except Exception:  # noqa: BLE001 - unresolvable project: no brain
             return 1
     try:
-        if argv[:1] == ["catch-up"]:
+        if argv[:1] == ["catch-up"]:  # a session's garbage collection and metrics ingest: not bounded like a hook
+            import gc
+
+            gc.freeze()
+            gc.enable()
             return _catch_up(argv[1:])
         if not argv or argv[0] not in ("prime", "post-compact", "session-end"):
             raise ValueError(
