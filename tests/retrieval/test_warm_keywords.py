@@ -366,3 +366,6 @@ def test_the_check_asks_tokens_that_are_their_own_query_terms(small_copies, monk
         [],
         ["alpha"],
     ]
+    # The next query's new words are cut alone: nothing of the last batch is left in the scratch table.
+    assert tokenizer.cut(["zebra", "Running"]) == [["zebra"], ["run"]]
+    assert tokenizer._conn.execute("SELECT count(*) FROM t").fetchone() == (0,)
