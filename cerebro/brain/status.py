@@ -17,37 +17,37 @@ from cerebro.values import NODE_TYPES
 if TYPE_CHECKING:
     import cerebro.reports
     from cerebro.anchors import Checker
-    from cerebro.db.types import Session
+
+
+_STATS_KEYS = ("embedding_dimensions", "embedding_model", "embedding_provider", "schema_version")
 
 
 def stats(h: Handle) -> cerebro.reports.Stats:
-    def read(session: Session) -> cerebro.reports.Stats:
-        by_status, by_type = h.store.nodes.counts(session)
-        revision = h.store.meta.revision(session)
+    """The brain's counts and settings, read on the raw connection (no ORM import: ~0.35 s of a `cerebro stats`)."""
+    with h.snapshot() as conn:
+        meta = {key: h.store.reads.meta(conn, key) for key in _STATS_KEYS}
         try:
-            dims = int(h.store.meta.get(session, "embedding_dimensions", "0") or 0)
+            dims = int(meta["embedding_dimensions"] or 0)
         except ValueError:
             dims = 0
-        return cerebro.reports.Stats(
-            total_nodes=sum(by_status.values()),
-            active_nodes=by_status.get("active", 0),
-            consolidated_nodes=by_status.get("consolidated", 0),
-            superseded_nodes=by_status.get("superseded", 0),
-            archived_nodes=by_status.get("archived", 0),
-            nodes_by_type={t: by_type.get(t, 0) for t in NODE_TYPES},
-            total_edges=h.store.edges.count(session),
-            pending_embeddings=h.store.vectors.count_missing_active(session) if dims > 0 else 0,
-            embedded_nodes=h.store.nodes.count_embedded(
-                session, h.store.meta.get(session, "embedding_model", "") or ""
-            ),
-            embedding_provider=h.store.meta.get(session, "embedding_provider", "none") or "none",
-            embedding_model=h.store.meta.get(session, "embedding_model", "") or "",
-            embedding_dimensions=dims,
-            schema_version=int(h.store.meta.get(session, "schema_version", "0") or 0),
-            revision=revision,
-        )
-
-    return h.read(read)
+        model = meta["embedding_model"] or ""
+        counts = h.store.reads.census(conn, model, vectors=dims > 0)
+    return cerebro.reports.Stats(
+        total_nodes=sum(counts.by_status.values()),
+        active_nodes=counts.by_status.get("active", 0),
+        consolidated_nodes=counts.by_status.get("consolidated", 0),
+        superseded_nodes=counts.by_status.get("superseded", 0),
+        archived_nodes=counts.by_status.get("archived", 0),
+        nodes_by_type={t: counts.by_type.get(t, 0) for t in NODE_TYPES},
+        total_edges=counts.edges,
+        pending_embeddings=counts.pending,
+        embedded_nodes=counts.embedded,
+        embedding_provider=meta["embedding_provider"] or "none",
+        embedding_model=model,
+        embedding_dimensions=dims,
+        schema_version=int(meta["schema_version"] or 0),
+        revision=counts.revision,
+    )
 
 
 COLD_AFTER = timedelta(days=7)  # an active memory prime has not surfaced for this long is "cold"

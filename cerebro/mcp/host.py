@@ -202,7 +202,7 @@ class Slot:
         used by writes, the warm vector index. Best effort (a missing brain is reported by the calls)."""
         try:
             brain = self.brain()
-            brain.stats()  # imports and connects the ORM write path
+            brain.handle.read(lambda _session: None)  # imports and connects the ORM the writes use
             if brain.handle.embedding_settings()[2] > 0:
                 brain.handle.embed(["warm-up"])
         except Exception:  # noqa: BLE001

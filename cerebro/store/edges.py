@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, or_, text
+from sqlalchemy import or_, text
 from sqlmodel import col, select
 
 from cerebro import clock, values
@@ -85,10 +85,6 @@ def for_node(session: Session, node_id: str, as_of: datetime | None = None) -> l
             text("(edges.invalid_at IS NULL OR edges.invalid_at > :asof)"),
         ).params(asof=stamp)
     return list(session.exec(query.order_by(col(EdgeRow.id))).all())
-
-
-def count(session: Session) -> int:
-    return session.exec(select(func.count()).select_from(EdgeRow)).one()
 
 
 def exists(session: Session, source_id: str, target_id: str, relation: str) -> bool:

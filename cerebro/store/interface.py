@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from cerebro.models import Edge as EdgeRow
     from cerebro.models import Node as NodeRow
     from cerebro.models import Relation
+    from cerebro.store import reads
 
 
 class Inserts(Protocol):
@@ -69,11 +70,6 @@ class Nodes(Protocol):
         limit: int,
     ) -> list[NodeRow]: ...
 
-    def counts(self, session: Session) -> tuple[dict[str, int], dict[str, int]]: ...
-
-    def count_embedded(self, session: Session, model: str) -> int:
-        """Nodes whose vector is from ``model`` (the brain's current one)."""
-
     def count_active_not_from(self, session: Session, model: str) -> int:
         """Active nodes whose vector is not recorded as ``model``'s (another model's, or none)."""
 
@@ -115,8 +111,6 @@ class Edges(Protocol):
         The weight changes only when one is given; the id is kept. Returns (row, created)."""
 
     def for_node(self, session: Session, node_id: str, as_of: datetime | None = None) -> list[EdgeRow]: ...
-
-    def count(self, session: Session) -> int: ...
 
     def exists(self, session: Session, source_id: str, target_id: str, relation: str) -> bool: ...
 
@@ -274,6 +268,9 @@ class Reads(Protocol):
     def count_active(self, conn: Connection) -> int:
         """Active memories (the hooks' hot path: this module imports no ORM)."""
 
+    def census(self, conn: Connection, model: str, *, vectors: bool) -> reads.Census:
+        """``stats``' counts: by status and type, edges, vectors of ``model``, pending ones (with ``vectors``)."""
+
     def written_beside(self, conn: Connection, ids: Sequence[str]) -> dict[str, values.Beside]:
         """Each memory's (neighbour written just before it, just after it): writing order, any status."""
 
@@ -293,9 +290,6 @@ class Meta(Protocol):
     def delete(self, session: Session, key: str) -> bool: ...
 
     def delete_prefix(self, session: Session, prefix: str) -> int: ...
-
-    def revision(self, session: Session) -> str | None:
-        """The Alembic revision the brain is at."""
 
 
 class Archive(Protocol):

@@ -64,8 +64,3 @@ def increment_sql(db: Transaction) -> str:
 
 def increment(session: Session, key: str) -> None:
     session.execute(text(increment_sql(session)), {"k": key})
-
-
-def revision(session: Session) -> str | None:
-    """The Alembic revision the brain is at."""
-    return session.execute(text("SELECT version_num FROM alembic_version")).scalar()

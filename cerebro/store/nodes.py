@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, text
+from sqlalchemy import text
 from sqlmodel import col, select
 
 from cerebro import values
@@ -111,19 +111,6 @@ def list_rows(
             query = query.where((col(NodeRow.subtype).is_(None)) | (NodeRow.subtype == ""))
     query = query.order_by(col(NodeRow.created_at).desc(), text("nodes.rowid DESC")).limit(limit)
     return list(session.exec(query).all())
-
-
-def counts(session: Session) -> tuple[dict[str, int], dict[str, int]]:
-    by_status = dict(session.exec(select(NodeRow.status, func.count()).group_by(NodeRow.status)).all())
-    by_type = dict(session.exec(select(NodeRow.type, func.count()).group_by(NodeRow.type)).all())
-    return by_status, by_type
-
-
-def count_embedded(session: Session, model: str) -> int:
-    """Nodes whose vector is from ``model`` (the brain's current one)."""
-    return session.execute(
-        text("SELECT COUNT(*) FROM nodes WHERE embedding_model = :m AND embedding_model != ''"), {"m": model}
-    ).scalar_one()
 
 
 def count_active_not_from(session: Session, model: str) -> int:

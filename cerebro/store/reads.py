@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import MISSING, fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cerebro import clock, metadata, values
 
@@ -145,6 +145,52 @@ def active_surfacing(conn: Connection) -> list[tuple[str, str | None]]:
 
 def edge_count(conn: Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
+
+
+class Census(NamedTuple):
+    """The brain's counts for ``stats``."""
+
+    by_status: dict[str, int]
+    by_type: dict[str, int]
+    edges: int
+    embedded: int  # memories whose vector is from the brain's model
+    pending: int  # active memories without a vector row (upstream's predicate since 3.4.0)
+    revision: str | None  # the Alembic revision the brain is at
+
+
+# One pass over the vector rows' node ids (the list is built once, not per memory). None is NULL: vec0 refuses a NULL
+# in a text metadata column, and a NULL would make NOT IN match nothing.
+PENDING = "SELECT COUNT(*) FROM nodes WHERE status = 'active' AND id NOT IN (SELECT node_id FROM vec_nodes)"
+
+
+def census(conn: Connection, model: str, *, vectors: bool) -> Census:
+    """``stats``' counts on the raw connection: ``stats`` imported the ORM for them (~0.35 s of CPU). ``vectors``:
+    whether the brain has a vector lane (``pending`` is 0 without one). The pending count reads every vector row's
+    node id once (~40 ms at 10,000 memories: vec0 keeps them apart from its index)."""
+    return take_census(conn, model, PENDING if vectors and table_exists(conn, "vec_nodes") else None, revision(conn))
+
+
+def take_census(conn: Connection, model: str, pending: str | None, at: str | None) -> Census:
+    """The counts both engines read alike; ``pending``: the engine's count of active memories without a vector."""
+    return Census(
+        dict(conn.execute("SELECT status, COUNT(*) FROM nodes GROUP BY status").fetchall()),
+        dict(conn.execute("SELECT type, COUNT(*) FROM nodes GROUP BY type").fetchall()),
+        edge_count(conn),
+        conn.execute(
+            "SELECT COUNT(*) FROM nodes WHERE embedding_model = ? AND embedding_model != ''", (model,)
+        ).fetchone()[0],
+        conn.execute(pending).fetchone()[0] if pending is not None else 0,
+        at,
+    )
+
+
+def revision(conn: Connection) -> str | None:
+    row = (
+        conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        if table_exists(conn, "alembic_version")
+        else None
+    )
+    return None if row is None else str(row[0])
 
 
 # Session-start prime's pools (cerebro/prime.py): which active memories each considers, best first; ties go to the

@@ -99,6 +99,27 @@ def test_a_database_without_cerebros_schema_is_not_found_and_left_alone(team_url
         assert postgres.revision(conn) is None  # nothing was built by the failed open
 
 
+def test_stats_count_one_project_of_the_database(team_url) -> None:
+    """A team brain's counts are its project's: memories by status and type, edges, vectors, the pending ones."""
+    from cerebro.db.migrate import HEAD_REVISION
+    from cerebro.store.sql import text
+
+    for key in ("alpha", "beta"):
+        Brain.init(team_url, embed_provider="fake", team_project=key)
+    with Brain.open(team_url, team_project="alpha") as alpha, Brain.open(team_url, team_project="beta") as beta:
+        kept = alpha.add("alpha's database password rotates monthly", type="concept")
+        alpha.add_edge(kept, alpha.add("alpha's rotation runbook", type="procedure"), "supports")
+        unembedded = alpha.add("a memory whose vector went missing")
+        alpha.handle.write(lambda s: s.execute(text("DELETE FROM node_vectors WHERE node_id = :i"), {"i": unembedded}))
+        beta.add("beta's only memory")
+        counts = alpha.stats()
+        assert (counts.total_nodes, counts.active_nodes, counts.total_edges) == (3, 3, 1)
+        assert counts.nodes_by_type == {"episode": 1, "concept": 1, "procedure": 1, "reflection": 0}
+        assert (counts.embedded_nodes, counts.pending_embeddings) == (3, 1)  # its model is still recorded
+        assert counts.revision == HEAD_REVISION
+        assert (beta.stats().total_nodes, beta.stats().pending_embeddings) == (1, 0)
+
+
 def test_an_unreachable_server_is_one_clear_error_without_the_password(postgres_server) -> None:
     url = f"postgresql+psycopg://cerebro:s3cret@127.0.0.1:{postgres_server.port + 1}/nowhere"
     with pytest.raises(BrainUnreadable, match="cannot reach the team brain") as raised:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cerebro.store.reads import (
+    Census,
     active_surfacing,
     active_with_anchors,
     config_values,
@@ -17,6 +18,7 @@ from cerebro.store.reads import (
     nodes_by_id,
     prime_pool,
     rows,
+    take_census,
     written_beside,
     written_near,
 )
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "active_surfacing",
     "active_with_anchors",
+    "census",
     "config_values",
     "count_active",
     "edge_count",
@@ -47,3 +50,16 @@ def table_exists(conn: Connection, name: str) -> bool:
         "SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?", (name,)
     ).fetchone()
     return row is not None
+
+
+PENDING = (
+    "SELECT COUNT(*) FROM nodes n WHERE n.status = 'active' "
+    "AND NOT EXISTS (SELECT 1 FROM node_vectors v WHERE v.node_id = n.id)"
+)
+
+
+def census(conn: Connection, model: str, *, vectors: bool) -> Census:
+    """``stats``' counts (see the brain file's): the vectors are a table of the schema here."""
+    from cerebro.db.postgres import revision
+
+    return take_census(conn, model, PENDING if vectors else None, revision(conn))
