@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 def config_get(h: Handle, key: str) -> cerebro.reports.ConfigEntry:
     spec = config.lookup(key)
-
-    stored = h.read(lambda s: h.store.meta.get(s, config.META_PREFIX + key))
+    with h.snapshot() as conn:  # the reads of this module are on the raw connection: no ORM import for them
+        stored = h.store.reads.meta(conn, config.META_PREFIX + key)
     return _entry(spec, stored, _provider(h, key))
 
 
@@ -31,11 +31,9 @@ def config_value(h: Handle, key: str) -> Any:  # noqa: ANN401 - the setting's ow
 
 
 def config_list(h: Handle) -> list[cerebro.reports.ConfigEntry]:
-    stored = h.read(lambda s: h.store.meta.get_many(s, config.META_PREFIX))
-    return [
-        _entry(spec, stored.get(config.META_PREFIX + spec.key), _provider(h, spec.key))
-        for spec in config.REGISTRY.values()
-    ]
+    with h.snapshot() as conn:
+        stored = h.store.reads.config_values(conn)
+    return [_entry(spec, stored.get(spec.key), _provider(h, spec.key)) for spec in config.REGISTRY.values()]
 
 
 def config_set(h: Handle, key: str, value: str) -> cerebro.reports.ConfigChange:

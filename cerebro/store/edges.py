@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import or_, text
-from sqlmodel import col, select
+from sqlalchemy import text
+from sqlmodel import select
 
-from cerebro import clock, values
+from cerebro import values
 from cerebro.models import Edge as EdgeRow
 
 if TYPE_CHECKING:
@@ -73,18 +73,6 @@ def upsert(  # noqa: PLR0913 - the keyword-only fields of a memory
     session.add(existing)
     session.flush()
     return existing, False
-
-
-def for_node(session: Session, node_id: str, as_of: datetime | None = None) -> list[EdgeRow]:
-    query = select(EdgeRow).where(or_(col(EdgeRow.source_id) == node_id, col(EdgeRow.target_id) == node_id))
-    if as_of is not None:
-        # Half-open [valid_at, invalid_at); compared as storage-layout strings, like upstream.
-        stamp = clock.format_ts(as_of)
-        query = query.where(
-            text("(edges.valid_at IS NULL OR edges.valid_at <= :asof)"),
-            text("(edges.invalid_at IS NULL OR edges.invalid_at > :asof)"),
-        ).params(asof=stamp)
-    return list(session.exec(query.order_by(col(EdgeRow.id))).all())
 
 
 def exists(session: Session, source_id: str, target_id: str, relation: str) -> bool:

@@ -59,17 +59,6 @@ class Nodes(Protocol):
 
     def get_row(self, session: Session, node_id: str) -> NodeRow: ...
 
-    def list_rows(
-        self,
-        session: Session,
-        *,
-        type: str | None,
-        status: str | None,
-        subtype: str | None,
-        subtype_given: bool,
-        limit: int,
-    ) -> list[NodeRow]: ...
-
     def count_active_not_from(self, session: Session, model: str) -> int:
         """Active nodes whose vector is not recorded as ``model``'s (another model's, or none)."""
 
@@ -109,8 +98,6 @@ class Edges(Protocol):
         """Insert, or re-assert the window of an existing edge (an omitted bound becomes NULL, as upstream).
 
         The weight changes only when one is given; the id is kept. Returns (row, created)."""
-
-    def for_node(self, session: Session, node_id: str, as_of: datetime | None = None) -> list[EdgeRow]: ...
 
     def exists(self, session: Session, source_id: str, target_id: str, relation: str) -> bool: ...
 
@@ -267,6 +254,24 @@ class Reads(Protocol):
 
     def count_active(self, conn: Connection) -> int:
         """Active memories (the hooks' hot path: this module imports no ORM)."""
+
+    def resolve_id(self, conn: Connection, prefix: str) -> str:
+        """A full id or a unique prefix of ≥4 characters → the full id of a memory."""
+
+    def list_nodes(
+        self,
+        conn: Connection,
+        *,
+        type: str | None,
+        status: str | None,
+        subtype: str | None,
+        subtype_given: bool,
+        limit: int,
+    ) -> list[values.Node]:
+        """Newest first, of this type, status and subtype when given."""
+
+    def edges_of(self, conn: Connection, node_id: str, as_of: datetime | None = None) -> list[values.Edge]:
+        """Every edge from or to the memory (valid at ``as_of`` when given), in the order they were made."""
 
     def census(self, conn: Connection, model: str, *, vectors: bool) -> reads.Census:
         """``stats``' counts: by status and type, edges, vectors of ``model``, pending ones (with ``vectors``)."""

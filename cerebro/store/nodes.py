@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
-from sqlmodel import col, select
 
 from cerebro import values
-from cerebro.errors import AmbiguousId, InvalidInput, NotFound, quote
+from cerebro.errors import NotFound, quote
 from cerebro.models import Node as NodeRow
+from cerebro.store import ids
 
 if TYPE_CHECKING:
     from cerebro.db.types import Session
-
-MIN_PREFIX = 4
-FULL_ID_LENGTH = 36
-_ID_CHARS = re.compile(r"^[0-9a-f-]+$")
-# Above every character an id can hold: ``id >= p AND id < p || MAX`` selects exactly the ids starting with p.
-_RANGE_TOP = "\U0010ffff"
 
 
 def to_value(row: NodeRow) -> values.Node:
@@ -51,36 +44,10 @@ def resolve_id(session: Session, prefix: str) -> str:
 
 
 def resolve_prefix(session: Session, prefix: str, *, table: str, noun: str) -> str:
-    """A full id or a unique prefix of ≥4 characters → the full id of a row of ``table`` (``nodes``, or
-    ``inbox_candidates``); ``noun`` names such a row in messages.
-
-    Resolved with a range query, never ``LIKE``: ``_`` and ``%`` are not wildcards, and the characters
-    allowed are those of a UUID, so hostile text is refused before it reaches SQL.
-    """
-    candidate = (prefix or "").strip().lower()
-    if not candidate:
-        raise InvalidInput("empty ID prefix")
-    if not _ID_CHARS.match(candidate):
-        raise InvalidInput(f"invalid id {quote(prefix)}: ids are UUIDs (hex digits and '-')")
-    if len(candidate) < MIN_PREFIX:
-        raise InvalidInput(f"ID prefix too short (minimum {MIN_PREFIX} characters): {quote(prefix)}")
-    if len(candidate) >= FULL_ID_LENGTH:
-        if session.execute(text(f"SELECT 1 FROM {table} WHERE id = :id"), {"id": candidate}).first() is None:
-            raise NotFound(f"no {noun} found with id {quote(candidate)}")
-        return candidate
-    matches = session.execute(
-        text(f"SELECT id FROM {table} WHERE id >= :lo AND id < :hi ORDER BY id LIMIT 2"),
-        {"lo": candidate, "hi": candidate + _RANGE_TOP},
-    ).all()
-    if not matches:
-        raise NotFound(f"no {noun} found with prefix {quote(prefix)}")
-    if len(matches) > 1:
-        count = session.execute(
-            text(f"SELECT COUNT(*) FROM {table} WHERE id >= :lo AND id < :hi"),
-            {"lo": candidate, "hi": candidate + _RANGE_TOP},
-        ).scalar_one()
-        raise AmbiguousId(f"ambiguous prefix {quote(prefix)} matches {count} {noun}s; give more characters")
-    return matches[0][0]
+    """A full id or a unique prefix of ≥4 characters → the full id of a row of ``table`` (see ``store.ids``)."""
+    return ids.resolve_prefix(
+        lambda sql, params: session.execute(text(sql), params).all(), prefix, table=table, noun=noun
+    )
 
 
 def get_row(session: Session, node_id: str) -> NodeRow:
@@ -88,29 +55,6 @@ def get_row(session: Session, node_id: str) -> NodeRow:
     if row is None:
         raise NotFound(f"no node found with id {quote(node_id)}")
     return row
-
-
-def list_rows(
-    session: Session,
-    *,
-    type: str | None,
-    status: str | None,
-    subtype: str | None,
-    subtype_given: bool,
-    limit: int,
-) -> list[NodeRow]:
-    query = select(NodeRow)
-    if type is not None:
-        query = query.where(NodeRow.type == type)
-    if status is not None:
-        query = query.where(NodeRow.status == status)
-    if subtype_given:
-        if subtype:
-            query = query.where(NodeRow.subtype == subtype)
-        else:  # an empty --subtype selects nodes with no subtype
-            query = query.where((col(NodeRow.subtype).is_(None)) | (NodeRow.subtype == ""))
-    query = query.order_by(col(NodeRow.created_at).desc(), text("nodes.rowid DESC")).limit(limit)
-    return list(session.exec(query).all())
 
 
 def count_active_not_from(session: Session, model: str) -> int:

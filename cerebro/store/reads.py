@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cerebro import clock, metadata, values
+from cerebro.store import ids
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection
@@ -107,6 +108,57 @@ def nodes_by_id(conn: Connection, ids: Sequence[str], *, active_only: bool = Fal
             node = node_from_row(row)
             found[node.id] = node
     return found
+
+
+def resolve_id(conn: Connection, prefix: str) -> str:
+    """A full id or a unique prefix of ≥4 characters → the full id of a memory (``store.ids``)."""
+    return ids.resolve_prefix(
+        lambda sql, params: conn.execute(sql, params).fetchall(), prefix, table="nodes", noun="node"
+    )
+
+
+def list_nodes(
+    conn: Connection, *, type: str | None, status: str | None, subtype: str | None, subtype_given: bool, limit: int
+) -> list[values.Node]:
+    """Memories newest first (writing order: ``created_at``, then ``rowid``), of this type, status and subtype when
+    given (``subtype_given`` with an empty ``subtype``: those without one)."""
+    where, params = ["1 = 1"], []
+    for column, value in (("type", type), ("status", status)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if subtype_given:
+        where.append("subtype = ?" if subtype else "(subtype IS NULL OR subtype = '')")
+        params += [subtype] if subtype else []
+    sql = f"SELECT {NODE_COLUMNS} FROM nodes WHERE {' AND '.join(where)} ORDER BY created_at DESC, rowid DESC LIMIT ?"
+    return [node_from_row(row) for row in conn.execute(sql, (*params, limit)).fetchall()]
+
+
+def edges_of(conn: Connection, node_id: str, as_of: datetime | None = None) -> list[values.Edge]:
+    """Every edge from or to ``node_id`` (only those valid at ``as_of`` when given: half-open [valid_at, invalid_at),
+    compared as storage-layout text, as upstream does), in the order they were made."""
+    sql = (
+        "SELECT id, source_id, target_id, relation, weight, metadata, created_at, valid_at, invalid_at FROM edges "
+        "WHERE (source_id = ? OR target_id = ?)"
+    )
+    params: tuple[Any, ...] = (node_id, node_id)
+    if as_of is not None:
+        sql += " AND (valid_at IS NULL OR valid_at <= ?) AND (invalid_at IS NULL OR invalid_at > ?)"
+        params += (clock.format_ts(as_of),) * 2
+    return [
+        values.Edge(
+            id=int(row[0]),
+            source_id=row[1],
+            target_id=row[2],
+            relation=row[3],
+            weight=float(row[4] if row[4] is not None else 1.0),
+            metadata=_metadata(row[5]),
+            created_at=_time(row[6]),
+            valid_at=_time(row[7]),
+            invalid_at=_time(row[8]),
+        )
+        for row in conn.execute(sql + " ORDER BY id", params).fetchall()
+    ]
 
 
 def meta(conn: Connection, key: str, default: str | None = None) -> str | None:

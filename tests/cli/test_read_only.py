@@ -52,3 +52,37 @@ def test_a_read_only_command_without_a_brain_creates_nothing(cli, isolated_home,
     result = cli(*command)
     assert result.exit_code != 0 or command[0] in ("usage", "relation", "config", "brains")
     assert _listing(isolated_home, project) == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("stats",),
+        ("list",),
+        ("get", "{id}"),
+        ("get", "{prefix}", "--as-of", "2026-01-01"),
+        ("config", "list"),
+        ("config", "get", "lane_depth"),
+    ],
+    ids=" ".join,
+)
+def test_a_read_imports_no_orm(add, brain_path, project, command):
+    """Reads are served on the raw connection: SQLAlchemy, SQLModel and Alembic cost ~0.3 s of CPU to import
+    (`cerebro stats`, `get`, `list` and `config` took ~0.45 s). Run in a fresh interpreter: this one has them."""
+    import subprocess
+    import sys
+
+    node_id = add("a memory to read back")
+    argv = [part.format(id=node_id, prefix=node_id[:8]) for part in command]
+    code = (
+        "import contextlib, io, sys\n"
+        "from cerebro.cli.app import run\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    code = run([*sys.argv[2:], '--format', 'json', '-p', sys.argv[1]])\n"
+        "heavy = [m for m in ('sqlalchemy', 'sqlmodel', 'alembic') if m in sys.modules]\n"
+        "print(code, bool(out.getvalue().strip()), heavy)\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code, str(project), *argv], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert shown.stdout.strip() == "0 True []", shown.stdout + shown.stderr

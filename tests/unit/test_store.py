@@ -538,8 +538,6 @@ def test_deleting_a_vector_drops_the_next_models_vector_of_that_node_too(tmp_pat
 def test_a_nodes_edges_are_both_ways_in_edge_order_and_as_of_keeps_the_half_open_window(brain: Brain) -> None:
     """What ``get --as-of`` shows: edges out of and into the memory, oldest first; at an instant, only those valid
     then — from valid_at (inclusive) to invalid_at (exclusive), an open bound always holding."""
-    from cerebro.store import edges
-
     hub, a, b, c, d = (brain.add(f"memory {name}") for name in "hbacd")
     brain.add_edge(hub, a, "supports", valid_at="2026-01-01T00:00:00Z", invalid_at="2026-02-01T00:00:00Z")
     brain.add_edge(b, hub, "supports", valid_at="2026-02-01T00:00:00Z")
@@ -548,8 +546,9 @@ def test_a_nodes_edges_are_both_ways_in_edge_order_and_as_of_keeps_the_half_open
 
     def around(at: str | None) -> list[tuple[str, str]]:
         instant = None if at is None else datetime.fromisoformat(at).replace(tzinfo=UTC)
-        rows = brain.handle.read(lambda s: edges.for_node(s, hub, instant))
-        return [(r.source_id, r.target_id) for r in rows]
+        with brain.handle.snapshot() as conn:
+            found = brain.handle.store.reads.edges_of(conn, hub, instant)
+        return [(e.source_id, e.target_id) for e in found]
 
     assert around(None) == [(hub, a), (b, hub), (hub, c)]
     assert around("2025-12-31T23:59:59") == [(hub, c)]

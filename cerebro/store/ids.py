@@ -1,0 +1,48 @@
+"""A memory's id as a user gives it — the full id or a unique prefix of at least four characters — to the full id.
+
+Shared by the ORM's reads (``nodes.resolve_prefix``, for the writes) and the raw connection's (``reads.resolve_id``,
+for ``get``): the checks and messages are the same, whatever reads the rows. Resolved with a range query, never
+``LIKE``: ``_`` and ``%`` are not wildcards, and the characters allowed are those of a UUID, so hostile text is
+refused before it reaches SQL.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from cerebro.errors import AmbiguousId, InvalidInput, NotFound, quote
+
+MIN_PREFIX = 4
+FULL_ID_LENGTH = 36
+_ID_CHARS = re.compile(r"^[0-9a-f-]+$")
+# Above every character an id can hold: ``id >= p AND id < p || MAX`` selects exactly the ids starting with p.
+_RANGE_TOP = "\U0010ffff"
+
+# (SQL with :named parameters, the parameters) → the rows.
+Fetch = Callable[[str, dict[str, Any]], Sequence[Sequence[Any]]]
+
+
+def resolve_prefix(fetch: Fetch, prefix: str, *, table: str, noun: str) -> str:
+    """The full id of the row of ``table`` (``nodes``, or ``inbox_candidates``) that ``prefix`` names; ``noun`` names
+    such a row in messages."""
+    candidate = (prefix or "").strip().lower()
+    if not candidate:
+        raise InvalidInput("empty ID prefix")
+    if not _ID_CHARS.match(candidate):
+        raise InvalidInput(f"invalid id {quote(prefix)}: ids are UUIDs (hex digits and '-')")
+    if len(candidate) < MIN_PREFIX:
+        raise InvalidInput(f"ID prefix too short (minimum {MIN_PREFIX} characters): {quote(prefix)}")
+    if len(candidate) >= FULL_ID_LENGTH:
+        if not fetch(f"SELECT 1 FROM {table} WHERE id = :id", {"id": candidate}):
+            raise NotFound(f"no {noun} found with id {quote(candidate)}")
+        return candidate
+    bounds = {"lo": candidate, "hi": candidate + _RANGE_TOP}
+    matches = fetch(f"SELECT id FROM {table} WHERE id >= :lo AND id < :hi ORDER BY id LIMIT 2", bounds)
+    if not matches:
+        raise NotFound(f"no {noun} found with prefix {quote(prefix)}")
+    if len(matches) > 1:
+        count = fetch(f"SELECT COUNT(*) FROM {table} WHERE id >= :lo AND id < :hi", bounds)[0][0]
+        raise AmbiguousId(f"ambiguous prefix {quote(prefix)} matches {count} {noun}s; give more characters")
+    return str(matches[0][0])
