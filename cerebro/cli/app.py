@@ -242,16 +242,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         return _guarded(lambda: fast.run_add(adding))
 
     def parse_and_run() -> object:
-        import gc
-
         from cyclopts import CycloptsError
+
+        from cerebro import process
 
         asks_help = bool({"--help", "-h"} & set(rest)) and bool(rest) and rest[0] in COMMANDS
         app = build_app(detailed=rest[0] if asks_help else None)
-        # These commands may run long (a server, an import, an evaluation): the collector is back on, the start-up's
-        # objects set aside (frozen) so that it does not walk them again.
-        gc.freeze()
-        gc.enable()
+        # These commands may run long (a server, an import, an evaluation): the collector main() paused is back on.
+        process.resume_collector()
         try:
             return app(rest, exit_on_error=False, print_error=False, result_action="return_value")
         except CycloptsError as exc:
@@ -301,22 +299,21 @@ def _guarded(work) -> int:  # noqa: ANN001
 
 
 def main() -> None:
-    import gc
     import os
+
+    from cerebro import process
 
     # A command starts by importing ~23,000 objects that live as long as the process (modules, classes, functions),
     # and the cyclic collector walked them again and again meanwhile: ~6 ms of a `cerebro recall "q"` (ADR 0046).
     # The hooks and the fast path run one bounded command with it off; any other command (and `hook catch-up`, the
-    # end-of-session worker) turns it back on.
-    gc.disable()
+    # end-of-session worker) resumes it.
+    process.pause_collector()
 
     # NumPy's OpenBLAS would start a thread per core for the warm index's one matrix-vector product and
     # keep them spinning after it, on the cores the embedder's own threads need next: a recall in
     # ``cerebro mcp`` took 41 ms instead of 30 at 10k memories on 2 cores. Set before NumPy is imported.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     # One command, then the process ends: SQLite keeps its connection mutexes (ADR 0043; `cerebro mcp` turns this off).
-    from cerebro import process
-
     process.ONE_SHOT = True
     # Started with stdout or stderr closed (`cerebro stop-guard >&-`), Python leaves them None: write to the
     # void rather than fail (a hook must exit 0 whatever it is given).

@@ -27,14 +27,16 @@ if TYPE_CHECKING:
 
 # --------------------------------------------------------------------------- 5. embedder
 
+# Two texts: the local model tokenizes ASCII text itself and any other with the tokenizers package (ADR 0045).
 _PROBE = (
     "import json, sys, time\n"
     "from cerebro.embed.registry import make_embedder\n"
     "provider, model, dims = sys.argv[1], sys.argv[2], int(sys.argv[3])\n"
     "start = time.perf_counter()\n"
     "try:\n"
-    "    vectors = make_embedder(provider, model, dims).embed(['cerebro doctor: can this brain embed?'])\n"
-    "    width = len(vectors[0]) if vectors else 0\n"
+    "    texts = ['cerebro doctor: can this brain embed?', 'et ceci — déjà ?']\n"
+    "    vectors = make_embedder(provider, model, dims).embed(texts)\n"
+    "    width = min(len(v) for v in vectors) if len(vectors) == len(texts) else 0\n"
     "    ok = width == dims\n"
     "    message = '' if ok else (f'{model} returned {width}-dimensional vectors '\n"
     "                             f'but this brain stores {dims}')\n"

@@ -261,20 +261,18 @@ class LocalEmbedder:
             return
         with _LOAD_LOCK:
             if (self.model_id, "session") not in _LOADED:
-                from cerebro.embed.wordpiece import AsciiWordPiece, VocabularyCorrupt
+                from cerebro.embed.wordpiece import AsciiWordPiece
 
-                try:
-                    wordpiece = AsciiWordPiece.load()
-                except VocabularyCorrupt as exc:
-                    raise ModelUnavailable(str(exc)) from None
+                wordpiece = _LOADED.get((_ANY_MODEL, "wordpiece")) or AsciiWordPiece.load()  # ModelUnavailable: corrupt
                 import onnxruntime
 
                 path = model_path()
                 verify_model(path)
                 _LOADED[self.model_id, "session"] = _open_session(onnxruntime, path, self._threads, self.model_id)
                 _LOADED[_ANY_MODEL, "wordpiece"] = wordpiece
-            self._session, self._wordpiece = _LOADED[self.model_id, "session"], _LOADED[_ANY_MODEL, "wordpiece"]
+            self._wordpiece = _LOADED[_ANY_MODEL, "wordpiece"]
             self._cls, self._sep = self._wordpiece.token_id("[CLS]"), self._wordpiece.token_id("[SEP]")
+            self._session = _LOADED[self.model_id, "session"]  # last: a thread that sees it reads the rest unlocked
 
     def _token_ids(self, text: str) -> list[int]:
         """``text``'s token ids: ASCII text from the vocabulary in Python (``wordpiece``, ADR 0045), any other by the
@@ -282,17 +280,19 @@ class LocalEmbedder:
         ids = self._wordpiece.encode(text)
         if ids is not None:
             return ids
-        with _LOAD_LOCK:
-            if (_ANY_MODEL, "tokenizer") not in _LOADED:
-                from tokenizers import Tokenizer
+        tokenizer = _LOADED.get((_ANY_MODEL, "tokenizer"))  # loaded: no lock (a session may be loading under it)
+        if tokenizer is None:
+            with _LOAD_LOCK:
+                if (_ANY_MODEL, "tokenizer") not in _LOADED:
+                    from tokenizers import Tokenizer
 
-                if _sha256(TOKENIZER_PATH) != TOKENIZER_SHA256:
-                    raise ModelUnavailable(f"vendored tokenizer {TOKENIZER_PATH} is corrupt: reinstall cerebro")
-                tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
-                tokenizer.no_padding()
-                tokenizer.no_truncation()
-                _LOADED[_ANY_MODEL, "tokenizer"] = tokenizer
-            tokenizer = _LOADED[_ANY_MODEL, "tokenizer"]
+                    if _sha256(TOKENIZER_PATH) != TOKENIZER_SHA256:
+                        raise ModelUnavailable(f"vendored tokenizer {TOKENIZER_PATH} is corrupt: reinstall cerebro")
+                    loaded = Tokenizer.from_file(str(TOKENIZER_PATH))
+                    loaded.no_padding()  # the file pads and cuts at 128 tokens: cerebro makes its own windows
+                    loaded.no_truncation()
+                    _LOADED[_ANY_MODEL, "tokenizer"] = loaded
+                tokenizer = _LOADED[_ANY_MODEL, "tokenizer"]
         return list(tokenizer.encode(text, add_special_tokens=False).ids)
 
     def _workers(self, windows: int) -> int:

@@ -25,6 +25,8 @@ import re
 import string
 from pathlib import Path
 
+from cerebro.errors import ModelUnavailable
+
 VOCAB_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "vocab.txt"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 ADDED_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # tokenizer.json's added_tokens, all normalized: false
@@ -46,10 +48,6 @@ _NORMALISE = str.maketrans(
 )
 
 
-class VocabularyCorrupt(Exception):
-    """vocab.txt does not have the pinned digest."""
-
-
 class AsciiWordPiece:
     """Token ids of ASCII texts, as the vendored ``tokenizer.json`` gives them (without special tokens)."""
 
@@ -63,7 +61,7 @@ class AsciiWordPiece:
         """The vendored vocabulary (~5 ms: its digest checked, 30,522 entries into a dict)."""
         raw = VOCAB_PATH.read_bytes()
         if hashlib.sha256(raw).hexdigest() != VOCAB_SHA256:
-            raise VocabularyCorrupt(f"vendored vocabulary {VOCAB_PATH} is corrupt: reinstall cerebro")
+            raise ModelUnavailable(f"vendored vocabulary {VOCAB_PATH} is corrupt: reinstall cerebro")
         tokens = raw.decode("utf-8").split("\n")
         if tokens and tokens[-1] == "":
             tokens.pop()
@@ -92,15 +90,17 @@ class AsciiWordPiece:
         for word in text.translate(_NORMALISE).split(" "):
             if not word:
                 continue
+            if len(word) > MAX_WORD_CHARACTERS:  # [UNK], and never cached: 50,000 long words would be gigabytes
+                ids.append(self._unknown)
+                continue
             pieces = words.get(word)
             if pieces is None:
                 pieces = words[word] = self._pieces(word)
             ids.extend(pieces)
 
     def _pieces(self, word: str) -> list[int]:
-        """WordPiece: the longest known prefix, then the longest known "##" continuation, and so on."""
-        if len(word) > MAX_WORD_CHARACTERS:
-            return [self._unknown]
+        """WordPiece: the longest known prefix, then the longest known "##" continuation, and so on (a word of at most
+        MAX_WORD_CHARACTERS)."""
         pieces: list[int] = []
         start = 0
         while start < len(word):

@@ -42,3 +42,19 @@ def test_only_bounded_one_shot_commands_run_without_the_collector(isolated_home,
     )
     line = [x for x in shown.stderr.splitlines() if x.startswith("collector ")]
     assert line == [f"collector {collecting} {collecting}"], shown.stderr
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_a_program_that_calls_run_keeps_its_collector_as_it_was(collecting):
+    """Only main() pauses the collector, so only what it paused is resumed: a program's own setting stays, and none of
+    its garbage is frozen."""
+    program = (
+        "import contextlib, gc, io\n"
+        f"gc.enable() if {collecting} else gc.disable()\n"
+        "from cerebro.cli.app import run\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    run(['--version'])\n"
+        "print(gc.isenabled(), gc.get_freeze_count())\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True)
+    assert shown.stdout.split() == [str(collecting), "0"]

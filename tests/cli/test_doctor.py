@@ -582,6 +582,19 @@ def test_local_embedder_embeds(cli, project: Path) -> None:
     assert check["detail"].startswith("local (all-MiniLM-L6-v2-onnx-int8-dq7, 384 dims) embeds in ")
 
 
+def test_the_local_embedder_check_tokenizes_non_ascii_text_too(cli, project: Path, tmp_path: Path, monkeypatch) -> None:
+    """ASCII text is tokenized without the tokenizers package (ADR 0045): a broken package must still fail the check,
+    or every non-ASCII memory would be left without a vector while doctor says ok."""
+    broken = tmp_path / "broken" / "tokenizers"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('this tokenizers is broken')\n")
+    assert cli("init").exit_code == 0
+    monkeypatch.setenv("PYTHONPATH", str(broken.parent))
+    check = run_doctor(cli)[1]["embedder"]
+    assert check["status"] == "fail", check
+    assert "this tokenizers is broken" in check["detail"]
+
+
 def test_a_brain_on_the_float_local_model_is_told_how_to_move_to_the_integer_one(cli, project: Path) -> None:
     """ADR 0041: a brain made before keeps its float32 model; doctor says how to move it, and only to such a brain."""
     assert cli("init", "--skip-integration", "--embed-model", "all-MiniLM-L6-v2-onnx-int8").exit_code == 0

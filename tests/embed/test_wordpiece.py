@@ -130,3 +130,38 @@ def test_a_corrupt_vocabulary_is_refused(monkeypatch, tmp_path):
     with pytest.raises(ModelUnavailable, match=r"vocab\.txt is corrupt"):
         LocalEmbedder().embed(["anything"])
     assert local._LOADED == {}
+
+
+def test_words_past_the_limit_are_unknown_and_not_remembered(ours):
+    long_word = "f" * 5000
+    unknown = ours.token_id("[UNK]")
+    assert ours.encode(f"a {long_word} b") == [*ours.encode("a"), unknown, *ours.encode("b")]
+    assert long_word not in ours._words  # 50,000 such words would hold gigabytes
+
+
+def test_a_thread_that_sees_the_session_finds_the_tokenizer_ready(monkeypatch):
+    """The session is the sign that the model is loaded (read without the lock): it is set after everything else."""
+    seen = []
+    real = AsciiWordPiece.token_id
+    embedder = LocalEmbedder()
+
+    def token_id(self, token):
+        seen.append(embedder._session)
+        return real(self, token)
+
+    monkeypatch.setattr(AsciiWordPiece, "token_id", token_id)
+    embedder._load()
+    assert seen == [None, None] and embedder._session is not None
+
+
+def test_non_ascii_text_does_not_wait_for_a_model_loading_meanwhile(reference):
+    import threading
+
+    embedder = LocalEmbedder()
+    embedder.embed(["un café"])  # the tokenizers package is loaded now
+    answers = []
+    with local._LOAD_LOCK:  # another model's session loading, say
+        worker = threading.Thread(target=lambda: answers.append(embedder._token_ids("déjà vu")))
+        worker.start()
+        worker.join(timeout=10)
+    assert answers == [reference.encode("déjà vu", add_special_tokens=False).ids]

@@ -369,3 +369,11 @@ def test_the_check_asks_tokens_that_are_their_own_query_terms(small_copies, monk
     # The next query's new words are cut alone: nothing of the last batch is left in the scratch table.
     assert tokenizer.cut(["zebra", "Running"]) == [["zebra"], ["run"]]
     assert tokenizer._conn.execute("SELECT count(*) FROM t").fetchone() == (0,)
+
+
+def test_a_failed_cut_leaves_the_tokenizer_usable() -> None:
+    tokenizer = warm_keywords.Tokenizer("porter unicode61")
+    with pytest.raises(UnicodeEncodeError):
+        tokenizer.cut(["\ud800"])  # a lone surrogate: SQLite cannot take it
+    assert not tokenizer._conn.in_transaction
+    assert tokenizer.cut(["zebras"]) == [["zebra"]]

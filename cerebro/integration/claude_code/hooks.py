@@ -300,10 +300,9 @@ def run(argv: list[str]) -> int:
             return 1
     try:
         if argv[:1] == ["catch-up"]:  # a session's garbage collection and metrics ingest: not bounded like a hook
-            import gc
+            from cerebro import process
 
-            gc.freeze()
-            gc.enable()
+            process.resume_collector()
             return _catch_up(argv[1:])
         if not argv or argv[0] not in ("prime", "post-compact", "session-end"):
             raise ValueError(
