@@ -122,15 +122,16 @@ def list_nodes(
 ) -> list[values.Node]:
     """Memories newest first (writing order: ``created_at``, then ``rowid``), of this type, status and subtype when
     given (``subtype_given`` with an empty ``subtype``: those without one)."""
-    where, params = ["1 = 1"], []
+    clauses, params = [], []
     for column, value in (("type", type), ("status", status)):
         if value is not None:
-            where.append(f"{column} = ?")
+            clauses.append(f"{column} = ?")
             params.append(value)
     if subtype_given:
-        where.append("subtype = ?" if subtype else "(subtype IS NULL OR subtype = '')")
+        clauses.append("subtype = ?" if subtype else "(subtype IS NULL OR subtype = '')")
         params += [subtype] if subtype else []
-    sql = f"SELECT {NODE_COLUMNS} FROM nodes WHERE {' AND '.join(where)} ORDER BY created_at DESC, rowid DESC LIMIT ?"
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    sql = f"SELECT {NODE_COLUMNS} FROM nodes{where} ORDER BY created_at DESC, rowid DESC LIMIT ?"
     return [node_from_row(row) for row in conn.execute(sql, (*params, limit)).fetchall()]
 
 
@@ -210,8 +211,8 @@ class Census(NamedTuple):
     revision: str | None  # the Alembic revision the brain is at
 
 
-# One pass over the vector rows' node ids (the list is built once, not per memory). None is NULL: vec0 refuses a NULL
-# in a text metadata column, and a NULL would make NOT IN match nothing.
+# One pass over the vector rows' node ids (the list is built once, not per memory). None of them is NULL, which would
+# make NOT IN match nothing: vec0 refuses a NULL in a text metadata column.
 PENDING = "SELECT COUNT(*) FROM nodes WHERE status = 'active' AND id NOT IN (SELECT node_id FROM vec_nodes)"
 
 
@@ -237,11 +238,10 @@ def take_census(conn: Connection, model: str, pending: str | None, at: str | Non
 
 
 def revision(conn: Connection) -> str | None:
-    row = (
-        conn.execute("SELECT version_num FROM alembic_version").fetchone()
-        if table_exists(conn, "alembic_version")
-        else None
-    )
+    """The Alembic revision the brain is at (None without the table)."""
+    if not table_exists(conn, "alembic_version"):
+        return None
+    row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
     return None if row is None else str(row[0])
 
 
