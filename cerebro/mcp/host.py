@@ -202,7 +202,11 @@ class Slot:
         used by writes, the warm vector index. Best effort (a missing brain is reported by the calls)."""
         try:
             brain = self.brain()
-            brain.handle.read(lambda _session: None)  # imports and connects the ORM the writes use
+            from cerebro.models import Node
+
+            # A statement through the ORM the writes use: its import, first connection and dialect set-up (a session
+            # that runs nothing connects nothing).
+            brain.handle.read(lambda session: session.get(Node, ""))
             if brain.handle.embedding_settings()[2] > 0:
                 brain.handle.embed(["warm-up"])
         except Exception:  # noqa: BLE001

@@ -221,3 +221,36 @@ def test_own_writes_during_a_build_are_applied_when_it_is_adopted(
         assert warm._log == []
     finally:
         host.close()
+
+
+def test_the_warm_up_loads_and_connects_the_orm_the_writes_use(tmp_path, isolated_home):
+    """The server's first write must not pay for the ORM's import, its first connection and its dialect's set-up:
+    the warm-up runs a statement through it (stats, which once did, reads without the ORM now)."""
+    import os
+    import subprocess
+    import sys
+
+    from cerebro import Brain, paths
+
+    project = tmp_path / "project"
+    project.mkdir()
+    Brain.init(paths.project_brain_path(project), embed_provider="none")
+    program = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from cerebro.mcp.host import Host\n"
+        "host = Host(Path(sys.argv[1]))\n"
+        "host.project_slot.warm_up()\n"
+        "engine = host.project_slot.brain().handle._engine\n"
+        "connected = engine is not None and engine.dialect.server_version_info is not None\n"
+        "print('cerebro.models' in sys.modules, connected)\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", program, str(project)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CEREBRO_HOME": str(isolated_home)},
+        check=False,
+    )
+    assert shown.stdout.split() == ["True", "True"], shown.stdout + shown.stderr

@@ -955,3 +955,22 @@ def test_prime_pools_walk_an_index_on_a_brain_file(tmp_path: Path) -> None:
     assert "SEARCH nodes USING INDEX idx_nodes_updated_at (updated_at>?)" in plans["recent"]
     assert "SEARCH nodes USING INDEX idx_nodes_writing_order (created_at>?)" in plans["recent"]
     assert not any("TEMP B-TREE" in plan or "SCAN" in plan for plan in plans.values()), plans
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "2026-01-02 03:04:05",  # the storage layout
+        "2026-01-02T03:04:05Z",  # RFC 3339, a legacy row's
+        "2026-W01-5 03:04:05",  # ISO week date: Python's fromisoformat takes it, the ORM's reader does not
+        "2026-01-02 030405.1",
+        "2026-01-02 03:04,05",
+        "garbage at 19 chars",
+        "",
+    ],
+)
+def test_a_stored_time_reads_on_the_raw_connection_as_the_orm_reads_it(stored: str) -> None:
+    from cerebro.models import StorageTime
+    from cerebro.store.reads import _time
+
+    assert _time(stored) == StorageTime().process_result_value(stored, None)
