@@ -227,8 +227,17 @@ def create_engine(url: str, project: str | None) -> Engine:
     _driver()
     if project is not None:
         check_project_key(project)
+    from cerebro import metadata
+
     engine = sa.create_engine(
-        sqlalchemy_url(url), connect_args={"options": _options()}, pool_pre_ping=True, pool_size=2, max_overflow=4
+        sqlalchemy_url(url),
+        connect_args={"options": _options()},
+        pool_pre_ping=True,
+        pool_size=2,
+        max_overflow=4,
+        # As a brain file's engine reads it (and the raw reads): metadata that is not a JSON object is flagged raw
+        # text, never a list or a number where a dict is promised.
+        json_deserializer=metadata.load,
     )
     if project is not None:
 

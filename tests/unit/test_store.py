@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cerebro import Brain, clock, reports, values
+from cerebro import metadata as metadata_module
 from cerebro.errors import NotFound
 from cerebro.retry import is_lock_error
 from cerebro.store import inbox, meta, relations, vec
@@ -974,3 +975,15 @@ def test_a_stored_time_reads_on_the_raw_connection_as_the_orm_reads_it(stored: s
     from cerebro.store.reads import _time
 
     assert _time(stored) == StorageTime().process_result_value(stored, None)
+
+
+def test_metadata_that_is_not_an_object_reads_flagged_on_every_path(brain: Brain) -> None:
+    """A hand-edited (or foreign) row's metadata that is a JSON array reads as flagged raw text — through the ORM (an
+    update's answer) as through the raw reads (get), on a brain file and on a team brain alike."""
+    node_id = brain.add("a memory whose metadata someone edited")
+    brain.handle.write(
+        lambda s: s.execute(meta.text("UPDATE nodes SET metadata = '[1,2]' WHERE id = :i"), {"i": node_id})
+    )
+    through_orm = brain.update(node_id, importance=0.7).metadata
+    through_raw = brain.get(node_id).node.metadata
+    assert through_orm == through_raw == {metadata_module.RAW_KEY: "[1,2]"}
