@@ -221,9 +221,9 @@ def get(h: Handle, node_id: str, *, as_of: Any = None) -> cerebro.reports.NodeDe
     with h.snapshot() as conn:  # a read on the raw connection: `cerebro get` imports no ORM (~0.3 s)
         full = h.store.reads.resolve_id(conn, node_id)
         (found,) = h.store.reads.nodes_by_id(conn, [full]).values()  # resolved in this snapshot: it is there
-        detail = cerebro.reports.NodeDetail(found, h.store.reads.edges_of(conn, full, when))
-    (node,) = annotate(h, [detail.node])
-    return cerebro.reports.NodeDetail(node, detail.edges)
+        edges = h.store.reads.edges_of(conn, full, when)
+    (node,) = annotate(h, [found])
+    return cerebro.reports.NodeDetail(node, edges)
 
 
 def update(

@@ -19,18 +19,11 @@ if TYPE_CHECKING:
     from cerebro.anchors import Checker
 
 
-_STATS_KEYS = ("embedding_dimensions", "embedding_model", "embedding_provider", "schema_version")
-
-
 def stats(h: Handle) -> cerebro.reports.Stats:
     """The brain's counts and settings, read on the raw connection (no ORM import: ~0.35 s of a `cerebro stats`)."""
+    provider, model, dims = h.read_embedding_settings()  # as stored now, not as this handle first read them
     with h.snapshot() as conn:
-        meta = {key: h.store.reads.meta(conn, key) for key in _STATS_KEYS}
-        try:
-            dims = int(meta["embedding_dimensions"] or 0)
-        except ValueError:
-            dims = 0
-        model = meta["embedding_model"] or ""
+        schema_version = h.store.reads.meta(conn, "schema_version", "0")
         counts = h.store.reads.census(conn, model, vectors=dims > 0)
     return cerebro.reports.Stats(
         total_nodes=sum(counts.by_status.values()),
@@ -42,10 +35,10 @@ def stats(h: Handle) -> cerebro.reports.Stats:
         total_edges=counts.edges,
         pending_embeddings=counts.pending,
         embedded_nodes=counts.embedded,
-        embedding_provider=meta["embedding_provider"] or "none",
+        embedding_provider=provider,
         embedding_model=model,
         embedding_dimensions=dims,
-        schema_version=int(meta["schema_version"] or 0),
+        schema_version=int(schema_version or 0),
         revision=counts.revision,
     )
 

@@ -244,6 +244,21 @@ _ANY_MODEL = ""  # the key of the parts both models share: the tokenizers
 _LOAD_LOCK = threading.Lock()
 
 
+def _load_tokenizer() -> Any:  # noqa: ANN401 - a tokenizers.Tokenizer
+    """The ``tokenizers`` package's tokenizer of the vendored file, loaded once a process (its digest checked)."""
+    with _LOAD_LOCK:
+        if (_ANY_MODEL, "tokenizer") not in _LOADED:
+            from tokenizers import Tokenizer
+
+            if _sha256(TOKENIZER_PATH) != TOKENIZER_SHA256:
+                raise ModelUnavailable(f"vendored tokenizer {TOKENIZER_PATH} is corrupt: reinstall cerebro")
+            loaded = Tokenizer.from_file(str(TOKENIZER_PATH))
+            loaded.no_padding()  # the file pads and cuts at 128 tokens: cerebro makes its own windows
+            loaded.no_truncation()
+            _LOADED[_ANY_MODEL, "tokenizer"] = loaded
+        return _LOADED[_ANY_MODEL, "tokenizer"]
+
+
 class LocalEmbedder:
     provider = "local"
     dimensions = DIMENSIONS
@@ -275,24 +290,11 @@ class LocalEmbedder:
             self._session = _LOADED[self.model_id, "session"]  # last: a thread that sees it reads the rest unlocked
 
     def _token_ids(self, text: str) -> list[int]:
-        """``text``'s token ids: ASCII text from the vocabulary in Python (``wordpiece``, ADR 0045), any other by the
-        ``tokenizers`` package, loaded on the first such text."""
+        """``text``'s token ids: ASCII text's by ``wordpiece`` (ADR 0045), any other's by the ``tokenizers`` package."""
         ids = self._wordpiece.encode(text)
         if ids is not None:
             return ids
-        tokenizer = _LOADED.get((_ANY_MODEL, "tokenizer"))  # loaded: no lock (a session may be loading under it)
-        if tokenizer is None:
-            with _LOAD_LOCK:
-                if (_ANY_MODEL, "tokenizer") not in _LOADED:
-                    from tokenizers import Tokenizer
-
-                    if _sha256(TOKENIZER_PATH) != TOKENIZER_SHA256:
-                        raise ModelUnavailable(f"vendored tokenizer {TOKENIZER_PATH} is corrupt: reinstall cerebro")
-                    loaded = Tokenizer.from_file(str(TOKENIZER_PATH))
-                    loaded.no_padding()  # the file pads and cuts at 128 tokens: cerebro makes its own windows
-                    loaded.no_truncation()
-                    _LOADED[_ANY_MODEL, "tokenizer"] = loaded
-                tokenizer = _LOADED[_ANY_MODEL, "tokenizer"]
+        tokenizer = _LOADED.get((_ANY_MODEL, "tokenizer")) or _load_tokenizer()  # loaded: no lock taken
         return list(tokenizer.encode(text, add_special_tokens=False).ids)
 
     def _workers(self, windows: int) -> int:

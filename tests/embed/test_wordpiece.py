@@ -101,7 +101,10 @@ def test_text_with_any_other_character_is_left_to_the_tokenizer(ours, text):
     assert ours.encode(text) is None
 
 
-@pytest.mark.parametrize("text", ["plain words", "café au lait", "[CLS] inside", "x" * 101])
+@pytest.mark.parametrize(
+    "text",
+    ["plain words", "café au lait", "[CLS] inside", "x" * 101, "un café noir " * 100],  # > 128 tokens: uncut
+)
 def test_the_embedder_s_ids_are_the_tokenizer_s(reference, text):
     embedder = LocalEmbedder()
     embedder.embed(["load"])
