@@ -79,10 +79,16 @@ plugin: setup
 # (pinned by bench/peers/package-lock.json) and mcp-memory-service-lite (bench/peers/requirements-lite.txt, in a
 # virtual environment of its own, bench/peers/lite) — into that scratch folder only: never part of the product,
 # never installed by setup or test.
+# basic-memory needs Python >= 3.12: a pyenv 3.12 when there is one (pyenv's shims hide it from uv), else uv's.
+BASIC_MEMORY_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) 3.12)
+
 bench-peers:
 	npm ci --prefix bench/peers --no-audit --no-fund --loglevel=error
 	$(UV) venv --quiet --allow-existing --python 3.11 bench/peers/lite
 	$(UV) pip install --quiet --python bench/peers/lite/bin/python -r bench/peers/requirements-lite.txt
+	$(UV) venv --quiet --allow-existing --python $(BASIC_MEMORY_PYTHON) bench/peers/basic-memory
+	$(UV) pip install --quiet --python bench/peers/basic-memory/bin/python -r bench/peers/requirements-basic-memory.txt
+	$(UV) pip uninstall --quiet --python bench/peers/basic-memory/bin/python sqlite-vec
 
 # The local provider's two models side by side (bench/local_models.py, ADR 0041): fidelity, CPU, writes, LoCoMo.
 bench-models: setup

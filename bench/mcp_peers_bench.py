@@ -1,14 +1,17 @@
 """MCP server benchmark: `cerebro mcp` side by side with peer memory servers, one client harness.
 
-    make bench-peers    # once: the reference server (bench/peers/package-lock.json) and mcp-memory-service-lite
-                        # (bench/peers/requirements-lite.txt, a virtual environment of its own: bench/peers/lite)
+    make bench-peers    # once: the reference server (bench/peers/package-lock.json), mcp-memory-service-lite
+                        # (bench/peers/requirements-lite.txt, a virtual environment of its own: bench/peers/lite) and
+                        # basic-memory (bench/peers/requirements-basic-memory.txt, Python 3.12: bench/peers/basic-memory)
     .venv/bin/python bench/mcp_peers_bench.py [--sizes 1000,10000] [--queries 100] [--timed-writes 1000]
 
-Both servers run over stdio under the official MCP Python client (``mcp.client.stdio`` + ``ClientSession``),
+Every server runs over stdio under the official MCP Python client (``mcp.client.stdio`` + ``ClientSession``),
 in the same event loop, each against its own throwaway data: cerebro a fresh ``CEREBRO_HOME`` and a project
 made with ``cerebro init --skip-integration`` (the default ``local`` MiniLM provider), the reference server
-(npm ``@modelcontextprotocol/server-memory``) a fresh ``MEMORY_FILE_PATH``. Both get the same items —
-``bench/recall_bench.py``'s synthetic corpus — and the same queries.
+(npm ``@modelcontextprotocol/server-memory``) a fresh ``MEMORY_FILE_PATH``, mcp-memory-service-lite a scratch
+database and HOME (cerebro's own model file), basic-memory a scratch notes folder and configuration (one project,
+keyword search: see ``BASIC_MEMORY``). All get the same items — ``bench/recall_bench.py``'s synthetic corpus —
+and the same queries. A peer that is not installed is left out (logged).
 
 For each size N:
 - **Bulk load** of the first N - W items, not timed against each other: cerebro through ``Brain.add_many``
@@ -16,19 +19,23 @@ For each size N:
   runs: delete it after changing the corpus or the model), the reference server through its own batch path
   (``create_entities`` with 1,000 entities a call), mcp-memory-service-lite, which has no batch tool, through
   ``bench/lite_bulk_load.py`` (its own tool handler, model and storage, batched: the file ``memory_store`` one a
-  call leaves, ~5× faster; also cached in --out) before its server starts. At 1k with the default W there is
-  nothing to bulk-load.
+  call leaves, ~5× faster; also cached in --out) before its server starts, basic-memory through markdown files and
+  its own ``reindex`` (cached in --out; ``--basic-memory-max`` bounds the sizes it runs at). At 1k with the default
+  W there is nothing to bulk-load. Before anything is timed, the servers' own background work (indexing, warm-up)
+  is waited out.
 - **Timed writes**: the last W items one per call — cerebro ``remember`` {content, type, importance}, the
-  reference ``create_entities`` with one entity {name, entityType: the type, observations: [content]} — in
-  blocks of 50 calls back to back, the servers alternating block by block (who goes first alternates too).
+  reference ``create_entities`` with one entity {name, entityType: the type, observations: [content]}, lite
+  ``memory_store``, basic-memory ``write_note`` — in blocks of 50 calls back to back, the servers taking turns
+  block by block (the order reversed every other block).
   writes/s = W / the blocks' summed wall time; per-call p50/p95 as the client sees it.
 - **Ping**: 50 ``ping`` round trips each, alternating: the transport's and SDK's floor, no tool run.
 - **Search**: Q queries (recall_bench's: 3–4 content words) after two warm-up queries each, in rounds: round
-  r sends query r to both servers, cerebro first in even rounds, the reference first in odd ones — cerebro
-  ``recall`` {query, limit: 10}, the reference ``search_nodes`` {query}. p50/p95 per server, the median of
-  the per-round ratios, and how many queries return anything (the reference search is a case-insensitive
-  substring match of the whole query). The same again for ticket ids (``HS-042``: a lookup both can answer),
-  and cerebro's queries once more back to back, with no reference call between them.
+  r sends query r to every server, the order reversed in odd rounds — cerebro ``recall`` {query, limit: 10},
+  the reference ``search_nodes`` {query}, lite ``memory_search`` (hybrid, 10), basic-memory ``search_notes``
+  (text, 10). p50/p95 per server, the median of the per-round ratios cerebro / peer, and how many queries
+  return anything (the reference search is a case-insensitive substring match of the whole query). The same
+  again for ticket ids (``HS-042``: a lookup all can answer), and cerebro's queries once more back to back,
+  with no peer's call between them.
 - **MCP vs CLI**: the first C queries as a ``cerebro recall -l 10 "query"`` process each (after two warm-up
   runs), then the same C through the open MCP session, back to back; wall p50 of each. The CLI's recalls
   commit (access counts), so the server's first call after them reloads its caches: timed on its own.
@@ -70,6 +77,10 @@ REFERENCE_ENTRY = REFERENCE_PACKAGE / "dist" / "index.js"
 # same int8 MiniLM file as cerebro's local model, served from a scratch HOME where it looks for it (no download).
 LITE = BENCH / "peers" / "lite" / "bin" / "memory"
 LITE_MODEL_DIR = Path(".cache") / "mcp_memory" / "onnx_models" / "all-MiniLM-L6-v2" / "onnx"
+# basic-memory (PyPI; Python >= 3.12, its own virtual environment): markdown notes indexed in SQLite, searched by
+# keyword (FTS5) — make bench-peers installs it without sqlite-vec, so its vector lane (fastembed's bge-small, a
+# download) is off on every machine, as it is anyway under a Python that cannot load SQLite extensions.
+BASIC_MEMORY = BENCH / "peers" / "basic-memory" / "bin" / "basic-memory"
 WRITE_BLOCK = 50
 BULK_CHUNK = 1_000
 RECALL_LIMIT = 10
@@ -121,16 +132,17 @@ def machine() -> dict[str, Any]:
         "mcp_python_sdk": version("mcp"),
         "cerebro": version("cerebro-memory"),
         "server_memory": reference,
-        "mcp_memory_service_lite": lite_version(),
+        "mcp_memory_service_lite": peer_version(LITE, "mcp-memory-service-lite"),
+        "basic_memory": peer_version(BASIC_MEMORY, "basic-memory"),
         "load_average_start": load_average(),
     }
 
 
-def lite_version() -> str | None:
-    if not LITE.is_file():
+def peer_version(entry: Path, distribution: str) -> str | None:
+    if not entry.is_file():
         return None
-    program = "from importlib.metadata import version; print(version('mcp-memory-service-lite'))"
-    done = subprocess.run([str(LITE.with_name("python")), "-c", program], check=False, capture_output=True, text=True)
+    program = f"from importlib.metadata import version; print(version({distribution!r}))"
+    done = subprocess.run([str(entry.with_name("python")), "-c", program], check=False, capture_output=True, text=True)
     return done.stdout.strip() or None
 
 
@@ -192,6 +204,20 @@ def wait_until_idle(limit_s: float, window_s: float = 10.0, windows: int = 3) ->
         if quiet >= windows:
             return True
     return False
+
+
+async def settle(limit_s: float = 300, window_s: float = 2.0) -> None:
+    """Until the servers (this process's descendants) have used < 0.05 cores for a window: work a server starts on
+    its own after start-up (indexing files, loading a model) is not timed against the others."""
+    import anyio
+
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        before = ForeignCpu._tree()
+        await anyio.sleep(window_s)
+        if (ForeignCpu._tree() - before) / os.sysconf("SC_CLK_TCK") / window_s < 0.05:
+            return
+    log(f"the servers were still busy after {limit_s:.0f} s: measuring anyway")
 
 
 def stats_ms(samples: list[float]) -> dict[str, float]:
@@ -269,6 +295,36 @@ def lite_env(scratch: Path) -> dict[str, str]:
         "MCP_MEMORY_SQLITE_PATH": str(scratch / "lite.db"),
         "MCP_MEMORY_ONNX_ALLOW_DOWNLOAD": "0",
         "PYTHONPATH": str(BENCH / "peers" / "lite-site"),  # sqlean.py as its sqlite3 (see sitecustomize.py there)
+    }
+
+
+class BasicMemory(Server):
+    """basic-memory: ``write_note`` (one markdown file a memory, the type as its note type) and ``search_notes`` by
+    keyword (``search_type: text``), 10 a page, its JSON output."""
+
+    async def write(self, index: int, item: dict[str, Any]) -> float:
+        arguments = {
+            "title": f"m{index:06d}",
+            "content": item["content"],
+            "directory": "bench",
+            "note_type": item["type"],
+        }
+        return (await self.call("write_note", arguments))[0]
+
+    async def search(self, text: str) -> tuple[float, int]:
+        arguments = {"query": text, "page_size": RECALL_LIMIT, "search_type": "text", "output_format": "json"}
+        elapsed, data = await self.call("search_notes", arguments)
+        return elapsed, len(data.get("result", {}).get("results", []))
+
+
+def basic_memory_env(scratch: Path) -> dict[str, str]:
+    """Its notes, configuration and index in the scratch folder (one project, "main")."""
+    return {
+        "HOME": str(scratch / "basic-memory-home"),
+        "PATH": os.environ.get("PATH", ""),
+        "BASIC_MEMORY_HOME": str(scratch / "basic-memory-notes"),
+        "BASIC_MEMORY_CONFIG_DIR": str(scratch / "basic-memory-config"),
+        "BASIC_MEMORY_NO_PROMOS": "1",
     }
 
 
@@ -361,6 +417,46 @@ def bulk_load_lite(scratch: Path, env: dict[str, str], items: list[dict[str, Any
     shutil.copyfile(target, cache.with_suffix(".tmp"))
     cache.with_suffix(".tmp").chmod(0o600)  # a brain's copy: private, as the brain is
     cache.with_suffix(".tmp").replace(cache)
+    return len(items) / seconds
+
+
+def bulk_load_basic_memory(env: dict[str, str], items: list[dict[str, Any]], cache: Path) -> float | None:
+    """basic-memory's batch path: the notes written as the markdown files ``write_note`` leaves, then its own
+    ``reindex --full --search`` (files are its source of truth). The notes and the index are kept in ``cache`` and
+    copied in on later runs, the project's path rewritten where it records it (config.json, the project table).
+    Memories/s of the load, None when copied."""
+    import shutil
+    import sqlite3
+
+    notes, config = Path(env["BASIC_MEMORY_HOME"]), Path(env["BASIC_MEMORY_CONFIG_DIR"])
+    if cache.is_dir():
+        log(f"basic-memory bulk load of {len(items)} items: copied from {cache}")
+        shutil.copytree(cache / "notes", notes)  # copy2: modification times kept, so nothing looks changed
+        shutil.copytree(cache / "config", config)
+        settings = json.loads((config / "config.json").read_text())
+        settings["projects"]["main"]["path"] = str(notes)
+        (config / "config.json").write_text(json.dumps(settings, indent=2))
+        with sqlite3.connect(config / "memory.db") as db:
+            db.execute("UPDATE project SET path = ? WHERE name = 'main'", (str(notes),))
+        return None
+    log(f"basic-memory bulk load of {len(items)} items (markdown files, then its reindex)")
+    (notes / "bench").mkdir(parents=True)
+    for index, item in enumerate(items):
+        name = f"m{index:06d}"
+        front = f"---\ntitle: {name}\ntype: {item['type']}\npermalink: main/bench/{name}\n---\n\n"
+        (notes / "bench" / f"{name}.md").write_text(front + item["content"])
+    started = time.perf_counter()
+    subprocess.run([str(BASIC_MEMORY), "reindex", "--full", "--search"], env=env, check=True, capture_output=True)
+    seconds = time.perf_counter() - started
+    with sqlite3.connect(config / "memory.db") as db:
+        (indexed,) = db.execute("SELECT count(*) FROM entity").fetchone()
+    if indexed != len(items):
+        raise RuntimeError(f"basic-memory reindex indexed {indexed} of {len(items)} notes")
+    partial = cache.with_suffix(".tmp")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(notes, partial / "notes")
+    shutil.copytree(config, partial / "config")
+    partial.replace(cache)
     return len(items) / seconds
 
 
@@ -494,10 +590,11 @@ def bench_size(size: int, opts: argparse.Namespace, queries: list[str], tickets:
             open(scratch / "cerebro-mcp.log", "w") as cerebro_log,
             open(scratch / "reference-mcp.log", "w") as ref_log,
             open(scratch / "lite-mcp.log", "w") as lite_log,
+            open(scratch / "basic-memory-mcp.log", "w") as basic_memory_log,
         ):
             import anyio
 
-            logs = (cerebro_log, ref_log, lite_log)
+            logs = (cerebro_log, ref_log, lite_log, basic_memory_log)
             anyio.run(measure, row, opts, scratch, cerebro_env, project, bulk, tail, queries, tickets, logs)
     return row
 
@@ -512,7 +609,7 @@ async def measure(
     tail: list[dict[str, Any]],
     queries: list[str],
     tickets: list[str],
-    logs: tuple[TextIO, TextIO, TextIO],
+    logs: tuple[TextIO, TextIO, TextIO, TextIO],
 ) -> None:
     size = row["memories"]
     async with AsyncExitStack() as stack:
@@ -540,6 +637,19 @@ async def measure(
             servers.append(lite)
         else:
             log("mcp-memory-service-lite is not installed (make bench-peers): measured without it")
+        if BASIC_MEMORY.is_file() and size <= opts.basic_memory_max:
+            env = basic_memory_env(scratch)
+            if bulk:
+                cache = Path(opts.out).resolve() / f"mcp-peers-basic-memory-{size}"
+                rate = bulk_load_basic_memory(env, bulk, cache)
+                if rate is not None:
+                    row["basic_memory_bulk_reindex_per_s"] = round(rate, 1)
+            args = ["mcp", "--project", "main"]
+            servers.append(await open_server(stack, BasicMemory, "basic_memory", str(BASIC_MEMORY), args, env, logs[3]))
+        elif BASIC_MEMORY.is_file():
+            log(f"{size}: basic-memory left out above --basic-memory-max {opts.basic_memory_max}")
+        else:
+            log("basic-memory is not installed (make bench-peers): measured without it")
         if bulk:
             log(f"{size}: reference bulk load of {len(bulk)} items (create_entities, {BULK_CHUNK} a call)")
             started = time.perf_counter()
@@ -549,6 +659,7 @@ async def measure(
             row["reference_bulk_create_entities_per_s"] = round(len(bulk) / (time.perf_counter() - started), 1)
         for server in servers:  # the first call waits for cerebro's warm-up (model, index); not timed
             await server.search("warm up")
+        await settle()
         row["ping"] = await pings(servers, 50)
         log(f"{size}: {len(tail)} timed writes, one per call, blocks of {WRITE_BLOCK} alternating")
         foreign = ForeignCpu()
@@ -598,6 +709,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             ("cerebro", "cerebro `recall` / `remember`"),
             ("reference", "reference `search_nodes` / `create_entities`"),
             ("lite", "mcp-memory-service-lite `memory_search` (hybrid) / `memory_store`"),
+            ("basic_memory", "basic-memory `search_notes` (text) / `write_note`"),
         ):
             if name not in row["search"]:
                 continue
@@ -614,7 +726,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines += ["", header, "|---|---|---|---|---|---|---|"]
     for row in rows:
         b, c = row["cerebro_recall_back_to_back"], row["mcp_vs_cli"]
-        peers = [name for name in ("reference", "lite") if name in row["search"]]
+        peers = [name for name in ("reference", "lite", "basic_memory") if name in row["search"]]
         ratios = ", ".join(
             f"{name} {row['search'][f'ratio_cerebro_over_{name}_p50']}; "
             f"{row['ticket_search'][f'ratio_cerebro_over_{name}_p50']}"
@@ -637,6 +749,12 @@ def main() -> None:
         "--timed-writes", type=int, default=1000, help="items written one per call (the rest bulk-loaded)"
     )
     parser.add_argument("--cli-queries", type=int, default=20)
+    parser.add_argument(
+        "--basic-memory-max",
+        type=int,
+        default=10_000,
+        help="largest size basic-memory is measured at (its bulk load, its own reindex, runs ~15 notes/s here)",
+    )
     parser.add_argument(
         "--quiet-retries",
         type=int,
