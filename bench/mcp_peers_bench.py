@@ -2,7 +2,7 @@
 
     make bench-peers    # once: the reference server (bench/peers/package-lock.json), mcp-memory-service-lite
                         # (bench/peers/requirements-lite.txt, a virtual environment of its own: bench/peers/lite) and
-                        # basic-memory (bench/peers/requirements-basic-memory.txt, Python 3.12: bench/peers/basic-memory)
+                        # basic-memory (bench/peers/requirements-basic-memory.txt; Python 3.12, its own: basic-memory)
     .venv/bin/python bench/mcp_peers_bench.py [--sizes 1000,10000] [--queries 100] [--timed-writes 1000]
 
 Every server runs over stdio under the official MCP Python client (``mcp.client.stdio`` + ``ClientSession``),
@@ -665,6 +665,7 @@ async def measure(
         foreign = ForeignCpu()
         row["writes"] = await timed_writes(servers, len(bulk), tail)
         row["foreign_cpu_cores"] = {"writes": foreign.cores()}
+        await settle()  # what a server does after its writes' answers (indexing them) is not timed against the others
         for server in servers:
             await server.search("warm up")
             await server.search("warm up again")

@@ -36,10 +36,11 @@ MAX_TOKENS = 256  # the model was trained on 256-token windows; the file's 128 i
 # thousands of windows, minutes of CPU and gigabytes of memory for one add (issue 17).
 MAX_WINDOWS = 32
 BATCH_SIZE = 16  # windows a run: 16 and 32 embed at the same speed; 16 splits a bulk run more evenly
-# Many windows (an import, add_many, a re-embedding) are embedded by one caller thread per core on a second,
-# single-threaded session: ~20 % more texts a second than one session's threads sharing each small run (issue
-# 18), for ~40 ms of CPU and ~40 MB to load it. Fewer windows than this take the first session (a query's one).
-BULK_MIN_WINDOWS = 64
+# The model runs single-threaded (ADR 0048): a query or a memory (one window) embeds faster on one thread than on a
+# pool's two — 2.2 vs 3.0 ms for a query, 5.5 vs 7.2 ms for a memory — with 40 % less CPU. Several windows (a few
+# texts, an add_many, an import) are shared out among caller threads, one a core, each with this many windows at
+# least, on that one session (ONNX Runtime runs concurrent calls on a session): 8 texts 44 → 30 ms, 16 98 → 69 ms.
+MIN_WINDOWS_PER_THREAD = 2
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
@@ -132,12 +133,11 @@ def _thread_count(asked: int | None) -> int:
     return min(4, usable or 1)
 
 
-def _session_options(onnxruntime: Any, threads: int | None, level: str) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
+def _session_options(onnxruntime: Any, level: str) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
     options = onnxruntime.SessionOptions()
-    # One text in a one-shot process: a second thread (its pool started, each run handed over and joined) cost ~6 ms
-    # more CPU than it saved in wall time (ADR 0046). CEREBRO_EMBED_THREADS still decides when set.
-    one_text = _FAST_START and not threads and _threads_from_environment() is None
-    options.intra_op_num_threads = 1 if one_text else _thread_count(threads)
+    # No intra-op pool: handing each run of a few tokens over to a second thread and joining it costs more than the
+    # thread saves (ADR 0048); many windows are parallel across runs instead (LocalEmbedder._workers).
+    options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     # Idle pool threads would busy-wait after each run: ~2.5× the CPU for the same latency, taken from the
@@ -175,7 +175,7 @@ def _source(path: Path, model: str) -> str | bytes:
         ) from None
 
 
-def _open_session(onnxruntime: Any, path: Path, threads: int | None, model: str) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
+def _open_session(onnxruntime: Any, path: Path, model: str) -> Any:  # noqa: ANN401 - onnxruntime ships no type information
     """Graph optimisation costs ~130 ms at every load — most of a hook's budget — so the optimised graph is
     saved once per (model, onnxruntime version) under CEREBRO_HOME/cache and loaded as is afterwards. Its
     weights (90 MB: the int8 weights come out of optimisation as float32) are saved in a file of their own,
@@ -188,7 +188,7 @@ def _open_session(onnxruntime: Any, path: Path, threads: int | None, model: str)
     cache = _cache_dir(onnxruntime, model)
     providers = ["CPUExecutionProvider"]
     if (cache / CACHE_MODEL).exists():
-        options = _session_options(onnxruntime, threads, "ORT_DISABLE_ALL")
+        options = _session_options(onnxruntime, "ORT_DISABLE_ALL")
         if _FAST_START:
             options.add_session_config_entry("session.disable_prepacking", "1")
         try:
@@ -196,7 +196,7 @@ def _open_session(onnxruntime: Any, path: Path, threads: int | None, model: str)
         except Exception:  # noqa: BLE001 - damaged (a full disk, a hand edit): built again below
             shutil.rmtree(cache, ignore_errors=True)
     source = _source(path, model)
-    options = _session_options(onnxruntime, threads, "ORT_ENABLE_EXTENDED")
+    options = _session_options(onnxruntime, "ORT_ENABLE_EXTENDED")
     building = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     partial: Path | None = building
     try:
@@ -283,7 +283,7 @@ class LocalEmbedder:
 
                 path = model_path()
                 verify_model(path)
-                _LOADED[self.model_id, "session"] = _open_session(onnxruntime, path, self._threads, self.model_id)
+                _LOADED[self.model_id, "session"] = _open_session(onnxruntime, path, self.model_id)
                 _LOADED[_ANY_MODEL, "wordpiece"] = wordpiece
             self._wordpiece = _LOADED[_ANY_MODEL, "wordpiece"]
             self._cls, self._sep = self._wordpiece.token_id("[CLS]"), self._wordpiece.token_id("[SEP]")
@@ -298,21 +298,9 @@ class LocalEmbedder:
         return list(tokenizer.encode(text, add_special_tokens=False).ids)
 
     def _workers(self, windows: int) -> int:
-        """Caller threads for this many windows: as many as this embedder would give a session's intra-op pool, one
-        for a small job."""
-        if windows < BULK_MIN_WINDOWS:
-            return 1
-        return min(_thread_count(self._threads), windows // BATCH_SIZE)
-
-    def _bulk_session(self) -> Any:  # noqa: ANN401 - an onnxruntime.InferenceSession
-        """The single-threaded session bulk runs share (ONNX Runtime runs concurrent calls on one session), loaded
-        on first use and kept for the process, like the first."""
-        with _LOAD_LOCK:
-            if (self.model_id, "bulk") not in _LOADED:
-                import onnxruntime
-
-                _LOADED[self.model_id, "bulk"] = _open_session(onnxruntime, model_path(), 1, self.model_id)
-            return _LOADED[self.model_id, "bulk"]
+        """Caller threads for this many windows: one a core (or as many as asked), each with MIN_WINDOWS_PER_THREAD
+        windows at least — so a query or a memory stays on the calling thread."""
+        return max(1, min(_thread_count(self._threads), windows // MIN_WINDOWS_PER_THREAD))
 
     def _run(self, session: Any, windows: list[list[int]], batch: list[int]) -> Any:  # noqa: ANN401 - numpy arrays
         """Mean-pooled (not yet normalised) vectors of these windows, one run of the model."""
@@ -352,14 +340,17 @@ class LocalEmbedder:
                 owner.append(index)
         vectors = np.zeros((len(windows), DIMENSIONS), dtype=np.float32)
         order = sorted(range(len(windows)), key=lambda i: len(windows[i]))  # similar lengths pad less
-        batches = [order[start : start + BATCH_SIZE] for start in range(0, len(order), BATCH_SIZE)]
         workers = self._workers(len(windows))
+        # Runs of at most BATCH_SIZE windows, as many for each thread (48 windows on two threads: four runs of 12).
+        rounds = -(-len(windows) // (workers * BATCH_SIZE))
+        size = -(-len(windows) // (workers * rounds))
+        batches = [order[start : start + size] for start in range(0, len(order), size)]
         if workers == 1:
             for batch in batches:
                 vectors[batch] = self._run(self._session, windows, batch)
         else:
             # The same vectors as one run at a time (a window's vector does not depend on its batch or the threads).
-            session, failures, stop = self._bulk_session(), [], threading.Event()
+            session, failures, stop = self._session, [], threading.Event()
 
             def work(share: list[list[int]]) -> None:
                 try:

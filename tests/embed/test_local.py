@@ -284,19 +284,27 @@ def test_the_integer_model_is_the_default_and_close_to_the_float_one_but_not_it(
         LocalEmbedder("all-MiniLM-L6-v2")
 
 
-@pytest.mark.parametrize("fast_start", [False, True])
 @pytest.mark.parametrize(
     ("value", "expected"), [("1", 1), ("3", 3), ("0", None), ("-2", None), ("many", None), ("", None)]
 )
-def test_the_thread_cap_comes_from_the_environment_when_it_is_a_positive_number(
-    monkeypatch, value, expected, fast_start
-):
-    """Else the usable cores up to four; a one-shot process that embeds one text (fast start) takes one thread."""
+def test_the_thread_cap_comes_from_the_environment_when_it_is_a_positive_number(monkeypatch, value, expected):
+    """Else the usable cores up to four; an embedder asked for a count takes it."""
+    from cerebro.embed import local
+
+    monkeypatch.setenv(local.ENV_THREADS, value)
+    assert local._thread_count(None) == (expected or min(4, len(os.sched_getaffinity(0))))
+    assert local._thread_count(2) == 2  # an explicit count wins
+
+
+@pytest.mark.parametrize("fast_start", [False, True])
+def test_the_model_runs_on_one_thread_whatever_the_cores(monkeypatch, fast_start):
+    """No intra-op pool (ADR 0048): a query or a memory embeds faster on one thread than on two, for less CPU;
+    parallel work is across runs (the caller threads below)."""
     from types import SimpleNamespace
 
     from cerebro.embed import local
 
-    monkeypatch.setenv(local.ENV_THREADS, value)
+    monkeypatch.setenv(local.ENV_THREADS, "3")
     monkeypatch.setattr(local, "_FAST_START", fast_start)
 
     class Options(SimpleNamespace):
@@ -304,9 +312,8 @@ def test_the_thread_cap_comes_from_the_environment_when_it_is_a_positive_number(
             pass
 
     onnxruntime = SimpleNamespace(SessionOptions=Options, GraphOptimizationLevel=SimpleNamespace(ORT_DISABLE_ALL=0))
-    chosen = local._session_options(onnxruntime, None, "ORT_DISABLE_ALL").intra_op_num_threads
-    assert chosen == (expected or (1 if fast_start else min(4, len(os.sched_getaffinity(0)))))
-    assert local._session_options(onnxruntime, 2, "ORT_DISABLE_ALL").intra_op_num_threads == 2  # an explicit count wins
+    options = local._session_options(onnxruntime, "ORT_DISABLE_ALL")
+    assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
 
 
 def test_a_very_long_memory_is_embedded_from_its_first_windows(embedder):
@@ -446,44 +453,51 @@ def recorded_runs(monkeypatch) -> list[tuple[object, object]]:
     return runs
 
 
-def test_many_texts_are_embedded_by_a_thread_per_core_with_the_vectors_of_one_at_a_time(recorded_runs):
+BULK = 84  # windows: more than a few runs of BATCH_SIZE
+
+
+@pytest.mark.parametrize("count", [2 * local.MIN_WINDOWS_PER_THREAD, 9, BULK])
+def test_many_texts_are_embedded_by_a_thread_per_core_with_the_vectors_of_one_at_a_time(recorded_runs, count):
+    """From a few windows on, the runs are shared out among caller threads on the embedder's one session: every
+    window gets exactly the vector it gets alone, and both threads work (a few windows: one run each)."""
     import threading
 
     embedder = LocalEmbedder(threads=2)
-    texts = _distinct_texts(local.BULK_MIN_WINDOWS + 20)
+    texts = _distinct_texts(count)
     one_at_a_time = [embedder.embed([text])[0] for text in texts]
-    assert {session for _, session in recorded_runs} == {embedder._session}  # one window: the first session
+    assert {thread for thread, _ in recorded_runs} == {threading.current_thread()}  # one window: this thread
     recorded_runs.clear()
     together = embedder.embed(texts)
     assert np.array_equal(np.asarray(together), np.asarray(one_at_a_time))  # every window, exactly its vector
     threads = {thread for thread, _ in recorded_runs}
     assert len(threads) == 2 and threading.current_thread() not in threads
-    assert {session for _, session in recorded_runs} == {local._LOADED[local.MODEL_ID, "bulk"]}
-    assert local._LOADED[local.MODEL_ID, "bulk"] is not embedder._session
+    assert {session for _, session in recorded_runs} == {embedder._session}  # no second session loaded
+    runs = [sum(1 for thread, _ in recorded_runs if thread is t) for t in threads]
+    assert max(runs) - min(runs) <= 1 and len(recorded_runs) == 2 * -(-count // (2 * local.BATCH_SIZE))
 
 
 def test_a_bulk_run_embeds_with_the_embedders_own_model():
-    """The bulk session is loaded per model: a float32 brain's import runs the float32 graph, bit for bit its
-    one-at-a-time vectors, and the two models' bulk vectors differ."""
-    texts = _distinct_texts(local.BULK_MIN_WINDOWS + 20)
+    """Each model has its session: a float32 brain's import runs the float32 graph, bit for bit its one-at-a-time
+    vectors, and the two models' bulk vectors differ."""
+    texts = _distinct_texts(BULK)
     bulk = {}
     for model in local.MODEL_IDS:
         embedder = LocalEmbedder(model, threads=2)
         one_at_a_time = [embedder.embed([text])[0] for text in texts[:6]]
         bulk[model] = np.asarray(embedder.embed(texts))
         assert np.array_equal(bulk[model][:6], np.asarray(one_at_a_time))
-        assert local._LOADED[model, "bulk"] is not local._LOADED[model, "session"]
+    assert local._LOADED[local.MODEL_ID, "session"] is not local._LOADED[local.FLOAT_MODEL_ID, "session"]
     assert not np.array_equal(bulk[local.MODEL_ID], bulk[local.FLOAT_MODEL_ID])
 
 
-def test_fewer_windows_than_a_bulk_run_stay_on_the_calling_thread(recorded_runs):
+def test_fewer_windows_than_a_parallel_run_stay_on_the_calling_thread(recorded_runs):
     import threading
 
     embedder = LocalEmbedder(threads=2)
-    embedder.embed(_distinct_texts(local.BULK_MIN_WINDOWS - 1))
+    embedder.embed(_distinct_texts(2 * local.MIN_WINDOWS_PER_THREAD - 1))
     assert {thread for thread, _ in recorded_runs} == {threading.current_thread()}
     recorded_runs.clear()
-    LocalEmbedder(threads=1).embed(_distinct_texts(local.BULK_MIN_WINDOWS + 20))  # one thread asked for: no bulk run
+    LocalEmbedder(threads=1).embed(_distinct_texts(BULK))  # one thread asked for: no parallel runs
     assert {thread for thread, _ in recorded_runs} == {threading.current_thread()}
 
 
@@ -496,7 +510,7 @@ def test_a_bulk_run_that_fails_raises_on_the_calling_thread(monkeypatch):
 
     monkeypatch.setattr(LocalEmbedder, "_run", failing)
     with pytest.raises(RuntimeError, match="out of memory"):
-        LocalEmbedder(threads=2).embed(_distinct_texts(local.BULK_MIN_WINDOWS + 20))
+        LocalEmbedder(threads=2).embed(_distinct_texts(BULK))
     assert 1 <= len(calls) <= 2  # a thread failed on its first run; the other stopped at it, or before its own
 
 
@@ -516,7 +530,7 @@ def test_a_failed_bulk_run_stops_the_other_threads_after_their_current_run(monke
         return np.zeros((len(batch), local.DIMENSIONS), dtype=np.float32)
 
     monkeypatch.setattr(LocalEmbedder, "_run", run)
-    texts = _distinct_texts(local.BULK_MIN_WINDOWS * 4)  # 16 runs of 16 windows: 8 a thread
+    texts = _distinct_texts(256)  # 16 runs of 16 windows: 8 a thread
     with pytest.raises(RuntimeError, match="out of memory"):
         LocalEmbedder(threads=2).embed(texts)
     assert sum(runs.values()) <= 4  # the failed run, and at most the survivor's run under way plus one
@@ -544,7 +558,7 @@ def test_an_interrupted_bulk_embed_waits_for_its_threads_before_it_raises(monkey
     monkeypatch.setattr(threading.Thread, "join", join)
     monkeypatch.setattr(LocalEmbedder, "_run", run)
     with pytest.raises(KeyboardInterrupt):
-        LocalEmbedder(threads=2).embed(_distinct_texts(local.BULK_MIN_WINDOWS * 4))
+        LocalEmbedder(threads=2).embed(_distinct_texts(256))
     assert interrupted
     assert not [t for t in threading.enumerate() if t.name == "cerebro-embed-bulk"]
 
