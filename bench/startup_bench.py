@@ -90,7 +90,7 @@ def main() -> None:
     parser.add_argument("--before", default="/tmp/wt-before")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--brain", help="measure on a copy of this brain instead of a fresh 1,000-memory one")
-    parser.add_argument("--embed-threads", help="CEREBRO_EMBED_THREADS for the commands (default: the model's own)")
+    parser.add_argument("--embed-threads", help="CEREBRO_EMBED_THREADS for the commands (default: unset)")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp())
     project = home / "project"

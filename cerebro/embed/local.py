@@ -140,8 +140,8 @@ def _session_options(onnxruntime: Any, level: str) -> Any:  # noqa: ANN401 - onn
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    # Idle pool threads would busy-wait after each run: ~2.5× the CPU for the same latency, taken from the
-    # client, the hooks and SQLite on a small machine.
+    # Inert with one thread (no pool to spin); kept so that a pool, should one come back, never busy-waits after
+    # each run: it cost ~2.5× the CPU for the same latency, taken from the client, the hooks and SQLite.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.graph_optimization_level = getattr(onnxruntime.GraphOptimizationLevel, level)
     return options
@@ -299,7 +299,9 @@ class LocalEmbedder:
 
     def _workers(self, windows: int) -> int:
         """Caller threads for this many windows: one a core (or as many as asked), each with MIN_WINDOWS_PER_THREAD
-        windows at least — so a query or a memory stays on the calling thread."""
+        windows at least — so a query or a memory of fewer than four windows stays on the calling thread."""
+        if windows < 2 * MIN_WINDOWS_PER_THREAD:
+            return 1
         return max(1, min(_thread_count(self._threads), windows // MIN_WINDOWS_PER_THREAD))
 
     def _run(self, session: Any, windows: list[list[int]], batch: list[int]) -> Any:  # noqa: ANN401 - numpy arrays
@@ -341,10 +343,10 @@ class LocalEmbedder:
         vectors = np.zeros((len(windows), DIMENSIONS), dtype=np.float32)
         order = sorted(range(len(windows)), key=lambda i: len(windows[i]))  # similar lengths pad less
         workers = self._workers(len(windows))
-        # Runs of at most BATCH_SIZE windows, as many for each thread (48 windows on two threads: four runs of 12).
-        rounds = -(-len(windows) // (workers * BATCH_SIZE))
-        size = -(-len(windows) // (workers * rounds))
-        batches = [order[start : start + size] for start in range(0, len(order), size)]
+        # Runs of at most BATCH_SIZE windows, as many for each thread and as even as can be (48 windows on two threads:
+        # four runs of 12; 9 on four: runs of 2, 2, 2 and 3 — none empty, as there are two windows a thread at least).
+        runs = workers * -(-len(windows) // (workers * BATCH_SIZE))
+        batches = [order[len(order) * k // runs : len(order) * (k + 1) // runs] for k in range(runs)]
         if workers == 1:
             for batch in batches:
                 vectors[batch] = self._run(self._session, windows, batch)

@@ -109,7 +109,8 @@ def test_long_text_is_the_normalised_mean_of_its_windows(embedder):
     assert len(windows) >= 5
     assert max(len(w) for w in windows) == MAX_TOKENS
 
-    vectors = embedder.embed([short, text, short])
+    # Two threads asked for: the windows (mixed lengths, padded in their runs) are shared out, on any machine.
+    vectors = LocalEmbedder(threads=2).embed([short, text, short])
     # Each window alone through the model's own session, no padding, mean-pooled over its tokens.
     # The session this embedder runs (not the process-wide registry: a test that forgets the loaded model swaps
     # that registry, and this module-scoped embedder keeps the session it loaded).
@@ -438,15 +439,15 @@ def _distinct_texts(n: int) -> list[str]:
 
 
 @pytest.fixture
-def recorded_runs(monkeypatch) -> list[tuple[object, object]]:
-    """(thread, session) of every run of the model."""
+def recorded_runs(monkeypatch) -> list[tuple[object, object, int]]:
+    """(thread, session, windows) of every run of the model."""
     import threading
 
-    runs: list[tuple[object, object]] = []
+    runs: list[tuple[object, object, int]] = []
     real = LocalEmbedder._run
 
     def run(self, session, windows, batch):
-        runs.append((threading.current_thread(), session))
+        runs.append((threading.current_thread(), session, len(batch)))
         return real(self, session, windows, batch)
 
     monkeypatch.setattr(LocalEmbedder, "_run", run)
@@ -456,24 +457,37 @@ def recorded_runs(monkeypatch) -> list[tuple[object, object]]:
 BULK = 84  # windows: more than a few runs of BATCH_SIZE
 
 
-@pytest.mark.parametrize("count", [2 * local.MIN_WINDOWS_PER_THREAD, 9, BULK])
-def test_many_texts_are_embedded_by_a_thread_per_core_with_the_vectors_of_one_at_a_time(recorded_runs, count):
-    """From a few windows on, the runs are shared out among caller threads on the embedder's one session: every
-    window gets exactly the vector it gets alone, and both threads work (a few windows: one run each)."""
+@pytest.mark.parametrize(
+    ("threads", "count", "sizes"),
+    [
+        (2, 4, [2, 2]),  # a few windows: one run for each thread (ADR 0048)
+        (2, 9, [4, 5]),
+        (3, 7, [2, 2, 3]),  # as many threads as asked, two windows each at least
+        (4, 9, [2, 2, 2, 3]),  # none left without a run
+        (2, 48, [12, 12, 12, 12]),  # as many runs a thread, even: not three of 16
+        (2, BULK, [14] * 6),
+    ],
+)
+def test_many_texts_are_embedded_by_a_thread_per_core_with_the_vectors_of_one_at_a_time(
+    recorded_runs, threads, count, sizes
+):
+    """From four windows on, the runs are shared out evenly among caller threads on the embedder's one session, at
+    most BATCH_SIZE windows a run; every window gets exactly the vector it gets alone."""
     import threading
 
-    embedder = LocalEmbedder(threads=2)
+    embedder = LocalEmbedder(threads=threads)
     texts = _distinct_texts(count)
     one_at_a_time = [embedder.embed([text])[0] for text in texts]
-    assert {thread for thread, _ in recorded_runs} == {threading.current_thread()}  # one window: this thread
+    assert {thread for thread, *_ in recorded_runs} == {threading.current_thread()}  # one window: this thread
     recorded_runs.clear()
     together = embedder.embed(texts)
     assert np.array_equal(np.asarray(together), np.asarray(one_at_a_time))  # every window, exactly its vector
-    threads = {thread for thread, _ in recorded_runs}
-    assert len(threads) == 2 and threading.current_thread() not in threads
-    assert {session for _, session in recorded_runs} == {embedder._session}  # no second session loaded
-    runs = [sum(1 for thread, _ in recorded_runs if thread is t) for t in threads]
-    assert max(runs) - min(runs) <= 1 and len(recorded_runs) == 2 * -(-count // (2 * local.BATCH_SIZE))
+    used = {thread for thread, *_ in recorded_runs}
+    assert len(used) == threads and threading.current_thread() not in used
+    assert {session for _, session, _ in recorded_runs} == {embedder._session}  # no second session loaded
+    assert sorted(size for *_, size in recorded_runs) == sizes
+    runs = [sum(1 for thread, *_ in recorded_runs if thread is t) for t in used]
+    assert max(runs) == min(runs)  # as many runs for each thread
 
 
 def test_a_bulk_run_embeds_with_the_embedders_own_model():
@@ -490,15 +504,23 @@ def test_a_bulk_run_embeds_with_the_embedders_own_model():
     assert not np.array_equal(bulk[local.MODEL_ID], bulk[local.FLOAT_MODEL_ID])
 
 
-def test_fewer_windows_than_a_parallel_run_stay_on_the_calling_thread(recorded_runs):
+@pytest.mark.parametrize("count", [2, 3])
+def test_fewer_than_four_windows_stay_on_the_calling_thread(recorded_runs, count):
+    """A query, a memory, a memory of three windows: one run, on the caller's thread, whatever the cores."""
     import threading
 
-    embedder = LocalEmbedder(threads=2)
-    embedder.embed(_distinct_texts(2 * local.MIN_WINDOWS_PER_THREAD - 1))
-    assert {thread for thread, _ in recorded_runs} == {threading.current_thread()}
-    recorded_runs.clear()
-    LocalEmbedder(threads=1).embed(_distinct_texts(BULK))  # one thread asked for: no parallel runs
-    assert {thread for thread, _ in recorded_runs} == {threading.current_thread()}
+    LocalEmbedder(threads=4).embed(_distinct_texts(count))
+    assert [(thread, size) for thread, _, size in recorded_runs] == [(threading.current_thread(), count)]
+
+
+def test_one_thread_asked_for_embeds_on_the_calling_thread_in_runs_of_at_most_a_batch(recorded_runs):
+    """``CEREBRO_EMBED_THREADS=1`` (make mutate, a busy machine): no other thread, and an import's windows still go
+    in runs of at most BATCH_SIZE — one run of them all was issue 17's memory blow-up."""
+    import threading
+
+    LocalEmbedder(threads=1).embed(_distinct_texts(BULK))
+    assert {thread for thread, *_ in recorded_runs} == {threading.current_thread()}
+    assert sorted(size for *_, size in recorded_runs) == [14] * 6
 
 
 def test_a_bulk_run_that_fails_raises_on_the_calling_thread(monkeypatch):
@@ -551,16 +573,20 @@ def test_an_interrupted_bulk_embed_waits_for_its_threads_before_it_raises(monkey
             raise KeyboardInterrupt
         return real_join(self, timeout)
 
+    runs = []
+
     def run(self, session, windows, batch):
+        runs.append(len(batch))
         time.sleep(0.02)
         return np.zeros((len(batch), local.DIMENSIONS), dtype=np.float32)
 
     monkeypatch.setattr(threading.Thread, "join", join)
     monkeypatch.setattr(LocalEmbedder, "_run", run)
     with pytest.raises(KeyboardInterrupt):
-        LocalEmbedder(threads=2).embed(_distinct_texts(256))
+        LocalEmbedder(threads=2).embed(_distinct_texts(256))  # 16 runs: 8 a thread
     assert interrupted
     assert not [t for t in threading.enumerate() if t.name == "cerebro-embed-bulk"]
+    assert len(runs) <= 4  # told to stop: each thread ended after the run it was in (and perhaps one it had begun)
 
 
 # --------------------------------------------------------------------------- the two local models (ADR 0041)
