@@ -246,11 +246,10 @@ def take_census(conn: Connection, model: str, pending: str | None, at: str | Non
 
 
 def revision(conn: Connection) -> str | None:
-    """The Alembic revision the brain is at (None without the table)."""
-    if not table_exists(conn, "alembic_version"):
-        return None
-    row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-    return None if row is None else str(row[0])
+    """The Alembic revision the brain is at (None without the table): as the upgrade check reads it."""
+    from cerebro.db.migrate import read_state  # loaded already wherever a brain is open (its upgrade check)
+
+    return read_state(conn)[1]
 
 
 # Session-start prime's pools (cerebro/prime.py): which active memories each considers, best first; ties go to the
