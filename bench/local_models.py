@@ -2,12 +2,21 @@
 
     make bench-models [LOCOMO=locomo10.zip]
     .venv/bin/python bench/local_models.py [--out bench/out] [--memories 1000] [--rounds 2] [--locomo PATH]
+    .venv/bin/python bench/local_models.py --levels [--rounds 5]
+    .venv/bin/python bench/local_models.py --run-sizes [--rounds 3]
 
 For each model: each text's vector against the float32 one (cosine, mean and worst, on recall_bench's corpus); CPU a
 text on one thread; ``Brain.add_many`` memories/s and CPU a memory (write_bench's measure, rounds interleaved); and,
 with ``--locomo``, LoCoMo's development (26, 30, 41, 42, 43) and held-out (44, 47, 48, 49, 50) halves through the
 whole pipeline — issue 18 allows a change of the vectors if held-out R@10 stays within 0.005. The load average is
 printed before and after; results are meant for docs/benchmarks.md and ADR 0041.
+
+``--levels`` instead compares ONNX Runtime's graph optimisation levels for each model (ADR 0049): CPU a text on one
+thread (a query, a memory, and a memory in runs of 16 windows; the best of ``--rounds`` interleaved rounds) and the
+vectors' cosine to the float32 model's at the basic level, on LoCoMo-like bench sentences.
+
+``--run-sizes`` instead times the default model's runs (ADR 0050): CPU a window for runs of 1–32 windows and for
+runs cut at a budget of padded tokens, on windows of 14 (queries), 47 (bench sentences), 64, 128 and 256 tokens.
 """
 
 from __future__ import annotations
@@ -75,12 +84,102 @@ def locomo(models: tuple[str, ...], source: Path) -> dict[str, dict[str, float]]
     return out
 
 
+LEVELS = ("ORT_ENABLE_EXTENDED", "ORT_ENABLE_BASIC")
+
+
+def levels(rounds: int) -> dict[str, float]:
+    """CPU ms a text for each (model, level), sessions built from the model as ``local`` builds its cache (uncached),
+    and each (model, level)'s vectors against the float32 model's at the basic level (cosine mean and worst)."""
+    import numpy as np
+    import onnxruntime
+
+    from cerebro.embed import local
+
+    rng = random.Random(3)
+    tokenizer = local.LocalEmbedder(threads=1)
+    tokenizer.embed(["load the tokenizer"])
+    windows = {
+        "query": [tokenizer._windows(recall_bench.query(rng))[0] for _ in range(200)],
+        "memory": [tokenizer._windows(recall_bench.sentence(rng))[0] for _ in range(200)],
+    }
+    memories = windows["memory"]
+    runs = [sorted(range(len(memories)), key=lambda i: len(memories[i]))[i : i + 16] for i in range(0, 200, 16)]
+    sessions = {
+        (model, level): onnxruntime.InferenceSession(
+            local._source(local.model_path(), model),
+            sess_options=local._session_options(onnxruntime, level),
+            providers=["CPUExecutionProvider"],
+        )
+        for model in local.MODEL_IDS
+        for level in LEVELS
+    }
+    best: dict[str, float] = {}
+    for _round in range(rounds):
+        for (model, level), session in sessions.items():
+            for kind, texts in (*windows.items(), ("memory in runs of 16", memories)):
+                batches = runs if kind.endswith("16") else [[i] for i in range(len(texts))]
+                started = time.process_time()
+                for batch in batches:
+                    tokenizer._run(session, texts, batch)
+                cpu = (time.process_time() - started) * 1000 / len(texts)
+                key = f"cpu_ms {kind} {model} {level}"
+                best[key] = round(min(best.get(key, cpu), cpu), 2)
+
+    def unit(session: object) -> np.ndarray:
+        vectors = np.concatenate([tokenizer._run(session, memories, batch) for batch in runs])
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    order = np.concatenate(runs)
+    reference = unit(sessions[(local.FLOAT_MODEL_ID, "ORT_ENABLE_BASIC")])
+    for (model, level), session in sessions.items():
+        cosines = (unit(session) * reference).sum(axis=1)
+        best[f"cosine_to_float32 mean {model} {level}"] = round(float(cosines.mean()), 5)
+        best[f"cosine_to_float32 min {model} {level}"] = round(float(cosines.min()), 5)
+    assert len(order) == len(memories)  # every memory compared once
+    return best
+
+
+def run_sizes(rounds: int) -> dict[str, float]:
+    """CPU ms a window of the default model, one thread, by run size (windows) and by padded-token budget."""
+    from cerebro.embed import local, runs
+
+    rng = random.Random(3)
+    embedder = local.LocalEmbedder(threads=1)
+    embedder.embed(["load the model"])
+
+    def cut(length: int) -> list[int]:  # a window of exactly this many tokens, [CLS] and [SEP] included
+        ids = embedder._windows(" ".join(recall_bench.sentence(rng) for _ in range(12)))[0][1:-1]
+        return [embedder._cls, *ids[: length - 2], embedder._sep]
+
+    kinds = {
+        "14 tokens (queries)": [embedder._windows(recall_bench.query(rng))[0] for _ in range(240)],
+        "47 tokens (bench sentences)": [embedder._windows(recall_bench.sentence(rng))[0] for _ in range(240)],
+        **{f"{n} tokens": [cut(n) for _ in range(160 if n < 256 else 96)] for n in (64, 128, 256)},
+    }
+    best: dict[str, float] = {}
+    for _round in range(rounds):
+        for kind, windows in kinds.items():
+            order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
+            plans = {f"{n} a run": [order[i : i + n] for i in range(0, len(order), n)] for n in (1, 2, 4, 8, 16, 32)}
+            plans[f"budget {runs.RUN_TOKENS} tokens"] = runs.plan([len(w) for w in windows], 1)
+            for label, planned in plans.items():
+                started = time.process_time()
+                for batch in planned:
+                    embedder._run(embedder._session, windows, batch)
+                cpu = (time.process_time() - started) * 1000 / len(windows)
+                key = f"cpu_ms_per_window {kind}, {label}"
+                best[key] = round(min(best.get(key, cpu), cpu), 2)
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench/out")
     parser.add_argument("--memories", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--locomo", help="locomo10.zip: also measure retrieval quality on both halves")
+    parser.add_argument("--levels", action="store_true", help="compare graph optimisation levels instead (ADR 0049)")
+    parser.add_argument("--run-sizes", action="store_true", help="time the model's run sizes instead (ADR 0050)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -90,6 +189,11 @@ def main() -> None:
 
     models = (local.FLOAT_MODEL_ID, local.MODEL_ID)
     results: dict[str, object] = {"date": time.strftime("%Y-%m-%d %H:%M"), "load_average_before": os.getloadavg()}
+    if args.levels or args.run_sizes:
+        results["levels" if args.levels else "run_sizes"] = (levels if args.levels else run_sizes)(max(args.rounds, 1))
+        results["load_average_after"] = os.getloadavg()
+        print(json.dumps(results, indent=2))
+        return
     rng = random.Random(5)
     texts = [recall_bench.sentence(rng) for _ in range(512)]
     results["fidelity"] = fidelity_and_cpu(models, texts)

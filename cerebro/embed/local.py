@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cerebro import paths
+from cerebro.embed import runs
 from cerebro.embed.registry import LOCAL_FLOAT_MODEL, LOCAL_MODEL
 from cerebro.errors import ModelUnavailable
 
@@ -35,12 +36,15 @@ MAX_TOKENS = 256  # the model was trained on 256-token windows; the file's 128 i
 # A memory's meaning is taken from its first 32 windows (about 8,000 tokens, 30 KB of prose): a 1 MB memory was
 # thousands of windows, minutes of CPU and gigabytes of memory for one add (issue 17).
 MAX_WINDOWS = 32
-BATCH_SIZE = 16  # windows a run: 16 and 32 embed at the same speed; 16 splits a bulk run more evenly
 # The model runs single-threaded (ADR 0048): a query or a memory (one window) embeds faster on one thread than on a
 # pool's two — 2.2 vs 3.0 ms for a query, 5.5 vs 7.2 ms for a memory — with 40 % less CPU. Several windows (a few
 # texts, an add_many, an import) are shared out among caller threads, one a core, each with this many windows at
 # least, on that one session (ONNX Runtime runs concurrent calls on a session): 8 texts 44 → 30 ms, 16 98 → 69 ms.
 MIN_WINDOWS_PER_THREAD = 2
+# Basic optimisation only (ADR 0049): the extended level's fused kernels (SkipLayerNormalization first) cost a memory
+# 18 % more CPU here than the plain operators (5.97 vs 5.06 ms; a query 2.40 vs 2.14 ms), with vectors as close to
+# the float32 model's. The cache is named after the level: a graph optimised at another level is built again.
+OPTIMISATION = "ORT_ENABLE_BASIC"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
@@ -148,12 +152,13 @@ def _session_options(onnxruntime: Any, level: str) -> Any:  # noqa: ANN401 - onn
 
 
 def _cache_prefix(model: str) -> str:
+    level = OPTIMISATION.removeprefix("ORT_ENABLE_").lower()
     if model == FLOAT_MODEL_ID:
-        return f"minilm-int8-{MODEL_SHA256[:12]}"
+        return f"minilm-int8-{level}-{MODEL_SHA256[:12]}"
     from cerebro.embed.integer_graph import VERSION
 
     # The rewrite's version too: a graph cached by another version of the rewrite is not this one's.
-    return f"minilm-int8-dq7v{VERSION}-{MODEL_SHA256[:12]}"
+    return f"minilm-int8-dq7v{VERSION}-{level}-{MODEL_SHA256[:12]}"
 
 
 def _cache_dir(onnxruntime: Any, model: str) -> Path:  # noqa: ANN401 - onnxruntime ships no type information
@@ -196,7 +201,7 @@ def _open_session(onnxruntime: Any, path: Path, model: str) -> Any:  # noqa: ANN
         except Exception:  # noqa: BLE001 - damaged (a full disk, a hand edit): built again below
             shutil.rmtree(cache, ignore_errors=True)
     source = _source(path, model)
-    options = _session_options(onnxruntime, "ORT_ENABLE_EXTENDED")
+    options = _session_options(onnxruntime, OPTIMISATION)
     building = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     partial: Path | None = building
     try:
@@ -341,51 +346,14 @@ class LocalEmbedder:
                 windows.append(window)
                 owner.append(index)
         vectors = np.zeros((len(windows), DIMENSIONS), dtype=np.float32)
-        order = sorted(range(len(windows)), key=lambda i: len(windows[i]))  # similar lengths pad less
         workers = self._workers(len(windows))
-        # Runs of at most BATCH_SIZE windows, as many for each thread and as even as can be (48 windows on two threads:
-        # four runs of 12; 9 on four: runs of 2, 2, 2 and 3 — none empty, as there are two windows a thread at least).
-        runs = workers * -(-len(windows) // (workers * BATCH_SIZE))
-        batches = [order[len(order) * k // runs : len(order) * (k + 1) // runs] for k in range(runs)]
-        if workers == 1:
-            for batch in batches:
-                vectors[batch] = self._run(self._session, windows, batch)
-        else:
-            # The same vectors as one run at a time (a window's vector does not depend on its batch or the threads).
-            session, failures, stop = self._session, [], threading.Event()
+        session = self._session
 
-            def work(share: list[list[int]]) -> None:
-                try:
-                    for batch in share:
-                        if stop.is_set():  # another thread failed, or the caller was interrupted
-                            return
-                        vectors[batch] = self._run(session, windows, batch)
-                except BaseException as exc:  # noqa: BLE001 - raised again on the calling thread
-                    failures.append(exc)
-                    stop.set()
+        def run(batch: list[int]) -> None:
+            vectors[batch] = self._run(session, windows, batch)
 
-            threads = [
-                threading.Thread(target=work, args=(batches[w::workers],), name="cerebro-embed-bulk", daemon=True)
-                for w in range(workers)
-            ]
-            try:
-                for thread in threads:
-                    thread.start()
-                for thread in threads:
-                    thread.join()
-            except BaseException:
-                # Interrupted (Ctrl-C): the threads stop after their current run and are waited for — left running,
-                # ONNX Runtime would be torn down under them at exit and abort the process.
-                stop.set()
-                for thread in threads:
-                    while thread.is_alive():
-                        try:
-                            thread.join()
-                        except BaseException:  # noqa: BLE001, S112 - a second interrupt: a run takes ~50 ms, wait it out
-                            continue
-                raise
-            if failures:
-                raise failures[0]
+        # The same vectors as one window at a time, whatever the runs and threads (cerebro/embed/runs.py).
+        runs.run_all(runs.plan([len(w) for w in windows], workers), workers, run)
         vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
         result = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         np.add.at(result, np.asarray(owner), vectors)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +32,17 @@ GO_PROVIDERS = ("ollama", "voyage")  # Go cerebro embeds with these: their vecto
 
 def to_blob(vector: Sequence[float], element: str = FLOAT) -> bytes:
     if element == INT8:
-        largest = max(map(abs, vector), default=0.0)
-        scale = 127.0 / largest if largest > 0 else 0.0
-        return struct.pack(f"{len(vector)}b", *(round(x * scale) for x in vector))
+        if "numpy" in sys.modules:  # already loaded (the local model's): 10 µs a vector instead of 130 (a bulk write)
+            return int8_values(vector).tobytes()
+        return _int8_blob(vector)  # the same bytes, without importing NumPy (~60 ms) for one vector
     return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def _int8_blob(vector: Sequence[float]) -> bytes:
+    """:func:`int8_values`' bytes in plain Python (a finite vector: providers' vectors are checked for that)."""
+    largest = max(map(abs, vector), default=0.0)
+    scale = 127.0 / largest if largest > 0 else 0.0
+    return struct.pack(f"{len(vector)}b", *(round(x * scale) for x in vector))
 
 
 def from_blob(blob: bytes, element: str = FLOAT) -> list[float]:

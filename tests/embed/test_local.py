@@ -392,6 +392,22 @@ def test_a_graph_cached_by_another_version_of_the_rewrite_is_not_used(monkeypatc
     assert rewrites == [1] and local._cache_dir(onnxruntime, local.MODEL_ID) != first  # built afresh, apart
 
 
+@pytest.mark.parametrize("model", local.MODEL_IDS)
+def test_the_graph_keeps_plain_layer_norms_and_its_cache_is_named_after_the_level(monkeypatch, isolated_home, model):
+    """ADR 0049: the extended level's fused SkipLayerNormalization kernel cost ~18 % of a memory's CPU; the cached graph
+    is optimised at the basic level, which leaves the plain operators, and a graph cached at another level is not
+    loaded as this one."""
+    import onnxruntime
+
+    assert _gives_the_reference(_fresh_embedder(monkeypatch, model))
+    cache = local._cache_dir(onnxruntime, model)
+    graph = (cache / local.CACHE_MODEL).read_bytes()
+    assert b"LayerNormalization" in graph  # the operators are there (the graph was read) ...
+    assert b"SkipLayerNormalization" not in graph and b"FastGelu" not in graph  # ... unfused
+    monkeypatch.setattr(local, "OPTIMISATION", "ORT_ENABLE_EXTENDED")
+    assert local._cache_dir(onnxruntime, model) != cache
+
+
 def test_a_damaged_cache_is_built_again(monkeypatch, isolated_home):
     import onnxruntime
 
@@ -454,29 +470,32 @@ def recorded_runs(monkeypatch) -> list[tuple[object, object, int]]:
     return runs
 
 
-BULK = 84  # windows: more than a few runs of BATCH_SIZE
+BULK = 84  # windows: several runs a thread
 
 
 @pytest.mark.parametrize(
-    ("threads", "count", "sizes"),
+    ("threads", "count", "short", "sizes"),
     [
-        (2, 4, [2, 2]),  # a few windows: one run for each thread (ADR 0048)
-        (2, 9, [4, 5]),
-        (3, 7, [2, 2, 3]),  # as many threads as asked, two windows each at least
-        (4, 9, [2, 2, 2, 3]),  # none left without a run
-        (2, 48, [12, 12, 12, 12]),  # as many runs a thread, even: not three of 16
-        (2, BULK, [14] * 6),
+        (2, 4, True, [2, 2]),  # a few short windows (one run's worth): one run for each thread (ADR 0048)
+        (2, 9, True, [4, 5]),
+        (3, 7, True, [2, 2, 3]),  # as many threads as asked, two windows each at least
+        (4, 9, True, [2, 2, 2, 3]),  # none left without a run
+        (4, 9, False, None),  # longer windows: runs by padded tokens (ADR 0050), dealt to the threads in turn
+        (2, 48, False, None),
+        (2, BULK, False, None),
     ],
 )
 def test_many_texts_are_embedded_by_a_thread_per_core_with_the_vectors_of_one_at_a_time(
-    recorded_runs, threads, count, sizes
+    recorded_runs, threads, count, short, sizes
 ):
-    """From four windows on, the runs are shared out evenly among caller threads on the embedder's one session, at
-    most BATCH_SIZE windows a run; every window gets exactly the vector it gets alone."""
+    """From four windows on, the runs are shared out among caller threads on the embedder's one session, each run of
+    at most RUN_TOKENS padded tokens; every window gets exactly the vector it gets alone."""
     import threading
 
+    from cerebro.embed import runs
+
     embedder = LocalEmbedder(threads=threads)
-    texts = _distinct_texts(count)
+    texts = [" ".join(text.split()[:3]) for text in _distinct_texts(count)] if short else _distinct_texts(count)
     one_at_a_time = [embedder.embed([text])[0] for text in texts]
     assert {thread for thread, *_ in recorded_runs} == {threading.current_thread()}  # one window: this thread
     recorded_runs.clear()
@@ -485,9 +504,17 @@ def test_many_texts_are_embedded_by_a_thread_per_core_with_the_vectors_of_one_at
     used = {thread for thread, *_ in recorded_runs}
     assert len(used) == threads and threading.current_thread() not in used
     assert {session for _, session, _ in recorded_runs} == {embedder._session}  # no second session loaded
-    assert sorted(size for *_, size in recorded_runs) == sizes
-    runs = [sum(1 for thread, *_ in recorded_runs if thread is t) for t in used]
-    assert max(runs) == min(runs)  # as many runs for each thread
+    planned = runs.plan([len(embedder._windows(text)[0]) for text in texts], threads)
+    assert sorted(size for *_, size in recorded_runs) == sorted(sizes or [len(run) for run in planned])
+    if sizes is None:
+        assert len(planned) >= threads  # each thread has runs, each within the budget
+        assert all(len(run) == 1 or _padded(embedder, texts, run) <= runs.RUN_TOKENS for run in planned)
+        per_thread = [sum(1 for thread, *_ in recorded_runs if thread is t) for t in used]
+        assert max(per_thread) - min(per_thread) <= 1  # dealt in turn
+
+
+def _padded(embedder: LocalEmbedder, texts: list[str], run: list[int]) -> int:
+    return len(run) * max(len(embedder._windows(texts[i])[0]) for i in run)
 
 
 def test_a_bulk_run_embeds_with_the_embedders_own_model():
@@ -510,17 +537,24 @@ def test_fewer_than_four_windows_stay_on_the_calling_thread(recorded_runs, count
     import threading
 
     LocalEmbedder(threads=4).embed(_distinct_texts(count))
-    assert [(thread, size) for thread, _, size in recorded_runs] == [(threading.current_thread(), count)]
+    assert {thread for thread, *_ in recorded_runs} == {threading.current_thread()}
+    assert sum(size for *_, size in recorded_runs) == count
 
 
-def test_one_thread_asked_for_embeds_on_the_calling_thread_in_runs_of_at_most_a_batch(recorded_runs):
+def test_one_thread_asked_for_embeds_on_the_calling_thread_in_runs_within_the_budget(recorded_runs):
     """``CEREBRO_EMBED_THREADS=1`` (make mutate, a busy machine): no other thread, and an import's windows still go
-    in runs of at most BATCH_SIZE — one run of them all was issue 17's memory blow-up."""
+    in runs of at most RUN_TOKENS padded tokens — one run of them all was issue 17's memory blow-up."""
     import threading
 
-    LocalEmbedder(threads=1).embed(_distinct_texts(BULK))
+    from cerebro.embed import runs
+
+    embedder = LocalEmbedder(threads=1)
+    texts = _distinct_texts(BULK)
+    embedder.embed(texts)
     assert {thread for thread, *_ in recorded_runs} == {threading.current_thread()}
-    assert sorted(size for *_, size in recorded_runs) == [14] * 6
+    planned = runs.plan([len(embedder._windows(text)[0]) for text in texts], 1)
+    assert sorted(size for *_, size in recorded_runs) == sorted(len(run) for run in planned)
+    assert len(planned) > 6 and max(len(run) for run in planned) < BULK // 4
 
 
 def test_a_bulk_run_that_fails_raises_on_the_calling_thread(monkeypatch):

@@ -45,6 +45,19 @@ def test_int8_round_trip_keeps_the_direction_and_gives_a_unit_vector() -> None:
     assert vec.from_blob(vec.to_blob([0.5, -2.0], vec.FLOAT)) == [0.5, -2.0]  # float32 as before
 
 
+def test_int8_bytes_are_the_same_with_and_without_numpy() -> None:
+    # A bulk write packs int8 vectors with NumPy once it is loaded, a lone one without: both are the column's bytes,
+    # or one brain would hold two roundings (the warm index's exact scan multiplies the stored integers).
+    import random
+
+    rng = random.Random(5)
+    vectors = [[rng.gauss(0.0, 1.0) for _ in range(384)] for _ in range(200)]
+    vectors += [[0.5, -1.0, 0.25, 1.5 / 127, -2.5 / 127], [3.0, -3.0, 1.5], [1e-300, -2e-300], [0.0] * 4]
+    vectors += [[round(rng.uniform(-127, 127)) / 2 for _ in range(384)] for _ in range(50)]  # halves: ties to even
+    for vector in vectors:
+        assert vec.to_blob(vector, vec.INT8) == vec._int8_blob(vector) == vec.int8_values(vector).tobytes()
+
+
 def test_a_new_brain_stores_int8_a_byte_a_dimension(fake_brain, fake_brain_path) -> None:
     node_id = fake_brain.add("the kettle was descaled on monday")
     dims = fake_brain.stats().embedding_dimensions
