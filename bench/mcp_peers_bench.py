@@ -4,6 +4,7 @@
                         # (bench/peers/requirements-lite.txt, a virtual environment of its own: bench/peers/lite) and
                         # basic-memory (bench/peers/requirements-basic-memory.txt; Python 3.12, its own: basic-memory)
     .venv/bin/python bench/mcp_peers_bench.py [--sizes 1000,10000] [--queries 100] [--timed-writes 1000]
+                                              [--skip lite,basic-memory] [--basic-memory-max 10000]
 
 Every server runs over stdio under the official MCP Python client (``mcp.client.stdio`` + ``ClientSession``),
 in the same event loop, each against its own throwaway data: cerebro a fresh ``CEREBRO_HOME`` and a project
@@ -669,7 +670,7 @@ async def measure(
         )
         servers: list[Server] = [cerebro, reference]
         lite = None
-        if LITE.is_file():
+        if LITE.is_file() and "lite" not in opts.skip:
             env = lite_env(scratch)
             if bulk:
                 rate = bulk_load_lite(scratch, env, bulk, Path(opts.out).resolve() / f"mcp-peers-lite-{size}.db")
@@ -677,9 +678,13 @@ async def measure(
                     row["lite_bulk_load_per_s"] = round(rate, 1)
             lite = await open_server(stack, Lite, "lite", str(LITE), ["server"], env, logs[2])
             servers.append(lite)
+        elif "lite" in opts.skip:
+            log("mcp-memory-service-lite left out (--skip)")
         else:
             log("mcp-memory-service-lite is not installed (make bench-peers): measured without it")
-        if BASIC_MEMORY.is_file() and size <= opts.basic_memory_max:
+        if "basic-memory" in opts.skip:
+            log("basic-memory left out (--skip)")
+        elif BASIC_MEMORY.is_file() and size <= opts.basic_memory_max:
             env = basic_memory_env(scratch)
             if bulk:
                 cache = Path(opts.out).resolve() / f"mcp-peers-basic-memory-{size}"
@@ -806,11 +811,19 @@ def main() -> None:
         "times) when other processes used CPU meanwhile",
     )
     parser.add_argument("--quiet-wait", type=float, default=900, help="longest wait for an idle machine, seconds")
+    parser.add_argument(
+        "--skip",
+        type=lambda text: {name.strip() for name in text.split(",") if name.strip()},
+        default=set(),
+        help="peers to leave out of this run, comma-separated: lite, basic-memory (e.g. one peer at 100k)",
+    )
     parser.add_argument("--out", default="bench/out", help="where mcp_peers.json and the bulk-loaded brains go")
     parser.add_argument("--bulk-load", help=argparse.SUPPRESS)
     parser.add_argument("--project", help=argparse.SUPPRESS)
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     opts = parser.parse_args()
+    if unknown := opts.skip - {"lite", "basic-memory"}:
+        parser.error(f"--skip takes lite and basic-memory, not {', '.join(sorted(unknown))}")
     if opts.bulk_load:
         bulk_load_cerebro(Path(opts.bulk_load), Path(opts.project), Path(opts.cache))
         return
