@@ -2,7 +2,7 @@
 
     make bench-models [LOCOMO=locomo10.zip]
     .venv/bin/python bench/local_models.py [--out bench/out] [--memories 1000] [--rounds 2] [--locomo PATH]
-    .venv/bin/python bench/local_models.py --levels [--rounds 5]
+    .venv/bin/python bench/local_models.py --levels [--rounds 5] [--locomo PATH]
     .venv/bin/python bench/local_models.py --run-sizes [--rounds 3]
 
 For each model: each text's vector against the float32 one (cosine, mean and worst, on recall_bench's corpus); CPU a
@@ -87,13 +87,16 @@ def locomo(models: tuple[str, ...], source: Path) -> dict[str, dict[str, float]]
 LEVELS = ("ORT_ENABLE_EXTENDED", "ORT_ENABLE_BASIC")
 
 
-def levels(rounds: int) -> dict[str, float]:
+def levels(rounds: int, locomo: Path | None = None) -> dict[str, float]:
     """CPU ms a text for each (model, level), sessions built from the model as ``local`` builds its cache (uncached),
-    and each (model, level)'s vectors against the float32 model's at the basic level (cosine mean and worst)."""
+    and each (model, level)'s vectors against the float32 model's at the basic level (cosine mean and worst) — on
+    bench sentences, and with ``locomo`` on the first 600 turns of its development conversations (as stored), where
+    the integer model's two levels are compared with each other too."""
     import numpy as np
     import onnxruntime
 
     from cerebro.embed import local
+    from cerebro.embed.runs import plan
 
     rng = random.Random(3)
     tokenizer = local.LocalEmbedder(threads=1)
@@ -125,17 +128,30 @@ def levels(rounds: int) -> dict[str, float]:
                 key = f"cpu_ms {kind} {model} {level}"
                 best[key] = round(min(best.get(key, cpu), cpu), 2)
 
-    def unit(session: object) -> np.ndarray:
-        vectors = np.concatenate([tokenizer._run(session, memories, batch) for batch in runs])
+    def unit(session: object, texts: list[list[int]]) -> np.ndarray:
+        vectors = np.zeros((len(texts), local.DIMENSIONS), dtype=np.float32)
+        for batch in plan([len(w) for w in texts], 1):
+            vectors[batch] = tokenizer._run(session, texts, batch)
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
-    order = np.concatenate(runs)
-    reference = unit(sessions[(local.FLOAT_MODEL_ID, "ORT_ENABLE_BASIC")])
-    for (model, level), session in sessions.items():
-        cosines = (unit(session) * reference).sum(axis=1)
-        best[f"cosine_to_float32 mean {model} {level}"] = round(float(cosines.mean()), 5)
-        best[f"cosine_to_float32 min {model} {level}"] = round(float(cosines.min()), 5)
-    assert len(order) == len(memories)  # every memory compared once
+    corpora = {"bench sentences": memories}
+    if locomo is not None:
+        from cerebro.evals import locomo as evaluation
+
+        turns = [content for c in evaluation.load(locomo, DEV) for _, content in c.turns][:600]
+        corpora["LoCoMo turns"] = [tokenizer._windows(text)[0] for text in turns]
+    for corpus, texts in corpora.items():
+        vectors = {key: unit(session, texts) for key, session in sessions.items()}
+        reference = vectors[(local.FLOAT_MODEL_ID, "ORT_ENABLE_BASIC")]
+        for (model, level), got in vectors.items():
+            cosines = (got * reference).sum(axis=1)
+            best[f"cosine_to_float32 mean {model} {level}, {corpus}"] = round(float(cosines.mean()), 5)
+            best[f"cosine_to_float32 min {model} {level}, {corpus}"] = round(float(cosines.min()), 5)
+        between = (vectors[(local.MODEL_ID, LEVELS[0])] * vectors[(local.MODEL_ID, LEVELS[1])]).sum(axis=1)
+        best[f"cosine between the levels mean, {corpus}"] = round(float(between.mean()), 5)
+        best[f"cosine between the levels p1, {corpus}"] = round(float(np.percentile(between, 1)), 5)
+        best[f"cosine between the levels min, {corpus}"] = round(float(between.min()), 5)
+        best[f"same vector at both levels, {corpus}"] = int((between > 0.999999).sum())
     return best
 
 
@@ -189,8 +205,11 @@ def main() -> None:
 
     models = (local.FLOAT_MODEL_ID, local.MODEL_ID)
     results: dict[str, object] = {"date": time.strftime("%Y-%m-%d %H:%M"), "load_average_before": os.getloadavg()}
+    if args.levels:
+        results["levels"] = levels(max(args.rounds, 1), Path(args.locomo) if args.locomo else None)
+    if args.run_sizes:
+        results["run_sizes"] = run_sizes(max(args.rounds, 1))
     if args.levels or args.run_sizes:
-        results["levels" if args.levels else "run_sizes"] = (levels if args.levels else run_sizes)(max(args.rounds, 1))
         results["load_average_after"] = os.getloadavg()
         print(json.dumps(results, indent=2))
         return

@@ -50,7 +50,8 @@ from cerebro.onnx_wire import tensor as tensor_proto
 LEVELS = 126
 PREFIX = "cerebro_q/"  # the names this rewrite adds
 # In the graph cache's name (cerebro.embed.local): a change here is built afresh, not read from an older cache. A
-# change that moves the vectors needs a new model id as well (ADR 0011), not only this.
+# change to what the graph computes needs a new model id as well (ADR 0011), not only this; float rounding alone (an
+# optimisation level, an onnxruntime version) does not (ADR 0049).
 VERSION = 1
 MICROSOFT = "com.microsoft"  # the domain of ONNX Runtime's own operators (MatMulIntegerToFloat)
 

@@ -233,7 +233,9 @@ def _sweep_stale_builds(cache: Path) -> None:
     import shutil
     import time
 
-    for old in cache.parent.glob(f"{cache.name.rsplit('-ort', 1)[0]}-*"):
+    # The single-file caches predate the level in the name (ADR 0049): "minilm-int8-<sha>-ort<version>.onnx".
+    legacy = cache.parent.glob(f"minilm-int8-{MODEL_SHA256[:12]}-ort*.onnx")
+    for old in [*cache.parent.glob(f"{cache.name.rsplit('-ort', 1)[0]}-*"), *legacy]:
         try:
             if old.name.endswith(".tmp"):
                 if time.time() - old.stat().st_mtime >= _STALE_BUILD_SECONDS:  # else: being built now

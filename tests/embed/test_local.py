@@ -403,9 +403,24 @@ def test_the_graph_keeps_plain_layer_norms_and_its_cache_is_named_after_the_leve
     cache = local._cache_dir(onnxruntime, model)
     graph = (cache / local.CACHE_MODEL).read_bytes()
     assert b"LayerNormalization" in graph  # the operators are there (the graph was read) ...
-    assert b"SkipLayerNormalization" not in graph and b"FastGelu" not in graph  # ... unfused
+    assert b"SkipLayerNormalization" not in graph  # ... unfused (the extended level's graph has twelve)
     monkeypatch.setattr(local, "OPTIMISATION", "ORT_ENABLE_EXTENDED")
     assert local._cache_dir(onnxruntime, model) != cache
+
+
+def test_a_cache_named_before_the_level_was_in_its_name_is_never_loaded(monkeypatch, isolated_home):
+    """An upgrade leaves the extended level's cache folder (its name without the level) beside the new one: it is
+    not read, whatever it holds."""
+    import onnxruntime
+
+    new = local._cache_dir(onnxruntime, local.MODEL_ID)
+    old = new.with_name(new.name.replace(f"-{local.OPTIMISATION.removeprefix('ORT_ENABLE_').lower()}-", "-"))
+    assert old != new
+    old.mkdir(parents=True)
+    for name in (local.CACHE_MODEL, local.CACHE_WEIGHTS):
+        (old / name).write_bytes(b"not a model")  # loading this would fail: the test would see it
+    assert _gives_the_reference(_fresh_embedder(monkeypatch))
+    assert (new / local.CACHE_MODEL).exists() and (old / local.CACHE_MODEL).read_bytes() == b"not a model"
 
 
 def test_a_damaged_cache_is_built_again(monkeypatch, isolated_home):
@@ -427,7 +442,8 @@ def test_stale_half_built_caches_and_old_single_file_caches_are_swept(monkeypatc
     cache.parent.mkdir(parents=True)
     stale = cache.with_name(f"{cache.name}.1.tmp")
     fresh = cache.with_name(f"{cache.name}.2.tmp")
-    legacy = cache.with_name(f"{cache.name}.onnx")  # the single-file cache of earlier versions: 90 MB
+    # The single-file cache of earlier versions (90 MB), named before the level was part of the name (ADR 0049).
+    legacy = cache.with_name(f"minilm-int8-{local.MODEL_SHA256[:12]}-ort{onnxruntime.__version__}.onnx")
     other_model = cache.with_name("minilm-int8-000000000000-ort1.0.onnx")
     sibling = cache.with_name(f"{local._cache_dir(onnxruntime, local.FLOAT_MODEL_ID).name}.1.tmp")
     for folder in (stale, fresh, sibling):
@@ -586,7 +602,7 @@ def test_a_failed_bulk_run_stops_the_other_threads_after_their_current_run(monke
         return np.zeros((len(batch), local.DIMENSIONS), dtype=np.float32)
 
     monkeypatch.setattr(LocalEmbedder, "_run", run)
-    texts = _distinct_texts(256)  # 16 runs of 16 windows: 8 a thread
+    texts = _distinct_texts(256)  # ~140 runs: ~70 a thread
     with pytest.raises(RuntimeError, match="out of memory"):
         LocalEmbedder(threads=2).embed(texts)
     assert sum(runs.values()) <= 4  # the failed run, and at most the survivor's run under way plus one
@@ -617,7 +633,7 @@ def test_an_interrupted_bulk_embed_waits_for_its_threads_before_it_raises(monkey
     monkeypatch.setattr(threading.Thread, "join", join)
     monkeypatch.setattr(LocalEmbedder, "_run", run)
     with pytest.raises(KeyboardInterrupt):
-        LocalEmbedder(threads=2).embed(_distinct_texts(256))  # 16 runs: 8 a thread
+        LocalEmbedder(threads=2).embed(_distinct_texts(256))  # ~140 runs: ~70 a thread
     assert interrupted
     assert not [t for t in threading.enumerate() if t.name == "cerebro-embed-bulk"]
     assert len(runs) <= 4  # told to stop: each thread ended after the run it was in (and perhaps one it had begun)

@@ -50,6 +50,18 @@ def test_a_few_short_windows_are_split_evenly_among_the_threads(count, workers, 
     assert [len(run) for run in runs.plan([12] * count, workers)] == sizes
 
 
+@pytest.mark.parametrize(
+    ("lengths", "workers"),
+    [([10] * 8 + [256], 4), ([3] * 42 + [256], 4), ([10] * 9 + [256], 3), ([5, 9, 200, 7, 120, 6, 8, 60], 4)],
+)
+def test_the_even_split_keeps_the_budget_too(lengths, workers):
+    """A handful of short windows and a long one on four threads: the long one still runs alone."""
+    planned = runs.plan(lengths, workers)
+    assert len(planned) >= workers
+    assert sorted(i for run in planned for i in run) == list(range(len(lengths)))
+    assert all(_padded(run, lengths) <= runs.RUN_TOKENS or len(run) == 1 for run in planned)
+
+
 def test_no_windows_no_runs():
     assert runs.plan([], 2) == []
 

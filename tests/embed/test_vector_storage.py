@@ -56,6 +56,11 @@ def test_int8_bytes_are_the_same_with_and_without_numpy() -> None:
     vectors += [[round(rng.uniform(-127, 127)) / 2 for _ in range(384)] for _ in range(50)]  # halves: ties to even
     for vector in vectors:
         assert vec.to_blob(vector, vec.INT8) == vec._int8_blob(vector) == vec.int8_values(vector).tobytes()
+    for bad in ([float("nan"), 1.0], [1.0, float("nan")], [float("inf"), 1.0], [1e-310, -1e-311]):
+        with pytest.raises(ValueError):  # no int8 form: refused on both paths, never garbage bytes
+            vec._int8_blob(bad)
+        with pytest.raises(ValueError):
+            vec.int8_values(bad)
 
 
 def test_a_new_brain_stores_int8_a_byte_a_dimension(fake_brain, fake_brain_path) -> None:
