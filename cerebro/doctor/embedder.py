@@ -107,7 +107,22 @@ def check_embedder(project: Path) -> Check:
             f"; `{upgrade}` moves it to the integer model (~1.5x less CPU a memory, LoCoMo recall within 0.005;"
             " restart running `cerebro mcp` servers first)"
         )
+    if provider == "local":
+        detail += _unused_caches_note()
     return Check(name, OK, detail, None, extra)
+
+
+def _unused_caches_note() -> str:
+    """Caches of the local model's graph that this version never loads (an upgrade leaves them): how big, and the
+    command that deletes them."""
+    from cerebro.embed.local import unused_caches
+
+    unused = unused_caches()
+    if not unused:
+        return ""
+    size = sum(f.stat().st_size for folder in unused for f in folder.rglob("*") if f.is_file())
+    command = "rm -rf " + " ".join(_q(str(folder)) for folder in unused)
+    return f"; {len(unused)} model cache(s) this version does not use take {size / 1e6:.0f} MB (delete: `{command}`)"
 
 
 def _provider_fix(provider: str, model: str, message: str, project: Path) -> tuple[str, str]:

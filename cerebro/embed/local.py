@@ -165,6 +165,27 @@ def _cache_dir(onnxruntime: Any, model: str) -> Path:  # noqa: ANN401 - onnxrunt
     return paths.home() / "cache" / f"{_cache_prefix(model)}-ort{onnxruntime.__version__}"
 
 
+def unused_caches() -> list[Path]:
+    """Optimised-graph caches under CEREBRO_HOME/cache that this cerebro and onnxruntime never load: another
+    optimisation level (ADR 0049), rewrite version or onnxruntime version left them. Kept, not swept — another
+    install on this home may still load one — but worth naming (``cerebro doctor``). Half-built ones are not listed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        runtime = version("onnxruntime")
+    except PackageNotFoundError:
+        return []
+    current = {f"{_cache_prefix(model)}-ort{runtime}" for model in MODEL_IDS}
+    folder = paths.home() / "cache"
+    if not folder.is_dir():
+        return []
+    return sorted(
+        path
+        for path in folder.glob("minilm-int8-*")
+        if path.is_dir() and path.name not in current and not path.name.endswith(".tmp")
+    )
+
+
 def _source(path: Path, model: str) -> str | bytes:
     """What ONNX Runtime optimises: the file itself, or (MODEL_ID) the graph rewritten for integer products."""
     if model == FLOAT_MODEL_ID:

@@ -582,6 +582,31 @@ def test_local_embedder_embeds(cli, project: Path) -> None:
     assert check["detail"].startswith("local (all-MiniLM-L6-v2-onnx-int8-dq7, 384 dims) embeds in ")
 
 
+def test_the_embedder_check_names_model_caches_this_version_does_not_use(cli, project: Path) -> None:
+    """An upgrade leaves the graph cached under an older name (ADR 0049: the optimisation level joined the name):
+    doctor names it, its size and the command that deletes it — and writes nothing itself."""
+    from cerebro import paths
+    from cerebro.embed import local
+
+    assert cli("init").exit_code == 0
+    cache = paths.home() / "cache"
+    old = cache / f"minilm-int8-dq7v1-{local.MODEL_SHA256[:12]}-ort1.32.0"  # before the level was in the name
+    old.mkdir(parents=True, exist_ok=True)
+    (old / local.CACHE_WEIGHTS).write_bytes(b"x" * 3_000_000)
+    (cache / "minilm-int8-dq7v1-basic-000000000000-ort1.32.0.42.tmp").mkdir()  # being built: not named
+    import onnxruntime
+
+    in_use = [local._cache_dir(onnxruntime, model) for model in local.MODEL_IDS]
+    for folder in in_use:
+        folder.mkdir(parents=True, exist_ok=True)
+    check = run_doctor(cli)[1]["embedder"]
+    assert check["status"] == "ok", check
+    assert "1 model cache(s) this version does not use take 3 MB" in check["detail"]
+    assert f"rm -rf {old}" in check["detail"] and ".tmp" not in check["detail"]
+    assert old.is_dir()  # named, not deleted
+    assert all(folder.name not in check["detail"] for folder in in_use)  # the caches in use are never named
+
+
 def test_the_local_embedder_check_tokenizes_non_ascii_text_too(cli, project: Path, tmp_path: Path, monkeypatch) -> None:
     """ASCII text is tokenized without the tokenizers package (ADR 0045): a broken package must still fail the check,
     or every non-ASCII memory would be left without a vector while doctor says ok."""
