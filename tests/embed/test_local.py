@@ -113,7 +113,9 @@ def test_long_text_is_the_normalised_mean_of_its_windows(embedder):
     vectors = LocalEmbedder(threads=2).embed([short, text, short])
     # Each window alone through the model's own session, no padding, mean-pooled over its tokens.
     # The session this embedder runs (not the process-wide registry: a test that forgets the loaded model swaps
-    # that registry, and this module-scoped embedder keeps the session it loaded).
+    # that registry, and this module-scoped embedder keeps the session it loaded). Loaded here if this test is the
+    # module's first to use it (the embedder loads on first embed): it ran alone, or first on its xdist worker.
+    embedder.embed([short])
     session = embedder._session
     pooled = []
     for window in windows:
