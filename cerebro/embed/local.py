@@ -162,7 +162,12 @@ def _cache_prefix(model: str) -> str:
 
 
 def _cache_dir(onnxruntime: Any, model: str) -> Path:  # noqa: ANN401 - onnxruntime ships no type information
-    return paths.home() / "cache" / f"{_cache_prefix(model)}-ort{onnxruntime.__version__}"
+    return paths.home() / "cache" / _cache_name(model, onnxruntime.__version__)
+
+
+def _cache_name(model: str, runtime: str) -> str:
+    """The cache folder's name for this model under onnxruntime ``runtime`` (a version)."""
+    return f"{_cache_prefix(model)}-ort{runtime}"
 
 
 def unused_caches() -> list[Path]:
@@ -175,7 +180,7 @@ def unused_caches() -> list[Path]:
         runtime = version("onnxruntime")
     except PackageNotFoundError:
         return []
-    current = {f"{_cache_prefix(model)}-ort{runtime}" for model in MODEL_IDS}
+    current = {_cache_name(model, runtime) for model in MODEL_IDS}  # without importing onnxruntime (~100 ms)
     folder = paths.home() / "cache"
     if not folder.is_dir():
         return []
@@ -330,7 +335,7 @@ class LocalEmbedder:
         windows at least — so a query or a memory of fewer than four windows stays on the calling thread."""
         if windows < 2 * MIN_WINDOWS_PER_THREAD:
             return 1
-        return max(1, min(_thread_count(self._threads), windows // MIN_WINDOWS_PER_THREAD))
+        return min(_thread_count(self._threads), windows // MIN_WINDOWS_PER_THREAD)
 
     def _run(self, session: Any, windows: list[list[int]], batch: list[int]) -> Any:  # noqa: ANN401 - numpy arrays
         """Mean-pooled (not yet normalised) vectors of these windows, one run of the model."""
