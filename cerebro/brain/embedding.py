@@ -115,7 +115,7 @@ def embed_pending(
     if remaining == 0:
         h.write(lambda s: h.store.meta.delete(s, "has_pending_embeddings"))
     if done:
-        h.tend_vector_index()
+        tend_vector_index(h)
     return cerebro.reports.EmbedReport(embedded=done, failed=failed, remaining=remaining, errors=errors[:5])
 
 
@@ -130,3 +130,19 @@ def _pending_ids(store: Store, session: Session, limit: int) -> list[str]:
         if vectors.exists(session)
         else store.nodes.active_ids(session, limit)
     )
+
+
+def tend_vector_index(h: Handle) -> None:
+    """After bulk work (gc, import, sync, embedding): the vector lane's index as its size calls for (a team
+    brain's HNSW index, ADR 0030). Best effort: without it, search stays exact — a warning says why."""
+    if not h.is_team:
+        return  # sqlite-vec's table is its own index
+    try:
+        made = h.store.vectors.tend_index(h.raw)
+    except Exception as exc:  # noqa: BLE001 - e.g. a role that may not create indexes: exact search goes on
+        h.on_warning(f"the vector index was not built (search stays exact): {' '.join(str(exc).split())}")
+        return
+    if made is not None:
+        from cerebro import logs
+
+        logs.info("vector_index_built", index=made)  # checks the level first: no structlog import to say nothing

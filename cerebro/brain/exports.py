@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cerebro.brain.embedding import tend_vector_index
 from cerebro.brain.handle import Handle
 from cerebro.errors import InvalidInput
 from cerebro.portability import ARCHIVE_COLUMNS, NODE_COLUMNS  # one list of columns, out and in
@@ -180,7 +181,7 @@ def import_records(
         return report
 
     done = h.write(write)
-    h.tend_vector_index()
+    tend_vector_index(h)
     return done
 
 

@@ -87,6 +87,7 @@ class Handle:
         self._warm: WarmIndex | None = None  # a WarmVectors, made on first use
         self._warm_made = False  # a team brain has none: asked once
         self._keywords: Any = None  # a WarmKeywords (a long-lived process's keyword copy), made on first use
+        self._rows: Any = None  # a WarmRows (a long-lived process's copy of the rows), made on first use; False: none
         self._mean: tuple[Any, tuple[int | None, int], float, Any] | None = None  # (connection, version, when, mean)
         self._raw_commits = 0  # writes committed on the raw connection (write_raw): invisible to data_version
 
@@ -232,11 +233,17 @@ class Handle:
         with self._raw_lock:
             yield self.raw
 
-    def best_effort(self, work: Callable[[Connection], object]) -> bool:
+    def best_effort(self, work: Callable[[Connection], object], mirror: Callable[[Any], None] | None = None) -> bool:
         """A short write on the raw connection (no ORM on the hot path). It waits at most a quarter second
-        for the lock and gives up quietly: bookkeeping must never fail or stall the read it follows."""
+        for the lock and gives up quietly: bookkeeping must never fail or stall the read it follows. ``mirror``: the
+        same change made to a rows copy (``WarmRows.after_write``), which then stays current."""
         with self._raw_lock:
-            return self.connector.try_write(self.raw, work, wait_ms=250)
+            raw = self.raw
+            before = raw.total_changes if self._rows else 0
+            done = self.connector.try_write(raw, work, wait_ms=250)
+            if self._rows:
+                self._rows.after_write(before, raw.total_changes, mirror if done else None)
+            return done
 
     # ------------------------------------------------------------------ embedding
 
@@ -331,21 +338,6 @@ class Handle:
         warm = self._warm
         return warm if warm is not None and warm.ready(conn) else None
 
-    def tend_vector_index(self) -> None:
-        """After bulk work (gc, import, sync, embedding): the vector lane's index as its size calls for (a team
-        brain's HNSW index, ADR 0030). Best effort: without it, search stays exact — a warning says why."""
-        if not self.is_team:
-            return  # sqlite-vec's table is its own index
-        try:
-            made = self.store.vectors.tend_index(self.raw)
-        except Exception as exc:  # noqa: BLE001 - e.g. a role that may not create indexes: exact search goes on
-            self.on_warning(f"the vector index was not built (search stays exact): {' '.join(str(exc).split())}")
-            return
-        if made is not None:
-            from cerebro import logs
-
-            logs.info("vector_index_built", index=made)  # checks the level first: no structlog import to say nothing
-
     def keyword_copy(self) -> Any:  # noqa: ANN401 - a cerebro.store.warm_keywords.WarmKeywords
         """This process's in-memory copy of the keyword index (ADR 0044), or None: a one-shot CLI command never gains
         from one, and a team brain ranks keywords on its server."""
@@ -356,6 +348,17 @@ class Handle:
         if self._keywords is None:
             self._keywords = self.connector.keyword_copy() or False  # False: this engine keeps none (asked once)
         return self._keywords or None
+
+    def recall_store(self, conn: Connection) -> Store:
+        """The store recall reads through in ``conn``'s snapshot: with this process's copy of the rows when it keeps
+        one and it is current (ADR 0051), else the store itself. A one-shot CLI command keeps none."""
+        from cerebro import process
+
+        if process.ONE_SHOT:
+            return self.store
+        if self._rows is None:
+            self._rows = self.connector.warm_rows() or False  # False: this engine keeps none (asked once)
+        return self._rows.store(self.store, conn) if self._rows else self.store
 
     def warm_vectors(self) -> int:
         """How many vectors this process's warm index holds (0 without one): how big the brain is, without a query."""

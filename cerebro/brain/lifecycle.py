@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro import clock, config, lifecycle, provenance, values
 from cerebro.brain import memories, status
+from cerebro.brain.embedding import tend_vector_index
 from cerebro.brain.handle import Handle
 from cerebro.brain.validate import _check_limit, _check_unit
 from cerebro.errors import InvalidInput, NotFound
@@ -69,7 +70,7 @@ def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> cerebro.reports.
     if dry_run:
         return h.read(work)
     report = h.write(work)
-    h.tend_vector_index()  # gc runs at every session's end: when a brain outgrew exact search, now
+    tend_vector_index(h)  # gc runs at every session's end: when a brain outgrew exact search, now
     return report
 
 

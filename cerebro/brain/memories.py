@@ -203,7 +203,7 @@ def add_many(
     ids = h.write_raw(write)
     h.vectors_written({i: v for i, v in zip(ids, vectors, strict=True) if v is not None})
     if len(ids) > 1:
-        h.tend_vector_index()
+        embedding.tend_vector_index(h)
     failed = sum(1 for e in errors if e is not None)
     if failed:
         first = next(e for e in errors if e is not None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from cerebro.brain.embedding import tend_vector_index
 from cerebro.brain.handle import Handle
 from cerebro.errors import InvalidInput
 
@@ -92,7 +93,7 @@ def reembed(
     # Vectors of another model: the embedder, the warm index and the centering mean (cached up to a minute)
     # are stale.
     h.forget_model()
-    h.tend_vector_index()  # a team brain's index went with the old vectors
+    tend_vector_index(h)  # a team brain's index went with the old vectors
     return _report(target, done_now, moved, total, skipped=False)
 
 

@@ -81,6 +81,7 @@ def recall(
     vector, mode, notices = None, "keyword", []
     with h.snapshot() as conn:
         stored = h.store.reads.config_values(conn)  # once: the threshold, the options and the reranker read it
+        store = h.recall_store(conn)  # the rows from this process's copy when it keeps a current one (ADR 0051)
         threshold_value = threshold
         if threshold_value is None:
             threshold_value = config.effective("recall_threshold", stored.get("recall_threshold"))
@@ -106,9 +107,7 @@ def recall(
         else:
             run_options = options
         keyword_nodes: dict[str, values.Node] = {}  # the hits' nodes, read with them: the pipeline needs them too
-        keyword_hits: list[tuple[str, float]] | None = keyword_hits_for(
-            h.store, conn, query, run_options, keyword_nodes
-        )
+        keyword_hits: list[tuple[str, float]] | None = keyword_hits_for(store, conn, query, run_options, keyword_nodes)
         if embedding is not None:
             try:
                 vector, mode = embedding.result()[0], "hybrid"
@@ -128,7 +127,7 @@ def recall(
             return status.annotate_scored(
                 h,
                 run_recall(
-                    h.store,
+                    store,
                     conn,
                     query,
                     vector,
@@ -138,11 +137,12 @@ def recall(
                     keyword_hits=keyword_hits,
                     keyword_nodes=keyword_nodes,
                 ),
+                store,  # in this snapshot: the copy it read through is current here
             )
         from dataclasses import replace as _replace
 
         wide = run_recall(
-            h.store,
+            store,
             conn,
             query,
             vector,
@@ -252,16 +252,24 @@ def keyword_matches(h: Handle, text: str, k: int) -> list[values.Node]:
 
 def touch_accessed(h: Handle, ids: list[str]) -> bool:
     """access_count + 1 and last_accessed = now for recalled memories; never raises."""
-
-    return h.best_effort(lambda conn: h.store.bookkeeping.touch_accessed(conn, ids, clock.now_text()))
+    stamp = clock.now_text()
+    return h.best_effort(
+        lambda conn: h.store.bookkeeping.touch_accessed(conn, ids, stamp),
+        mirror=lambda rows: rows.touched(ids, accessed=stamp),  # a rows copy stays current (ADR 0051)
+    )
 
 
 def touch_surfaced(h: Handle, ids: list[str]) -> bool:
-    return h.best_effort(lambda conn: h.store.bookkeeping.touch_surfaced(conn, ids, clock.now_text()))
+    stamp = clock.now_text()
+    return h.best_effort(
+        lambda conn: h.store.bookkeeping.touch_surfaced(conn, ids, stamp),
+        mirror=lambda rows: rows.touched(ids, surfaced=stamp),
+    )
 
 
 def count_expansion_skip(h: Handle) -> bool:
-    return h.best_effort(lambda conn: h.store.bookkeeping.increment(conn, "stats.expansion_skips"))
+    # A counter in schema_meta: no memory's row changes, so a rows copy has nothing to mirror.
+    return h.best_effort(lambda conn: h.store.bookkeeping.increment(conn, "stats.expansion_skips"), lambda _: None)
 
 
 def _stored_config(store: Store, conn: Connection, key: str) -> str | None:

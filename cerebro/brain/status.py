@@ -17,6 +17,7 @@ from cerebro.values import NODE_TYPES
 if TYPE_CHECKING:
     import cerebro.reports
     from cerebro.anchors import Checker
+    from cerebro.store.interface import Store
 
 
 def stats(h: Handle) -> cerebro.reports.Stats:
@@ -74,21 +75,25 @@ def active_count(h: Handle) -> int:
         return h.store.reads.count_active(conn)
 
 
-def annotate(h: Handle, found: list[values.Node], checker: Checker | None = None) -> list[values.Node]:
-    """Fill the read-time statuses (provenance_status, origin_status, anchor_status) in one batch."""
+def annotate(
+    h: Handle, found: list[values.Node], checker: Checker | None = None, store: Store | None = None
+) -> list[values.Node]:
+    """Fill the read-time statuses (provenance_status, origin_status, anchor_status) in one batch. ``store``: the one
+    the caller read ``found`` through, in the snapshot it has open (a recall's, with its rows copy: ADR 0051)."""
     from cerebro import provenance
 
     if not found:
         return found
+    store = store or h.store
     with h.snapshot() as conn:
-        prov = provenance.provenance_statuses(h.store, conn, found)
-        orig = provenance.origin_statuses(h.store, conn, found)
+        prov = provenance.provenance_statuses(store, conn, found)
+        orig = provenance.origin_statuses(store, conn, found)
     checker = checker or h.anchor_checker()
     evolve = values.evolve  # dataclasses.replace, without its per-field work: this runs for every result
     return [checker.annotate(evolve(n, provenance_status=prov[n.id], origin_status=orig[n.id])) for n in found]
 
 
-def annotate_scored(h: Handle, result: values.RecallResult) -> values.RecallResult:
-    annotated = annotate(h, [r.node for r in result.results])
+def annotate_scored(h: Handle, result: values.RecallResult, store: Store | None = None) -> values.RecallResult:
+    annotated = annotate(h, [r.node for r in result.results], store=store)
     evolve = values.evolve
     return evolve(result, results=[evolve(r, node=n) for r, n in zip(result.results, annotated, strict=True)])

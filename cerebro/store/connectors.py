@@ -52,6 +52,9 @@ class Connector(Protocol):
         """A new in-memory copy of the keyword index for a long-lived process (ADR 0044), or None when the engine ranks
         keywords itself."""
 
+    def warm_rows(self) -> Any:  # noqa: ANN401 - a cerebro.store.warm_rows.WarmRows, or None
+        """A new in-memory copy of the memory rows for a long-lived process (ADR 0051), or None."""
+
     def prepare_new_brain(self, session: Session) -> None:
         """What a new brain needs beyond its settings (a brain file's migrations wrote it already)."""
 
@@ -111,6 +114,11 @@ class SQLiteConnector:
         from cerebro.store.warm_keywords import WarmKeywords
 
         return WarmKeywords(self.path)
+
+    def warm_rows(self) -> Any:  # noqa: ANN401 - a WarmRows
+        from cerebro.store.warm_rows import WarmRows
+
+        return WarmRows(self.path)
 
     def prepare_new_brain(self, session: Session) -> None:
         """Nothing: the migrations seeded the relations and stamped the boundaries."""
@@ -192,6 +200,9 @@ class PostgresConnector:
 
     def keyword_copy(self) -> None:
         return None  # PostgreSQL ranks keywords on the server
+
+    def warm_rows(self) -> None:
+        return None  # no cheap counter of other sessions' commits: a copy could not know it is stale
 
     def prepare_new_brain(self, session: Session) -> None:
         from cerebro.store.postgres import start_project

@@ -11,6 +11,7 @@ from cerebro.store.sql import execute, text
 if TYPE_CHECKING:
     from cerebro.db.types import Connection, Session, Transaction
     from cerebro.store.warm_keywords import WarmKeywords
+    from cerebro.store.warm_rows import RowsCopy
     from cerebro.values import Node
 
 
@@ -276,12 +277,14 @@ def search(
     subtype: Any = ...,  # noqa: ANN401 - ... (any subtype), None or "" (none), or a subtype
     nodes: dict[str, Node] | None = None,
     copy: WarmKeywords | None = None,
+    rows: RowsCopy | None = None,
 ) -> list[tuple[str, float]]:
     """Active nodes matching the query, best BM25 first: [(node_id, bm25)] (lower bm25 is better).
 
     ``subtype``: ``...`` (default) no filter; ``None``/``""`` only nodes without one; else that subtype.
     ``nodes``: filled with every hit's node, read with its status (a row each, where recall read them again after).
     ``copy``: an in-memory copy of the index (a long-lived process's, ADR 0044), which ranks as FTS5 would when it can.
+    ``rows``: an in-memory copy of the rows (ADR 0051), which tells the hits' node ids, statuses and nodes.
     Any FTS problem (no table, a query FTS5 still rejects) gives an empty lane, never an error.
     """
     terms = query_terms(query, drop_stop_words=drop_stop_words)
@@ -306,17 +309,23 @@ def search(
             except Exception:  # noqa: BLE001 - the keyword lane is best-effort by design
                 return []
             spent += time.thread_time() - started
-        rows: dict[str, Any] = {}
-        wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype, rows if nodes is not None else None)
+        read: dict[str, Any] = {}  # node id → its row (its Node, from a rows copy)
+        keep = read if nodes is not None else None
+        wanted = rows.active_hits([r[0] for r in ranked], subtype, keep) if rows is not None else None
+        copied = wanted is not None
+        if wanted is None:
+            wanted = _active_node_ids(conn, [r[0] for r in ranked], subtype, keep)
         hits = [(wanted[rowid], float(rank)) for rowid, rank in ranked if rowid in wanted]
         if len(hits) >= limit or len(ranked) < k:
             if asked is not None and spent:
                 asked.spent(spent)
             hits = hits[: int(limit)]
-            if nodes is not None:  # the nodes of the hits returned only (with a subtype the lane reads 4x deeper)
+            if nodes is not None and copied:
+                nodes.update({node_id: read[node_id] for node_id, _ in hits})
+            elif nodes is not None:  # the nodes of the hits returned only (with a subtype the lane reads 4x deeper)
                 from cerebro.store.reads import node_from_row
 
-                nodes.update({node_id: node_from_row(rows[node_id]) for node_id, _ in hits})
+                nodes.update({node_id: node_from_row(read[node_id]) for node_id, _ in hits})
             return hits
         k *= 4
 

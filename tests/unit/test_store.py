@@ -760,6 +760,7 @@ def test_fast_value_building_gives_what_the_dataclass_constructor_gives() -> Non
     """``node_from_row`` and ``values.evolve`` build frozen values without their ``__init__`` (speed, issue 18): sound
     only while no value class has a ``__post_init__`` or an ``init=False`` field, so that is checked for all."""
     import dataclasses
+    import sys
     from datetime import UTC, datetime
 
     from cerebro import values
@@ -781,6 +782,9 @@ def test_fast_value_building_gives_what_the_dataclass_constructor_gives() -> Non
     )  # fmt: skip
     assert built == expected and repr(built) == repr(expected) and type(built) is values.Node
     assert vars(built) == vars(expected)  # every field on the instance, as __init__ leaves it
+    # Set in field order, one by one: the nodes share one key table (a rows copy keeps thousands, ADR 0051).
+    assert list(vars(built)) == [f.name for f in dataclasses.fields(values.Node)]
+    assert sys.getsizeof(vars(built)) < sys.getsizeof(dict(vars(built)))
     assert values.evolve(built, anchor_status="stale") == dataclasses.replace(expected, anchor_status="stale")
     assert built.anchor_status is None  # evolve copied: the original is untouched
     with pytest.raises(TypeError):

@@ -1,0 +1,336 @@
+"""The in-memory copy of the rows (ADR 0051) answers as the statements do, and is never read once it is stale."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from cerebro import process
+from cerebro.store import fts, graph, reads, warm_rows
+
+# The copy is of a brain file's rows; a team brain keeps none (no cheap counter of other sessions' commits).
+pytestmark = pytest.mark.file_only
+
+WORDS = ["deploy", "database", "kafka", "latency", "cache", "retry", "vector", "gotcha", "decision", "Ada"]
+
+
+def corpus(seed: int, count: int) -> list[dict[str, object]]:
+    rng = random.Random(seed)
+    return [
+        {
+            "content": " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 6))) + f" note{i}",
+            "subtype": rng.choice([None, "decision", "gotcha"]),
+            "importance": round(rng.uniform(0.1, 0.9), 2),
+        }
+        for i in range(count)
+    ]
+
+
+def shaped_brain(brain, seed: int = 1) -> list[str]:
+    """A brain whose writing order has every shape the neighbour statements handle: several memories in one second
+    (rowid breaks the tie), seconds of one memory, a memory without created_at, memories of every status."""
+    ids = brain.add_many(corpus(seed, 120))
+    rng = random.Random(seed)
+    seconds = [f"2026-03-{1 + i // 40:02d} 10:{(i // 4) % 60:02d}:00" for i in range(len(ids))]
+
+    def reshape(conn) -> None:
+        conn.executemany("UPDATE nodes SET created_at = ? WHERE id = ?", list(zip(seconds, ids, strict=True)))
+        conn.execute("UPDATE nodes SET created_at = NULL WHERE id = ?", (ids[17],))
+        conn.execute("UPDATE nodes SET last_accessed = '2026-03-05 08:00:00', access_count = 3 WHERE id = ?", (ids[5],))
+        conn.execute("UPDATE nodes SET subtype = '' WHERE id IN (?, ?)", (ids[3], ids[4]))  # no subtype, as '' not NULL
+        conn.execute("UPDATE nodes SET status = 'superseded' WHERE id = ?", (ids[9],))  # a stray keyword row is left
+
+    brain.handle.write_raw(reshape)
+    for _ in range(80):  # a graph: edges of each relation, some weighted, some without a weight
+        source, target = rng.sample(ids, 2)
+        relation = rng.choice(["supports", "derived_from", "relates_to", "contradicts"])
+        try:
+            brain.add_edge(source, target, relation, weight=rng.choice([None, 0.4, 2.0]))
+        except Exception:  # noqa: BLE001 - the same edge twice (or a relation refused there): another one
+            continue
+    brain.handle.write_raw(lambda conn: conn.execute("UPDATE edges SET weight = NULL WHERE id % 7 = 0"))
+    brain.handle.write_raw(
+        lambda conn: conn.execute("UPDATE edges SET invalid_at = '2026-03-01 00:00:00' WHERE id % 3 = 0")
+    )
+    brain.handle.write_raw(
+        lambda conn: conn.execute(
+            "INSERT INTO edges (source_id, target_id, relation, weight) VALUES (?, ?, 'supports', 0)",
+            (ids[20], ids[20]),
+        )
+    )  # a loop, of weight 0 (which an edge's structure reads as 1.0, a NULL weight as 1.0 too)
+    brain.mark_consolidated(
+        rng.sample([i for i in ids if i != ids[9]], 15)
+    )  # statuses other than active: neighbours all the same
+    return ids
+
+
+def test_the_copy_answers_as_the_statements_do(fake_brain) -> None:
+    ids = shaped_brain(fake_brain)
+    rng = random.Random(2)
+    with fake_brain.handle.snapshot() as conn:
+        copy = warm_rows.read_copy(conn, warm_rows.stamp_of(conn))
+        assert len(copy.nodes) == len(ids) and len(copy.order) == len(ids) - 1
+        for _ in range(60):
+            asked = [*rng.sample(ids, rng.randint(1, 40)), "no-such-memory", *rng.sample(ids, 2)]  # unknown, twice
+            for active_only in (False, True):
+                expected = reads.nodes_by_id(conn, asked, active_only=active_only)
+                got = copy.nodes_by_id(asked, active_only)
+                assert list(got.items()) == list(expected.items())  # the same nodes, in the same order
+            assert copy.written_beside(asked) == reads.written_beside(conn, asked)
+            for reach in (0, 1, 2, 3):
+                assert copy.written_near(asked, reach) == reads.written_near(conn, asked, reach)
+            assert sorted(copy.edges_touching(asked)) == sorted(graph.edges_touching(conn, asked))
+            for relations in (("derived_from", "supports"), ("contradicts",)):
+                assert copy.citation_indegree(asked, relations) == graph.citation_indegree(conn, asked, relations)
+                assert copy.sources_with(asked, relations[0]) == graph.sources_with(conn, asked, relations[0])
+        assert sum(len(e) for e in copy.edges.values()) > 100  # the graph was there to compare
+        rowids = [row[0] for row in conn.execute("SELECT id FROM nodes_fts_content").fetchall()]
+        for subtype in (..., None, "", "decision", "absent"):
+            asked_rows = [*rng.sample(rowids, len(rowids)), 10**6]
+            expected_rows: dict[str, object] = {}
+            expected = fts._active_node_ids(conn, asked_rows, subtype, expected_rows)
+            got_rows: dict[str, object] = {}
+            assert copy.active_hits(asked_rows, subtype, got_rows) == expected
+            assert got_rows == {node_id: reads.node_from_row(row) for node_id, row in expected_rows.items()}
+
+
+@pytest.fixture(autouse=True)
+def prompt_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy is built at the first recall at a state (whatever its statements spent: their time is the clock's)."""
+    monkeypatch.setattr(warm_rows, "BUILD_SHARE", 0.0)
+
+
+def wait_for_builds() -> None:
+    for thread in threading.enumerate():
+        if thread.name == "cerebro-rows":
+            thread.join()
+
+
+def answers(brain, query: str, as_of: str | None = None) -> list[tuple[str, float, dict[str, int], int]]:
+    found = brain.recall(query, limit=10, as_of=as_of).results
+    return [(r.node.id, r.score, dict(r.lanes), r.node.access_count, r.node.provenance_status) for r in found]
+
+
+QUERIES = ("deploy database", "kafka latency note7", "gotcha retry Ada", "vector cache decision")
+
+
+def test_recall_reads_the_copy_and_answers_as_without_it(
+    fake_brain, fake_brain_path, pinned_clock, monkeypatch
+) -> None:
+    from cerebro import Brain
+
+    shaped_brain(fake_brain)
+    used = []
+    original = warm_rows.RowsCopy.nodes_by_id
+
+    def counted(self, ids, active_only):
+        used.append(len(ids))
+        return original(self, ids, active_only)
+
+    monkeypatch.setattr(warm_rows.RowsCopy, "nodes_by_id", counted)
+    fake_brain.recall("deploy")  # the statements answer, and a build starts on its thread
+    assert fake_brain.handle._rows._copy is None and not used
+    wait_for_builds()
+    got = {(q, when): answers(fake_brain, q, when) for q in QUERIES for when in (None, "2026-03-10T00:00:00Z")}
+    assert fake_brain.handle._rows.builds == 1 and used  # the copy was built, and read
+    monkeypatch.setattr(warm_rows, "MAX_ROWS", 0)  # the same process, no copy: the statements answer
+    with Brain.open(fake_brain_path) as plain:
+        assert {(q, when): answers(plain, q, when) for q, when in got} == got
+        assert plain.handle._rows._copy is None and plain.handle._rows.builds == 0
+    assert all(got.values())
+    process.ONE_SHOT = True  # a one-shot process keeps no copy at all
+    try:
+        with Brain.open(fake_brain_path) as once:
+            once.recall("deploy")
+            once.recall("deploy")
+            assert once.handle._rows is None
+    finally:
+        process.ONE_SHOT = False
+
+
+def warm(brain) -> warm_rows.RowsCopy:
+    brain.recall("deploy")
+    wait_for_builds()
+    brain.recall("deploy")  # adopted
+    copy = brain.handle._rows._copy
+    assert copy is not None
+    return copy
+
+
+def test_every_kind_of_write_drops_the_copy(fake_brain, fake_brain_path, pinned_clock) -> None:
+    from cerebro import Brain
+
+    ids = fake_brain.add_many(corpus(3, 60))
+    first = warm(fake_brain)
+    # This handle's new memory (the raw connection's own write: data_version does not see it).
+    mine = fake_brain.add("zanzibar deploy")
+    assert mine in [r.node.id for r in fake_brain.recall("zanzibar", limit=5).results]
+    assert fake_brain.handle._rows._copy is None
+    # Another connection's write: a memory this process has in its copy, made more important and forgotten.
+    second = warm(fake_brain)
+    assert second is not first and second.nodes[ids[0]].importance != 0.95
+    with Brain.open(fake_brain_path) as other:
+        other.update(ids[0], importance=0.95)
+    found = {r.node.id: r.node for r in fake_brain.recall(second.nodes[ids[0]].content, limit=60).results}
+    assert found[ids[0]].importance == 0.95  # the next recall read the row again
+    assert fake_brain.handle._rows._copy is None
+    third = warm(fake_brain)
+    assert third.nodes[ids[0]].importance == 0.95
+    # This handle's ORM write (its own engine: another connection to the file).
+    fake_brain.mark_consolidated([ids[1]])
+    assert ids[1] not in [r.node.id for r in fake_brain.recall(third.nodes[ids[1]].content, limit=60).results]
+    assert fake_brain.handle._rows._copy is not third
+
+
+def test_touches_are_mirrored_and_the_copy_stays_current(fake_brain, pinned_clock) -> None:
+    ids = fake_brain.add_many(corpus(4, 60))
+    copy = warm(fake_brain)
+    builds = fake_brain.handle._rows.builds
+    touched = [*ids[:5], ids[0]]  # twice: counted twice, as the statement counts it
+    assert fake_brain.touch_accessed(touched)
+    assert fake_brain.touch_surfaced(ids[3:8])
+    from cerebro.brain.retrieval import count_expansion_skip
+
+    assert count_expansion_skip(fake_brain.handle)
+    answers(fake_brain, "kafka latency")
+    assert fake_brain.handle._rows._copy is copy and fake_brain.handle._rows.builds == builds  # still current
+    with fake_brain.handle.snapshot() as conn:
+        fresh = reads.nodes_by_id(conn, ids)
+    assert copy.nodes == fresh  # what a row read gives now, touches included
+    assert fresh[ids[0]].access_count == 2 and fresh[ids[4]].access_count == 1 and fresh[ids[7]].last_surfaced
+
+
+def test_a_touch_that_could_not_write_leaves_the_copy_as_it_was(fake_brain, fake_brain_path, pinned_clock) -> None:
+    from cerebro.db.engine import connect_raw
+
+    ids = fake_brain.add_many(corpus(5, 40))
+    copy = warm(fake_brain)
+    other = connect_raw(fake_brain_path, wal=False)
+    other.execute("BEGIN IMMEDIATE")  # another writer holds the lock past the touch's quarter second
+    try:
+        assert not fake_brain.touch_accessed(ids[:3])
+    finally:
+        other.rollback()
+        other.close()
+    assert copy.nodes[ids[0]].access_count == 0
+    answers(fake_brain, "deploy")
+    assert fake_brain.handle._rows._copy is copy
+
+
+def test_a_write_that_failed_half_way_is_not_mirrored(fake_brain, pinned_clock) -> None:
+    ids = fake_brain.add_many(corpus(7, 40))
+    copy = warm(fake_brain)
+    mirrored = []
+
+    def half_way(conn) -> None:
+        conn.execute("UPDATE nodes SET importance = 0.99 WHERE id = ?", (ids[0],))
+        raise RuntimeError("the bookkeeping failed after a row changed")  # rolled back
+
+    assert not fake_brain.handle.best_effort(half_way, mirror=mirrored.append)
+    assert mirrored == []  # its effect is not known: the copy is dropped, not mirrored
+    answers(fake_brain, "deploy")
+    assert fake_brain.handle._rows._copy is not copy
+    assert fake_brain.handle._rows._copy is None or fake_brain.handle._rows._copy.nodes[ids[0]].importance != 0.99
+
+
+def test_a_copy_is_built_once_the_recalls_at_a_state_have_earned_it(fake_brain, monkeypatch) -> None:
+    monkeypatch.setattr(warm_rows, "BUILD_SHARE", 0.25)
+    monkeypatch.setattr(warm_rows, "BUILD_SECONDS_PER_ROW", 0.01)  # 30 rows: a build worth 0.08 s of reading rows
+    ids = fake_brain.add_many(corpus(6, 30))
+    for _ in range(5):  # a few recalls' reads cost far less
+        fake_brain.recall("deploy")
+    rows, h = fake_brain.handle._rows, fake_brain.handle
+    assert rows.builds == 0 and rows._asked[1] > 0  # the statements' time was counted
+    with h.snapshot() as conn:
+        assert rows.current(conn) is None
+        rows.spent(conn, 0.05 - rows._asked[1])
+    assert fake_brain.touch_accessed(ids[:2])  # mirrored: the count goes on at the state the touch made
+    with h.snapshot() as conn:
+        assert rows.current(conn) is None
+        rows.spent(conn, 0.02)
+        assert rows.builds == 0
+        rows.spent(conn, 0.02)  # 0.09 s at this state (the touch's included): earned
+        assert rows.builds == 1
+    wait_for_builds()
+    with h.snapshot() as conn:
+        copy = rows.current(conn)
+    assert copy is not None and copy.nodes[ids[0]].access_count == 1
+    monkeypatch.setattr(warm_rows, "MAX_ROWS", 30)
+    fake_brain.add("one more")  # a new state, of a brain above the cap
+    with h.snapshot() as conn:
+        assert rows.current(conn) is None
+        rows.spent(conn, 100.0)
+    assert rows.builds == 1 and rows._build is None
+
+
+def test_writes_during_a_build_are_mirrored_into_it_or_it_is_not_used(
+    fake_brain, fake_brain_path, pinned_clock, monkeypatch
+) -> None:
+    ids = fake_brain.add_many(corpus(8, 40))
+    rows, h = None, fake_brain.handle
+    started = threading.Event()
+    release = threading.Event()
+    original = warm_rows.read_copy
+
+    def slow_read(conn, stamp):
+        started.set()
+        release.wait(10)
+        return original(conn, stamp)
+
+    monkeypatch.setattr(warm_rows, "read_copy", slow_read)
+    fake_brain.recall("deploy")  # a build starts: its snapshot is taken, then it waits
+    assert started.wait(10)
+    rows = h._rows
+    assert fake_brain.touch_accessed(ids[:3])  # after the build's snapshot: mirrored into its copy when adopted
+    release.set()
+    wait_for_builds()
+    answers(fake_brain, "deploy")
+    copy = rows._copy
+    assert copy is not None
+    with h.snapshot() as conn:
+        assert copy.nodes == reads.nodes_by_id(conn, ids)  # the touch counted once, as in the rows
+    assert copy.nodes[ids[0]].access_count == 1
+    # A write it cannot mirror (a new memory) while a build is under way: that copy is never used.
+    started.clear()
+    release.clear()
+    fake_brain.add("a new state")
+    fake_brain.recall("deploy")
+    assert started.wait(10)
+    fake_brain.add("another memory")
+    release.set()
+    wait_for_builds()
+    found = [r.node.content for r in fake_brain.recall("another memory", limit=5).results]
+    assert "another memory" in found and rows._copy is None
+    # Another connection's commit while a build is under way: the copy (of the snapshot before it) is not used either.
+    from cerebro import Brain
+
+    wait_for_builds()  # the recall above started one at its own state
+    fake_brain.add("a third state")
+    started.clear()
+    release.clear()
+    fake_brain.recall("deploy")
+    assert started.wait(10)
+    with Brain.open(fake_brain_path) as other:
+        other.update(ids[5], importance=0.97)
+    release.set()
+    wait_for_builds()
+    assert {n.id: n for n in (r.node for r in fake_brain.recall("deploy", limit=60).results)}[ids[5]].importance == 0.97
+    assert rows._copy is None
+
+
+def test_a_build_that_cannot_start_costs_the_recall_nothing(fake_brain, pinned_clock, monkeypatch) -> None:
+    fake_brain.add_many(corpus(9, 30))
+    with monkeypatch.context() as patched:  # a process at its limit of threads
+        patched.setattr(threading.Thread, "start", lambda self: (_ for _ in ()).throw(RuntimeError("can't start")))
+        assert fake_brain.recall("deploy").results
+    assert fake_brain.handle._rows._build is None and fake_brain.handle._rows._copy is None
+    fake_brain.add("deploy later")  # a later state builds
+    warm(fake_brain)
+
+
+def test_a_team_brain_keeps_no_copy() -> None:
+    from cerebro.store.connectors import PostgresConnector
+
+    assert PostgresConnector.warm_rows(object()) is None  # type: ignore[arg-type]
