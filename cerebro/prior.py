@@ -28,7 +28,18 @@ SPAN = 3.0  # the length ratio counts only within [1/SPAN, SPAN]
 
 
 def words(text: str) -> int:
-    return max(1, len(text.split()))
+    """The text's length in words (at least 1), remembered by text: a recall weighs ~100 results, and a process that
+    keeps a rows copy (ADR 0051) hands it the same text objects again, whose hash Python keeps."""
+    found = _WORDS.get(text)
+    if found is None:
+        if len(_WORDS) >= _WORDS_KEPT:
+            _WORDS.clear()
+        found = _WORDS[text] = max(1, len(text.split()))
+    return found
+
+
+_WORDS: dict[str, int] = {}
+_WORDS_KEPT = 20_000  # texts remembered (~4 MB of text at most, most of it a rows copy's own); then forgotten at once
 
 
 def favour_informative(ordered: Sequence[ScoredNode]) -> list[ScoredNode]:

@@ -65,3 +65,12 @@ def test_recall_tilts_by_length_when_its_lanes_include_the_step(fake_brain: Brai
         expected = fused_only[node_id].fused * prior.factor(lengths[node_id], pivot)
         assert default[node_id].fused == pytest.approx(expected)
     assert default[short].fused < fused_only[short].fused and default[long].fused > fused_only[long].fused
+
+
+def test_word_counts_are_remembered_within_a_bound(monkeypatch) -> None:
+    monkeypatch.setattr(prior, "_WORDS", {})
+    monkeypatch.setattr(prior, "_WORDS_KEPT", 3)
+    texts = ["one", "two words", " three  spaced\nwords ", "", "four words in it", "two words"]
+    for _ in range(2):  # the second time from what was remembered, the first time cut
+        assert [prior.words(t) for t in texts] == [1, 2, 3, 1, 4, 2]
+        assert len(prior._WORDS) <= 3  # forgotten all at once when full: memory stays bounded
