@@ -159,6 +159,9 @@ class Handle:
             if self._raw is not None:
                 self._raw.close()
                 self._raw = None
+            # Stamped by the closed connection's counters, which a new connection starts afresh (a Brain used after
+            # close() reopens): the caches that compare them are dropped with it.
+            self._warm, self._warm_made, self._rows, self._mean = None, False, None, None
 
     # ------------------------------------------------------------------ transactions
 

@@ -252,7 +252,7 @@ def keyword_matches(h: Handle, text: str, k: int) -> list[values.Node]:
 
 def touch_accessed(h: Handle, ids: list[str]) -> bool:
     """access_count + 1 and last_accessed = now for recalled memories; never raises."""
-    stamp = clock.now_text()
+    stamp, ids = clock.now_text(), list(ids)  # read once: the write and its mirror see the same ids
     return h.best_effort(
         lambda conn: h.store.bookkeeping.touch_accessed(conn, ids, stamp),
         mirror=lambda rows: rows.touched(ids, accessed=stamp),  # a rows copy stays current (ADR 0051)
@@ -260,7 +260,7 @@ def touch_accessed(h: Handle, ids: list[str]) -> bool:
 
 
 def touch_surfaced(h: Handle, ids: list[str]) -> bool:
-    stamp = clock.now_text()
+    stamp, ids = clock.now_text(), list(ids)
     return h.best_effort(
         lambda conn: h.store.bookkeeping.touch_surfaced(conn, ids, stamp),
         mirror=lambda rows: rows.touched(ids, surfaced=stamp),

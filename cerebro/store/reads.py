@@ -21,7 +21,7 @@ NODE_COLUMNS = (
     "embedding_model, created_at, last_accessed, last_reinforced, updated_at, last_surfaced, provenance_root, "
     "origin_actor, origin_channel, origin_session, origin_host"
 )
-_CHUNK = 500  # stay well under SQLite's host-parameter limit
+CHUNK = 500  # ids a statement asks for at most: well under SQLite's host-parameter limit
 
 
 def _time(value: Any) -> datetime | None:  # noqa: ANN401 - a stored value: text, a datetime or NULL
@@ -99,7 +99,7 @@ _ORIGINS: dict[tuple[str | None, ...], values.Origin] = {}
 _ORIGINS_KEPT = 4096  # distinct origins remembered (a session each, mostly); then forgotten all at once
 
 
-def chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
 

@@ -61,10 +61,18 @@ class RowsCopy:
     :mod:`cerebro.store.fts` would in a snapshot of that state."""
 
     def __init__(
-        self, stamp: Stamp, nodes: dict[str, Node], order: list[str], fts: dict[int, str] | None, edges: list[Edge]
+        self,
+        stamp: Stamp,
+        nodes: dict[str, Node],
+        order: list[str],
+        fts: dict[int, str] | None,
+        edges: list[Edge],
+        blank: set[str] | None = None,
     ) -> None:
         self.stamp = stamp
         self.nodes = nodes  # node id → Node, every status
+        # Memories stored with a NULL or '' status: a Node reads them as active, the statements' status = 'active' not.
+        self.blank = blank or set()
         self.order = order  # ids of the memories with a created_at, in writing order
         self.position = {node_id: place for place, node_id in enumerate(order)}
         self.fts = fts  # the keyword index's rowid → node id (None: an index without a content table of its own)
@@ -75,13 +83,16 @@ class RowsCopy:
                 self.edges.setdefault(edge[1], []).append(edge)
 
     def nodes_by_id(self, ids: Sequence[str], active_only: bool) -> dict[str, Node]:
-        """As :func:`cerebro.store.reads.nodes_by_id`, in the same order (SQLite walks an ``IN`` list sorted)."""
-        nodes = self.nodes
+        """As :func:`cerebro.store.reads.nodes_by_id`, in the same order: SQLite walks each statement's ``IN`` list
+        sorted, a statement per :data:`~cerebro.store.reads.CHUNK` distinct ids."""
+        nodes, blank = self.nodes, self.blank
+        distinct = list(dict.fromkeys(ids))
         found = {}
-        for node_id in sorted(set(ids)):
-            node = nodes.get(node_id)
-            if node is not None and (not active_only or node.status == "active"):
-                found[node_id] = node
+        for start in range(0, len(distinct), reads.CHUNK):
+            for node_id in sorted(distinct[start : start + reads.CHUNK]):
+                node = nodes.get(node_id)
+                if node is not None and (not active_only or (node.status == "active" and node_id not in blank)):
+                    found[node_id] = node
         return found
 
     def written_beside(self, ids: Sequence[str]) -> dict[str, tuple[Node | None, Node | None]]:
@@ -126,7 +137,7 @@ class RowsCopy:
         found: dict[int, str] = {}
         for rowid in rowids:
             node = nodes.get(fts.get(rowid, ""))
-            if node is None or node.status != "active":
+            if node is None or node.status != "active" or node.id in self.blank:
                 continue
             if subtype is not ... and (node.subtype != subtype if subtype else node.subtype not in (None, "")):
                 continue
@@ -187,8 +198,11 @@ def read_copy(conn: Connection, stamp: Stamp) -> RowsCopy:
     # Writing order as SQL sorts it (the neighbour statements compare created_at the same way); rows without a
     # created_at (NULLs sort first) are nobody's neighbours.
     same: dict[Any, Any] = {}  # one object for each value many rows repeat: ~200 bytes a memory less
+    blank = set()
     for row in conn.execute(f"SELECT {reads.NODE_COLUMNS} FROM nodes ORDER BY created_at, rowid").fetchall():
         node = nodes[row[0]] = node_from_row(row)
+        if not row[9]:
+            blank.add(node.id)
         attrs = node.__dict__  # a Node just made, not yet anyone's: set as node_from_row sets it (one key table)
         for name in ("type", "subtype", "status", "embedding_model"):
             attrs[name] = same.setdefault(attrs[name], attrs[name])
@@ -204,7 +218,7 @@ def read_copy(conn: Connection, stamp: Stamp) -> RowsCopy:
         (source, target, relation, float(weight) if weight is not None else 1.0)  # as graph.edges_touching reads it
         for source, target, relation, weight in conn.execute("SELECT source_id, target_id, relation, weight FROM edges")
     ]
-    return RowsCopy(stamp, nodes, order, fts, edges)
+    return RowsCopy(stamp, nodes, order, fts, edges, blank)
 
 
 class WarmRows:
@@ -259,12 +273,20 @@ class WarmRows:
             return
         if total < BUILD_SHARE * (BUILD_SECONDS_FIXED + BUILD_SECONDS_PER_ROW * rows):
             return
-        self._tried, build = stamp, _Build(stamp)
+        # Tried once a state (which the touches mirrored since carry along): a build that fails is not retried at every
+        # recall of a server that touches after each.
+        self._tried = stamp
+        # WAL only: in a rollback journal a writer waiting for this recall's read lock would stop the build's snapshot
+        # from beginning, and this recall would wait for it. The file the raw connection has open, by its full name.
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            return
+        path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "") or self._path
+        build = _Build(stamp)
         self.builds += 1
         import threading
 
         try:
-            threading.Thread(target=build.run, args=(self._path,), name="cerebro-rows", daemon=True).start()
+            threading.Thread(target=build.run, args=(path,), name="cerebro-rows", daemon=True).start()
         except Exception:  # noqa: BLE001 - no thread (a process at its limit): the statements go on answering
             return
         # The build's snapshot begins before this recall lets go of the raw connection: every write this process makes
@@ -290,6 +312,8 @@ class WarmRows:
         stamp, total, rows = self._asked
         if stamp is not None and stamp[1] == before:
             self._asked = ((stamp[0], after), total, rows)
+        if self._tried is not None and self._tried[1] == before:
+            self._tried = (self._tried[0], after)
 
 
 BEGIN_SECONDS = 5.0  # how long a recall waits for a build's snapshot to begin (an open is ~1 ms; a busy disk, more)
@@ -306,7 +330,7 @@ class _Build:
         self.copy: RowsCopy | None = None
         self.log: list[tuple[int, int, Callable[[RowsCopy], None] | None]] = []  # (before, after, mirror)
 
-    def run(self, path: Path) -> None:
+    def run(self, path: str | Path) -> None:
         from cerebro.db.engine import connect_raw
 
         try:

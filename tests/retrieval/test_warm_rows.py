@@ -41,6 +41,7 @@ def shaped_brain(brain, seed: int = 1) -> list[str]:
         conn.execute("UPDATE nodes SET last_accessed = '2026-03-05 08:00:00', access_count = 3 WHERE id = ?", (ids[5],))
         conn.execute("UPDATE nodes SET subtype = '' WHERE id IN (?, ?)", (ids[3], ids[4]))  # no subtype, as '' not NULL
         conn.execute("UPDATE nodes SET status = 'superseded' WHERE id = ?", (ids[9],))  # a stray keyword row is left
+        conn.execute("UPDATE nodes SET status = NULL WHERE id = ?", (ids[11],))  # read as active; not 'active' to SQL
 
     brain.handle.write_raw(reshape)
     for _ in range(80):  # a graph: edges of each relation, some weighted, some without a weight
@@ -86,6 +87,16 @@ def test_the_copy_answers_as_the_statements_do(fake_brain) -> None:
                 assert copy.citation_indegree(asked, relations) == graph.citation_indegree(conn, asked, relations)
                 assert copy.sources_with(asked, relations[0]) == graph.sources_with(conn, asked, relations[0])
         assert sum(len(e) for e in copy.edges.values()) > 100  # the graph was there to compare
+        # More ids than one statement asks for: SQLite sorts each statement's list, not the whole.
+        many = [f"unknown-{i:04d}" for i in range(700)]
+        for place, node_id in zip((3, 250, 499, 500, 640), rng.sample(ids, 5), strict=True):
+            many.insert(place, node_id)
+        for active_only in (False, True):
+            expected = reads.nodes_by_id(conn, many, active_only=active_only)
+            assert list(copy.nodes_by_id(many, active_only).items()) == list(expected.items())
+        assert copy.nodes[ids[11]].status == "active" and ids[11] not in reads.nodes_by_id(
+            conn, [ids[11]], active_only=True
+        )
         rowids = [row[0] for row in conn.execute("SELECT id FROM nodes_fts_content").fetchall()]
         for subtype in (..., None, "", "decision", "absent"):
             asked_rows = [*rng.sample(rowids, len(rowids)), 10**6]
@@ -328,6 +339,72 @@ def test_a_build_that_cannot_start_costs_the_recall_nothing(fake_brain, pinned_c
     assert fake_brain.handle._rows._build is None and fake_brain.handle._rows._copy is None
     fake_brain.add("deploy later")  # a later state builds
     warm(fake_brain)
+
+
+def test_a_closed_handle_reopens_without_the_copies_of_its_old_connection(fake_brain, fake_brain_path) -> None:
+    from cerebro import Brain
+
+    ids = fake_brain.add_many(corpus(10, 220))  # big enough for a warm vector index (store/warm.py MIN_VECTORS)
+    reader = Brain.open(fake_brain_path)  # only reads: its copies are stamped with a new connection's first counters
+    try:
+        content = reader.get(ids[0]).node.content
+        warm(reader)
+        reader.recall("deploy", lanes=("vector",))
+        reader.recall("deploy", lanes=("vector",))  # the warm vector index too
+        assert reader.handle.warm_vectors() == 220
+        reader.close()  # a Brain used after close() reopens: its new connection starts those counters afresh
+        with Brain.open(fake_brain_path) as other:
+            other.update(ids[0], importance=0.99)
+            new = other.add("zebra crossing near the depot")
+        found = {r.node.id: r.node for r in reader.recall(content, limit=60).results}
+        assert found[ids[0]].importance == 0.99
+        assert new in [r.node.id for r in reader.recall("zebra crossing near the depot", lanes=("vector",)).results]
+    finally:
+        reader.close()
+
+
+def test_touches_read_their_ids_once(fake_brain, pinned_clock) -> None:
+    ids = fake_brain.add_many(corpus(11, 30))
+    copy = warm(fake_brain)
+    assert fake_brain.touch_accessed(i for i in ids[:3])  # a generator: the write and the mirror see the same ids
+    assert fake_brain.touch_surfaced(i for i in ids[3:5])
+    with fake_brain.handle.snapshot() as conn:
+        assert copy.nodes == reads.nodes_by_id(conn, ids) and copy.nodes[ids[0]].access_count == 1
+
+
+def test_a_failed_build_is_not_retried_at_every_recall(fake_brain, pinned_clock, monkeypatch) -> None:
+    ids = fake_brain.add_many(corpus(12, 30))
+
+    def broken(conn, stamp):
+        raise RuntimeError("the build's read failed")
+
+    monkeypatch.setattr(warm_rows, "read_copy", broken)
+    for _ in range(5):  # each followed by the touches a server commits: the state moves, mirrored
+        fake_brain.touch_accessed([r.node.id for r in fake_brain.recall("deploy").results][:3])
+        wait_for_builds()
+    rows = fake_brain.handle._rows
+    assert rows.builds == 1 and rows._copy is None
+    fake_brain.add("deploy again")  # a state of its own: it may try once more
+    fake_brain.recall("deploy")
+    wait_for_builds()
+    assert rows.builds == 2 and ids
+
+
+def test_a_rollback_journal_brain_keeps_no_copy(fake_brain_path) -> None:
+    import sqlite3
+
+    from cerebro import Brain
+
+    with Brain.open(fake_brain_path) as brain:
+        brain.add_many(corpus(13, 30))
+    plain = sqlite3.connect(fake_brain_path)
+    assert plain.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
+    plain.close()
+    with Brain.open(fake_brain_path) as brain:
+        for _ in range(3):
+            assert brain.recall("deploy").results
+        wait_for_builds()
+        assert brain.handle._rows.builds == 0  # a writer waiting on a recall's read lock would stall a build
 
 
 def test_a_team_brain_keeps_no_copy() -> None:
