@@ -158,3 +158,32 @@ def test_a_brain_replaced_by_an_old_copy_and_upgraded_by_the_cli(
             assert (await client.ok("get", id=stored["id"]))["content"] == "Written into the restored brain"
 
     run(body)
+
+
+def test_a_cli_update_is_seen_after_the_server_copied_the_rows(
+    home: Path, fake_brain_path: Path, project: Path
+) -> None:
+    """Enough recalls at one state for the server to keep a copy of the rows (ADR 0051) — its access touches after each
+    recall keep it current —, then another process rewrites a memory: the next recall reads the row afresh."""
+
+    async def body() -> None:
+        async with serve(home, project) as client:
+            for i in range(12):
+                await client.ok("remember", content=f"Deploy note {i}: the staging cluster drains node {i} first")
+            target = await client.ok("remember", content="Deploy note: rollbacks use the blue slot")
+            for _ in range(40):
+                await client.ok("recall", query="deploy rollbacks slot")
+            cli(
+                home,
+                "update",
+                "-p",
+                str(project),
+                target["id"],
+                "--content",
+                "Deploy note: rollbacks use the green slot",
+            )
+            contents = [r["content"] for r in (await client.ok("recall", query="deploy rollbacks slot"))["results"]]
+            assert "Deploy note: rollbacks use the green slot" in contents, contents
+            assert "Deploy note: rollbacks use the blue slot" not in contents
+
+    run(body)
