@@ -6,7 +6,7 @@ the only object that holds state, and all of it is declared in ``__init__``:
 - two ways to the file: a raw DB-API connection for snapshots (the hot read path: recall, prime, hooks —
   no ORM import) and new memories' writes, and a SQLAlchemy engine for the ORM write path, created on first use;
 - the embedding settings read once, the embedder built from them, and — for a process that keeps the brain
-  open — the warm vector index and the centering mean, each with the rule that makes it stale.
+  open — the warm vector index, the keyword and rows copies and the centering mean, each with its staleness rule.
 
 Reads never write: snapshots and read sessions are plain ``BEGIN`` transactions. Every write is one
 ``BEGIN IMMEDIATE`` transaction, retried whole when another writer holds the lock.
