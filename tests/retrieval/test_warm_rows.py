@@ -241,9 +241,14 @@ def test_a_write_that_failed_half_way_is_not_mirrored(fake_brain, pinned_clock) 
 
     assert not fake_brain.handle.best_effort(half_way, mirror=mirrored.append)
     assert mirrored == []  # its effect is not known: the copy is dropped, not mirrored
-    answers(fake_brain, "deploy")
+    answers(fake_brain, "deploy")  # dropped: the statements answer, and a new copy is built
     assert fake_brain.handle._rows._copy is not copy
-    assert fake_brain.handle._rows._copy is None or fake_brain.handle._rows._copy.nodes[ids[0]].importance != 0.99
+    wait_for_builds()
+    answers(fake_brain, "deploy")
+    rebuilt = fake_brain.handle._rows._copy
+    assert rebuilt is not None and rebuilt is not copy
+    with fake_brain.handle.snapshot() as conn:
+        assert rebuilt.nodes[ids[0]] == reads.nodes_by_id(conn, [ids[0]])[ids[0]]  # the row as rolled back
 
 
 def test_a_copy_is_built_once_the_recalls_at_a_state_have_earned_it(fake_brain, monkeypatch) -> None:
@@ -405,9 +410,3 @@ def test_a_rollback_journal_brain_keeps_no_copy(fake_brain_path) -> None:
             assert brain.recall("deploy").results
         wait_for_builds()
         assert brain.handle._rows.builds == 0  # a writer waiting on a recall's read lock would stall a build
-
-
-def test_a_team_brain_keeps_no_copy() -> None:
-    from cerebro.store.connectors import PostgresConnector
-
-    assert PostgresConnector.warm_rows(object()) is None  # type: ignore[arg-type]
