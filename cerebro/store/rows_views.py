@@ -21,12 +21,20 @@ if TYPE_CHECKING:
     from cerebro.values import Node
 
 
-class _CopiedReads:
-    def __init__(self, base: Any, copy: RowsCopy) -> None:  # noqa: ANN401 - the store's reads module
-        self._base, self._copy = base, copy
+class _Over:
+    """A view over one of the store's parts (a module of functions): what the view does not define, the part does."""
 
-    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - every other read, the store's own
+    def __init__(self, base: Any) -> None:  # noqa: ANN401 - a part of the store
+        self._base = base
+
+    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - the part's own function
         return getattr(self._base, name)
+
+
+class _CopiedReads(_Over):
+    def __init__(self, base: Any, copy: RowsCopy) -> None:  # noqa: ANN401 - the store's reads module
+        super().__init__(base)
+        self._copy = copy
 
     def nodes_by_id(self, conn: Connection, ids: Sequence[str], *, active_only: bool = False) -> dict[str, Node]:
         return self._copy.nodes_by_id(ids, active_only)
@@ -38,23 +46,19 @@ class _CopiedReads:
         return self._copy.written_near(ids, reach)
 
 
-class _CopiedKeywords:
+class _CopiedKeywords(_Over):
     def __init__(self, base: Any, copy: RowsCopy) -> None:  # noqa: ANN401 - the store's keyword module
-        self._base, self._copy = base, copy
-
-    def __getattr__(self, name: str) -> Any:  # noqa: ANN401
-        return getattr(self._base, name)
+        super().__init__(base)
+        self._copy = copy
 
     def search(self, conn: Connection, query: str, limit: int, **options: Any) -> list[tuple[str, float]]:  # noqa: ANN401
         return cast("list[tuple[str, float]]", self._base.search(conn, query, limit, rows=self._copy, **options))
 
 
-class _CopiedGraph:
+class _CopiedGraph(_Over):
     def __init__(self, base: Any, copy: RowsCopy) -> None:  # noqa: ANN401 - the store's graph module
-        self._base, self._copy = base, copy
-
-    def __getattr__(self, name: str) -> Any:  # noqa: ANN401
-        return getattr(self._base, name)
+        super().__init__(base)
+        self._copy = copy
 
     def edges_touching(
         self, conn: Connection, ids: Sequence[str], as_of: datetime | None = None
@@ -70,28 +74,23 @@ class _CopiedGraph:
         return self._copy.sources_with(ids, relation)
 
 
-class CopiedStore:
+class CopiedStore(_Over):
     """A store whose row reads (memories by id, the keyword hits' rows, neighbours in writing order, the edges around
     them) a copy answers."""
 
     def __init__(self, base: Store, copy: RowsCopy) -> None:
-        self._base = base
+        super().__init__(base)
         self.reads = _CopiedReads(base.reads, copy)
         self.keywords = _CopiedKeywords(base.keywords, copy)
         self.graph = _CopiedGraph(base.graph, copy)
 
-    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - every other part, the store's own
-        return getattr(self._base, name)
 
-
-class _TimedReads:
+class _TimedReads(_Over):
     """The store's row reads, each timed (this thread's CPU) and told to the rows copy's ski rental."""
 
     def __init__(self, base: Any, spent: Callable[[float], None]) -> None:  # noqa: ANN401 - the store's reads module
-        self._base, self._spent = base, spent
-
-    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - every other read, untimed
-        return getattr(self._base, name)
+        super().__init__(base)
+        self._spent = spent
 
     def _timed(self, name: str, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
         started = time.thread_time()
@@ -110,10 +109,9 @@ class _TimedReads:
         return cast("dict[str, set[str]]", self._timed("written_near", conn, ids, reach))
 
 
-class TimedStore:
-    def __init__(self, base: Store, spent: Callable[[float], None]) -> None:
-        self._base = base
-        self.reads = _TimedReads(base.reads, spent)
+class TimedStore(_Over):
+    """A store whose row reads are timed for the copy's ski rental (while there is no current copy)."""
 
-    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - every other part, the store's own
-        return getattr(self._base, name)
+    def __init__(self, base: Store, spent: Callable[[float], None]) -> None:
+        super().__init__(base)
+        self.reads = _TimedReads(base.reads, spent)

@@ -41,9 +41,8 @@ if TYPE_CHECKING:
 # would hold more than ~130 MB (beside the warm vector index's ~290 MB): none is kept.
 MAX_ROWS = 150_000
 # Ski rental (as the keyword copy's, ADR 0044): a copy is built once the recalls at one state have spent this share of
-# what a build costs reading rows the statements' way — ~0.6 ms a recall (~110 rows and the writing-order statements).
+# what a build costs reading rows the statements' way (their CPU, measured: ~0.7 ms a recall at 10,000 memories).
 BUILD_SHARE = 0.25
-READ_SECONDS_PER_RECALL = 0.0006
 BUILD_SECONDS_FIXED = 0.002
 BUILD_SECONDS_PER_ROW = 8e-6
 
@@ -67,12 +66,12 @@ class RowsCopy:
         order: list[str],
         fts: dict[int, str] | None,
         edges: list[Edge],
-        blank: set[str] | None = None,
+        blank: set[str],
     ) -> None:
         self.stamp = stamp
         self.nodes = nodes  # node id → Node, every status
         # Memories stored with a NULL or '' status: a Node reads them as active, the statements' status = 'active' not.
-        self.blank = blank or set()
+        self.blank = blank
         self.order = order  # ids of the memories with a created_at, in writing order
         self.position = {node_id: place for place, node_id in enumerate(order)}
         self.fts = fts  # the keyword index's rowid → node id (None: an index without a content table of its own)
