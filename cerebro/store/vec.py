@@ -18,6 +18,7 @@ import re
 import struct
 import sys
 from collections.abc import Sequence
+from operator import add
 from typing import TYPE_CHECKING, Any
 
 from cerebro.store.sql import changed, execute, text
@@ -326,13 +327,17 @@ def mean_vector(conn: Connection, sample: int, minimum: int) -> list[float] | No
     if "numpy" in sys.modules:
         return _mean_in_numpy(blobs, element(conn))
     if element(conn) == INT8:  # each normalised first: the mean of the unit vectors cosine compares
-        values = array("f", [x for blob in blobs for x in from_blob(blob, INT8)])
+        rows = [array("f", from_blob(blob, INT8)) for blob in blobs]
     else:
         values = array("f", b"".join(blobs))  # float32, little-endian on disk
         if sys.byteorder != "little":
             values.byteswap()
-    dims = len(values) // count
-    return [sum(values[j::dims]) / count for j in range(dims)]
+        dims = len(values) // count
+        rows = [values[i * dims : (i + 1) * dims] for i in range(count)]
+    total = [0.0] * len(rows[0])
+    for row in rows:  # row by row, each column in float64: NumPy's sum along the rows, in C-level loops (~3× the
+        total = list(map(add, total, row))  # column slices' speed)
+    return [column / count for column in total]
 
 
 def _mean_in_numpy(blobs: list[bytes], kind: str) -> list[float]:

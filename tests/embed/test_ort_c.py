@@ -1,0 +1,179 @@
+"""ONNX Runtime through its C API (ADR 0052): a one-shot process embeds without NumPy or the ``onnxruntime`` package,
+and gets the vectors, bit for bit, that a server or an import gets for the same text."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from array import array
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cerebro.embed import local, ort_c, pooling
+from cerebro.embed.local import LocalEmbedder
+from cerebro.embed.wordpiece import AsciiWordPiece
+
+LONG = " ".join(f"{word}{i % 97}" for i, word in enumerate(["cache", "deploy", "token", "retry", "schema"] * 260))
+TEXTS = [
+    "How does authentication work?",
+    "JWT auth with refresh tokens rotate every fifteen minutes; the refresh endpoint is /auth/refresh.",
+    "",
+    "Café au lait — naïve façade, 東京の天気, emoji 🚀 and Ελληνικά",  # not ASCII: the tokenizers package's ids
+    LONG,  # windows enough to be shared out among caller threads
+    "short",
+]
+
+
+def _embed(monkeypatch, model: str, *, c_api: bool, texts: list[str], threads: int | None = None) -> list[list[float]]:
+    """``texts`` embedded by a fresh one-shot embedder (the fast-start options), through the C API or the package."""
+    monkeypatch.setattr(local, "_LOADED", {})
+    monkeypatch.setattr(local, "_FAST_START", True)
+    if not c_api:
+        monkeypatch.setattr(ort_c, "load", lambda: None)  # as where the library cannot be found
+    embedder = LocalEmbedder(model, threads=threads)
+    vectors = embedder.embed(texts)
+    assert isinstance(embedder._session, ort_c.Session) is c_api
+    monkeypatch.undo()
+    return vectors
+
+
+@pytest.mark.parametrize("model", local.MODEL_IDS)
+def test_the_c_api_gives_the_packages_vectors_bit_for_bit(monkeypatch, isolated_home, model):
+    """A memory the CLI adds (C API) and the query an MCP server embeds (the package) meet on identical vectors: the
+    same engine, graph and options, and the pooling repeated in float32 step for step."""
+    _embed(monkeypatch, model, c_api=False, texts=TEXTS[:1])  # the graph cache built: both load it below
+    by_c = _embed(monkeypatch, model, c_api=True, texts=TEXTS, threads=2)
+    by_package = _embed(monkeypatch, model, c_api=False, texts=TEXTS, threads=2)
+    assert len(by_c) == len(TEXTS) and all(len(v) == local.DIMENSIONS for v in by_c)
+    assert by_c == by_package
+    assert len(by_c[TEXTS.index(LONG)]) == local.DIMENSIONS
+    assert abs(float(np.linalg.norm(by_c[0])) - 1.0) < 1e-6
+
+
+def test_the_c_api_builds_the_graph_cache_the_package_then_loads(monkeypatch, isolated_home):
+    """The first one-shot process on a machine builds the optimised graph (C API); a server loads that cache."""
+    import onnxruntime
+
+    cache = local._cache_dir(onnxruntime, local.MODEL_ID)
+    first = _embed(monkeypatch, local.MODEL_ID, c_api=True, texts=TEXTS[:2])
+    assert sorted(p.name for p in cache.iterdir()) == sorted([local.CACHE_MODEL, local.CACHE_WEIGHTS])
+    assert {oct(p.stat().st_mode & 0o777) for p in cache.iterdir()} == {"0o600"}
+    built = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+    assert _embed(monkeypatch, local.MODEL_ID, c_api=False, texts=TEXTS[:2]) == first
+    assert {p.name: p.stat().st_mtime_ns for p in cache.iterdir()} == built  # loaded, not built again
+
+
+def test_a_damaged_cache_is_built_again_through_the_c_api(monkeypatch, isolated_home):
+    """ONNX Runtime's refusal of a damaged cache comes back as an error (its message), and the cache is rebuilt."""
+    import onnxruntime
+
+    first = _embed(monkeypatch, local.MODEL_ID, c_api=True, texts=TEXTS[:1])
+    model = local._cache_dir(onnxruntime, local.MODEL_ID) / local.CACHE_MODEL
+    model.write_bytes(b"not a model")
+    runtime = ort_c.load()
+    assert runtime is not None
+    with pytest.raises(ort_c.OrtError, match=r"\S"):
+        runtime.InferenceSession(str(model), runtime.SessionOptions())
+    assert _embed(monkeypatch, local.MODEL_ID, c_api=True, texts=TEXTS[:1]) == first
+    assert model.read_bytes() != b"not a model"
+
+
+def test_without_the_library_a_one_shot_process_uses_the_package(monkeypatch, tmp_path):
+    monkeypatch.setattr(ort_c, "library_path", lambda: None)
+    monkeypatch.setattr(ort_c, "_RUNTIME", [])
+    assert ort_c.load() is None
+    assert ort_c.runtime(c_api=True).__name__ == "onnxruntime"  # the package, imported
+    not_a_library = tmp_path / "libonnxruntime.so.1"
+    not_a_library.write_bytes(b"\x7fELF but not really")
+    monkeypatch.setattr(ort_c, "library_path", lambda: not_a_library)
+    monkeypatch.setattr(ort_c, "_RUNTIME", [])
+    assert ort_c.load() is None  # a library that will not load: the package, not a crash
+
+
+def test_a_one_shot_recall_and_add_import_neither_numpy_nor_the_package(tmp_path):
+    """The point of the C API: ~110 ms of imports off every `cerebro recall "…"` and `cerebro add` (issue 18)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    env_code = (
+        "import atexit, json, sys\n"
+        "atexit.register(lambda: print(json.dumps([m for m in ('numpy', 'onnxruntime') if m in sys.modules]),"
+        " file=sys.stderr))\n"
+        "sys.argv = ['cerebro', *sys.argv[1:]]\n"
+        "from cerebro.cli.app import main\n"
+        "sys.exit(main())\n"
+    )
+
+    def run(*args: str) -> tuple[str, list[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", env_code, *args], capture_output=True, text=True, check=True, cwd=project
+        )
+        return done.stdout, json.loads(done.stderr.strip().splitlines()[-1])
+
+    run("init", "--skip-integration", "-p", str(project))
+    run("add", "-p", str(project), "the first add on a machine builds the graph cache (its rewrite uses NumPy)")
+    _, loaded = run("add", "-p", str(project), "the deploy key rotates every ninety days")
+    assert loaded == []
+    found, loaded = run("recall", "-p", str(project), "--format", "json", "when does the deploy key rotate")
+    assert loaded == []
+    assert json.loads(found)["results"][0]["content"] == "the deploy key rotates every ninety days"
+
+
+# --------------------------------------------------------------------------- the pooling, against NumPy's
+
+
+class _Model:
+    """Stand-in hidden states (a function of the window and the token), served the way each engine serves them: one
+    window at a time (the C API) or padded runs (the package; the padding filled with junk the mask must hide)."""
+
+    def __init__(self, dimensions: int, scale: float) -> None:
+        self.dimensions, self.scale = dimensions, scale
+
+    def _rows(self, window: list[int]) -> np.ndarray:
+        rng = np.random.default_rng(abs(hash(tuple(window))) % 2**32)
+        return (rng.standard_normal((len(window), self.dimensions)) * self.scale).astype(np.float32)
+
+    def hidden_states(self, window: list[int], dimensions: int) -> array:
+        return array("f", self._rows(window).tobytes())
+
+    def run(self, _outputs: None, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        ids, mask = feed["input_ids"], feed["attention_mask"]
+        hidden = np.full((*ids.shape, self.dimensions), 7.5, dtype=np.float32)  # padding: junk
+        for row in range(ids.shape[0]):
+            length = int(mask[row].sum())
+            hidden[row, :length] = self._rows(ids[row, :length].tolist())
+        return [hidden]
+
+
+@pytest.mark.parametrize(("dimensions", "scale"), [(384, 1.0), (384, 40.0), (384, 1e-3), (5, 1.0), (1000, 2.0)])
+def test_the_pooling_repeats_numpys_float32_arithmetic_exactly(monkeypatch, dimensions, scale):
+    """Mean of a window's tokens, unit vectors, a text's windows added and made a unit vector: the C API path's pure
+    Python against LocalEmbedder's NumPy, on texts of one to many windows (padded runs, caller threads), lengths
+    that reach each branch of NumPy's pairwise summation (fewer than 8 values, a block, halves)."""
+    monkeypatch.setattr(local, "DIMENSIONS", dimensions)
+    embedder = LocalEmbedder(threads=2)
+    embedder._wordpiece = AsciiWordPiece.load()
+    embedder._cls, embedder._sep = embedder._wordpiece.token_id("[CLS]"), embedder._wordpiece.token_id("[SEP]")
+    rng = random.Random(dimensions)
+    words = ["cache", "deploy", "token", "retry", "schema", "index", "vector", "queue", "walrus", "orchard"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.choice([1, 3, 9, 40, 130, 300, 700]))) for _ in range(24)]
+    embedder._session = _Model(dimensions, scale)
+    by_numpy = embedder.embed(texts)
+    windows, owner = [], []
+    for index, text in enumerate(texts):
+        for window in embedder._windows(text):
+            windows.append(window)
+            owner.append(index)
+    by_python = pooling.embed_windows(_Model(dimensions, scale), windows, owner, len(texts), dimensions, 2)
+    assert by_python == by_numpy
+
+
+def test_the_library_is_found_inside_the_installed_package_without_importing_it():
+    path = ort_c.library_path()
+    assert path is not None and path.is_file()
+    assert Path(path).parent.parent.name == "onnxruntime"
+    code = "import sys\nfrom cerebro.embed import ort_c\nort_c.load()\nprint('onnxruntime' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
