@@ -25,7 +25,6 @@ Stdlib only: this module is on the hook's hot path.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cerebro.errors import InvalidInput, quote
+from cerebro.paths import sha256
 
 if TYPE_CHECKING:
     from cerebro.values import Node
@@ -124,7 +124,7 @@ def resolve(project: str | os.PathLike[str] | None, specs: Any, ref: object = No
             raise InvalidInput(f"anchor {quote(raw)} cannot be read: {exc.strerror}") from None
         record: dict[str, Any] = {"path": Path(os.path.relpath(real, root)).as_posix()}
         if lines is None:
-            record["sha256"] = hashlib.sha256(data).hexdigest()
+            record["sha256"] = sha256(data).hexdigest()
         else:
             text = data.splitlines()
             if lines[1] > len(text):
@@ -235,7 +235,7 @@ class _File:
     @property
     def sha(self) -> str:
         if self._sha is None:
-            self._sha = hashlib.sha256(self.data).hexdigest()
+            self._sha = sha256(self.data).hexdigest()
         return self._sha
 
     @property
@@ -326,7 +326,7 @@ def _inside(real: str, root: str) -> bool:
 
 
 def _block_hash(lines: list[bytes]) -> str:
-    return hashlib.sha256(b"\n".join(lines)).hexdigest()
+    return sha256(b"\n".join(lines)).hexdigest()
 
 
 def _find_block(lines: list[bytes], size: int, digest: str, near: int) -> int | None:
@@ -349,7 +349,7 @@ def _find_block(lines: list[bytes], size: int, digest: str, near: int) -> int | 
         if spent > SEARCH_BUDGET_BYTES:
             break
         nearer = best is None or abs(first + 1 - near) < abs(best - near)
-        if nearer and hashlib.sha256(view[starts[first] : stop]).hexdigest() == digest:
+        if nearer and sha256(view[starts[first] : stop]).hexdigest() == digest:
             best = first + 1
     return best
 

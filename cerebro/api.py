@@ -77,20 +77,7 @@ class Brain:
     def for_project(cls, project_dir: str | os.PathLike[str] | None = None, *, create: bool = False) -> Brain:
         """The brain of ``project_dir`` (default: ``$CLAUDE_PROJECT_DIR``, else the current directory);
         it remembers the directory as :attr:`project`."""
-        from cerebro import paths, team
-
-        directory = paths.resolve_project_dir(project_dir)
-        if create and not directory.is_dir():
-            from cerebro.errors import InvalidInput
-
-            raise InvalidInput(f"project folder {directory} does not exist: a brain belongs to an existing folder")
-        bound = team.binding(directory)  # the folder's brain is a team brain (ADR 0030)
-        if bound is not None:
-            brain = cls.open(bound.url, create=create, team_project=bound.project)
-        else:
-            brain = cls.open(paths.project_brain_path(directory), create=create)
-        brain.project = directory
-        return brain
+        return cls(opening.project_handle(project_dir, create=create))
 
     @classmethod
     @_doc(opening.init)

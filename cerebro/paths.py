@@ -8,12 +8,23 @@ every brain file 0600 (ADR 0004).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hashlib import sha256
+else:  # the builtin hashlib wraps: importing hashlib loads OpenSSL (~3 ms of every command) for a digest or two
+    try:
+        from _sha256 import sha256  # Python 3.11
+    except ImportError:  # 3.12 renamed it; a build without it has hashlib's
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
 
 ENV_HOME = "CEREBRO_HOME"
 ENV_CLAUDE_PROJECT_DIR = "CLAUDE_PROJECT_DIR"
@@ -63,7 +74,7 @@ def canonical_project_path(project_dir: str | os.PathLike[str]) -> str:
 
 
 def project_hash(project_dir: str | os.PathLike[str]) -> str:
-    return hashlib.sha256(canonical_project_path(project_dir).encode("utf-8")).hexdigest()
+    return sha256(canonical_project_path(project_dir).encode("utf-8")).hexdigest()
 
 
 def own_brain_path(project_dir: str | os.PathLike[str]) -> Path:

@@ -67,6 +67,21 @@ def open_handle(path: str | os.PathLike[str], *, create: bool = False, team_proj
     return handle
 
 
+def project_handle(project_dir: str | os.PathLike[str] | None = None, *, create: bool = False) -> Handle:
+    """``Brain.for_project``'s handle: the brain of ``project_dir`` (default: ``$CLAUDE_PROJECT_DIR``, else the
+    current directory) — its file, or the team brain the folder is bound to (ADR 0030) — knowing the directory."""
+    directory = paths.resolve_project_dir(project_dir)
+    if create and not directory.is_dir():
+        raise InvalidInput(f"project folder {directory} does not exist: a brain belongs to an existing folder")
+    bound = team.binding(directory)  # the folder's brain is a team brain (ADR 0030)
+    if bound is not None:
+        handle = open_handle(bound.url, create=create, team_project=bound.project)
+    else:
+        handle = open_handle(paths.project_brain_path(directory), create=create)
+    handle.project = directory
+    return handle
+
+
 def open_team_handle(url: str, team_project: str | None, *, create: bool = False) -> Handle:
     """The handle on one project's brain in a team database (ADR 0030): the schema brought to head first, when
     behind (a new database included); a project without a brain there is not found unless ``create``."""

@@ -11,31 +11,39 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cerebro.api import Brain
+    from cerebro.brain.handle import Handle
 
 
 def brain_path() -> Path:
     return paths.project_brain_path(paths.resolve_project_dir(state.project))
 
 
-def open_brain() -> Brain:
-    """The current project's brain (``--project`` > ``$CLAUDE_PROJECT_DIR`` > cwd); it must exist. It knows
-    its project directory (code anchors are resolved and checked against it)."""
+def open_handle() -> Handle:
+    """The current project's brain (``--project`` > ``$CLAUDE_PROJECT_DIR`` > cwd) as a handle; it must exist. It
+    knows its project directory (code anchors are resolved and checked against it). ``recall --prime`` calls the
+    brain modules on it directly: the ``Brain`` facade imports every module it delegates to (~6 ms)."""
     from cerebro import team
-    from cerebro.api import Brain
+    from cerebro.brain.opening import open_handle as open_at
     from cerebro.errors import BrainNotFound
 
     project = paths.resolve_project_dir(state.project)
     bound = team.binding(project)  # a team brain on PostgreSQL instead of a file (ADR 0030)
     if bound is not None:
-        brain = Brain.open(bound.url, team_project=bound.project)
-        brain.project = project
-        return brain
-    try:
-        brain = Brain.open(paths.project_brain_path(project))
-    except BrainNotFound as exc:
-        raise BrainNotFound(f"{exc}{moved_hint(project)}") from None
-    brain.project = project
-    return brain
+        handle = open_at(bound.url, team_project=bound.project)
+    else:
+        try:
+            handle = open_at(paths.project_brain_path(project))
+        except BrainNotFound as exc:
+            raise BrainNotFound(f"{exc}{moved_hint(project)}") from None
+    handle.project = project
+    return handle
+
+
+def open_brain() -> Brain:
+    """:func:`open_handle`'s brain."""
+    from cerebro.api import Brain
+
+    return Brain(open_handle())
 
 
 def open_team_brain(option: str) -> Brain:

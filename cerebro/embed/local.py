@@ -307,21 +307,22 @@ class LocalEmbedder:
     def _load(self) -> None:
         if self._session is not None:
             return
+        part = "one-shot session" if _FAST_START else "session"  # the C API's for one text (ADR 0052)
         with _LOAD_LOCK:
-            if (self.model_id, "session") not in _LOADED:
+            if (self.model_id, part) not in _LOADED:
                 from cerebro.embed.wordpiece import AsciiWordPiece
 
                 wordpiece = _LOADED.get((_ANY_MODEL, "wordpiece")) or AsciiWordPiece.load()  # ModelUnavailable: corrupt
                 from cerebro.embed import ort_c
 
-                runtime = ort_c.runtime(c_api=_FAST_START)  # one text: none of the package's ~110 ms (ADR 0052)
+                runtime = ort_c.runtime(c_api=_FAST_START)  # one text: none of the package's ~110 ms
                 path = model_path()
                 verify_model(path)
-                _LOADED[self.model_id, "session"] = _open_session(runtime, path, self.model_id)
+                _LOADED[self.model_id, part] = _open_session(runtime, path, self.model_id)
                 _LOADED[_ANY_MODEL, "wordpiece"] = wordpiece
             self._wordpiece = _LOADED[_ANY_MODEL, "wordpiece"]
             self._cls, self._sep = self._wordpiece.token_id("[CLS]"), self._wordpiece.token_id("[SEP]")
-            self._session = _LOADED[self.model_id, "session"]  # last: a thread that sees it reads the rest unlocked
+            self._session = _LOADED[self.model_id, part]  # last: a thread that sees it reads the rest unlocked
 
     def _token_ids(self, text: str) -> list[int]:
         """``text``'s token ids: ASCII text's by ``wordpiece`` (ADR 0045), any other's by the ``tokenizers`` package."""

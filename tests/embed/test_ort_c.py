@@ -177,3 +177,17 @@ def test_the_library_is_found_inside_the_installed_package_without_importing_it(
     assert Path(path).parent.parent.name == "onnxruntime"
     code = "import sys\nfrom cerebro.embed import ort_c\nort_c.load()\nprint('onnxruntime' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+def test_a_process_that_embedded_one_text_still_runs_bulk_work_through_the_package(monkeypatch, isolated_home):
+    """The C API's session runs one window at a time: a process that took it for one text (a CLI command run
+    in-process) and then embeds in bulk (an import through the API) gets the package's session, with its runs."""
+    monkeypatch.setattr(local, "_LOADED", {})
+    monkeypatch.setattr(local, "_FAST_START", True)
+    one = LocalEmbedder()
+    one.embed(["a query"])
+    assert isinstance(one._session, ort_c.Session)
+    monkeypatch.setattr(local, "_FAST_START", False)
+    bulk = LocalEmbedder()
+    bulk.embed(["one memory", "another memory"])
+    assert not isinstance(bulk._session, ort_c.Session)

@@ -170,28 +170,32 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
             pass
     if not claim(sid, "session_start"):
         return None  # already primed: every later prompt of the session pays only this check
-    from cerebro.api import Brain
+    # The brain's modules on a handle, not the Brain facade, which imports every module it delegates to (~6 ms).
+    from cerebro.brain import retrieval, settings, status
+    from cerebro.brain.opening import project_handle
     from cerebro.errors import BrainNotFound
 
     delivered = False
     try:
         try:
-            brain = Brain.for_project(project)
+            h = project_handle(project)
         except BrainNotFound:
             # Told once per session, at session start; prime stays unclaimed so a brain made later still primes.
             if event == "sessionstart" and claim(sid, "no_brain_notice"):
                 return json.dumps(NO_BRAIN_NOTICE, ensure_ascii=False)
             return None
-        with brain:
-            primed = brain.prime()
+        try:
+            primed = retrieval.prime(h)
             if not primed:
                 return None  # an empty brain stays silent
-            total = brain.active_count()
-            budget = brain.config_value("prime_token_budget")
+            total = status.active_count(h)
+            budget = settings.config_value(h, "prime_token_budget")
             text, shown = render_prime(primed, total, budget, gc_tail(project))
             if not shown:
                 return None  # nothing fitted: deliver nothing, stay retryable
-            brain.touch_surfaced([p.node.id for p in primed[:shown]])  # what the budget left out was not surfaced
+            retrieval.touch_surfaced(h, [p.node.id for p in primed[:shown]])  # the budget's leftovers: not surfaced
+        finally:
+            h.close()
         banner = f"Cerebro online. {shown} memor{'y' if shown == 1 else 'ies'} loaded."
         body = f"{banner}\n\n{text}"
         delivered = True
