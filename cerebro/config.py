@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from cerebro.errors import InvalidInput, NotFound, quote
 
@@ -73,8 +72,7 @@ def _lane_fusion(raw: str) -> str:
     return raw
 
 
-@dataclass(frozen=True)
-class ConfigKey:
+class ConfigKey(NamedTuple):  # a NamedTuple, not a dataclass: ~1 ms less at import on the hooks' path (ADR 0052)
     key: str
     default: str
     parse: Callable[[str], Any]

@@ -155,6 +155,3 @@ def jsonl_lines(store: Store, conn: Connection) -> list[str]:
         for r in store.reads.rows(conn, "nodes_archive", ARCHIVE_COLUMNS, "id")
     ]
     return lines
-
-
-NEEDS_FTS_REBUILD = "needs_fts_rebuild"  # set by a sql dump (store/dump.py); the next open rebuilds the keyword lane

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 from cerebro import paths
@@ -45,8 +45,7 @@ def check_project_key(key: str) -> str:
     return key
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(NamedTuple):  # a NamedTuple, not a dataclass: ~1 ms less at import on the hooks' path (ADR 0052)
     url: str
     project: str
 

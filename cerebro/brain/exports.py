@@ -34,17 +34,14 @@ def export(h: Handle, format: str) -> dict[str, Any] | list[str]:
         return portability.bundle(h.store, conn) if format == "json" else portability.jsonl_lines(h.store, conn)
 
 
-def rebuild_keyword_lane_if_asked(h: Handle) -> None:
-    """After a sql dump was loaded: re-index every active node (the dump carries no FTS rows)."""
-    from cerebro import portability
-
-    with h.snapshot() as conn:
-        if h.store.reads.meta(conn, portability.NEEDS_FTS_REBUILD) is None:
-            return
+def rebuild_keyword_lane(h: Handle) -> None:
+    """After a sql dump was loaded (``NEEDS_FTS_REBUILD`` set): re-index every active node (the dump carries no FTS
+    rows), and clear the mark."""
+    from cerebro.db.migrate import NEEDS_FTS_REBUILD
 
     def write(session: Session) -> None:
         h.store.keywords.rebuild(session)
-        h.store.meta.delete(session, portability.NEEDS_FTS_REBUILD)
+        h.store.meta.delete(session, NEEDS_FTS_REBUILD)
 
     h.write(write)
 

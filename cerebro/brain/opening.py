@@ -61,9 +61,14 @@ def open_handle(path: str | os.PathLike[str], *, create: bool = False, team_proj
             engine.dispose()
             raise
         handle = Handle(brain_path, engine, backup=backup)
-    from cerebro.brain.exports import rebuild_keyword_lane_if_asked
+    from cerebro.db.migrate import NEEDS_FTS_REBUILD
 
-    rebuild_keyword_lane_if_asked(handle)
+    with handle.snapshot() as conn:
+        asked = handle.store.reads.meta(conn, NEEDS_FTS_REBUILD) is not None
+    if asked:  # a sql dump was loaded into this file
+        from cerebro.brain.exports import rebuild_keyword_lane
+
+        rebuild_keyword_lane(handle)
     return handle
 
 

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from cerebro.db.types import Connection, Engine, SAConnection
 
 HEAD_REVISION = "py0005"  # a test checks this against Alembic's script directory
+# A schema_meta mark: a brain file loaded from a sql dump (store/dump.py) has no keyword index; the next open builds it.
+NEEDS_FTS_REBUILD = "needs_fts_rebuild"
 UPSTREAM_SCHEMA_VERSION = 7
 
 

@@ -19,8 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 if TYPE_CHECKING:
     from cerebro.reports import InboxCandidate
@@ -38,8 +37,7 @@ ATTRIBUTE_LIMIT = 200  # characters of an attribute value (a subtype, an anchor 
 _DELIMITER = re.compile(r"[<\uFF1C\uFE64]\s*/?\s*memory", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Framed:
+class Framed(NamedTuple):  # a NamedTuple, not a dataclass: ~1 ms less at import on the hooks' path (ADR 0052)
     """Framed text, how many memories it shows (a budget may leave some out), and the delimiter's nonce."""
 
     text: str

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cerebro import config, metadata
-from cerebro.portability import ARCHIVE_COLUMNS, EDGE_COLUMNS, NEEDS_FTS_REBUILD, NODE_COLUMNS
+from cerebro.db.migrate import NEEDS_FTS_REBUILD
+from cerebro.portability import ARCHIVE_COLUMNS, EDGE_COLUMNS, NODE_COLUMNS
 from cerebro.store import reads
 
 if TYPE_CHECKING:

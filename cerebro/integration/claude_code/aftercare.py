@@ -18,14 +18,12 @@ One worker runs at a time (an ``flock``), and a job whose work keeps failing is 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from cerebro import paths
 
@@ -51,8 +49,7 @@ def log_path() -> Path:
     return paths.logs_dir() / "aftercare.log"
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):  # a NamedTuple, not a dataclass: ~1 ms less at import on the hooks' path (ADR 0052)
     path: Path
     project: Path
     transcript_dir: Path | None
@@ -65,7 +62,7 @@ class Job:
 
 
 def _job_name(project: Path, session_id: str) -> str:
-    sid = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32]
+    sid = paths.sha256(session_id.encode("utf-8")).hexdigest()[:32]
     return f"{paths.project_hash(project)}.{sid}.json"
 
 

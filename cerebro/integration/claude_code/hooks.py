@@ -13,7 +13,6 @@ on stderr.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -62,7 +61,7 @@ def state_dir() -> Path:
 
 
 def _claim_path(sid: str, event: str) -> Path:
-    digest = hashlib.sha256(sid.encode("utf-8")).hexdigest()[:32]
+    digest = paths.sha256(sid.encode("utf-8")).hexdigest()[:32]
     return state_dir() / f"{digest}.{event}"
 
 
@@ -72,9 +71,7 @@ def claim(sid: str, event: str) -> bool:
         fd = os.open(_claim_path(sid, event), os.O_CREAT | os.O_EXCL | os.O_WRONLY, paths.FILE_MODE)
     except FileExistsError:
         return False
-    os.write(
-        fd, json.dumps({"session_id_sha256": hashlib.sha256(sid.encode()).hexdigest(), "at": time.time()}).encode()
-    )
+    os.write(fd, json.dumps({"session_id_sha256": paths.sha256(sid.encode()).hexdigest(), "at": time.time()}).encode())
     os.close(fd)
     sweep()
     return True
