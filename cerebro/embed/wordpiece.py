@@ -20,12 +20,12 @@ normalisation and case mappings differ between Unicode versions, and the Rust cr
 
 from __future__ import annotations
 
-import hashlib
 import re
 import string
 from pathlib import Path
 
 from cerebro.errors import ModelUnavailable
+from cerebro.paths import sha256
 
 VOCAB_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "vocab.txt"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
@@ -60,7 +60,7 @@ class AsciiWordPiece:
     def load(cls) -> AsciiWordPiece:
         """The vendored vocabulary (~5 ms: its digest checked, 30,522 entries into a dict)."""
         raw = VOCAB_PATH.read_bytes()
-        if hashlib.sha256(raw).hexdigest() != VOCAB_SHA256:
+        if sha256(raw).hexdigest() != VOCAB_SHA256:
             raise ModelUnavailable(f"vendored vocabulary {VOCAB_PATH} is corrupt: reinstall cerebro")
         tokens = raw.decode("utf-8").split("\n")
         if tokens and tokens[-1] == "":
