@@ -314,10 +314,12 @@ class LocalEmbedder:
                 wordpiece = _LOADED.get((_ANY_MODEL, "wordpiece")) or AsciiWordPiece.load()  # ModelUnavailable: corrupt
                 from cerebro.embed import ort_c
 
-                runtime = ort_c.runtime(c_api=_FAST_START)  # one text: none of the package's ~110 ms
                 path = model_path()
                 verify_model(path)
-                _LOADED[self.model_id, part] = _open_session(runtime, path, self.model_id)
+                opened = ort_c.open_session(
+                    lambda engine: _open_session(engine, path, self.model_id), c_api=_FAST_START
+                )
+                _LOADED[self.model_id, part] = opened  # one text: the C API, none of the package's ~110 ms
                 _LOADED[_ANY_MODEL, "wordpiece"] = wordpiece
             self._wordpiece = _LOADED[_ANY_MODEL, "wordpiece"]
             self._cls, self._sep = self._wordpiece.token_id("[CLS]"), self._wordpiece.token_id("[SEP]")

@@ -21,17 +21,19 @@ import importlib.util
 import sys
 import threading
 from array import array
+from collections.abc import Callable
 from ctypes import POINTER, byref, c_char_p, c_int, c_int64, c_size_t, c_uint32, c_void_p
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-API_VERSION = 13  # every slot used below dates from version 4 or earlier
+API_VERSION = 13  # every slot used below dates from version 5 or earlier
 _SLOTS = 131  # slots read from the table: up to AddSessionConfigEntry
 _LOG_ERROR = 3  # ORT_LOGGING_LEVEL_ERROR: warnings would land on the caller's stderr
 _INT64, _FLOAT = 7, 1  # ONNXTensorElementDataType
 _ARENA, _MEM_DEFAULT = 1, 0  # OrtArenaAllocator, OrtMemTypeDefault
 INPUTS = (b"input_ids", b"attention_mask", b"token_type_ids")
 OUTPUT = b"last_hidden_state"  # the pinned model's only output (and its float graph's)
+T = TypeVar("T")
 _PATH = ctypes.c_wchar_p if sys.platform == "win32" else c_char_p  # ORTCHAR_T
 
 
@@ -94,10 +96,14 @@ class _Api:
             49, status, c_void_p, c_void_p, c_size_t, POINTER(c_int64), c_size_t, c_int, POINTER(c_void_p)
         )
         self.tensor_data = self._slot(51, status, c_void_p, POINTER(c_void_p))
+        self.element_type = self._slot(60, status, c_void_p, POINTER(c_int))
         self.dimensions_count = self._slot(61, status, c_void_p, POINTER(c_size_t))
         self.dimensions = self._slot(62, status, c_void_p, POINTER(c_int64), c_size_t)
         self.type_and_shape = self._slot(65, status, c_void_p, POINTER(c_void_p))
         self.create_cpu_memory_info = self._slot(69, status, c_int, c_int, POINTER(c_void_p))
+        self.release_env = self._slot(92, None, c_void_p)
+        self.release_memory_info = self._slot(94, None, c_void_p)
+        self.release_session = self._slot(95, None, c_void_p)
         self.release_value = self._slot(96, None, c_void_p)
         self.release_type_and_shape = self._slot(99, None, c_void_p)
         self.release_session_options = self._slot(100, None, c_void_p)
@@ -128,10 +134,28 @@ class Runtime:
     GraphOptimizationLevel = GraphOptimizationLevel
 
     def __init__(self, path: Path) -> None:
+        import atexit
+
         self.api = _Api(ctypes.CDLL(str(path)))
         self.__version__ = self.api.version
         self.env = self.api.new(self.api.create_env, _LOG_ERROR, b"cerebro")
         self.memory = self.api.new(self.api.create_cpu_memory_info, _ARENA, _MEM_DEFAULT)
+        self.sessions: list[c_void_p] = []
+        self.closed = False
+        # Released before the interpreter exits: ONNX Runtime 1.21–1.22 on macOS abort at exit when an environment
+        # was created and never released (microsoft/onnxruntime#24579). No run is under way then: the caller
+        # threads of a bulk embed are joined before it returns.
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        """Release every session, then the memory description and the environment; the sessions refuse runs after."""
+        if self.closed:
+            return
+        self.closed = True
+        for handle in self.sessions:
+            self.api.release_session(handle)
+        self.api.release_memory_info(self.memory)
+        self.api.release_env(self.env)
 
     def SessionOptions(self) -> Options:  # noqa: N802 - the Python package's name for it
         return Options(self.api)
@@ -148,6 +172,7 @@ class Runtime:
                 handle = api.new(api.create_session, self.env, _path(source), options)
         finally:
             api.release_session_options(options)
+        self.sessions.append(handle)
         return Session(self, handle)
 
 
@@ -196,6 +221,8 @@ class Session:
     def hidden_states(self, window: list[int], dimensions: int) -> array:
         """The model's last hidden states of ``window`` (token ids, one row, no padding): ``len(window) × dimensions``
         float32 values, token by token."""
+        if self._runtime.closed:
+            raise OrtError("ONNX Runtime was released (the interpreter is exiting)")
         api, memory = self._runtime.api, self._runtime.memory
         count = len(window)
         shape = (c_int64 * 2)(1, count)
@@ -206,9 +233,9 @@ class Session:
             for k, column in enumerate(columns):
                 inputs[k] = api.new(api.create_tensor, memory, column, 8 * count, shape, 2, _INT64).value
             api.check(api.run(self._handle, None, self._names, inputs, 3, self._output, 1, output))
-            shape_out = _shape(api, output[0])
-            if shape_out != [1, count, dimensions]:
-                raise OrtError(f"the model gave {shape_out} for a window of {count} tokens")
+            kind, shape_out = _type_and_shape(api, output[0])
+            if kind != _FLOAT or shape_out != [1, count, dimensions]:
+                raise OrtError(f"the model gave type {kind} {shape_out} for a window of {count} tokens")
             data = c_void_p()
             api.check(api.tensor_data(output[0], byref(data)))
             values = array("f")
@@ -220,14 +247,17 @@ class Session:
                     api.release_value(value)
 
 
-def _shape(api: _Api, value: int | None) -> list[int]:
+def _type_and_shape(api: _Api, value: int | None) -> tuple[int, list[int]]:
+    """An output's element type (ONNXTensorElementDataType) and dimensions: read before its data is."""
     info = api.new(api.type_and_shape, value)
     try:
+        kind = c_int()
+        api.check(api.element_type(info, byref(kind)))
         rank = c_size_t()
         api.check(api.dimensions_count(info, byref(rank)))
         dims = (c_int64 * rank.value)()
         api.check(api.dimensions(info, dims, rank.value))
-        return list(dims)
+        return kind.value, list(dims)
     finally:
         api.release_type_and_shape(info)
 
@@ -252,11 +282,16 @@ def load() -> Runtime | None:
         return _RUNTIME[0]
 
 
-def runtime(*, c_api: bool) -> Any:  # noqa: ANN401 - a Runtime, or the onnxruntime module
-    """The engine to open sessions with: through its C API when ``c_api`` and :func:`load` can, else the package."""
+def open_session(open_with: Callable[[Any], T], *, c_api: bool) -> T:
+    """``open_with(engine)`` on the C API's engine when ``c_api`` and :func:`load` can, else — or when the C API
+    refuses what it was given — on the ``onnxruntime`` package, which answers for itself then: never worse than
+    before the C API was used."""
     loaded = load() if c_api else None
     if loaded is not None:
-        return loaded
+        try:
+            return open_with(loaded)
+        except OrtError:
+            pass
     import onnxruntime
 
-    return onnxruntime
+    return open_with(onnxruntime)

@@ -369,7 +369,7 @@ def test_the_optimised_graph_is_cached_with_its_weights_apart_and_reused(monkeyp
 
     from cerebro.embed import ort_c
 
-    runtime = ort_c.runtime(c_api=fast_start)  # a one-shot process opens it through the C API (ADR 0052)
+    runtime = (ort_c.load() if fast_start else None) or onnxruntime  # one-shot: through the C API (ADR 0052)
     real = runtime.InferenceSession
 
     def only_the_cache(path, sess_options=None, providers=None):  # the cache must serve the second load

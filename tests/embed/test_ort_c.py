@@ -4,6 +4,7 @@ and gets the vectors, bit for bit, that a server or an import gets for the same 
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -29,28 +30,31 @@ TEXTS = [
 
 
 def _embed(monkeypatch, model: str, *, c_api: bool, texts: list[str], threads: int | None = None) -> list[list[float]]:
-    """``texts`` embedded by a fresh one-shot embedder (the fast-start options), through the C API or the package."""
-    monkeypatch.setattr(local, "_LOADED", {})
-    monkeypatch.setattr(local, "_FAST_START", True)
-    if not c_api:
-        monkeypatch.setattr(ort_c, "load", lambda: None)  # as where the library cannot be found
-    embedder = LocalEmbedder(model, threads=threads)
-    vectors = embedder.embed(texts)
-    assert isinstance(embedder._session, ort_c.Session) is c_api
-    monkeypatch.undo()
+    """``texts`` embedded by a fresh one-shot embedder (the fast-start options), through the C API or the package.
+    Its changes are undone on return, the test's own (its isolated CEREBRO_HOME) kept."""
+    with monkeypatch.context() as patch:
+        patch.setattr(local, "_LOADED", {})
+        patch.setattr(local, "_FAST_START", True)
+        if not c_api:
+            patch.setattr(ort_c, "load", lambda: None)  # as where the library cannot be found
+        embedder = LocalEmbedder(model, threads=threads)
+        vectors = embedder.embed(texts)
+        assert isinstance(embedder._session, ort_c.Session) is c_api
     return vectors
 
 
+@pytest.mark.parametrize("pooled_in", ["python", "numpy"])
 @pytest.mark.parametrize("model", local.MODEL_IDS)
-def test_the_c_api_gives_the_packages_vectors_bit_for_bit(monkeypatch, isolated_home, model):
+def test_the_c_api_gives_the_packages_vectors_bit_for_bit(monkeypatch, isolated_home, model, pooled_in):
     """A memory the CLI adds (C API) and the query an MCP server embeds (the package) meet on identical vectors: the
-    same engine, graph and options, and the pooling repeated in float32 step for step."""
+    same engine, graph and options, and the pooling repeated in float32 step for step (in Python; in NumPy for a
+    long text)."""
+    monkeypatch.setattr(pooling, "NUMPY_FROM_TOKENS", 10**9 if pooled_in == "python" else 0)
     _embed(monkeypatch, model, c_api=False, texts=TEXTS[:1])  # the graph cache built: both load it below
     by_c = _embed(monkeypatch, model, c_api=True, texts=TEXTS, threads=2)
     by_package = _embed(monkeypatch, model, c_api=False, texts=TEXTS, threads=2)
     assert len(by_c) == len(TEXTS) and all(len(v) == local.DIMENSIONS for v in by_c)
     assert by_c == by_package
-    assert len(by_c[TEXTS.index(LONG)]) == local.DIMENSIONS
     assert abs(float(np.linalg.norm(by_c[0])) - 1.0) < 1e-6
 
 
@@ -62,9 +66,14 @@ def test_the_c_api_builds_the_graph_cache_the_package_then_loads(monkeypatch, is
     first = _embed(monkeypatch, local.MODEL_ID, c_api=True, texts=TEXTS[:2])
     assert sorted(p.name for p in cache.iterdir()) == sorted([local.CACHE_MODEL, local.CACHE_WEIGHTS])
     assert {oct(p.stat().st_mode & 0o777) for p in cache.iterdir()} == {"0o600"}
-    built = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+    real = onnxruntime.InferenceSession
+
+    def only_the_cache(path, sess_options=None, providers=None):  # the package must load what the C API built
+        assert str(path) == str(cache / local.CACHE_MODEL), "optimised again"
+        return real(path, sess_options=sess_options, providers=providers)
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", only_the_cache)
     assert _embed(monkeypatch, local.MODEL_ID, c_api=False, texts=TEXTS[:2]) == first
-    assert {p.name: p.stat().st_mtime_ns for p in cache.iterdir()} == built  # loaded, not built again
 
 
 def test_a_damaged_cache_is_built_again_through_the_c_api(monkeypatch, isolated_home):
@@ -86,7 +95,7 @@ def test_without_the_library_a_one_shot_process_uses_the_package(monkeypatch, tm
     monkeypatch.setattr(ort_c, "library_path", lambda: None)
     monkeypatch.setattr(ort_c, "_RUNTIME", [])
     assert ort_c.load() is None
-    assert ort_c.runtime(c_api=True).__name__ == "onnxruntime"  # the package, imported
+    assert ort_c.open_session(lambda engine: engine, c_api=True).__name__ == "onnxruntime"  # the package
     not_a_library = tmp_path / "libonnxruntime.so.1"
     not_a_library.write_bytes(b"\x7fELF but not really")
     monkeypatch.setattr(ort_c, "library_path", lambda: not_a_library)
@@ -134,7 +143,9 @@ class _Model:
 
     def _rows(self, window: list[int]) -> np.ndarray:
         rng = np.random.default_rng(abs(hash(tuple(window))) % 2**32)
-        return (rng.standard_normal((len(window), self.dimensions)) * self.scale).astype(np.float32)
+        rows = (rng.standard_normal((len(window), self.dimensions)) * self.scale).astype(np.float32)
+        rows[:, 0] = -0.0  # a column of negative zeros: NumPy's sums start from +0.0, so must the pure Python's
+        return rows
 
     def hidden_states(self, window: list[int], dimensions: int) -> array:
         return array("f", self._rows(window).tobytes())
@@ -148,12 +159,14 @@ class _Model:
         return [hidden]
 
 
+@pytest.mark.parametrize("pooled_in", ["python", "numpy"])
 @pytest.mark.parametrize(("dimensions", "scale"), [(384, 1.0), (384, 40.0), (384, 1e-3), (5, 1.0), (1000, 2.0)])
-def test_the_pooling_repeats_numpys_float32_arithmetic_exactly(monkeypatch, dimensions, scale):
+def test_the_pooling_repeats_numpys_float32_arithmetic_exactly(monkeypatch, dimensions, scale, pooled_in):
     """Mean of a window's tokens, unit vectors, a text's windows added and made a unit vector: the C API path's pure
     Python against LocalEmbedder's NumPy, on texts of one to many windows (padded runs, caller threads), lengths
     that reach each branch of NumPy's pairwise summation (fewer than 8 values, a block, halves)."""
     monkeypatch.setattr(local, "DIMENSIONS", dimensions)
+    monkeypatch.setattr(pooling, "NUMPY_FROM_TOKENS", 10**9 if pooled_in == "python" else 0)
     embedder = LocalEmbedder(threads=2)
     embedder._wordpiece = AsciiWordPiece.load()
     embedder._cls, embedder._sep = embedder._wordpiece.token_id("[CLS]"), embedder._wordpiece.token_id("[SEP]")
@@ -168,7 +181,9 @@ def test_the_pooling_repeats_numpys_float32_arithmetic_exactly(monkeypatch, dime
             windows.append(window)
             owner.append(index)
     by_python = pooling.embed_windows(_Model(dimensions, scale), windows, owner, len(texts), dimensions, 2)
-    assert by_python == by_numpy
+    assert [np.asarray(v, dtype=np.float32).tobytes() for v in by_python] == [
+        np.asarray(v, dtype=np.float32).tobytes() for v in by_numpy
+    ]  # as stored: bit for bit, the sign of a zero included
 
 
 def test_the_library_is_found_inside_the_installed_package_without_importing_it():
@@ -191,3 +206,49 @@ def test_a_process_that_embedded_one_text_still_runs_bulk_work_through_the_packa
     bulk = LocalEmbedder()
     bulk.embed(["one memory", "another memory"])
     assert not isinstance(bulk._session, ort_c.Session)
+
+
+def test_a_session_the_c_api_refuses_is_opened_by_the_package(monkeypatch, isolated_home):
+    """Slower, never broken: where the C API cannot open the model, the package opens it, with the same vectors."""
+    expected = _embed(monkeypatch, local.MODEL_ID, c_api=False, texts=TEXTS[:2])
+
+    def refuse(self, source, sess_options, providers=None):
+        raise ort_c.OrtError("refused")
+
+    monkeypatch.setattr(ort_c.Runtime, "InferenceSession", refuse)
+    monkeypatch.setattr(local, "_LOADED", {})
+    monkeypatch.setattr(local, "_FAST_START", True)
+    embedder = LocalEmbedder()
+    assert embedder.embed(TEXTS[:2]) == expected
+    assert not isinstance(embedder._session, ort_c.Session)
+
+
+def test_an_engine_that_refuses_the_api_version_is_not_used(monkeypatch):
+    monkeypatch.setattr(ort_c, "API_VERSION", 10_000)
+    monkeypatch.setattr(ort_c, "_RUNTIME", [])
+    assert ort_c.load() is None
+
+
+def test_the_engine_is_released_before_exit_and_refuses_runs_after(tmp_path):
+    """ONNX Runtime 1.21–1.22 on macOS abort at exit when an environment is never released: the runtime releases
+    its sessions and environment at exit (here: explicitly, then the process exits cleanly)."""
+    code = (
+        "import sys\n"
+        "from cerebro.embed import ort_c\n"
+        "from cerebro.embed.local import LocalEmbedder, prefer_fast_start\n"
+        "prefer_fast_start()\n"
+        "embedder = LocalEmbedder()\n"
+        "assert len(embedder.embed(['a query'])[0]) == 384\n"
+        "runtime = ort_c.load()\n"
+        "assert runtime is not None and len(runtime.sessions) == 1\n"
+        "runtime.close()\n"
+        "runtime.close()  # once only\n"
+        "try:\n"
+        "    embedder._session.hidden_states([101, 102], 384)\n"
+        "except ort_c.OrtError as exc:\n"
+        "    print('refused:', exc)\n"
+    )
+    env = {**os.environ, "CEREBRO_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("refused: ONNX Runtime was released")
