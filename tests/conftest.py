@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -238,15 +237,19 @@ def cli(capsys: pytest.CaptureFixture[str], project: Path):
 def snapshot(path: Path) -> dict[str, list[tuple]]:
     """Every row of every ordinary table (and the FTS lane), for "the brain is unchanged" assertions.
 
-    Read with the stdlib driver in read-only mode: it needs no extension and cannot write. A team brain: every
-    table's rows of its project (the lanes are columns and tables there).
+    Read in read-only mode, without extensions, with sqlean's SQLite (the product's): a second SQLite library in the
+    process would not see the open brain's locks and could reset the WAL index its connections map (a SIGBUS in a
+    thread building the rows copy, seen once). A team brain: every table's rows of its project (the lanes are
+    columns and tables there).
     """
     if isinstance(path, TeamBrainRef):
         from cerebro.db import pg_schema
 
         with path.connect() as team:
             return {t: sorted(team.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in pg_schema.TABLES}
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    import sqlean
+
+    conn = sqlean.connect(f"file:{path}?mode=ro", uri=True)
     try:
         tables = [
             r[0]

@@ -167,13 +167,15 @@ class TeamBrainRef(str):
 
 
 def connect_brain(path: object, *, read_only: bool = False):
-    """A DB-API connection to a test's brain: the standard library's sqlite3 for a file (read-only when asked), or
-    the project's raw connection for a team brain (which runs SQLite's spellings: ``cerebro.db.postgres.pg_sql``)."""
+    """A DB-API connection to a test's brain: sqlean's SQLite — the product's — for a file (read-only when asked), or
+    the project's raw connection for a team brain (which runs SQLite's spellings: ``cerebro.db.postgres.pg_sql``).
+    Not the standard library's: two SQLite libraries in one process do not see each other's locks, and a connection
+    of the other one, believing itself alone, resets the WAL index a brain's open connections have mapped (SIGBUS)."""
     if isinstance(path, TeamBrainRef):
         return path.connect()
-    import sqlite3
+    import sqlean
 
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True) if read_only else sqlite3.connect(str(path))
+    return sqlean.connect(f"file:{path}?mode=ro", uri=True) if read_only else sqlean.connect(str(path))
 
 
 def all_columns(path: object, table: str) -> str:

@@ -16,6 +16,7 @@ from cerebro.errors import InvalidInput
 from cerebro.store import vec
 from tests.fakes import hashed_vector
 from tests.helpers import as_stored
+from tests.postgres import connect_brain
 
 AWS = "AKIAQX3NZ7VGLD5KPW2M"
 PASSWORD = "Xk9#mP2vQ-staging"
@@ -137,7 +138,7 @@ def test_import_counts_every_records_secrets_and_warns_once(
     report = fake_brain.import_file(path)
     assert report["secrets_redacted"] == 2
     assert warnings == ["redacted 2 secrets before storing (aws-access-key, password)"]  # one, for the whole file
-    raw = sqlite3.connect(fake_brain.path)
+    raw = connect_brain(fake_brain.path)  # the product's SQLite: the brain is open in this process
     try:  # a record redacted for its text alone keeps its metadata NULL, not the JSON text 'null'
         assert raw.execute("SELECT metadata FROM nodes WHERE id = ?", (_node(1, "")["id"],)).fetchone() == (None,)
     finally:
