@@ -91,6 +91,9 @@ class Origin:
 
 @dataclass(frozen=True)
 class Edge:
+    """A typed link between two memories (``supports``, ``derived_from``, …), valid from ``valid_at`` until
+    ``invalid_at`` when those are set. (A docstring also spares ``dataclass`` computing one from the signature.)"""
+
     id: int
     source_id: str
     target_id: str
@@ -110,6 +113,9 @@ class Edge:
 
 @dataclass(frozen=True)
 class Node:
+    """A memory as stored (its row), with what a read computes beside it: the provenance, origin and code-anchor
+    statuses."""
+
     id: str
     type: str
     subtype: str | None
