@@ -63,12 +63,16 @@ def open_handle(path: str | os.PathLike[str], *, create: bool = False, team_proj
         handle = Handle(brain_path, engine, backup=backup)
     from cerebro.db.migrate import NEEDS_FTS_REBUILD
 
-    with handle.snapshot() as conn:
-        asked = handle.store.reads.meta(conn, NEEDS_FTS_REBUILD) is not None
-    if asked:  # a sql dump was loaded into this file
-        from cerebro.brain.exports import rebuild_keyword_lane
+    try:
+        with handle.snapshot() as conn:
+            asked = handle.store.reads.meta(conn, NEEDS_FTS_REBUILD) is not None
+        if asked:  # a sql dump was loaded into this file
+            from cerebro.brain.exports import rebuild_keyword_lane
 
-        rebuild_keyword_lane(handle)
+            rebuild_keyword_lane(handle)
+    except BaseException:
+        handle.close()
+        raise
     return handle
 
 

@@ -272,3 +272,26 @@ def test_a_raw_write_that_sqlite_already_rolled_back_raises_its_own_error(brain:
         brain.handle.write_raw(fails_after_sqlite_rolled_back)
     assert not brain.handle.raw.in_transaction
     brain.add("the next write works")
+
+
+def test_a_brain_whose_open_time_check_fails_is_closed_not_leaked(brain_path: Path, monkeypatch) -> None:
+    """Opening reads the sql-dump mark after the connections are made: a failure there (a disk error) closes them
+    rather than leaving a handle nobody holds."""
+    from cerebro.brain.handle import Handle
+    from cerebro.store import reads
+
+    closed: list[Handle] = []
+    real_close = Handle.close
+
+    def close(self: Handle) -> None:
+        closed.append(self)
+        real_close(self)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("disk I/O error")
+
+    monkeypatch.setattr(Handle, "close", close)
+    monkeypatch.setattr(reads, "meta", broken)
+    with pytest.raises(OSError, match="disk I/O error"):
+        Brain.open(brain_path)
+    assert len(closed) == 1
