@@ -104,12 +104,13 @@ def test_without_the_library_a_one_shot_process_uses_the_package(monkeypatch, tm
 
 
 def test_a_one_shot_recall_and_add_import_neither_numpy_nor_the_package(tmp_path):
-    """The point of the C API: ~110 ms of imports off every `cerebro recall "…"` and `cerebro add` (issue 18)."""
+    """The point of the C API: ~110 ms of imports off every `cerebro recall "…"` and `cerebro add` (issue 18); nor
+    hashlib (OpenSSL): the short digests use the builtin SHA-256 (ADR 0053)."""
     project = tmp_path / "project"
     project.mkdir()
     env_code = (
         "import atexit, json, sys\n"
-        "atexit.register(lambda: print(json.dumps([m for m in ('numpy', 'onnxruntime') if m in sys.modules]),"
+        "atexit.register(lambda: print(json.dumps([m for m in ('numpy', 'onnxruntime', 'hashlib') if m in sys.modules]),"
         " file=sys.stderr))\n"
         "sys.argv = ['cerebro', *sys.argv[1:]]\n"
         "from cerebro.cli.app import main\n"
