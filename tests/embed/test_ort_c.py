@@ -110,8 +110,8 @@ def test_a_one_shot_recall_and_add_import_neither_numpy_nor_the_package(tmp_path
     project.mkdir()
     env_code = (
         "import atexit, json, sys\n"
-        "atexit.register(lambda: print(json.dumps([m for m in ('numpy', 'onnxruntime', 'hashlib') if m in sys.modules]),"
-        " file=sys.stderr))\n"
+        "watched = ('numpy', 'onnxruntime', 'hashlib')\n"
+        "atexit.register(lambda: print(json.dumps([m for m in watched if m in sys.modules]), file=sys.stderr))\n"
         "sys.argv = ['cerebro', *sys.argv[1:]]\n"
         "from cerebro.cli.app import main\n"
         "sys.exit(main())\n"
