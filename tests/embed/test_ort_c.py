@@ -253,3 +253,19 @@ def test_the_engine_is_released_before_exit_and_refuses_runs_after(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("refused: ONNX Runtime was released")
+
+
+def test_a_run_the_engine_refuses_raises_its_message_and_the_session_still_runs(monkeypatch, isolated_home):
+    """A token id outside the vocabulary makes ONNX Runtime's Gather fail: its own message, as an error — not a crash
+    — and the session embeds the next window as before."""
+    good = _embed(monkeypatch, local.MODEL_ID, c_api=True, texts=["a query"])
+    with monkeypatch.context() as patch:
+        patch.setattr(local, "_LOADED", {})
+        patch.setattr(local, "_FAST_START", True)
+        embedder = LocalEmbedder()
+        assert embedder.embed(["a query"]) == good
+        session = embedder._session
+        assert isinstance(session, ort_c.Session)
+        with pytest.raises(ort_c.OrtError, match=r"\S"):
+            session.hidden_states([101, 10**9, 102], local.DIMENSIONS)
+        assert embedder.embed(["a query"]) == good
