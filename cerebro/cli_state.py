@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 class CliState:
-    """A plain class, not a dataclass: every command imports it (~1 ms less, ADR 0052)."""
+    """A plain class, not a dataclass: every command imports it (~1 ms less, ADR 0053)."""
 
     def __init__(self) -> None:
         self.format = "md"

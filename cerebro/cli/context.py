@@ -21,22 +21,18 @@ def brain_path() -> Path:
 def open_handle() -> Handle:
     """The current project's brain (``--project`` > ``$CLAUDE_PROJECT_DIR`` > cwd) as a handle; it must exist. It
     knows its project directory (code anchors are resolved and checked against it). ``recall --prime`` calls the
-    brain modules on it directly: the ``Brain`` facade imports every module it delegates to (~6 ms)."""
+    brain modules on it directly: the ``Brain`` facade imports every module it delegates to (~6 ms, ADR 0053)."""
     from cerebro import team
-    from cerebro.brain.opening import open_handle as open_at
+    from cerebro.brain.opening import project_handle
     from cerebro.errors import BrainNotFound
 
     project = paths.resolve_project_dir(state.project)
-    bound = team.binding(project)  # a team brain on PostgreSQL instead of a file (ADR 0030)
-    if bound is not None:
-        handle = open_at(bound.url, team_project=bound.project)
-    else:
-        try:
-            handle = open_at(paths.project_brain_path(project))
-        except BrainNotFound as exc:
-            raise BrainNotFound(f"{exc}{moved_hint(project)}") from None
-    handle.project = project
-    return handle
+    try:
+        return project_handle(project)
+    except BrainNotFound as exc:
+        if team.binding(project) is not None:  # a team brain on PostgreSQL (ADR 0030): no file was moved
+            raise
+        raise BrainNotFound(f"{exc}{moved_hint(project)}") from None
 
 
 def open_brain() -> Brain:

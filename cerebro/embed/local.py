@@ -346,6 +346,8 @@ class LocalEmbedder:
         """Mean-pooled (not yet normalised) vectors of these windows, one run of the model."""
         import numpy as np
 
+        from cerebro.embed.pooling import masked_mean
+
         width = max(len(windows[i]) for i in batch)
         input_ids = np.zeros((len(batch), width), dtype=np.int64)
         mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -355,8 +357,7 @@ class LocalEmbedder:
         (hidden,) = session.run(
             None, {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
         )
-        weights = mask[:, :, None].astype(np.float32)
-        return (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return masked_mean(hidden, mask)
 
     def _windows(self, text: str) -> list[list[int]]:
         """Token-id windows of at most MAX_TOKENS, each wrapped in [CLS] … [SEP]."""
@@ -379,10 +380,9 @@ class LocalEmbedder:
         workers = self._workers(len(windows))
         session = self._session
         from cerebro.embed import ort_c
+        from cerebro.embed.pooling import embed_windows, texts_in_numpy
 
         if isinstance(session, ort_c.Session):  # the C API's (ADR 0052): the same arithmetic, without NumPy
-            from cerebro.embed.pooling import embed_windows
-
             return embed_windows(session, windows, owner, len(texts), DIMENSIONS, workers)
         import numpy as np
 
@@ -393,8 +393,4 @@ class LocalEmbedder:
 
         # The same vectors as one window at a time, whatever the runs and threads (cerebro/embed/runs.py).
         runs.run_all(runs.plan([len(w) for w in windows], workers), workers, run)
-        vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
-        result = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        np.add.at(result, np.asarray(owner), vectors)
-        result /= np.clip(np.linalg.norm(result, axis=1, keepdims=True), 1e-12, None)
-        return result.tolist()
+        return texts_in_numpy(vectors, owner, len(texts))

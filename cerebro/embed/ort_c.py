@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import os
 import sys
 import threading
 from array import array
@@ -263,7 +264,8 @@ def _type_and_shape(api: _Api, value: int | None) -> tuple[int, list[int]]:
 
 
 def _path(path: str) -> str | bytes:
-    return path if sys.platform == "win32" else str(path).encode()
+    """A path as ORTCHAR_T wants it: wide characters on Windows, else the file system's bytes (any name it holds)."""
+    return path if sys.platform == "win32" else os.fsencode(path)
 
 
 _RUNTIME: list[Runtime | None] = []  # loaded once a process: [] not tried yet, [None] unavailable

@@ -21,7 +21,7 @@ import math
 import struct
 from array import array
 from operator import add
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cerebro.embed import runs
 
@@ -101,8 +101,8 @@ def embed_windows(
 def _embed_windows_in_numpy(
     session: Session, windows: list[list[int]], owner: list[int], texts: int, dimensions: int, workers: int
 ) -> list[list[float]]:
-    """:func:`embed_windows` for a long text: NumPy's own arithmetic, as ``LocalEmbedder`` runs it (a window alone:
-    its mask all ones), once the Python pooling would cost more than importing NumPy."""
+    """:func:`embed_windows` for a long text, once the Python pooling would cost more than importing NumPy: the
+    package path's own NumPy code (:func:`masked_mean`, :func:`texts_in_numpy`), each window alone."""
     import numpy as np
 
     vectors = np.zeros((len(windows), dimensions), dtype=np.float32)
@@ -110,13 +110,28 @@ def _embed_windows_in_numpy(
     def run(batch: list[int]) -> None:
         for i in batch:
             hidden = np.frombuffer(session.hidden_states(windows[i], dimensions), dtype=np.float32)
-            weights = np.ones((1, len(windows[i]), 1), dtype=np.float32)
-            pooled = (hidden.reshape(1, len(windows[i]), dimensions) * weights).sum(axis=1)
-            vectors[i] = pooled / np.clip(weights.sum(axis=1), 1e-9, None)
+            mask = np.ones((1, len(windows[i])), dtype=np.int64)
+            vectors[i] = masked_mean(hidden.reshape(1, len(windows[i]), dimensions), mask)[0]
 
     runs.run_all(runs.plan([len(w) for w in windows], workers), workers, run)
+    return texts_in_numpy(vectors, owner, texts)
+
+
+def masked_mean(hidden: Any, mask: Any) -> Any:  # noqa: ANN401 - NumPy arrays
+    """The mean of each window's token rows (``hidden``: windows × tokens × dimensions), its padding masked out."""
+    import numpy as np
+
+    weights = mask[:, :, None].astype(np.float32)
+    return (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+
+
+def texts_in_numpy(vectors: Any, owner: list[int], texts: int) -> list[list[float]]:  # noqa: ANN401 - a NumPy matrix
+    """Window means (``vectors``, one row a window; changed in place) to their texts' unit vectors: each window made a
+    unit vector, a text's windows added in order, the sum made a unit vector."""
+    import numpy as np
+
     vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
-    result = np.zeros((texts, dimensions), dtype=np.float32)
+    result = np.zeros((texts, vectors.shape[1]), dtype=np.float32)
     np.add.at(result, np.asarray(owner), vectors)
     result /= np.clip(np.linalg.norm(result, axis=1, keepdims=True), 1e-12, None)
     return result.tolist()

@@ -37,7 +37,7 @@ ATTRIBUTE_LIMIT = 200  # characters of an attribute value (a subtype, an anchor 
 _DELIMITER = re.compile(r"[<\uFF1C\uFE64]\s*/?\s*memory", re.IGNORECASE)
 
 
-class Framed(NamedTuple):  # a NamedTuple, not a dataclass: ~1 ms less at import on the hooks' path (ADR 0052)
+class Framed(NamedTuple):  # a NamedTuple, not a dataclass: ~1 ms less at import on the hooks' path (ADR 0053)
     """Framed text, how many memories it shows (a budget may leave some out), and the delimiter's nonce."""
 
     text: str

@@ -49,7 +49,7 @@ def log_path() -> Path:
     return paths.logs_dir() / "aftercare.log"
 
 
-class Job(NamedTuple):  # a NamedTuple, not a dataclass: ~1 ms less at import on the hooks' path (ADR 0052)
+class Job(NamedTuple):  # a NamedTuple, not a dataclass: ~1 ms less at import on the hooks' path (ADR 0053)
     path: Path
     project: Path
     transcript_dir: Path | None
