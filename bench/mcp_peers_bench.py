@@ -5,6 +5,7 @@
                         # basic-memory (bench/peers/requirements-basic-memory.txt; Python 3.12, its own: basic-memory)
     .venv/bin/python bench/mcp_peers_bench.py [--sizes 1000,10000] [--queries 100] [--timed-writes 1000]
                                               [--skip lite,basic-memory] [--basic-memory-max 10000]
+                                              [--basic-memory-own-fts]
 
 Every server runs over stdio under the official MCP Python client (``mcp.client.stdio`` + ``ClientSession``),
 in the same event loop, each against its own throwaway data: cerebro a fresh ``CEREBRO_HOME`` and a project
@@ -21,7 +22,8 @@ For each size N:
   (``create_entities`` with 1,000 entities a call), mcp-memory-service-lite, which has no batch tool, through
   ``bench/lite_bulk_load.py`` (its own tool handler, model and storage, batched: the file ``memory_store`` one a
   call leaves, ~5× faster; also cached in --out) before its server starts, basic-memory through markdown files and
-  its own ``reindex`` (cached in --out; ``--basic-memory-max`` bounds the sizes it runs at). At 1k with the default
+  its own ``reindex`` (its FTS5 table staged as a plain table meanwhile: see ``bulk_load_basic_memory``; cached in
+  --out; ``--basic-memory-max`` bounds the sizes it runs at). At 1k with the default
   W there is nothing to bulk-load. Before anything is timed, the servers' own background work (indexing, warm-up)
   is waited out.
 - **Timed writes**: the last W items one per call — cerebro ``remember`` {content, type, importance}, the
@@ -432,14 +434,23 @@ def bulk_load_lite(scratch: Path, env: dict[str, str], items: list[dict[str, Any
     return len(items) / seconds
 
 
-def bulk_load_basic_memory(env: dict[str, str], items: list[dict[str, Any]], cache: Path) -> float | None:
+def bulk_load_basic_memory(
+    env: dict[str, str], items: list[dict[str, Any]], cache: Path, *, stage_fts: bool = True
+) -> float | None:
     """basic-memory's batch path: the notes written as the markdown files ``write_note`` leaves, then its own
     ``reindex --search`` (files are its source of truth). The load is built in a folder beside ``cache`` that
-    survives an interrupted run — its reindex, ~13 notes/s here, takes two hours at 100k: the next run writes the
-    notes still missing and indexes only what is not indexed yet — and becomes ``cache`` when complete; ``cache`` is
-    copied in, the project's path rewritten where basic-memory records it (config.json, the project table). Like
-    the other caches it is named by the size alone: delete it after changing the corpus. Memories/s of the load when
-    it ran in one go, else None."""
+    survives an interrupted run — the next run writes the notes still missing and indexes only what is not indexed
+    yet — and becomes ``cache`` when complete; ``cache`` is copied in, the project's path rewritten where
+    basic-memory records it (config.json, the project table). Like the other caches it is named by the size alone:
+    delete it after changing the corpus.
+
+    ``stage_fts``: its reindex runs with its FTS5 table staged as a plain table (:func:`stage_search_index`): each
+    note's index update first deletes the note's old rows ``WHERE entity_id = …`` and ``WHERE permalink = … AND type
+    = …``, columns FTS5 cannot look up — a scan of the whole index per note, so its own reindex of N notes is
+    quadratic (~5 notes/s at 15,000 notes here, slowing: more than ten hours at 100k). The staged table has indexes on
+    those columns; the rows it ends with are copied into its FTS5 table, made with its own statement. The rows are
+    the ones its own reindex leaves (checked at 2,000 notes: the same rows, the same search answers; benchmarks.md).
+    Memories/s of the load when it ran in one go on its own FTS5 table, else None."""
     import shutil
 
     build = cache.with_name(cache.name + ".build")
@@ -447,24 +458,31 @@ def bulk_load_basic_memory(env: dict[str, str], items: list[dict[str, Any]], cac
         resumed = build.is_dir()
         log(f"basic-memory bulk load of {len(items)} items (markdown files, then its reindex; {build})")
         staged = basic_memory_env(build)
+        config = Path(staged["BASIC_MEMORY_CONFIG_DIR"])
         notes = Path(staged["BASIC_MEMORY_HOME"]) / "bench"
         notes.mkdir(parents=True, exist_ok=True)
+        reindex = [str(BASIC_MEMORY), "reindex", "--search"]
+        if stage_fts and not (config / "memory.db").exists():  # its database, made by its migrations, before notes
+            subprocess.run(reindex, env=staged, check=True, capture_output=True)
         for index, item in enumerate(items):
             name = f"m{index:06d}"
             if not (notes / f"{name}.md").exists():  # written whole or not at all: an interrupt leaves no half note
                 front = f"---\ntitle: {name}\ntype: {item['type']}\npermalink: main/bench/{name}\n---\n\n"
                 (build / "note.tmp").write_text(front + item["content"])
                 os.replace(build / "note.tmp", notes / f"{name}.md")
+        if stage_fts:
+            stage_search_index(config / "memory.db")
         started = time.perf_counter()
-        subprocess.run([str(BASIC_MEMORY), "reindex", "--search"], env=staged, check=True, capture_output=True)
+        subprocess.run(reindex, env=staged, check=True, capture_output=True)
         seconds = time.perf_counter() - started
-        indexed = _basic_memory_notes(Path(staged["BASIC_MEMORY_CONFIG_DIR"]))
+        restore_search_index(config / "memory.db")  # also after a staged run that was interrupted
+        indexed = _basic_memory_notes(config)
         if indexed != (len(items), len(items)):
             raise RuntimeError(
                 f"basic-memory reindex indexed {indexed} (entities, note contents) of {len(items)} notes"
             )
         build.replace(cache)
-        rate = None if resumed else len(items) / seconds
+        rate = None if resumed or stage_fts else len(items) / seconds
     else:
         log(f"basic-memory bulk load of {len(items)} items: copied from {cache}")
         rate = None
@@ -480,6 +498,69 @@ def bulk_load_basic_memory(env: dict[str, str], items: list[dict[str, Any]], cac
     with closing(sqlite3.connect(config / "memory.db")) as db, db:
         db.execute("UPDATE project SET path = ? WHERE name = 'main'", (str(notes),))
     return rate
+
+
+_STAGED = "bench_staged_search_index"  # the FTS5 table's own statement, kept in its database while it is staged
+
+
+def stage_search_index(database: Path) -> None:
+    """basic-memory's FTS5 ``search_index`` as a plain table with the same columns, rows and rowids, and indexes on
+    the columns its index updates delete by (entity_id; permalink, type). Its statements run on either. Nothing
+    happens when it is staged already."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(database, isolation_level=None)) as db:
+        if _table(db, _STAGED):
+            return
+        (statement,) = db.execute("SELECT sql FROM sqlite_master WHERE name = 'search_index'").fetchone()
+        columns = ", ".join(row[1] for row in db.execute("PRAGMA table_info(search_index)"))
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(f"CREATE TABLE {_STAGED} (sql TEXT)")
+        db.execute(f"INSERT INTO {_STAGED} VALUES (?)", (statement,))
+        db.execute(f"CREATE TABLE search_index_plain ({columns})")
+        db.execute(f"INSERT INTO search_index_plain (rowid, {columns}) SELECT rowid, {columns} FROM search_index")
+        db.execute("DROP TABLE search_index")
+        db.execute("ALTER TABLE search_index_plain RENAME TO search_index")
+        db.execute("CREATE INDEX bench_search_index_entity ON search_index (entity_id)")
+        db.execute("CREATE INDEX bench_search_index_key ON search_index (permalink, type)")
+        db.execute("COMMIT")
+
+
+def restore_search_index(database: Path, batch: int = 32) -> None:
+    """The staged rows back in an FTS5 table made by basic-memory's own statement, same rowids, in order, ``batch``
+    rows a transaction (its indexing batches' size, so the index's segments build up as its own updates build them)."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(database, isolation_level=None)) as db:
+        row = db.execute(f"SELECT sql FROM {_STAGED}").fetchone() if _table(db, _STAGED) else None
+        if row is None:
+            return
+        columns = ", ".join(column[1] for column in db.execute("PRAGMA table_info(search_index)"))
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("DROP INDEX bench_search_index_entity")
+        db.execute("DROP INDEX bench_search_index_key")
+        db.execute("ALTER TABLE search_index RENAME TO search_index_plain")
+        db.execute(row[0])
+        db.execute("COMMIT")
+        rowids = [r[0] for r in db.execute("SELECT rowid FROM search_index_plain ORDER BY rowid")]
+        for start in range(0, len(rowids), batch):
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(
+                f"INSERT INTO search_index (rowid, {columns}) SELECT rowid, {columns} FROM search_index_plain"
+                " WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
+                (rowids[start], rowids[min(start + batch, len(rowids)) - 1]),
+            )
+            db.execute("COMMIT")
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("DROP TABLE search_index_plain")
+        db.execute(f"DROP TABLE {_STAGED}")
+        db.execute("COMMIT")
+
+
+def _table(db: Any, name: str) -> bool:  # noqa: ANN401 - a sqlite3 connection
+    return db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
 
 def _basic_memory_notes(config: Path) -> tuple[int, int]:
@@ -688,7 +769,7 @@ async def measure(
             env = basic_memory_env(scratch)
             if bulk:
                 cache = Path(opts.out).resolve() / f"mcp-peers-basic-memory-{size}"
-                rate = bulk_load_basic_memory(env, bulk, cache)
+                rate = bulk_load_basic_memory(env, bulk, cache, stage_fts=not opts.basic_memory_own_fts)
                 if rate is not None:
                     row["basic_memory_bulk_reindex_per_s"] = round(rate, 1)
             args = ["mcp", "--project", "main"]
@@ -801,7 +882,12 @@ def main() -> None:
         "--basic-memory-max",
         type=int,
         default=10_000,
-        help="largest size basic-memory is measured at (its bulk load, its own reindex, runs ~13 notes/s here)",
+        help="largest size basic-memory is measured at (its bulk load, its own reindex, runs ~10 notes/s here)",
+    )
+    parser.add_argument(
+        "--basic-memory-own-fts",
+        action="store_true",
+        help="bulk-load basic-memory with its FTS5 table as it is, not staged (quadratic: hours past 20,000 notes)",
     )
     parser.add_argument(
         "--quiet-retries",
