@@ -154,6 +154,8 @@ class Handle:
 
     def close(self) -> None:
         with self._raw_lock:
+            if self._rows:
+                self._rows.close()  # a copy's build under way stops before its brain is let go of
             if self._engine is not None:
                 self._engine.dispose()
             if self._raw is not None:

@@ -294,6 +294,12 @@ class WarmRows:
         if build.begun.wait(BEGIN_SECONDS):
             self._build = build
 
+    def close(self) -> None:
+        """Drop the copy and stop a build under way: a closed handle leaves no thread reading its brain file."""
+        build, self._build, self._copy = self._build, None, None
+        if build is not None:
+            build.stop()
+
     def after_write(self, before: int, after: int, mirror: Callable[[RowsCopy], None] | None) -> None:
         """A write on the raw connection took its ``total_changes`` from ``before`` to ``after``: ``mirror`` (when the
         write committed and its effect is known) makes the same change to the copy, which stays current; a change it
@@ -316,6 +322,7 @@ class WarmRows:
 
 
 BEGIN_SECONDS = 5.0  # how long a recall waits for a build's snapshot to begin (an open is ~1 ms; a busy disk, more)
+STOP_SECONDS = 5.0  # how long closing a handle waits for an interrupted build to end (a statement stops within ms)
 
 
 class _Build:
@@ -328,6 +335,11 @@ class _Build:
         self.begun, self.done = threading.Event(), threading.Event()
         self.copy: RowsCopy | None = None
         self.log: list[tuple[int, int, Callable[[RowsCopy], None] | None]] = []  # (before, after, mirror)
+        self.stopped = False
+        # The build's connection while it may be interrupted. SQLite's interrupt is safe from another thread as long
+        # as the connection is not being closed meanwhile: the lock keeps the two apart.
+        self._conn: Any = None
+        self._conn_lock = threading.Lock()
 
     def run(self, path: str | Path) -> None:
         from cerebro.db.engine import connect_raw
@@ -335,19 +347,37 @@ class _Build:
         try:
             # An existing file only: a brain removed under a running process must not come back as an empty one.
             conn = connect_raw(path, wal=False, create=False)
+            with self._conn_lock:
+                self._conn = conn
             try:
+                if self.stopped:
+                    return
                 conn.execute("BEGIN")
                 conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchall()  # the snapshot begins here
                 self.begun.set()
                 self.copy = read_copy(conn, self.stamp)
                 conn.execute("COMMIT")
             finally:
+                with self._conn_lock:
+                    self._conn = None
                 conn.close()
         except Exception:  # noqa: BLE001 - the statements go on answering
             self.copy = None
         finally:
             self.begun.set()
             self.done.set()
+
+    def stop(self, seconds: float = STOP_SECONDS) -> None:
+        """End the build (its copy is not used) and wait up to ``seconds`` for its thread to let go of the brain: its
+        running statement is interrupted, again until it is done (an interrupt between two statements is lost)."""
+        import time
+
+        self.stopped = True
+        deadline = time.monotonic() + seconds
+        while not self.done.wait(0.01) and time.monotonic() < deadline:
+            with self._conn_lock:
+                if self._conn is not None:
+                    self._conn.interrupt()
 
     def adopt(self, stamp: Stamp) -> RowsCopy | None:
         """The copy, with this process's writes since its snapshot mirrored, if it then describes ``stamp``."""

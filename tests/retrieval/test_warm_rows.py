@@ -410,3 +410,24 @@ def test_a_rollback_journal_brain_keeps_no_copy(fake_brain_path) -> None:
             assert brain.recall("deploy").results
         wait_for_builds()
         assert brain.handle._rows.builds == 0  # a writer waiting on a recall's read lock would stall a build
+
+
+def test_closing_the_brain_stops_a_build_under_way(fake_brain, monkeypatch) -> None:
+    """A closed brain leaves no thread reading its file: the build's statement is interrupted, and close() waits."""
+    fake_brain.add_many(corpus(11, 30))
+    started = threading.Event()
+
+    def endless_read(conn, stamp):
+        started.set()  # a statement that runs until it is interrupted (or for minutes)
+        count = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 4e9) SELECT count(*) FROM c"
+        conn.execute(count).fetchall()
+
+    monkeypatch.setattr(warm_rows, "read_copy", endless_read)
+    fake_brain.recall("deploy")  # a build starts on its thread
+    assert started.wait(10)
+    build = fake_brain.handle._rows._build
+    (thread,) = [t for t in threading.enumerate() if t.name == "cerebro-rows"]
+    fake_brain.close()
+    assert build.done.is_set() and build.copy is None
+    thread.join(2)
+    assert not thread.is_alive()
