@@ -403,3 +403,22 @@ def test_a_foreign_key_check_finds_the_memory_by_its_key_however_the_project_gre
             assert memories_read() - before <= 100 * 5  # one memory a check (the bad plans read ~2,050 each)
         finally:
             conn.execute("ROLLBACK")
+
+
+def test_a_folder_bound_to_a_missing_team_project_gets_no_moved_brain_hint(cli, team_url, tmp_path) -> None:
+    """A bound folder's brain is the team's: a file brain recorded for its git repository elsewhere is no hint
+    for it (the moved-repository hint is for folders whose brain is a file)."""
+    import subprocess
+
+    old, new = tmp_path / "before", tmp_path / "after"
+    old.mkdir()
+    git = ["git", "-C", str(old), "-c", "user.email=a@example.com", "-c", "user.name=a"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "first"], check=True)
+    assert cli("init", "--skip-integration", "--embed-provider", "none", project_dir=old).exit_code == 0
+    old.rename(new)  # its file brain now serves a folder that is gone: the hint a file-brain folder would get
+    team.binding_file(new).parent.mkdir(parents=True, exist_ok=True)
+    team.binding_file(new).write_text(json.dumps({"url": team_url, "project": "never-made"}))
+    missing = cli("list", project_dir=new)
+    assert_one_line_error(missing, "cerebro init --store", exit_code=4)
+    assert "relink" not in missing.stderr
