@@ -32,6 +32,8 @@ from cerebro.temporal import favour_dated
 from cerebro.values import UNSET, Node, RecallResult, ScoredNode, evolve
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cerebro.db.types import Connection
     from cerebro.store.interface import Store
 
@@ -131,9 +133,10 @@ CENTERING_SAMPLE = 256  # stored vectors read to estimate the brain's mean
 CENTERING_MIN = 50  # fewer vectors (about one lane's depth): no centering, the mean would be the memories
 
 
-def brain_mean(store: Store, conn: Connection) -> list[float] | None:
-    """The mean vector centering moves away from, or None when the brain is too small to have one."""
-    return store.vectors.mean_vector(conn, CENTERING_SAMPLE, CENTERING_MIN)
+def brain_mean(store: Store, conn: Connection, cache: Path | None = None) -> list[float] | None:
+    """The mean vector centering moves away from, or None when the brain is too small to have one. ``cache``: a file
+    that keeps it between one-shot processes (ADR 0055)."""
+    return store.vectors.mean_vector(conn, CENTERING_SAMPLE, CENTERING_MIN, cache)
 
 
 class _SeedCosines:

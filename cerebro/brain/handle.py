@@ -161,8 +161,7 @@ class Handle:
             if self._raw is not None:
                 self._raw.close()
                 self._raw = None
-            # Stamped by the closed connection's counters, which a new connection starts afresh (a Brain used after
-            # close() reopens): the caches that compare them are dropped with it.
+            # Stamped by the closed connection's counters, which a reopened one starts afresh: dropped with it.
             self._warm, self._warm_made, self._rows, self._mean = None, False, None, None
 
     # ------------------------------------------------------------------ transactions
@@ -376,7 +375,8 @@ class Handle:
     def brain_mean(self, conn: Connection) -> list[float] | None:
         """The brain's mean vector for centering (ADR 0010), cached: re-read once a commit has happened and
         a minute has passed. Every recall commits its access touches, and a mean of 256 vectors barely moves
-        with a few writes; re-reading it on each commit would cost a long-lived agent ~6 ms per recall."""
+        with a few writes; re-reading it on each commit would cost a long-lived agent ~6 ms per recall. A one-shot
+        process keeps a brain file's in a file for the next one (ADR 0055)."""
         import time
 
         from cerebro.recall import brain_mean
@@ -387,7 +387,7 @@ class Handle:
         cached = self._mean
         changed = cached is not None and (cached[1] != version or version[0] is None)
         if cached is None or cached[0] is not conn or (changed and now - cached[2] >= MEAN_TTL_SECONDS):
-            cached = self._mean = (conn, version, now, brain_mean(self.store, conn))
+            cached = self._mean = (conn, version, now, brain_mean(self.store, conn, self.connector.centering_file()))
         return cached[3]
 
     def anchor_checker(self) -> Checker:

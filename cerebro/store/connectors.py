@@ -55,6 +55,9 @@ class Connector(Protocol):
     def warm_rows(self) -> Any:  # noqa: ANN401 - a cerebro.store.warm_rows.WarmRows, or None
         """A new in-memory copy of the memory rows for a long-lived process (ADR 0051), or None."""
 
+    def centering_file(self) -> Path | None:
+        """Where a one-shot process keeps the brain's centering mean for the next one (ADR 0055), or None."""
+
     def prepare_new_brain(self, session: Session) -> None:
         """What a new brain needs beyond its settings (a brain file's migrations wrote it already)."""
 
@@ -119,6 +122,12 @@ class SQLiteConnector:
         from cerebro.store.warm_rows import WarmRows
 
         return WarmRows(self.path)
+
+    def centering_file(self) -> Path | None:
+        from cerebro import process
+        from cerebro.store import centering
+
+        return centering.file_for(self.path) if process.ONE_SHOT else None  # a long-lived process keeps it in memory
 
     def prepare_new_brain(self, session: Session) -> None:
         """Nothing: the migrations seeded the relations and stamped the boundaries."""
@@ -203,6 +212,9 @@ class PostgresConnector:
 
     def warm_rows(self) -> None:
         return None  # no cheap counter of other sessions' commits: a copy could not know it is stale
+
+    def centering_file(self) -> None:
+        return None  # the server computes the mean
 
     def prepare_new_brain(self, session: Session) -> None:
         from cerebro.store.postgres import start_project

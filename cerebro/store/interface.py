@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from datetime import datetime
+    from pathlib import Path
 
     import cerebro.reports
     from cerebro import values
@@ -209,10 +210,10 @@ class Vectors(Protocol):
     def knn(self, conn: Connection, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The k nearest vectors by cosine distance: [(node_id, distance)], nearest first (k ≤ 4096)."""
 
-    def mean_vector(self, conn: Connection, sample: int, minimum: int) -> list[float] | None:
-        """The mean of the first ``sample`` stored vectors (one bounded read, ~6 ms whatever the brain's size),
-        or None when fewer than ``minimum`` are stored, or there is no vector table. No NumPy: the hot path
-        does not import it (``docs/benchmarks.md``)."""
+    def mean_vector(self, conn: Connection, sample: int, minimum: int, cache: Path | None = None) -> list[float] | None:
+        """The mean of the first ``sample`` stored vectors (one bounded read), or None when fewer than ``minimum`` are
+        stored, or there is no vector table; no NumPy on the hot path. ``cache``: a file keeping it between processes
+        (a brain file's, ADR 0055; a team brain's mean is the server's arithmetic)."""
 
     def vectors_for(self, conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
         """Vectors of these nodes: rowid point lookups, then a metadata scan only for rows found elsewhere."""

@@ -18,12 +18,13 @@ import re
 import struct
 import sys
 from collections.abc import Sequence
-from operator import add
 from typing import TYPE_CHECKING, Any
 
 from cerebro.store.sql import changed, execute, text
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cerebro.db.types import Connection, Session, Transaction
 
 _SHAPE = re.compile(r"\b(float|int8)\[(\d+)\]")
@@ -309,13 +310,11 @@ def knn(conn: Connection, vector: Sequence[float], k: int) -> list[tuple[str, fl
     return [(r[0], float(r[1])) for r in rows]
 
 
-def mean_vector(conn: Connection, sample: int, minimum: int) -> list[float] | None:
-    """The mean of the first ``sample`` stored vectors (one bounded read, ~6 ms whatever the brain's size),
-    or None when fewer than ``minimum`` are stored, or there is no vector table. NumPy only where the process has
-    loaded it already (the local model's, the warm index's): the arithmetic over 256 × 384 values is ~20 ms of
-    Python on a slow machine, ~1 ms in NumPy; a process without it does not import it for this."""
-    import sys
-    from array import array
+def mean_vector(conn: Connection, sample: int, minimum: int, cache: Path | None = None) -> list[float] | None:
+    """The mean of the first ``sample`` stored vectors (one bounded read, ~3 ms whatever the brain's size), or None
+    when fewer than ``minimum`` are stored, or there is no vector table; its arithmetic and ``cache`` (a file keeping
+    it between one-shot processes) are :mod:`cerebro.store.centering`'s."""
+    from cerebro.store import centering
 
     try:
         blobs = [r[0] for r in conn.execute("SELECT embedding FROM vec_nodes LIMIT ?", (int(sample),)).fetchall()]
@@ -323,36 +322,7 @@ def mean_vector(conn: Connection, sample: int, minimum: int) -> list[float] | No
         return None
     if len(blobs) < max(1, minimum):
         return None
-    count = len(blobs)
-    if "numpy" in sys.modules:
-        return _mean_in_numpy(blobs, element(conn))
-    if element(conn) == INT8:  # each normalised first: the mean of the unit vectors cosine compares
-        rows = [array("f", from_blob(blob, INT8)) for blob in blobs]
-    else:
-        values = array("f", b"".join(blobs))  # float32, little-endian on disk
-        if sys.byteorder != "little":
-            values.byteswap()
-        dims = len(values) // count
-        rows = [values[i * dims : (i + 1) * dims] for i in range(count)]
-    total = [0.0] * len(rows[0])
-    for row in rows:  # row by row, each column in float64: NumPy's sum along the rows, in C-level loops (~3× the
-        total = list(map(add, total, row))  # column slices' speed)
-    return [column / count for column in total]
-
-
-def _mean_in_numpy(blobs: list[bytes], kind: str) -> list[float]:
-    """:func:`mean_vector`'s arithmetic in NumPy: int8 rows normalised in float64 then held as float32, as the list
-    path's ``array("f")`` holds them; float32 rows as stored; the columns summed in float64."""
-    import numpy as np
-
-    if kind == INT8:
-        rows = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1).astype(np.float64)
-        norms = np.sqrt((rows * rows).sum(axis=1, keepdims=True))
-        rows = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0).astype(np.float32)
-    else:
-        rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
-    mean: list[float] = (rows.astype(np.float64).sum(axis=0) / len(blobs)).tolist()
-    return mean
+    return centering.mean(blobs, element(conn), cache)
 
 
 def vectors_for(conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:

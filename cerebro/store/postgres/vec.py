@@ -25,6 +25,8 @@ from cerebro.store.vec import FLOAT
 from cerebro.store.vec import WRITTEN as WRITTEN
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cerebro.db.types import Connection, Session, Transaction
 
 MAX_K = 4096  # as the brain file's lane: a recall never asks for more
@@ -291,7 +293,7 @@ def drop_indexes(session: Session) -> None:
         session.execute(text(f'DROP INDEX IF EXISTS "{name}"'))
 
 
-def mean_vector(conn: Connection, sample: int, minimum: int) -> list[float] | None:
+def mean_vector(conn: Connection, sample: int, minimum: int, cache: Path | None = None) -> list[float] | None:
     """The mean of the project's first ``sample`` vectors (by its memories' insertion order), computed by the
     server; None when fewer than ``minimum`` are stored."""
     row = conn.execute(
