@@ -460,10 +460,16 @@ def bulk_load_basic_memory(
         staged = basic_memory_env(build)
         config = Path(staged["BASIC_MEMORY_CONFIG_DIR"])
         notes = Path(staged["BASIC_MEMORY_HOME"]) / "bench"
+        aside = build / "notes-aside"  # notes an interrupted run wrote, out of its folder while its database is made
+        if aside.is_dir():
+            notes.parent.mkdir(parents=True, exist_ok=True)
+            aside.replace(notes)
         notes.mkdir(parents=True, exist_ok=True)
         reindex = [str(BASIC_MEMORY), "reindex", "--search"]
         if stage_fts and not (config / "memory.db").exists():  # its database, made by its migrations, before notes
+            notes.replace(aside)
             subprocess.run(reindex, env=staged, check=True, capture_output=True)
+            aside.replace(notes)
         for index, item in enumerate(items):
             name = f"m{index:06d}"
             if not (notes / f"{name}.md").exists():  # written whole or not at all: an interrupt leaves no half note
@@ -506,14 +512,21 @@ _STAGED = "bench_staged_search_index"  # the FTS5 table's own statement, kept in
 def stage_search_index(database: Path) -> None:
     """basic-memory's FTS5 ``search_index`` as a plain table with the same columns, rows and rowids, and indexes on
     the columns its index updates delete by (entity_id; permalink, type). Its statements run on either. Nothing
-    happens when it is staged already."""
+    happens when it is staged already; a restore that was interrupted is finished first."""
     import sqlite3
     from contextlib import closing
 
     with closing(sqlite3.connect(database, isolation_level=None)) as db:
+        restoring = _table(db, "search_index_plain")
+    if restoring:
+        restore_search_index(database)
+    with closing(sqlite3.connect(database, isolation_level=None)) as db:
         if _table(db, _STAGED):
             return
-        (statement,) = db.execute("SELECT sql FROM sqlite_master WHERE name = 'search_index'").fetchone()
+        found = db.execute("SELECT sql FROM sqlite_master WHERE name = 'search_index'").fetchone()
+        if found is None:
+            raise RuntimeError(f"{database} has no search_index table: delete the build folder and run again")
+        (statement,) = found
         columns = ", ".join(row[1] for row in db.execute("PRAGMA table_info(search_index)"))
         db.execute("BEGIN IMMEDIATE")
         db.execute(f"CREATE TABLE {_STAGED} (sql TEXT)")
@@ -529,7 +542,8 @@ def stage_search_index(database: Path) -> None:
 
 def restore_search_index(database: Path, batch: int = 32) -> None:
     """The staged rows back in an FTS5 table made by basic-memory's own statement, same rowids, in order, ``batch``
-    rows a transaction (its indexing batches' size, so the index's segments build up as its own updates build them)."""
+    rows a transaction (its indexing batches' size, so the index's segments build up as its own updates build them).
+    An interrupted restore goes on from the rows it copied (``search_index_plain`` still there)."""
     import sqlite3
     from contextlib import closing
 
@@ -537,14 +551,18 @@ def restore_search_index(database: Path, batch: int = 32) -> None:
         row = db.execute(f"SELECT sql FROM {_STAGED}").fetchone() if _table(db, _STAGED) else None
         if row is None:
             return
-        columns = ", ".join(column[1] for column in db.execute("PRAGMA table_info(search_index)"))
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("DROP INDEX bench_search_index_entity")
-        db.execute("DROP INDEX bench_search_index_key")
-        db.execute("ALTER TABLE search_index RENAME TO search_index_plain")
-        db.execute(row[0])
-        db.execute("COMMIT")
-        rowids = [r[0] for r in db.execute("SELECT rowid FROM search_index_plain ORDER BY rowid")]
+        if not _table(db, "search_index_plain"):
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DROP INDEX bench_search_index_entity")
+            db.execute("DROP INDEX bench_search_index_key")
+            db.execute("ALTER TABLE search_index RENAME TO search_index_plain")
+            db.execute(row[0])
+            db.execute("COMMIT")
+        columns = ", ".join(column[1] for column in db.execute("PRAGMA table_info(search_index_plain)"))
+        (copied,) = db.execute("SELECT COALESCE(max(rowid), -1) FROM search_index").fetchone()
+        rowids = [
+            r[0] for r in db.execute("SELECT rowid FROM search_index_plain WHERE rowid > ? ORDER BY rowid", (copied,))
+        ]
         for start in range(0, len(rowids), batch):
             db.execute("BEGIN IMMEDIATE")
             db.execute(

@@ -32,8 +32,10 @@ def mean(blobs: list[bytes], kind: str, cache: Path | None = None) -> list[float
     :func:`file_for`, read when it holds the mean of these rows, written when it does not."""
     if cache is None:
         return _arithmetic(blobs, kind)
+    from cerebro.store.vec import INT8
+
     digest = sample_digest(kind, blobs)
-    kept = load(cache, digest)
+    kept = load(cache, digest, len(blobs[0]) if kind == INT8 else len(blobs[0]) // 4)
     if kept is not None:
         return kept
     computed = _arithmetic(blobs, kind)
@@ -55,14 +57,15 @@ def sample_digest(kind: str, blobs: list[bytes]) -> bytes:
     return digest.digest()
 
 
-def load(file: Path, digest: bytes) -> list[float] | None:
-    """The mean kept for rows of this ``digest``, or None (no file, another sample, a file of the wrong shape)."""
+def load(file: Path, digest: bytes, dims: int) -> list[float] | None:
+    """The mean of ``dims`` values kept for rows of this ``digest``, or None (no file, another sample, a file of
+    another length: one cut short by a crash included)."""
     try:
         data = file.read_bytes()
     except OSError:
         return None
     values = data[_DIGEST_BYTES:]
-    if data[:_DIGEST_BYTES] != digest or not values or len(values) % 8:
+    if data[:_DIGEST_BYTES] != digest or len(values) != 8 * dims:
         return None
     kept = array("d")
     kept.frombytes(values)
@@ -75,7 +78,7 @@ def keep(file: Path, digest: bytes, values: list[float]) -> None:
     tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
     try:
         paths.ensure_private_dir(file.parent)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, paths.FILE_MODE)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), paths.FILE_MODE)
         with os.fdopen(fd, "wb") as out:
             out.write(digest + array("d", values).tobytes())
         os.replace(tmp, file)

@@ -228,6 +228,7 @@ class WarmRows:
         self._path = path
         self._copy: RowsCopy | None = None
         self._build: _Build | None = None  # under way, or done and not yet adopted
+        self._threads: list[_Build] = []  # every build started and not seen done (close() stops them)
         # The state recalls are counted at, the seconds its statements spent reading rows, and the rows a build reads.
         self._asked: tuple[Stamp | None, float, int] = (None, 0.0, 0)
         self._tried: Stamp | None = None  # the state the last build started at: a failed one is not retried there
@@ -288,6 +289,7 @@ class WarmRows:
             threading.Thread(target=build.run, args=(path,), name="cerebro-rows", daemon=True).start()
         except Exception:  # noqa: BLE001 - no thread (a process at its limit): the statements go on answering
             return
+        self._threads = [*(b for b in self._threads if not b.done.is_set()), build]
         # The build's snapshot begins before this recall lets go of the raw connection: every write this process makes
         # after it is one after_write sees (and logs for the build). A commit by another connection in between makes
         # the copy one this stamp does not describe: data_version tells at adoption, and it is not used.
@@ -295,9 +297,10 @@ class WarmRows:
             self._build = build
 
     def close(self) -> None:
-        """Drop the copy and stop a build under way: a closed handle leaves no thread reading its brain file."""
-        build, self._build, self._copy = self._build, None, None
-        if build is not None:
+        """Drop the copy and stop the builds under way (one whose snapshot began too late to be adopted included): a
+        closed handle leaves no thread reading its brain file."""
+        threads, self._threads, self._build, self._copy = self._threads, [], None, None
+        for build in threads:
             build.stop()
 
     def after_write(self, before: int, after: int, mirror: Callable[[RowsCopy], None] | None) -> None:

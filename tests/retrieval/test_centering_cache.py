@@ -44,15 +44,15 @@ def test_a_changed_sample_is_computed_again(fake_brain, tmp_path) -> None:
 
 @pytest.mark.parametrize(
     "damage",
-    [b"", b"short", b"\0" * 32 + b"\1" * 16, "digest, then a value cut short"],
+    [b"", b"short", b"\0" * 32 + b"\1" * 16, "a value cut short", "whole values cut short"],
 )
 def test_a_damaged_or_foreign_file_is_computed_again_and_replaced(fake_brain, tmp_path, monkeypatch, damage) -> None:
     _filled(fake_brain)
     kept = tmp_path / "brain.mean"
     plain = _mean(fake_brain)
-    if isinstance(damage, str):  # the right digest, then 8 bytes a value but the last one's 7
+    if isinstance(damage, str):  # the right digest, then the values cut short: by a byte, or by whole values
         _mean(fake_brain, kept)
-        damage = kept.read_bytes()[:-1]
+        damage = kept.read_bytes()[: -1 if damage == "a value cut short" else -16]
     kept.write_bytes(damage)
     assert _mean(fake_brain, kept) == plain
     monkeypatch.setattr(centering, "_arithmetic", lambda *args: pytest.fail("computed again"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 
 import pytest
 
@@ -412,20 +413,35 @@ def test_a_rollback_journal_brain_keeps_no_copy(fake_brain_path) -> None:
         assert brain.handle._rows.builds == 0  # a writer waiting on a recall's read lock would stall a build
 
 
-def test_closing_the_brain_stops_a_build_under_way(fake_brain, monkeypatch) -> None:
-    """A closed brain leaves no thread reading its file: the build's statement is interrupted, and close() waits."""
+@pytest.mark.parametrize("late", [False, True], ids=["adopted-build", "build-begun-too-late-to-adopt"])
+def test_closing_the_brain_stops_a_build_under_way(fake_brain, monkeypatch, late) -> None:
+    """A closed brain leaves no thread reading its file: the build's statement is interrupted, and close() waits —
+    also for a build whose snapshot began too late for the recall that started it (never adopted)."""
+    from cerebro.db import engine
+
     fake_brain.add_many(corpus(11, 30))
     started = threading.Event()
+    original, connect = warm_rows.read_copy, engine.connect_raw
 
     def endless_read(conn, stamp):
-        started.set()  # a statement that runs until it is interrupted (or for minutes)
+        started.set()  # a statement that runs until it is interrupted (or for minutes), then the copy
         count = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 4e9) SELECT count(*) FROM c"
         conn.execute(count).fetchall()
+        return original(conn, stamp)
+
+    def slow_connect(*args, **kwargs):
+        time.sleep(0.3)  # the recall waits 0.05 s for the snapshot to begin, then goes on without this build
+        return connect(*args, **kwargs)
 
     monkeypatch.setattr(warm_rows, "read_copy", endless_read)
+    if late:
+        monkeypatch.setattr(warm_rows, "BEGIN_SECONDS", 0.05)
+        monkeypatch.setattr(engine, "connect_raw", slow_connect)
     fake_brain.recall("deploy")  # a build starts on its thread
     assert started.wait(10)
-    build = fake_brain.handle._rows._build
+    rows = fake_brain.handle._rows
+    assert (rows._build is None) == late
+    (build,) = rows._threads
     (thread,) = [t for t in threading.enumerate() if t.name == "cerebro-rows"]
     fake_brain.close()
     assert build.done.is_set() and build.copy is None
