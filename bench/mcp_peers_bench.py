@@ -440,7 +440,7 @@ def bulk_load_basic_memory(
     """basic-memory's batch path: the notes written as the markdown files ``write_note`` leaves, then its own
     ``reindex --search`` (files are its source of truth). The load is built in a folder beside ``cache`` that
     survives an interrupted run — the next run writes the notes still missing and indexes only what is not indexed
-    yet — and becomes ``cache`` when complete; ``cache`` is copied in, the project's path rewritten where
+    yet, wherever --out has moved the folder to — and becomes ``cache`` when complete; ``cache`` is copied in, the project's path rewritten where
     basic-memory records it (config.json, the project table). Like the other caches it is named by the size alone:
     delete it after changing the corpus.
 
@@ -476,6 +476,8 @@ def bulk_load_basic_memory(
                 front = f"---\ntitle: {name}\ntype: {item['type']}\npermalink: main/bench/{name}\n---\n\n"
                 (build / "note.tmp").write_text(front + item["content"])
                 os.replace(build / "note.tmp", notes / f"{name}.md")
+        if (config / "memory.db").exists():  # a build resumed, maybe in another folder than it began in
+            _point_project(config, Path(staged["BASIC_MEMORY_HOME"]))
         if stage_fts:
             stage_search_index(config / "memory.db")
         started = time.perf_counter()
@@ -495,15 +497,21 @@ def bulk_load_basic_memory(
     notes, config = Path(env["BASIC_MEMORY_HOME"]), Path(env["BASIC_MEMORY_CONFIG_DIR"])
     shutil.copytree(cache / "basic-memory-notes", notes)  # copy2: modification times kept, so nothing looks changed
     shutil.copytree(cache / "basic-memory-config", config)
-    settings = json.loads((config / "config.json").read_text())
-    settings["projects"]["main"]["path"] = str(notes)
-    (config / "config.json").write_text(json.dumps(settings, indent=2))
+    _point_project(config, notes)
+    return rate
+
+
+def _point_project(config: Path, notes: Path) -> None:
+    """basic-memory's project "main" at ``notes``, where it records its path (config.json, the project table): a copy
+    of a cache, or a build folder moved elsewhere (--out on another disk) and resumed there."""
     import sqlite3
     from contextlib import closing
 
+    settings = json.loads((config / "config.json").read_text())
+    settings["projects"]["main"]["path"] = str(notes)
+    (config / "config.json").write_text(json.dumps(settings, indent=2))
     with closing(sqlite3.connect(config / "memory.db")) as db, db:
         db.execute("UPDATE project SET path = ? WHERE name = 'main'", (str(notes),))
-    return rate
 
 
 _STAGED = "bench_staged_search_index"  # the FTS5 table's own statement, kept in its database while it is staged
