@@ -440,9 +440,9 @@ def bulk_load_basic_memory(
     """basic-memory's batch path: the notes written as the markdown files ``write_note`` leaves, then its own
     ``reindex --search`` (files are its source of truth). The load is built in a folder beside ``cache`` that
     survives an interrupted run — the next run writes the notes still missing and indexes only what is not indexed
-    yet, wherever --out has moved the folder to — and becomes ``cache`` when complete; ``cache`` is copied in, the project's path rewritten where
-    basic-memory records it (config.json, the project table). Like the other caches it is named by the size alone:
-    delete it after changing the corpus.
+    yet, wherever --out has moved the folder to — and becomes ``cache`` when complete; ``cache`` is copied in, the
+    project's path rewritten where basic-memory records it (config.json, the project table). Like the other caches it
+    is named by the size alone: delete it after changing the corpus.
 
     ``stage_fts``: its reindex runs with its FTS5 table staged as a plain table (:func:`stage_search_index`): each
     note's index update first deletes the note's old rows ``WHERE entity_id = …`` and ``WHERE permalink = … AND type
