@@ -53,9 +53,11 @@ STATUSES = ("verified", "unknown", "stale", "missing")  # best to worst
 _RANK = {status: rank for rank, status in enumerate(STATUSES)}
 GIT_TIMEOUT_SECONDS = 5.0
 SEARCH_BUDGET_BYTES = 64 * 1024 * 1024  # most bytes hashed looking for a moved block, per anchor
-_RANGE = re.compile(r"^(.*):([0-9-]+)$", re.DOTALL)
-_SHA = re.compile(r"^[0-9a-f]{64}$")
-_COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+# Compiled on first use (re caches them), not at import: the prime paths import this module; most brains have no
+# anchors.
+_RANGE = r"^(.*):([0-9-]+)$"
+_SHA = r"^[0-9a-f]{64}$"
+_COMMIT = r"^[0-9a-f]{40}([0-9a-f]{24})?$"
 
 
 # ---------------------------------------------------------------------------------------------- writing
@@ -67,7 +69,7 @@ def parse_spec(spec: object) -> tuple[str, tuple[int, int] | None]:
         raise InvalidInput("an anchor must be a file path, PATH[:START-END]")
     if "\x00" in spec:
         raise InvalidInput("an anchor must not contain NUL characters")
-    match = _RANGE.match(spec)
+    match = re.match(_RANGE, spec, re.DOTALL)
     if match is None or not match.group(1):
         return spec, None
     path, text = match.group(1), match.group(2)
@@ -170,7 +172,7 @@ def head_commit(directory: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     commit = done.stdout.decode("ascii", "replace").strip()
-    return commit if done.returncode == 0 and _COMMIT.match(commit) else None
+    return commit if done.returncode == 0 and re.match(_COMMIT, commit) else None
 
 
 def attach(metadata: dict[str, Any] | None, records: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -213,7 +215,7 @@ def _record(entry: object) -> dict[str, Any] | None:
     digest = entry.get("sha256", entry.get("hash"))
     if isinstance(digest, str):
         digest = digest.strip().lower().removeprefix("sha256:")
-        if _SHA.match(digest):
+        if re.match(_SHA, digest):
             record["sha256"] = digest
     lines = entry.get("lines")
     if (

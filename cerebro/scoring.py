@@ -7,7 +7,6 @@ recorded in ADR 0008.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -74,6 +73,8 @@ def importance_term(importance: float, access_count: int) -> float:
 def outcome_factor(metadata: object) -> float:
     """1 + 0.10·ln(1+success) − 0.15·ln(1+failure), floored at 0.2; 1.0 without recorded outcomes."""
     if isinstance(metadata, str):
+        import json  # here: metadata reaches scoring decoded (a dict) on every path but a raw string's
+
         try:
             metadata = json.loads(metadata)
         except ValueError:

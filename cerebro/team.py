@@ -11,7 +11,6 @@ Credentials are never written: a password in the URL is dropped from the binding
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -26,7 +25,7 @@ ENV_TEAM_PROJECT = "CEREBRO_TEAM_PROJECT"
 # The schemes a store URL may have. SQLAlchemy's spelling is the documented one; the plain ones are libpq's.
 SCHEMES = ("postgresql+psycopg", "postgresql", "postgres")
 # A project key names a brain inside the team database: printable, short, no control characters.
-_PROJECT_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$")
+_PROJECT_KEY = r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$"  # compiled on first use (re caches it): not at import
 
 
 def is_store_url(text: str | object) -> bool:
@@ -35,7 +34,7 @@ def is_store_url(text: str | object) -> bool:
 
 
 def check_project_key(key: str) -> str:
-    if not isinstance(key, str) or not _PROJECT_KEY.fullmatch(key):
+    if not isinstance(key, str) or not re.fullmatch(_PROJECT_KEY, key):
         from cerebro.errors import InvalidInput
 
         raise InvalidInput(
@@ -75,6 +74,8 @@ def default_project_key(project_dir: str | os.PathLike[str]) -> str:
 def _read(found: Path, fix: str) -> Binding | None:
     if not found.is_file():
         return None
+    import json  # here: a folder bound to a team brain is the rare case (the hooks' path imports this module)
+
     try:
         data = json.loads(found.read_text(encoding="utf-8"))
         return Binding(str(data["url"]), str(data["project"]))
@@ -85,6 +86,8 @@ def _read(found: Path, fix: str) -> Binding | None:
 
 
 def _write(target: Path, url: str, project: str) -> Path:
+    import json
+
     paths.ensure_private_dir(target.parent)
     record = json.dumps({"url": without_password(url), "project": project}, indent=1) + "\n"
     with paths.written_in_one_step(target, overwrite=True) as partial:

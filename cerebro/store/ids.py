@@ -16,7 +16,7 @@ from cerebro.errors import AmbiguousId, InvalidInput, NotFound, quote
 
 MIN_PREFIX = 4
 FULL_ID_LENGTH = 36
-_ID_CHARS = re.compile(r"^[0-9a-f-]+$")
+_ID_CHARS = r"^[0-9a-f-]+$"  # compiled on first use (re caches it), not at import
 # Above every character an id can hold: ``id >= p AND id < p || MAX`` selects exactly the ids starting with p.
 _RANGE_TOP = "\U0010ffff"
 
@@ -30,7 +30,7 @@ def resolve_prefix(fetch: Fetch, prefix: str, *, table: str, noun: str) -> str:
     candidate = (prefix or "").strip().lower()
     if not candidate:
         raise InvalidInput("empty ID prefix")
-    if not _ID_CHARS.match(candidate):
+    if not re.match(_ID_CHARS, candidate):
         raise InvalidInput(f"invalid id {quote(prefix)}: ids are UUIDs (hex digits and '-')")
     if len(candidate) < MIN_PREFIX:
         raise InvalidInput(f"ID prefix too short (minimum {MIN_PREFIX} characters): {quote(prefix)}")

@@ -338,6 +338,30 @@ def test_the_hooks_and_prime_leave_out_what_they_do_not_use(project: Path) -> No
     assert json.loads(ran.stdout) == [[], ["cerebro.values"], ["cerebro.values"]]
 
 
+def test_recall_prime_decodes_no_json_when_no_memory_carries_metadata(project: Path) -> None:
+    """JSON is imported where metadata or a JSON output needs it: `recall --prime`'s text output over memories without
+    metadata does without the module (~1.5 ms of every prime)."""
+    from cerebro import Brain, paths
+
+    Brain.init(paths.project_brain_path(project), embed_provider="none")
+    with Brain.for_project(project) as brain:
+        brain.add("a concept worth priming", type="concept")
+    code = (
+        "import contextlib, io, sys\n"
+        "from cerebro.cli.app import run\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    assert run(['recall', '--prime']) == 0\n"
+        "assert 'worth priming' in out.getvalue()\n"
+        "print('json' in sys.modules)\n"
+    )
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=project, check=False
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stdout.strip() == "False"
+
+
 def test_every_environment_variable_cerebro_reads_is_in_the_readme() -> None:
     """A knob nobody can find is a knob nobody can use (issue 16)."""
     readme = (PACKAGE.parent / "README.md").read_text()
