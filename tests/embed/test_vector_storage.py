@@ -222,3 +222,26 @@ def test_the_centering_mean_is_the_same_with_numpy_loaded_or_not(fake_brain_path
         conn.close()
     assert by_numpy is not None and len(by_numpy) == len(by_list) > 0
     assert by_numpy == pytest.approx(by_list, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("stored", ["int8", "float32"])
+def test_a_kept_centering_mean_is_read_back_whatever_the_element_type(
+    fake_brain_path: Path, tmp_path: Path, stored: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file a one-shot process keeps the mean in (ADR 0055) holds one float64 a dimension, for int8 rows (a byte
+    a dimension) and float32 ones (four) alike."""
+    from cerebro.store import centering
+
+    with Brain.open(fake_brain_path) as brain:
+        brain.add_many([{"content": f"memory {i} about topic{i % 7} and thing{i % 5}"} for i in range(60)])
+    if stored == "float32":
+        _as_before_adr_0029(fake_brain_path)
+    kept = tmp_path / "kept.mean"
+    conn = connect_raw(fake_brain_path, wal=False)
+    try:
+        plain = vec.mean_vector(conn, 256, 50)
+        assert plain is not None and vec.mean_vector(conn, 256, 50, kept) == plain
+        monkeypatch.setattr(centering, "_arithmetic", lambda *args: pytest.fail("computed again"))
+        assert vec.mean_vector(conn, 256, 50, kept) == plain
+    finally:
+        conn.close()
