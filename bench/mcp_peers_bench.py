@@ -908,7 +908,7 @@ def main() -> None:
         "--basic-memory-max",
         type=int,
         default=10_000,
-        help="largest size basic-memory is measured at (its bulk load, its own reindex, runs ~10 notes/s here)",
+        help="largest size basic-memory is measured at (its bulk load runs ~10 notes/s here, staged: ~3 h at 100k)",
     )
     parser.add_argument(
         "--basic-memory-own-fts",
