@@ -50,6 +50,18 @@ def logs_dir() -> Path:
     return home() / "logs"
 
 
+def aftercare_dir() -> Path:
+    """End-of-session work: its jobs (``pending/``, ``done/``) and its worker's lock (``integration.claude_code.
+    aftercare``); here so that the session-start hook can see there is nothing pending without importing that module."""
+    return home() / "aftercare"
+
+
+def gc_log_path(project: Path) -> Path:
+    """Evictions of a project's session-end gc: under CEREBRO_HOME (0600), never in the user's repository (a
+    committed file there could inject text into the prime). Ids, types and scores only: no memory text."""
+    return logs_dir() / f"{project_hash(project)}.gc.log"
+
+
 def global_brain_path() -> Path:
     return home() / "global.sqlite"
 

@@ -309,18 +309,21 @@ def test_the_hooks_and_prime_leave_out_what_they_do_not_use(project: Path) -> No
     secret patterns, the modules a write needs (socket) or a nonce once needed (secrets), logging (never used
     unless something warns), the standard library's second SQLite (sqlite3: the sqlean driver is the one used) or
     subprocess (the session-start hook looks for pending end-of-session work; it starts a worker only when some is
-    left) — nor the Brain facade's other modules, hashlib's OpenSSL or the export module (ADR 0053)."""
+    left) — nor the Brain facade's other modules, hashlib's OpenSSL or the export module (ADR 0053), nor the
+    end-of-session worker's module when nothing is pending."""
     from cerebro import Brain, paths
 
     Brain.init(paths.project_brain_path(project), embed_provider="none")
     with Brain.for_project(project) as brain:
         brain.add("a concept worth priming", type="concept")
+    (paths.aftercare_dir() / "pending").mkdir(parents=True)  # as an earlier session's end left it: nothing pending
     event = {"session_id": "s1", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
     code = (
         "import contextlib, io, json, sys\n"
         "from cerebro.cli.app import run\n"
         "watched = ('cerebro.values', 'cerebro.reports', 'cerebro.redaction', 'secrets', 'socket', 'logging',"
-        " 'sqlite3', 'subprocess', 'cerebro.api', 'hashlib', 'cerebro.brain.exports', 'cerebro.portability')\n"
+        " 'sqlite3', 'subprocess', 'cerebro.api', 'hashlib', 'cerebro.brain.exports', 'cerebro.portability',"
+        " 'cerebro.integration.claude_code.aftercare')\n"
         "seen = []\n"
         "for args in (['hook', 'has-brain'], ['recall', '--prime'], ['hook', 'prime', '--event', 'sessionstart']):\n"
         f"    sys.stdin = io.StringIO({json.dumps(event)!r})\n"

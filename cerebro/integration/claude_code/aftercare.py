@@ -34,7 +34,7 @@ OVERDUE_SECONDS = 120.0
 
 
 def _root() -> Path:
-    return paths.home() / "aftercare"
+    return paths.aftercare_dir()
 
 
 def pending_dir() -> Path:
@@ -321,10 +321,7 @@ def _log(message: str) -> None:
 # --------------------------------------------------------------------------- the gc log
 
 
-def gc_log_path(project: Path) -> Path:
-    """Evictions of a project's session-end gc: under CEREBRO_HOME (0600), never in the user's repository (a
-    committed file there could inject text into the prime). Ids, types and scores only: no memory text."""
-    return paths.logs_dir() / f"{paths.project_hash(project)}.gc.log"
+gc_log_path = paths.gc_log_path  # where the worker's gc writes its evictions (the session-start hook reads them)
 
 
 def status() -> dict[str, Any]:

@@ -125,9 +125,7 @@ def render_prime(primed: list[Any], total_active: int, budget_tokens: int, tail:
 
 
 def gc_tail(project: Path) -> str:
-    from cerebro.integration.claude_code.aftercare import gc_log_path
-
-    log = gc_log_path(project)
+    log = paths.gc_log_path(project)
     try:
         lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
         entry = json.loads(lines[-1]) if lines else None
@@ -250,7 +248,14 @@ def _transcript_dir(payload: dict[str, Any]) -> Path | None:
 
 def catch_up_in_background() -> None:
     """At session start: a previous session's end-of-session work that never finished (its worker was
-    killed, the machine slept) is started again. A directory listing when there is nothing to do."""
+    killed, the machine slept) is started again. A directory listing when there is nothing to do: the worker's module
+    (~2 ms of import) only when the pending folder holds anything."""
+    try:
+        with os.scandir(paths.aftercare_dir() / "pending") as entries:
+            if next(entries, None) is None:
+                return
+    except OSError:
+        return  # no pending folder: no session has ended here yet
     from cerebro.integration.claude_code import aftercare
 
     if aftercare.has_pending() and not aftercare.worker_running():
