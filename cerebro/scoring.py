@@ -234,10 +234,12 @@ def mmr_select(
 
     if not 0.0 <= lam <= 1.0:  # the bounds need a penalty that never adds: λ within [0, 1]
         raise ValueError(f"MMR's lambda must be within [0, 1], not {lam}")
-    unit = {}
+    unit: dict[K, Sequence[float]] = {}
     for key, vector in vectors.items():
-        norm = math.sqrt(sum(map(mul, vector, vector)))
-        if norm:
+        norm = math.hypot(*vector)  # in C: stored vectors come back unit-length already, most to the last bit
+        if norm == 1.0:
+            unit[key] = vector
+        elif norm:
             unit[key] = [x / norm for x in vector]
     pool = sorted(candidates, key=lambda c: -scores[c])
     closest = dict.fromkeys(pool, 0.0)  # max cosine to the picks compared with so far (never below 0)
