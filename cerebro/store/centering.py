@@ -2,8 +2,8 @@
 and the file that keeps it between one-shot processes (ADR 0055).
 
 A long-lived process keeps the mean in memory, re-read at most once a minute after commits (``Handle.brain_mean``).
-A one-shot ``cerebro recall "…"`` computed it every time: 256 int8 rows normalised and summed in Python, ~12 ms of a
-~230 ms process here (the one-shot path imports no NumPy, ADR 0052). Those rows seldom change once a brain holds more
+A one-shot ``cerebro recall "…"`` computed it every time: 256 int8 rows normalised and summed in Python, ~6 ms of a
+~225 ms process here (the one-shot path imports no NumPy, ADR 0052). Those rows seldom change once a brain holds more
 than 256 memories, so a one-shot process keeps the mean in a small file per brain file under
 ``CEREBRO_HOME/cache/centering`` with a digest of the rows it came from: it still reads the rows (~3 ms) and digests
 them (~0.2 ms), and computes the mean again only when they differ. The file holds the float64 values as computed, so
