@@ -197,19 +197,41 @@ def _prime(spec: RecallSpec) -> None:
         h.close()
 
 
-def run(spec: RecallSpec) -> None:
-    """Run recall as the CLI does (shared by the fast path and the Cyclopts command): the library call,
-    then the best-effort bookkeeping (access touches, last_surfaced, the gate's skip counter)."""
-    if spec["prime"]:
-        _prime(spec)
-        return
+def _recall_on_handle(spec: RecallSpec) -> Any:  # noqa: ANN401 - a RecallResult
+    """One brain, no provenance: the brain's modules on a handle, not the ``Brain`` facade (its imports, ~8 ms of a
+    one-shot recall) — the calls ``Brain.recall``, ``touch_accessed`` and ``count_expansion_skip`` make."""
+    from cerebro.brain import retrieval
+    from cerebro.cli.context import open_handle
+    from cerebro.logs import warn
+    from cerebro.values import UNSET
+
+    h = open_handle()
+    try:
+        subtype = spec.get("subtype")
+        result = retrieval.recall(
+            h,
+            str(spec["query"]),
+            limit=spec["limit"] or 20,
+            threshold=spec.get("threshold"),
+            subtype=UNSET if subtype is None else subtype,
+            as_of=spec.get("as_of"),
+        )
+        for notice in result.notices:
+            warn(notice)
+        retrieval.touch_accessed(h, [r.node.id for r in result.results])
+        if result.expansion == "gated":
+            retrieval.count_expansion_skip(h)
+        return result
+    finally:
+        h.close()
+
+
+def _recall_with_brain(spec: RecallSpec) -> tuple[Any, Any]:
+    """``--global`` or ``--team`` (a second brain merged in) or ``--provenance-depth``: through the ``Brain``."""
     from cerebro.api import UNSET
     from cerebro.cli.context import open_brain
-    from cerebro.cli.output import emit
-    from cerebro.cli.render import render_scored
     from cerebro.logs import warn
 
-    _embeds_one_text()
     with open_brain() as brain:
         subtype = spec.get("subtype")
         other = _other_brain(spec)  # --global or --team: the second brain, opened for the whole call
@@ -246,6 +268,23 @@ def run(spec: RecallSpec) -> None:
         finally:
             if other is not None:
                 other.close()
+    return result, chains
+
+
+def run(spec: RecallSpec) -> None:
+    """Run recall as the CLI does (shared by the fast path and the Cyclopts command): the library call,
+    then the best-effort bookkeeping (access touches, last_surfaced, the gate's skip counter)."""
+    if spec["prime"]:
+        _prime(spec)
+        return
+    from cerebro.cli.output import emit
+    from cerebro.cli.render import render_scored
+
+    _embeds_one_text()
+    if spec.get("team") or spec.get("global_") or spec.get("provenance_depth") is not None:
+        result, chains = _recall_with_brain(spec)
+    else:
+        result, chains = _recall_on_handle(spec), None
     explain = bool(spec["explain"])
     data = result.to_dict(explain=explain)
     if chains is not None:

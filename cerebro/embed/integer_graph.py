@@ -49,10 +49,9 @@ from cerebro.onnx_wire import tensor as tensor_proto
 # int8 weights (|w| ≤ 128) a pair of products, 2 × 127 × 128, fits in int16.
 LEVELS = 126
 PREFIX = "cerebro_q/"  # the names this rewrite adds
-# In the graph cache's name (cerebro.embed.local): a change here is built afresh, not read from an older cache. A
-# change to what the graph computes needs a new model id as well (ADR 0011), not only this; float rounding alone (an
-# optimisation level, an onnxruntime version) does not (ADR 0049).
-VERSION = 1
+# A change to this rewrite bumps cerebro.embed.local.REWRITE_VERSION (in the graph cache's name): it is built afresh,
+# not read from an older cache. A change to what the graph computes needs a new model id as well (ADR 0011), not only
+# that; float rounding alone (an optimisation level, an onnxruntime version) does not (ADR 0049).
 MICROSOFT = "com.microsoft"  # the domain of ONNX Runtime's own operators (MatMulIntegerToFloat)
 
 

@@ -45,6 +45,9 @@ MIN_WINDOWS_PER_THREAD = 2
 # the float32 model's. The cache is named after the level: a graph optimised at another level is built again.
 OPTIMISATION = "ORT_ENABLE_BASIC"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+# integer_graph's rewrite, in the graph cache's name: bump it when the rewrite changes, so that a graph cached by an
+# older one is built afresh (kept here, not there: a session read from the cache does not import the rewrite).
+REWRITE_VERSION = 1
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
 ENV_MODEL_PATH = "CEREBRO_LOCAL_MODEL_PATH"  # for machines that cannot install the model package
@@ -156,10 +159,8 @@ def _cache_prefix(model: str) -> str:
     level = OPTIMISATION.removeprefix("ORT_ENABLE_").lower()
     if model == FLOAT_MODEL_ID:
         return f"minilm-int8-{level}-{MODEL_SHA256[:12]}"
-    from cerebro.embed.integer_graph import VERSION
-
     # The rewrite's version too: a graph cached by another version of the rewrite is not this one's.
-    return f"minilm-int8-dq7v{VERSION}-{level}-{MODEL_SHA256[:12]}"
+    return f"minilm-int8-dq7v{REWRITE_VERSION}-{level}-{MODEL_SHA256[:12]}"
 
 
 def _cache_dir(onnxruntime: Any, model: str) -> Path:  # noqa: ANN401 - onnxruntime ships no type information

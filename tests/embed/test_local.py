@@ -389,7 +389,7 @@ def test_a_graph_cached_by_another_version_of_the_rewrite_is_not_used(monkeypatc
 
     assert _gives_the_reference(_fresh_embedder(monkeypatch))
     first = local._cache_dir(onnxruntime, local.MODEL_ID)
-    monkeypatch.setattr(integer_graph, "VERSION", integer_graph.VERSION + 1)
+    monkeypatch.setattr(local, "REWRITE_VERSION", local.REWRITE_VERSION + 1)
     rewrites = []
     real = integer_graph.rewrite
     monkeypatch.setattr(integer_graph, "rewrite", lambda model: rewrites.append(1) or real(model))
