@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 _DIGEST_BYTES = 32
+KEPT_FILES = 64  # files kept in the folder: a write beyond this many removes the least recently written (throwaway
+# brains — `eval locomo`'s, tests' — leave theirs behind)
 
 
 def mean(blobs: list[bytes], kind: str, cache: Path | None = None) -> list[float]:
@@ -85,6 +87,21 @@ def keep(file: Path, digest: bytes, values: list[float]) -> None:
     except OSError:
         try:
             os.unlink(tmp)
+        except OSError:
+            pass
+        return
+    _prune(file.parent)
+
+
+def _prune(folder: Path) -> None:
+    """At most KEPT_FILES means in ``folder``: the least recently written go (best effort)."""
+    try:
+        kept = [(entry.stat().st_mtime_ns, entry.path) for entry in os.scandir(folder) if entry.name.endswith(".mean")]
+    except OSError:
+        return
+    for _, path in sorted(kept)[: max(0, len(kept) - KEPT_FILES)]:
+        try:
+            os.unlink(path)
         except OSError:
             pass
 

@@ -90,3 +90,28 @@ def test_only_a_one_shot_process_keeps_the_mean_and_it_ranks_as_without_it(
             assert kept.is_file()
     finally:
         process.ONE_SHOT = False
+
+
+def test_the_folder_keeps_the_most_recently_written_means(fake_brain, tmp_path, monkeypatch) -> None:
+    """Throwaway brains (an eval's, a test's) leave their files behind: a write beyond KEPT_FILES removes the oldest."""
+    import os
+
+    _filled(fake_brain)
+    folder = tmp_path / "centering"
+    folder.mkdir()
+    monkeypatch.setattr(centering, "KEPT_FILES", 5)
+    for number in range(7):  # older files of gone brains, oldest first
+        stale = folder / f"gone{number}.mean"
+        stale.write_bytes(b"\0" * 40)
+        os.utime(stale, ns=(10**9 * number, 10**9 * number))
+    (folder / "notes.txt").write_text("not a mean")  # not the cache's: left alone
+    kept = folder / "brain.mean"
+    assert _mean(fake_brain, kept) == _mean(fake_brain)
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "brain.mean",
+        "gone3.mean",
+        "gone4.mean",
+        "gone5.mean",
+        "gone6.mean",
+        "notes.txt",
+    ]
