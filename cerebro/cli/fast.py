@@ -149,9 +149,10 @@ def _embeds_one_text() -> None:
 
 
 def run_add(spec: AddSpec) -> None:
-    """Store a memory as ``cerebro add`` does (shared by the fast path and the Cyclopts command) and print its id."""
-
-    from cerebro.cli.context import open_brain
+    """Store a memory as ``cerebro add`` does (shared by the fast path and the Cyclopts command) and print its id: the
+    brain's modules on a handle, the call ``Brain.add`` makes, without the facade's imports (ADR 0053)."""
+    from cerebro.brain import memories
+    from cerebro.cli.context import open_handle
     from cerebro.cli.output import emit
     from cerebro.values import Origin
 
@@ -165,8 +166,10 @@ def run_add(spec: AddSpec) -> None:
         for key in ("metadata", "provenance_root", "anchors", "anchor_ref", "beads_id", "allow_secret")
         if key in spec
     }
-    with open_brain() as brain:
-        node_id = brain.add(
+    h = open_handle()
+    try:
+        node_id = memories.add(
+            h,
             spec["content"],
             type=spec["type"],
             subtype=spec["subtype"],
@@ -174,6 +177,8 @@ def run_add(spec: AddSpec) -> None:
             origin=spec.get("origin") or Origin.from_environment("cli"),
             **extra,
         )
+    finally:
+        h.close()
     emit({"id": node_id}, node_id)
 
 
