@@ -202,25 +202,30 @@ def _prime(spec: RecallSpec) -> None:
         h.close()
 
 
+def _recall_arguments(spec: RecallSpec) -> dict[str, Any]:
+    """The query and options every recall of the command takes, whichever way it runs."""
+    from cerebro.values import UNSET
+
+    subtype = spec.get("subtype")
+    return {
+        "query": str(spec["query"]),
+        "limit": spec["limit"] or 20,
+        "threshold": spec.get("threshold"),
+        "subtype": UNSET if subtype is None else subtype,
+        "as_of": spec.get("as_of"),
+    }
+
+
 def _recall_on_handle(spec: RecallSpec) -> Any:  # noqa: ANN401 - a RecallResult
     """One brain, no provenance: the brain's modules on a handle, not the ``Brain`` facade (its imports, ~8 ms of a
     one-shot recall) — the calls ``Brain.recall``, ``touch_accessed`` and ``count_expansion_skip`` make."""
     from cerebro.brain import retrieval
     from cerebro.cli.context import open_handle
     from cerebro.logs import warn
-    from cerebro.values import UNSET
 
     h = open_handle()
     try:
-        subtype = spec.get("subtype")
-        result = retrieval.recall(
-            h,
-            str(spec["query"]),
-            limit=spec["limit"] or 20,
-            threshold=spec.get("threshold"),
-            subtype=UNSET if subtype is None else subtype,
-            as_of=spec.get("as_of"),
-        )
+        result = retrieval.recall(h, **_recall_arguments(spec))
         for notice in result.notices:
             warn(notice)
         retrieval.touch_accessed(h, [r.node.id for r in result.results])
@@ -233,12 +238,10 @@ def _recall_on_handle(spec: RecallSpec) -> Any:  # noqa: ANN401 - a RecallResult
 
 def _recall_with_brain(spec: RecallSpec) -> tuple[Any, Any]:
     """``--global`` or ``--team`` (a second brain merged in) or ``--provenance-depth``: through the ``Brain``."""
-    from cerebro.api import UNSET
     from cerebro.cli.context import open_brain
     from cerebro.logs import warn
 
     with open_brain() as brain:
-        subtype = spec.get("subtype")
         other = _other_brain(spec)  # --global or --team: the second brain, opened for the whole call
         try:
             if other is None:
@@ -247,13 +250,7 @@ def _recall_with_brain(spec: RecallSpec) -> tuple[Any, Any]:
                 search = lambda query, **kw: brain.recall_with_team(other, query, **kw)  # noqa: E731
             else:
                 search = brain.recall_with_global
-            result = search(
-                str(spec["query"]),
-                limit=spec["limit"] or 20,
-                threshold=spec.get("threshold"),
-                subtype=UNSET if subtype is None else subtype,
-                as_of=spec.get("as_of"),
-            )
+            result = search(**_recall_arguments(spec))
             for notice in result.notices:
                 warn(notice)
             brain.touch_accessed([r.node.id for r in result.results if r.store in (None, "project")])
