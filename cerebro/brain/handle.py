@@ -361,7 +361,7 @@ class Handle:
         if process.ONE_SHOT:
             return self.store
         if self._rows is None:
-            self._rows = self.connector.warm_rows() or False  # False: this engine keeps none (asked once)
+            self._rows = self.connector.warm_rows(self._raw_lock) or False  # False: this engine keeps none (asked once)
         return self._rows.store(self.store, conn) if self._rows else self.store
 
     def warm_vectors(self) -> int:

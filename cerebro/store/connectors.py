@@ -52,8 +52,9 @@ class Connector(Protocol):
         """A new in-memory copy of the keyword index for a long-lived process (ADR 0044), or None when the engine ranks
         keywords itself."""
 
-    def warm_rows(self) -> Any:  # noqa: ANN401 - a cerebro.store.warm_rows.WarmRows, or None
-        """A new in-memory copy of the memory rows for a long-lived process (ADR 0051), or None."""
+    def warm_rows(self, turns: Any = None) -> Any:  # noqa: ANN401 - a lock; a cerebro.store.warm_rows.WarmRows, or None
+        """A new in-memory copy of the memory rows for a long-lived process (ADR 0051), or None; its builds wait while
+        this process holds ``turns`` (the lock of the brain's connection)."""
 
     def centering_file(self) -> Path | None:
         """Where a one-shot process keeps the brain's centering mean for the next one (ADR 0055), or None."""
@@ -118,10 +119,10 @@ class SQLiteConnector:
 
         return WarmKeywords(self.path)
 
-    def warm_rows(self) -> Any:  # noqa: ANN401 - a WarmRows
+    def warm_rows(self, turns: Any = None) -> Any:  # noqa: ANN401 - a lock; a WarmRows
         from cerebro.store.warm_rows import WarmRows
 
-        return WarmRows(self.path)
+        return WarmRows(self.path, turns)
 
     def centering_file(self) -> Path | None:
         from cerebro import process
@@ -210,7 +211,7 @@ class PostgresConnector:
     def keyword_copy(self) -> None:
         return None  # PostgreSQL ranks keywords on the server
 
-    def warm_rows(self) -> None:
+    def warm_rows(self, turns: Any = None) -> None:  # noqa: ANN401 - a lock
         return None  # no cheap counter of other sessions' commits: a copy could not know it is stale
 
     def centering_file(self) -> None:

@@ -15,7 +15,8 @@ sees. A recall's own bookkeeping (access touches, surfacing stamps, counters) is
 (:meth:`WarmRows.after_write`) rather than dropping it — an MCP server commits touches after every recall; any other
 change drops it. A new copy is built once the statements' row reads at one state have cost a share of what a build
 costs (ski rental, as the keyword copy's): a server whose brain is written between a few recalls never pays for copies
-it would barely use. The build runs on a thread of its own, on its own connection, from a snapshot that begins before
+it would barely use. The build runs on a thread of its own (taking turns with this process's recalls:
+:mod:`cerebro.store.rows_build`), on its own connection, from a snapshot that begins before
 the recall that started it lets go of the raw connection; this process's writes meanwhile are logged, and the copy is
 adopted only if every one of them could be mirrored into it and no other connection has committed since (the stamp,
 again). Brains above :data:`MAX_ROWS` keep none (memory: ~0.9 KB a memory).
@@ -26,6 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from cerebro.store import reads
+from cerebro.store.rows_build import in_turns
 from cerebro.values import Node, evolve
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
     from cerebro.db.types import Connection
     from cerebro.store.interface import Store
+    from cerebro.store.rows_build import Build
 
 # A copy costs ~0.9 KB of memory a memory of ~100 characters (its Node, whose fields share one key table; the text;
 # the parsed times; the values many rows repeat kept once) and ~7–9 µs of CPU a row to read, on a thread of its own
@@ -45,6 +48,7 @@ MAX_ROWS = 150_000
 BUILD_SHARE = 0.25
 BUILD_SECONDS_FIXED = 0.002
 BUILD_SECONDS_PER_ROW = 8e-6
+BEGIN_SECONDS = 5.0  # how long a recall waits for a build's snapshot to begin (an open is ~1 ms; a busy disk, more)
 
 Stamp = tuple[int, int]  # (PRAGMA data_version, the connection's total_changes)
 Edge = tuple[str, str, str, float]  # (source, target, relation, weight)
@@ -188,8 +192,9 @@ class RowsCopy:
         return cast("Store", CopiedStore(base, self))
 
 
-def read_copy(conn: Connection, stamp: Stamp) -> RowsCopy:
-    """Every row of ``nodes`` and the keyword index's map, in ``conn``'s snapshot (which ``stamp`` describes)."""
+def read_copy(conn: Connection, stamp: Stamp, turn: Callable[[], None] = lambda: None) -> RowsCopy:
+    """Every row of ``nodes`` and the keyword index's map, in ``conn``'s snapshot (which ``stamp`` describes);
+    ``turn()`` every few rows (a build's wait for its turn: :mod:`cerebro.store.rows_build`)."""
     nodes: dict[str, Node] = {}
     order: list[str] = []
     fts: dict[int, str] | None
@@ -198,7 +203,7 @@ def read_copy(conn: Connection, stamp: Stamp) -> RowsCopy:
     # created_at (NULLs sort first) are nobody's neighbours.
     same: dict[Any, Any] = {}  # one object for each value many rows repeat: ~200 bytes a memory less
     blank = set()
-    for row in conn.execute(f"SELECT {reads.NODE_COLUMNS} FROM nodes ORDER BY created_at, rowid").fetchall():
+    for row in in_turns(conn.execute(f"SELECT {reads.NODE_COLUMNS} FROM nodes ORDER BY created_at, rowid"), turn):
         node = nodes[row[0]] = node_from_row(row)
         if not row[9]:
             blank.add(node.id)
@@ -208,14 +213,16 @@ def read_copy(conn: Connection, stamp: Stamp) -> RowsCopy:
         if row[11] is not None:
             order.append(node.id)
     try:
-        mapped = conn.execute("SELECT id, c0 FROM nodes_fts_content").fetchall()
+        mapped = list(in_turns(conn.execute("SELECT id, c0 FROM nodes_fts_content"), turn))
     except Exception:  # noqa: BLE001 - no keyword index, or one that keeps its text elsewhere: the statement answers
         fts = None
     else:  # the nodes' own id objects, not a second copy of each
         fts = {rowid: nodes[node_id].id if node_id in nodes else node_id for rowid, node_id in mapped}
     edges = [
         (source, target, relation, float(weight) if weight is not None else 1.0)  # as graph.edges_touching reads it
-        for source, target, relation, weight in conn.execute("SELECT source_id, target_id, relation, weight FROM edges")
+        for source, target, relation, weight in in_turns(
+            conn.execute("SELECT source_id, target_id, relation, weight FROM edges"), turn
+        )
     ]
     return RowsCopy(stamp, nodes, order, fts, edges, blank)
 
@@ -224,11 +231,12 @@ class WarmRows:
     """A brain's rows copy in one process (a handle keeps one), with the rule that builds and drops it. Asked under the
     handle's raw-connection lock (one recall or write at a time); a build runs on a thread of its own."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, turns: Any = None) -> None:  # noqa: ANN401 - a lock
         self._path = path
+        self._turns = turns  # the lock this process's recalls and writes hold the brain's connection by (a build waits)
         self._copy: RowsCopy | None = None
-        self._build: _Build | None = None  # under way, or done and not yet adopted
-        self._threads: list[_Build] = []  # every build started and not seen done (close() stops them)
+        self._build: Build | None = None  # under way, or done and not yet adopted
+        self._threads: list[Build] = []  # every build started and not seen done (close() stops them)
         # The state recalls are counted at, the seconds its statements spent reading rows, and the rows a build reads.
         self._asked: tuple[Stamp | None, float, int] = (None, 0.0, 0)
         self._tried: Stamp | None = None  # the state the last build started at: a failed one is not retried there
@@ -281,7 +289,9 @@ class WarmRows:
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             return
         path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "") or self._path
-        build = _Build(stamp)
+        from cerebro.store.rows_build import Build
+
+        build = Build(stamp, self._turns)
         self.builds += 1
         import threading
 
@@ -322,77 +332,3 @@ class WarmRows:
             self._asked = ((stamp[0], after), total, rows)
         if self._tried is not None and self._tried[1] == before:
             self._tried = (self._tried[0], after)
-
-
-BEGIN_SECONDS = 5.0  # how long a recall waits for a build's snapshot to begin (an open is ~1 ms; a busy disk, more)
-STOP_SECONDS = 5.0  # how long closing a handle waits for an interrupted build to end (a statement stops within ms)
-
-
-class _Build:
-    """One copy read on a thread, on a connection of its own, and the writes this process made meanwhile."""
-
-    def __init__(self, stamp: Stamp) -> None:
-        import threading
-
-        self.stamp = stamp
-        self.begun, self.done = threading.Event(), threading.Event()
-        self.copy: RowsCopy | None = None
-        self.log: list[tuple[int, int, Callable[[RowsCopy], None] | None]] = []  # (before, after, mirror)
-        self.stopped = False
-        # The build's connection while it may be interrupted. SQLite's interrupt is safe from another thread as long
-        # as the connection is not being closed meanwhile: the lock keeps the two apart.
-        self._conn: Any = None
-        self._conn_lock = threading.Lock()
-
-    def run(self, path: str | Path) -> None:
-        from cerebro.db.engine import connect_raw
-
-        try:
-            # An existing file only: a brain removed under a running process must not come back as an empty one.
-            conn = connect_raw(path, wal=False, create=False)
-            with self._conn_lock:
-                self._conn = conn
-            try:
-                if self.stopped:
-                    return
-                conn.execute("BEGIN")
-                conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchall()  # the snapshot begins here
-                self.begun.set()
-                self.copy = read_copy(conn, self.stamp)
-                conn.execute("COMMIT")
-            finally:
-                with self._conn_lock:
-                    self._conn = None
-                conn.close()
-        except Exception:  # noqa: BLE001 - the statements go on answering
-            self.copy = None
-        finally:
-            self.begun.set()
-            self.done.set()
-
-    def stop(self, seconds: float = STOP_SECONDS) -> None:
-        """End the build (its copy is not used) and wait up to ``seconds`` for its thread to let go of the brain: its
-        running statement is interrupted, again until it is done (an interrupt between two statements is lost)."""
-        import time
-
-        self.stopped = True
-        deadline = time.monotonic() + seconds
-        while not self.done.wait(0.01) and time.monotonic() < deadline:
-            with self._conn_lock:
-                if self._conn is not None:
-                    self._conn.interrupt()
-
-    def adopt(self, stamp: Stamp) -> RowsCopy | None:
-        """The copy, with this process's writes since its snapshot mirrored, if it then describes ``stamp``."""
-        copy, changes = self.copy, self.stamp[1]
-        if copy is None or stamp[0] != self.stamp[0]:
-            return None
-        for before, after, mirror in self.log:
-            if before != changes or mirror is None:
-                return None  # a write whose effect is not known
-            mirror(copy)
-            changes = after
-        if changes != stamp[1]:
-            return None
-        copy.stamp = stamp
-        return copy

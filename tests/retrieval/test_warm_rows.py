@@ -291,10 +291,10 @@ def test_writes_during_a_build_are_mirrored_into_it_or_it_is_not_used(
     release = threading.Event()
     original = warm_rows.read_copy
 
-    def slow_read(conn, stamp):
+    def slow_read(conn, stamp, **kwargs):
         started.set()
         release.wait(10)
-        return original(conn, stamp)
+        return original(conn, stamp, **kwargs)
 
     monkeypatch.setattr(warm_rows, "read_copy", slow_read)
     fake_brain.recall("deploy")  # a build starts: its snapshot is taken, then it waits
@@ -423,11 +423,11 @@ def test_closing_the_brain_stops_a_build_under_way(fake_brain, monkeypatch, late
     started = threading.Event()
     original, connect = warm_rows.read_copy, engine.connect_raw
 
-    def endless_read(conn, stamp):
+    def endless_read(conn, stamp, **kwargs):
         started.set()  # a statement that runs until it is interrupted (or for minutes), then the copy
         count = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 4e9) SELECT count(*) FROM c"
         conn.execute(count).fetchall()
-        return original(conn, stamp)
+        return original(conn, stamp, **kwargs)
 
     def slow_connect(*args, **kwargs):
         time.sleep(0.3)  # the recall waits 0.05 s for the snapshot to begin, then goes on without this build
@@ -447,3 +447,67 @@ def test_closing_the_brain_stops_a_build_under_way(fake_brain, monkeypatch, late
     assert build.done.is_set() and build.copy is None
     thread.join(2)
     assert not thread.is_alive()
+
+
+def test_a_build_waits_while_this_process_holds_the_brain_and_not_for_ever(fake_brain, monkeypatch) -> None:
+    """A build reads its rows a batch at a time, each when no recall or write of this process holds the brain's
+    connection (two threads computing at once made a 15 ms recall take 600 ms) — but waits a bounded time for it."""
+    from cerebro.store import rows_build
+
+    ids = fake_brain.add_many(corpus(14, 60))
+    h = fake_brain.handle
+    monkeypatch.setattr(rows_build, "ROWS_A_TURN", 8)
+    with h.snapshot() as conn:
+        stamp = warm_rows.stamp_of(conn)
+        expected = warm_rows.read_copy(conn, stamp)
+
+    def started(build) -> threading.Thread:
+        thread = threading.Thread(target=build.run, args=(fake_brain_file(fake_brain),), name="cerebro-rows")
+        thread.start()
+        assert build.begun.wait(10)
+        return thread
+
+    monkeypatch.setattr(rows_build, "TURN_SECONDS", 60.0)
+    build = rows_build.Build(stamp, h._raw_lock)
+    with h.raw_in_use():
+        thread = started(build)
+        assert not build.done.wait(0.5)  # its turn never comes while the connection is held
+    assert build.done.wait(10) and build.copy is not None
+    assert build.copy.nodes == expected.nodes and build.copy.order == expected.order and len(ids) == 60
+    thread.join(10)
+
+    monkeypatch.setattr(rows_build, "TURN_SECONDS", 0.01)  # held throughout: a batch every 10 ms all the same
+    build = rows_build.Build(stamp, h._raw_lock)
+    with h.raw_in_use():
+        thread = started(build)
+        assert build.done.wait(10) and build.copy is not None
+    assert build.copy.nodes == expected.nodes
+    thread.join(10)
+
+
+def fake_brain_file(brain) -> str:
+    with brain.handle.snapshot() as conn:
+        return next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")
+
+
+def test_a_build_a_recall_starts_takes_turns_with_the_brains_own_recalls_and_writes(fake_brain, monkeypatch) -> None:
+    from cerebro.store import rows_build
+
+    fake_brain.add_many(corpus(15, 60))
+    monkeypatch.setattr(warm_rows, "BUILD_SHARE", 0.0)
+    monkeypatch.setattr(rows_build, "ROWS_A_TURN", 8)
+    monkeypatch.setattr(rows_build, "TURN_SECONDS", 60.0)
+    go, original = threading.Event(), warm_rows.read_copy
+
+    def held_back(conn, stamp, **kwargs):
+        go.wait(10)
+        return original(conn, stamp, **kwargs)
+
+    monkeypatch.setattr(warm_rows, "read_copy", held_back)
+    fake_brain.recall("deploy")  # a build starts and waits for the signal
+    (build,) = fake_brain.handle._rows._threads
+    with fake_brain.handle.raw_in_use():  # as a recall or write of this process would
+        go.set()
+        assert not build.done.wait(0.5)
+    assert build.done.wait(10) and build.copy is not None
+    wait_for_builds()
