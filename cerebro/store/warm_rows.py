@@ -214,6 +214,8 @@ def read_copy(conn: Connection, stamp: Stamp, turn: Callable[[], None] = lambda:
             order.append(node.id)
     try:
         mapped = list(in_turns(conn.execute("SELECT id, c0 FROM nodes_fts_content"), turn))
+    except InterruptedError:
+        raise  # a stopped build ends here too
     except Exception:  # noqa: BLE001 - no keyword index, or one that keeps its text elsewhere: the statement answers
         fts = None
     else:  # the nodes' own id objects, not a second copy of each

@@ -511,3 +511,23 @@ def test_a_build_a_recall_starts_takes_turns_with_the_brains_own_recalls_and_wri
         assert not build.done.wait(0.5)
     assert build.done.wait(10) and build.copy is not None
     wait_for_builds()
+
+
+def test_a_build_stopped_while_it_reads_the_keyword_map_ends_there(fake_brain, monkeypatch) -> None:
+    """A stop seen at the keyword index's batches ends the read (it is not taken for an index without a map)."""
+    from cerebro.store import rows_build
+
+    fake_brain.add_many(corpus(16, 60))
+    monkeypatch.setattr(rows_build, "ROWS_A_TURN", 8)
+    turns = []
+
+    def stopped_at_the_map() -> None:
+        turns.append(1)
+        if len(turns) > 8:  # 60 memory rows: 8 batches, then the keyword map's first
+            raise InterruptedError("the build was stopped")
+
+    with fake_brain.handle.snapshot() as conn:
+        stamp = warm_rows.stamp_of(conn)
+        with pytest.raises(InterruptedError):
+            warm_rows.read_copy(conn, stamp, turn=stopped_at_the_map)
+    assert len(turns) == 9
