@@ -65,7 +65,8 @@ def measure(size: int, recalls: int) -> None:
                 spans.append((begin, time.perf_counter()))
         walls = [(end - begin) * 1000 for begin, end in spans]
         median = statistics.median(walls)
-        print(f"recalls {recalls}, median {median:.1f} ms, slowest {max(walls[3:]):.1f} ms after the first three")
+        slowest = max(walls[3:], default=0.0)  # after the first three: the model's load and the warm indexes'
+        print(f"recalls {recalls}, median {median:.1f} ms, slowest {slowest:.1f} ms after the first three")
         for number, wall in enumerate(walls):
             if wall > 3 * median:
                 print(f"  recall {number}: {wall:.1f} ms, at {(spans[number][0] - started) * 1000:.0f} ms")

@@ -56,6 +56,11 @@ def aftercare_dir() -> Path:
     return home() / "aftercare"
 
 
+def aftercare_pending_dir() -> Path:
+    """The end-of-session jobs not yet done (not created here: reading it must create nothing)."""
+    return aftercare_dir() / "pending"
+
+
 def gc_log_path(project: Path) -> Path:
     """Evictions of a project's session-end gc: under CEREBRO_HOME (0600), never in the user's repository (a
     committed file there could inject text into the prime). Ids, types and scores only: no memory text."""

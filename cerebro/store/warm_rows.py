@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from cerebro.store import reads
-from cerebro.store.rows_build import in_turns
+from cerebro.store.rows_build import Build, in_turns
 from cerebro.values import Node, evolve
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
     from cerebro.db.types import Connection
     from cerebro.store.interface import Store
-    from cerebro.store.rows_build import Build
 
 # A copy costs ~0.9 KB of memory a memory of ~100 characters (its Node, whose fields share one key table; the text;
 # the parsed times; the values many rows repeat kept once) and ~7–9 µs of CPU a row to read, on a thread of its own
@@ -291,8 +290,6 @@ class WarmRows:
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             return
         path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "") or self._path
-        from cerebro.store.rows_build import Build
-
         build = Build(stamp, self._turns)
         self.builds += 1
         import threading

@@ -38,7 +38,7 @@ def _root() -> Path:
 
 
 def pending_dir() -> Path:
-    return paths.ensure_private_dir(_root() / "pending")
+    return paths.ensure_private_dir(paths.aftercare_pending_dir())
 
 
 def done_dir() -> Path:
@@ -99,7 +99,7 @@ def pending_jobs() -> list[Job]:
     """Every job still to do, oldest first; unreadable job files are skipped (and reported by doctor)."""
     jobs = []
     try:
-        entries = list(os.scandir(_root() / "pending"))  # a read: creates nothing
+        entries = list(os.scandir(paths.aftercare_pending_dir()))  # a read: creates nothing
     except OSError:
         return []
     for entry in entries:
@@ -128,7 +128,8 @@ def _read_job(path: Path) -> Job | None:
 
 def has_pending() -> bool:
     try:
-        return any(e.name.endswith(".json") and not e.name.startswith(".") for e in os.scandir(_root() / "pending"))
+        with os.scandir(paths.aftercare_pending_dir()) as entries:
+            return any(e.name.endswith(".json") and not e.name.startswith(".") for e in entries)
     except OSError:
         return False
 

@@ -251,7 +251,7 @@ def catch_up_in_background() -> None:
     killed, the machine slept) is started again. A directory listing when there is nothing to do: the worker's module
     (~2 ms of import) only when the pending folder holds anything."""
     try:
-        with os.scandir(paths.aftercare_dir() / "pending") as entries:
+        with os.scandir(paths.aftercare_pending_dir()) as entries:
             if next(entries, None) is None:
                 return
     except OSError:
