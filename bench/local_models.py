@@ -4,6 +4,7 @@
     .venv/bin/python bench/local_models.py [--out bench/out] [--memories 1000] [--rounds 2] [--locomo PATH]
     .venv/bin/python bench/local_models.py --levels [--rounds 5] [--locomo PATH]
     .venv/bin/python bench/local_models.py --run-sizes [--rounds 3]
+    .venv/bin/python bench/local_models.py --floor [--rounds 5]
 
 For each model: each text's vector against the float32 one (cosine, mean and worst, on recall_bench's corpus); CPU a
 text on one thread; ``Brain.add_many`` memories/s and CPU a memory (write_bench's measure, rounds interleaved); and,
@@ -17,6 +18,11 @@ vectors' cosine to the float32 model's at the basic level, on LoCoMo-like bench 
 
 ``--run-sizes`` instead times the default model's runs (ADR 0050): CPU a window for runs of 1–32 windows and for
 runs cut at a budget of padded tokens, on windows of 14 (queries), 47 (bench sentences), 64, 128 and 256 tokens.
+
+``--floor`` instead splits a memory's embedding (ADR 0057): CPU a window of bench sentences through the whole model,
+in the runs ``cerebro`` makes, against its 36 integer matrix products alone (the same kernel, shapes and runs, in a
+graph of their own) — the floor no rewrite of the other operators can go under on this CPU — and the products'
+rate in multiply-adds a second.
 """
 
 from __future__ import annotations
@@ -188,6 +194,89 @@ def run_sizes(rounds: int) -> dict[str, float]:
     return best
 
 
+# MiniLM-L6's matrix products a layer, (rows, columns) of the weights: query, key, value, attention output, then the
+# feed-forward pair; six layers.
+PRODUCTS = [(384, 384)] * 4 + [(384, 1536), (1536, 384)]
+LAYERS = 6
+
+
+def _products_graph() -> bytes:
+    """A model of the 36 products alone: ``MatMulIntegerToFloat`` of a uint8 input (…, K) with int8 weights (K, N),
+    as integer_graph emits them; inputs ``a384`` and ``a1536``, outputs unused by one another."""
+    import numpy as np
+
+    from cerebro.onnx_wire import FLOAT, INT8, UINT8, field, graph_initializer, graph_node
+
+    def unshaped(name: str, element: int) -> bytes:  # a ValueInfoProto with a type and no shape
+        return field(1, name) + field(2, field(1, field(1, element)))
+
+    rng = np.random.default_rng(0)
+    body = [graph_initializer("one", FLOAT, [], np.float32(1).tobytes())]
+    outputs = []
+    for layer in range(LAYERS):
+        for index, (rows, columns) in enumerate(PRODUCTS):
+            name = f"w{layer}_{index}"
+            weights = rng.integers(-127, 128, size=(rows, columns), dtype=np.int8)
+            body.append(graph_initializer(name, INT8, [rows, columns], weights.tobytes()))
+            body.append(graph_initializer(f"{name}_scales", FLOAT, [columns], np.full(columns, 1e-3, "<f4").tobytes()))
+            body.append(
+                graph_node(
+                    "MatMulIntegerToFloat",
+                    [f"a{rows}", name, "one", f"{name}_scales"],
+                    [f"y{name}"],
+                    domain="com.microsoft",
+                )
+            )
+            outputs.append(f"y{name}")
+    graph = b"".join(body) + field(2, "products")
+    graph += field(11, unshaped("a384", UINT8)) + field(11, unshaped("a1536", UINT8))
+    graph += b"".join(field(12, unshaped(name, FLOAT)) for name in outputs)
+    opsets = field(8, field(1, "") + field(2, 17)) + field(8, field(1, "com.microsoft") + field(2, 1))
+    return field(1, 8) + opsets + field(7, graph)
+
+
+def floor(rounds: int) -> dict[str, float]:
+    """CPU ms a window of bench sentences: the whole model, and its integer products alone, in the same runs."""
+    import numpy as np
+    import onnxruntime
+
+    from cerebro.embed import local, runs
+
+    rng = random.Random(3)
+    embedder = local.LocalEmbedder(threads=1)
+    embedder.embed(["load the model"])
+    windows = [embedder._windows(recall_bench.sentence(rng))[0] for _ in range(240)]
+    planned = runs.plan([len(w) for w in windows], 1)
+    products = onnxruntime.InferenceSession(
+        _products_graph(), sess_options=local._session_options(onnxruntime, "ORT_ENABLE_BASIC")
+    )
+    noise = np.random.default_rng(1)
+    feeds = []
+    for batch in planned:
+        tokens = len(batch) * max(len(windows[i]) for i in batch)  # the run's padded matrix, row by row
+        feeds.append({f"a{k}": noise.integers(0, 128, size=(tokens, k), dtype=np.uint8) for k in (384, 1536)})
+    best: dict[str, float] = {}
+    for _round in range(rounds):
+        started = time.process_time()
+        for batch in planned:
+            embedder._run(embedder._session, windows, batch)
+        whole = (time.process_time() - started) * 1000 / len(windows)
+        started = time.process_time()
+        for feed in feeds:
+            products.run(None, feed)
+        alone = (time.process_time() - started) * 1000 / len(windows)
+        for key, cpu in (("whole model", whole), ("products alone", alone)):
+            best[f"cpu_ms_per_window {key}"] = round(min(best.get(f"cpu_ms_per_window {key}", cpu), cpu), 2)
+    padded = sum(len(feed["a384"]) for feed in feeds) / len(windows)
+    multiply_adds = padded * LAYERS * sum(rows * columns for rows, columns in PRODUCTS)
+    best["padded_tokens_per_window"] = round(padded, 1)
+    best["products_g_multiply_adds_per_s"] = round(multiply_adds / best["cpu_ms_per_window products alone"] / 1e6, 1)
+    best["cpu_ms_per_window rest"] = round(
+        best["cpu_ms_per_window whole model"] - best["cpu_ms_per_window products alone"], 2
+    )
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench/out")
@@ -196,6 +285,9 @@ def main() -> None:
     parser.add_argument("--locomo", help="locomo10.zip: also measure retrieval quality on both halves")
     parser.add_argument("--levels", action="store_true", help="compare graph optimisation levels instead (ADR 0049)")
     parser.add_argument("--run-sizes", action="store_true", help="time the model's run sizes instead (ADR 0050)")
+    parser.add_argument(
+        "--floor", action="store_true", help="split a window's CPU: the products and the rest (ADR 0057)"
+    )
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -209,7 +301,9 @@ def main() -> None:
         results["levels"] = levels(max(args.rounds, 1), Path(args.locomo) if args.locomo else None)
     if args.run_sizes:
         results["run_sizes"] = run_sizes(max(args.rounds, 1))
-    if args.levels or args.run_sizes:
+    if args.floor:
+        results["floor"] = floor(max(args.rounds, 1))
+    if args.levels or args.run_sizes or args.floor:
         results["load_average_after"] = os.getloadavg()
         print(json.dumps(results, indent=2))
         return

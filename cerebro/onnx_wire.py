@@ -142,6 +142,12 @@ def last(items: list[Field], number: int) -> Field | None:
     return next((item for item in reversed(items) if item.number == number), None)
 
 
+def text_field(items: list[Field], number: int) -> str:
+    """A singular text field, "" when absent."""
+    item = last(items, number)
+    return item.text() if item is not None else ""
+
+
 def repeated_ints(items: list[Field], number: int) -> list[int]:
     """A repeated integer field, written packed (one length-delimited field) or one varint a value."""
     out: list[int] = []
@@ -156,3 +162,70 @@ def repeated_ints(items: list[Field], number: int) -> list[int]:
             value, at = _read_varint(item.value, at)
             out.append(value)
     return [value - (1 << 64) if value >> 63 else value for value in out]  # int64: two's complement
+
+
+@dataclass
+class GraphNode:
+    """A graph's NodeProto as read: the fields a rewrite matches on, and its exact bytes to copy it unchanged."""
+
+    inputs: list[str]
+    outputs: list[str]
+    op_type: str
+    domain: str
+    attributes: list[Field]
+    raw: memoryview  # the whole GraphProto.node field
+
+    @classmethod
+    def read(cls, item: Field) -> GraphNode:
+        parts = fields(item.value)
+        return cls(
+            inputs=[f.text() for f in parts if f.number == 1],
+            outputs=[f.text() for f in parts if f.number == 2],
+            op_type=text_field(parts, 4),
+            domain=text_field(parts, 7),
+            attributes=[f for f in parts if f.number == 5],
+            raw=item.raw,
+        )
+
+    def int_attribute(self, name: str) -> int | None:
+        for attribute in self.attributes:
+            parts = fields(attribute.value)
+            if text_field(parts, 1) == name:
+                value = last(parts, 3)
+                return value.integer() if value is not None else None
+        return None
+
+
+@dataclass
+class Initializer:
+    """A graph's TensorProto as read (raw data only: the values a rewrite needs are stored raw)."""
+
+    name: str
+    data_type: int
+    dims: list[int]
+    raw_data: memoryview | None
+
+    @classmethod
+    def read(cls, item: Field) -> Initializer:
+        parts = fields(item.value)
+        data_type, raw = last(parts, 2), last(parts, 9)
+        if raw is not None and raw.kind != LENGTH:
+            raise MalformedModel("a tensor's raw data should be bytes")
+        return cls(
+            name=text_field(parts, 8),
+            data_type=data_type.integer() if data_type is not None else 0,
+            dims=repeated_ints(parts, 1),
+            raw_data=raw.value if raw is not None else None,
+        )
+
+
+def graph_initializer(name: str, data_type: int, dims: list[int], raw: bytes | memoryview) -> bytes:
+    """A GraphProto.initializer field."""
+    return field(5, b"".join(tensor(name, data_type, dims, raw)))
+
+
+def graph_node(
+    op: str, inputs: list[str], outputs: list[str], domain: str = "", **attributes: int | list[int]
+) -> bytes:
+    """A GraphProto.node field."""
+    return field(1, node(op, inputs, outputs, domain, **attributes))

@@ -33,17 +33,17 @@ from cerebro.onnx_wire import (
     FLOAT,
     INT8,
     INT64,
-    LENGTH,
     UINT8,
-    Field,
+    GraphNode,
+    Initializer,
     MalformedModel,
     field,
     fields,
+    graph_initializer,
+    graph_node,
     last,
-    repeated_ints,
+    text_field,
 )
-from cerebro.onnx_wire import node as node_proto
-from cerebro.onnx_wire import tensor as tensor_proto
 
 # A row's range spans LEVELS steps; rounding the zero point and the values apart can add one: 0…127 in all, and with
 # int8 weights (|w| ≤ 128) a pair of products, 2 × 127 × 128, fits in int16.
@@ -53,70 +53,6 @@ PREFIX = "cerebro_q/"  # the names this rewrite adds
 # not read from an older cache. A change to what the graph computes needs a new model id as well (ADR 0011), not only
 # that; float rounding alone (an optimisation level, an onnxruntime version) does not (ADR 0049).
 MICROSOFT = "com.microsoft"  # the domain of ONNX Runtime's own operators (MatMulIntegerToFloat)
-
-
-@dataclass
-class _Node:
-    inputs: list[str]
-    outputs: list[str]
-    op_type: str
-    domain: str
-    attributes: list[Field]
-    raw: memoryview
-
-    @classmethod
-    def read(cls, item: Field) -> _Node:
-        parts = fields(item.value)
-        return cls(
-            inputs=[f.text() for f in parts if f.number == 1],
-            outputs=[f.text() for f in parts if f.number == 2],
-            op_type=_text(parts, 4),
-            domain=_text(parts, 7),
-            attributes=[f for f in parts if f.number == 5],
-            raw=item.raw,
-        )
-
-    def int_attribute(self, name: str) -> int | None:
-        for attribute in self.attributes:
-            parts = fields(attribute.value)
-            if _text(parts, 1) == name:
-                value = last(parts, 3)
-                return value.integer() if value is not None else None
-        return None
-
-
-@dataclass
-class _Tensor:
-    name: str
-    data_type: int
-    dims: list[int]
-    raw_data: memoryview | None
-
-    @classmethod
-    def read(cls, item: Field) -> _Tensor:
-        parts = fields(item.value)
-        data_type, raw = last(parts, 2), last(parts, 9)
-        if raw is not None and raw.kind != LENGTH:
-            raise MalformedModel("a tensor's raw data should be bytes")
-        return cls(
-            name=_text(parts, 8),
-            data_type=data_type.integer() if data_type is not None else 0,
-            dims=repeated_ints(parts, 1),
-            raw_data=raw.value if raw is not None else None,
-        )
-
-
-def _text(parts: list[Field], number: int) -> str:
-    item = last(parts, number)
-    return item.text() if item is not None else ""
-
-
-def _tensor(name: str, data_type: int, dims: list[int], raw: bytes | memoryview) -> bytes:
-    return field(5, b"".join(tensor_proto(name, data_type, dims, raw)))  # GraphProto.initializer
-
-
-def _node(op: str, inputs: list[str], outputs: list[str], domain: str = "", **attributes: int | list[int]) -> bytes:
-    return field(1, node_proto(op, inputs, outputs, domain, **attributes))  # GraphProto.node
 
 
 _CONSTANTS: dict[str, tuple[int, list[int], list[float] | list[int]]] = {  # name → (type, dims, values)
@@ -133,21 +69,21 @@ _CONSTANTS: dict[str, tuple[int, list[int], list[float] | list[int]]] = {  # nam
 def _constant(name: str) -> bytes:
     data_type, dims, values = _CONSTANTS[name]
     raw = struct.pack(f"<{len(values)}{'f' if data_type == FLOAT else 'q'}", *values)
-    return _tensor(PREFIX + name, data_type, dims, raw)
+    return graph_initializer(PREFIX + name, data_type, dims, raw)
 
 
 @dataclass(frozen=True)
 class _Weights:
     """One ``MatMul(x, Mul(Cast(int8 W), column scales))`` found in the model."""
 
-    matmul: _Node
-    cast: _Node
-    mul: _Node
-    weights: _Tensor
-    scales: _Tensor
+    matmul: GraphNode
+    cast: GraphNode
+    mul: GraphNode
+    weights: Initializer
+    scales: Initializer
 
 
-def _find(nodes: list[_Node], tensors: dict[str, _Tensor], uses: Counter[str]) -> list[_Weights]:
+def _find(nodes: list[GraphNode], tensors: dict[str, Initializer], uses: Counter[str]) -> list[_Weights]:
     producer = {name: node for node in nodes for name in node.outputs}
     found = []
     for node in nodes:
@@ -191,12 +127,12 @@ def _rewrite(model: bytes | memoryview) -> bytes:
         if item.number == 8:
             parts = fields(item.value)
             version = last(parts, 2)
-            opsets[_text(parts, 1)] = version.integer() if version is not None else 0
+            opsets[text_field(parts, 1)] = version.integer() if version is not None else 0
     if not 13 <= opsets.get("", 0) <= 17:  # QuantizeLinear's axis from 13; Reduce* take axes as inputs from 18
         raise MalformedModel(f"the integer rewrite expects ONNX opset 13 to 17, not {opsets.get('', 0)}")
     graph = fields(graphs[0].value)
-    nodes = [_Node.read(item) for item in graph if item.number == 1]
-    tensors = {t.name: t for t in (_Tensor.read(item) for item in graph if item.number == 5)}
+    nodes = [GraphNode.read(item) for item in graph if item.number == 1]
+    tensors = {t.name: t for t in (Initializer.read(item) for item in graph if item.number == 5)}
     if any(name.startswith(PREFIX) for node in nodes for name in node.outputs) or any(
         name.startswith(PREFIX) for name in tensors
     ):
@@ -227,14 +163,17 @@ def _rewrite(model: bytes | memoryview) -> bytes:
             body += _quantise(x, width, quantised[x, width])
         body += _product(weights, quantised[x, width], node.outputs[0])
     body += [_constant(name) for name in _CONSTANTS]
-    body += [_tensor(f"{PREFIX}rows_of_{w}", INT64, [2], struct.pack("<2q", -1, w)) for w in {k[1] for k in quantised}]
+    widths = {k[1] for k in quantised}
+    body += [graph_initializer(f"{PREFIX}rows_of_{w}", INT64, [2], struct.pack("<2q", -1, w)) for w in widths]
     for weights in {_constants_name(w): w for w in found}.values():
         body += _weight_constants(weights)
     # The scales' 2-D originals go when only the removed Mul nodes read them; the int8 weights stay (read above).
     read_by_removed: Counter[str] = Counter(w.scales.name for w in found)
     unused = {name for name, count in read_by_removed.items() if uses[name] == count}
     kept_graph = [
-        item.raw for item in graph if item.number != 1 and not (item.number == 5 and _Tensor.read(item).name in unused)
+        item.raw
+        for item in graph
+        if item.number != 1 and not (item.number == 5 and Initializer.read(item).name in unused)
     ]
     graph_bytes = b"".join([*body, *kept_graph])
     out: list[bytes | memoryview] = [item.raw for item in top if item.number != 7]
@@ -250,24 +189,24 @@ def _quantise(x: str, width: int, p: str) -> list[bytes]:
     a product's output ``{p}shape``."""
     c = PREFIX
     return [
-        _node("Reshape", [x, f"{c}rows_of_{width}"], [f"{p}x"]),
-        _node("ReduceMin", [f"{p}x"], [f"{p}min"], axes=[-1], keepdims=1),
-        _node("Min", [f"{p}min", f"{c}zero"], [f"{p}low"]),  # the range always holds 0: zero stays exact
-        _node("ReduceMax", [f"{p}x"], [f"{p}max"], axes=[-1], keepdims=1),
-        _node("Max", [f"{p}max", f"{c}zero"], [f"{p}high"]),
-        _node("Sub", [f"{p}high", f"{p}low"], [f"{p}span0"]),
-        _node("Max", [f"{p}span0", f"{c}tiny"], [f"{p}span"]),  # a row of zeros: any scale, every value 0
-        _node("Div", [f"{p}span", f"{c}levels"], [f"{p}scale"]),
-        _node("Div", [f"{p}low", f"{p}scale"], [f"{p}low_steps"]),
-        _node("Neg", [f"{p}low_steps"], [f"{p}zero0"]),
-        _node("Round", [f"{p}zero0"], [f"{p}zero"]),
-        _node("Reshape", [f"{p}scale", f"{c}flat"], [f"{p}row_scales"]),
-        _node("Reshape", [f"{p}zero", f"{c}flat"], [f"{p}row_zeros0"]),
-        _node("Cast", [f"{p}row_zeros0"], [f"{p}row_zeros"], to=UINT8),
-        _node("QuantizeLinear", [f"{p}x", f"{p}row_scales", f"{p}row_zeros"], [f"{p}q"], axis=0),
-        _node("Shape", [x], [f"{p}x_shape"]),
-        _node("Slice", [f"{p}x_shape", f"{c}first", f"{c}last"], [f"{p}leading"]),
-        _node("Concat", [f"{p}leading", f"{c}flat"], [f"{p}shape"], axis=0),
+        graph_node("Reshape", [x, f"{c}rows_of_{width}"], [f"{p}x"]),
+        graph_node("ReduceMin", [f"{p}x"], [f"{p}min"], axes=[-1], keepdims=1),
+        graph_node("Min", [f"{p}min", f"{c}zero"], [f"{p}low"]),  # the range always holds 0: zero stays exact
+        graph_node("ReduceMax", [f"{p}x"], [f"{p}max"], axes=[-1], keepdims=1),
+        graph_node("Max", [f"{p}max", f"{c}zero"], [f"{p}high"]),
+        graph_node("Sub", [f"{p}high", f"{p}low"], [f"{p}span0"]),
+        graph_node("Max", [f"{p}span0", f"{c}tiny"], [f"{p}span"]),  # a row of zeros: any scale, every value 0
+        graph_node("Div", [f"{p}span", f"{c}levels"], [f"{p}scale"]),
+        graph_node("Div", [f"{p}low", f"{p}scale"], [f"{p}low_steps"]),
+        graph_node("Neg", [f"{p}low_steps"], [f"{p}zero0"]),
+        graph_node("Round", [f"{p}zero0"], [f"{p}zero"]),
+        graph_node("Reshape", [f"{p}scale", f"{c}flat"], [f"{p}row_scales"]),
+        graph_node("Reshape", [f"{p}zero", f"{c}flat"], [f"{p}row_zeros0"]),
+        graph_node("Cast", [f"{p}row_zeros0"], [f"{p}row_zeros"], to=UINT8),
+        graph_node("QuantizeLinear", [f"{p}x", f"{p}row_scales", f"{p}row_zeros"], [f"{p}q"], axis=0),
+        graph_node("Shape", [x], [f"{p}x_shape"]),
+        graph_node("Slice", [f"{p}x_shape", f"{c}first", f"{c}last"], [f"{p}leading"]),
+        graph_node("Concat", [f"{p}leading", f"{c}flat"], [f"{p}shape"], axis=0),
     ]
 
 
@@ -277,11 +216,11 @@ def _product(weights: _Weights, p: str, y: str) -> list[bytes]:
     constants, out = _constants_name(weights), f"{PREFIX}{y}"
     inputs = [f"{p}q", weights.weights.name, f"{PREFIX}one", f"{constants}/scales"]
     return [
-        _node("MatMulIntegerToFloat", inputs, [f"{out}/int"], domain=MICROSOFT),
-        _node("Mul", [f"{p}zero", f"{constants}/sums"], [f"{out}/offset"]),
-        _node("Sub", [f"{out}/int", f"{out}/offset"], [f"{out}/centred"]),
-        _node("Mul", [f"{out}/centred", f"{p}scale"], [f"{out}/rows"]),
-        _node("Reshape", [f"{out}/rows", f"{p}shape"], [y]),
+        graph_node("MatMulIntegerToFloat", inputs, [f"{out}/int"], domain=MICROSOFT),
+        graph_node("Mul", [f"{p}zero", f"{constants}/sums"], [f"{out}/offset"]),
+        graph_node("Sub", [f"{out}/int", f"{out}/offset"], [f"{out}/centred"]),
+        graph_node("Mul", [f"{out}/centred", f"{p}scale"], [f"{out}/rows"]),
+        graph_node("Reshape", [f"{out}/rows", f"{p}shape"], [y]),
     ]
 
 
@@ -302,6 +241,6 @@ def _weight_constants(weights: _Weights) -> list[bytes]:
     sums = np.frombuffer(weights.weights.raw_data, dtype=np.int8).reshape(rows, columns).sum(axis=0, dtype=np.int64)
     name = _constants_name(weights)
     return [
-        _tensor(f"{name}/scales", FLOAT, [columns], scales.astype("<f4").tobytes()),
-        _tensor(f"{name}/sums", FLOAT, [columns], (sums * scales.astype(np.float64)).astype("<f4").tobytes()),
+        graph_initializer(f"{name}/scales", FLOAT, [columns], scales.astype("<f4").tobytes()),
+        graph_initializer(f"{name}/sums", FLOAT, [columns], (sums * scales.astype(np.float64)).astype("<f4").tobytes()),
     ]

@@ -45,9 +45,10 @@ MIN_WINDOWS_PER_THREAD = 2
 # the float32 model's. The cache is named after the level: a graph optimised at another level is built again.
 OPTIMISATION = "ORT_ENABLE_BASIC"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-# integer_graph's rewrite, in the graph cache's name: bump it when the rewrite changes, so that a graph cached by an
-# older one is built afresh (kept here, not there: a session read from the cache does not import the rewrite).
-REWRITE_VERSION = 1
+# integer_graph's rewrite and graph_fusions' fusions, in the graph cache's name: bump it when either changes, so that
+# a graph cached by an older one is built afresh (kept here: a session read from the cache imports neither).
+# 2: GELU fused, Softmax guards dropped (ADR 0057).
+REWRITE_VERSION = 2
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
 ENV_MODEL_PATH = "CEREBRO_LOCAL_MODEL_PATH"  # for machines that cannot install the model package
@@ -194,14 +195,16 @@ def unused_caches() -> list[Path]:
 
 
 def _source(path: Path, model: str) -> str | bytes:
-    """What ONNX Runtime optimises: the file itself, or (MODEL_ID) the graph rewritten for integer products."""
+    """What ONNX Runtime optimises: the file itself, or (MODEL_ID) the graph rewritten for integer products, its
+    GELUs fused and its dead Softmax guards dropped (ADR 0057)."""
     if model == FLOAT_MODEL_ID:
         return str(path)
+    from cerebro.embed.graph_fusions import fuse
     from cerebro.embed.integer_graph import rewrite
     from cerebro.onnx_wire import MalformedModel
 
     try:
-        return rewrite(path.read_bytes())
+        return fuse(rewrite(path.read_bytes()))
     except MalformedModel as exc:  # the pinned file always rewrites: this is a cerebro bug, said plainly
         raise ModelUnavailable(
             f"the local model at {path} could not be rewritten for integer products: {exc}"

@@ -12,8 +12,8 @@ import pytest
 
 from cerebro import onnx_wire
 from cerebro.embed import integer_graph
-from cerebro.embed.integer_graph import LEVELS, _node, _tensor
-from cerebro.onnx_wire import FLOAT, INT8, MalformedModel, field, value_info
+from cerebro.embed.integer_graph import LEVELS
+from cerebro.onnx_wire import FLOAT, INT8, MalformedModel, field, graph_initializer, graph_node, value_info
 
 K, N = 24, 10
 
@@ -30,10 +30,10 @@ def _weights(seed: int, rows: int = K, columns: int = N) -> tuple[np.ndarray, np
 def _dequantised(name: str, weights: np.ndarray, scales: np.ndarray) -> list[bytes]:
     """Initializers and nodes of the shipped model's shape: ``{name} = Cast(int8) * column scales``."""
     return [
-        _tensor(f"{name}_q", INT8, list(weights.shape), weights.tobytes()),
-        _tensor(f"{name}_scale", FLOAT, list(scales.shape), scales.tobytes()),
-        _node("Cast", [f"{name}_q"], [f"{name}_f"], to=FLOAT),
-        _node("Mul", [f"{name}_f", f"{name}_scale"], [name]),
+        graph_initializer(f"{name}_q", INT8, list(weights.shape), weights.tobytes()),
+        graph_initializer(f"{name}_scale", FLOAT, list(scales.shape), scales.tobytes()),
+        graph_node("Cast", [f"{name}_q"], [f"{name}_f"], to=FLOAT),
+        graph_node("Mul", [f"{name}_f", f"{name}_scale"], [name]),
     ]
 
 
@@ -47,8 +47,8 @@ def _two_products() -> tuple[bytes, dict[str, tuple[np.ndarray, np.ndarray]]]:
     """y = x @ A, z = x @ B + 1 (two products of one input, as the attention's projections are)."""
     a, b = _weights(1), _weights(2)
     body = [*_dequantised("A", *a), *_dequantised("B", *b)]
-    body += [_node("MatMul", ["x", "A"], ["y"]), _node("MatMul", ["x", "B"], ["zb"])]
-    body += [_tensor("one_", FLOAT, [], struct.pack("<f", 1.0)), _node("Add", ["zb", "one_"], ["z"])]
+    body += [graph_node("MatMul", ["x", "A"], ["y"]), graph_node("MatMul", ["x", "B"], ["zb"])]
+    body += [graph_initializer("one_", FLOAT, [], struct.pack("<f", 1.0)), graph_node("Add", ["zb", "one_"], ["z"])]
     return _model(body, ["y", "z"]), {"A": a, "B": b}
 
 
@@ -121,8 +121,8 @@ def test_the_rewrite_adds_one_quantisation_an_input_and_drops_the_float_weights(
 def test_a_product_whose_weights_are_read_elsewhere_stays_float() -> None:
     a, b = _weights(1), _weights(2)
     body = [*_dequantised("A", *a), *_dequantised("B", *b)]
-    body += [_node("MatMul", ["x", "A"], ["y"]), _node("MatMul", ["x", "B"], ["z"])]
-    shared = _model([*body, _node("Identity", ["B"], ["B_too"])], ["y", "z", "B_too"])
+    body += [graph_node("MatMul", ["x", "A"], ["y"]), graph_node("MatMul", ["x", "B"], ["z"])]
+    shared = _model([*body, graph_node("Identity", ["B"], ["B_too"])], ["y", "z", "B_too"])
     original_z = _run(shared, _hard_inputs())[1]
     y, z = _run(integer_graph.rewrite(shared), _hard_inputs())
     np.testing.assert_allclose(y, _promised(_hard_inputs(), *a)[0], rtol=2e-5, atol=1e-6)
@@ -133,7 +133,7 @@ def test_a_product_whose_weights_are_read_elsewhere_stays_float() -> None:
     ("model", "message"),
     [
         (b"\xff\xff\xff", "varint"),
-        (_model([_node("Identity", ["x"], ["y"]), _node("Identity", ["x"], ["z"])], ["y", "z"]), "no MatMul"),
+        (_model([graph_node("Identity", ["x"], ["y"]), graph_node("Identity", ["x"], ["z"])], ["y", "z"]), "no MatMul"),
         (_model([], ["y"], opset=18), "opset 13 to 17"),
         (_model([], ["y"], opset=12), "opset 13 to 17"),
         (_model([*_dequantised("cerebro_q/A", *_weights(1))], ["y"]), "already has names"),
@@ -160,9 +160,9 @@ def test_one_matrix_read_with_two_sets_of_scales_keeps_both() -> None:
     weights, scales = _weights(1)
     other = (scales * 3.5).astype(np.float32)
     body = [*_dequantised("A", weights, scales)]
-    body += [_tensor("B_scale", FLOAT, list(other.shape), other.tobytes())]
-    body += [_node("Cast", ["A_q"], ["B_f"], to=FLOAT), _node("Mul", ["B_f", "B_scale"], ["B"])]
-    body += [_node("MatMul", ["x", "A"], ["y"]), _node("MatMul", ["x", "B"], ["z"])]
+    body += [graph_initializer("B_scale", FLOAT, list(other.shape), other.tobytes())]
+    body += [graph_node("Cast", ["A_q"], ["B_f"], to=FLOAT), graph_node("Mul", ["B_f", "B_scale"], ["B"])]
+    body += [graph_node("MatMul", ["x", "A"], ["y"]), graph_node("MatMul", ["x", "B"], ["z"])]
     y, z = _run(integer_graph.rewrite(_model(body, ["y", "z"])), _hard_inputs())
     np.testing.assert_allclose(y, _promised(_hard_inputs(), weights, scales)[0], rtol=2e-5, atol=1e-6)
     np.testing.assert_allclose(z, _promised(_hard_inputs(), weights, other)[0], rtol=2e-5, atol=1e-6)
@@ -171,9 +171,9 @@ def test_one_matrix_read_with_two_sets_of_scales_keeps_both() -> None:
 def test_scales_read_elsewhere_or_named_as_inputs_are_kept_and_our_names_never_collide() -> None:
     a, b = _weights(1), _weights(2)
     body = [*_dequantised("A", *a), *_dequantised("B", *b)]
-    body += [_node("MatMul", ["x", "A"], ["y0"]), _node("Identity", ["y0"], ["y0/int"])]  # a name like ours
-    body += [_node("Identity", ["y0/int"], ["y"])]
-    body += [_node("MatMul", ["x", "B"], ["z"]), _node("Identity", ["A_scale"], ["scales_too"])]
+    body += [graph_node("MatMul", ["x", "A"], ["y0"]), graph_node("Identity", ["y0"], ["y0/int"])]  # a name like ours
+    body += [graph_node("Identity", ["y0/int"], ["y"])]
+    body += [graph_node("MatMul", ["x", "B"], ["z"]), graph_node("Identity", ["A_scale"], ["scales_too"])]
     model = _model(body, ["y", "z", "scales_too"])
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
