@@ -5,6 +5,7 @@
     .venv/bin/python bench/local_models.py --levels [--rounds 5] [--locomo PATH]
     .venv/bin/python bench/local_models.py --run-sizes [--rounds 3]
     .venv/bin/python bench/local_models.py --floor [--rounds 5]
+    .venv/bin/python bench/local_models.py --fusions [--rounds 5]
 
 For each model: each text's vector against the float32 one (cosine, mean and worst, on recall_bench's corpus); CPU a
 text on one thread; ``Brain.add_many`` memories/s and CPU a memory (write_bench's measure, rounds interleaved); and,
@@ -22,7 +23,8 @@ runs cut at a budget of padded tokens, on windows of 14 (queries), 47 (bench sen
 ``--floor`` instead splits a memory's embedding (ADR 0057): CPU a window of bench sentences through the whole model,
 in the runs ``cerebro`` makes, against its 36 integer matrix products alone (the same kernel, shapes and runs, in a
 graph of their own) — the floor no rewrite of the other operators can go under on this CPU — and the products'
-rate in multiply-adds a second.
+rate in multiply-adds a second. ``--fusions`` instead times the graph with and without ``graph_fusions``' rewrites
+(ADR 0057), rounds interleaved, and compares their vectors.
 """
 
 from __future__ import annotations
@@ -277,6 +279,62 @@ def floor(rounds: int) -> dict[str, float]:
     return best
 
 
+def fusions(rounds: int) -> dict[str, float]:
+    """CPU ms a window of the default model's graph with and without graph_fusions' rewrites (ADR 0057), one thread,
+    basic level, rounds interleaved (the best of each), and the two graphs' vectors against each other."""
+    import numpy as np
+    import onnxruntime
+
+    from cerebro.embed import local, runs
+    from cerebro.embed.graph_fusions import fuse
+    from cerebro.embed.integer_graph import rewrite
+
+    rng = random.Random(3)
+    embedder = local.LocalEmbedder(threads=1)
+    embedder.embed(["load the tokenizer"])
+    rewritten = rewrite(local.model_path().read_bytes())
+    sessions = {
+        name: onnxruntime.InferenceSession(
+            graph,
+            sess_options=local._session_options(onnxruntime, "ORT_ENABLE_BASIC"),
+            providers=["CPUExecutionProvider"],
+        )
+        for name, graph in (("unfused", rewritten), ("fused", fuse(rewritten)))
+    }
+    long = " ".join(recall_bench.sentence(rng) for _ in range(400))
+    kinds = {
+        "query (14 tokens), alone": [embedder._windows(recall_bench.query(rng))[0] for _ in range(240)],
+        "memory (47 tokens), runs of 128 tokens": [
+            embedder._windows(recall_bench.sentence(rng))[0] for _ in range(240)
+        ],
+        "128-token windows, alone": [embedder._windows(long)[0][:128] for _ in range(60)],
+    }
+    best: dict[str, float] = {}
+    for _round in range(rounds):
+        for kind, windows in kinds.items():
+            planned = runs.plan([len(w) for w in windows], 1) if "runs" in kind else [[i] for i in range(len(windows))]
+            for name, session in sessions.items():
+                started = time.process_time()
+                for batch in planned:
+                    embedder._run(session, windows, batch)
+                cpu = (time.process_time() - started) * 1000 / len(windows)
+                key = f"cpu_ms_per_window {kind}, {name}"
+                best[key] = round(min(best.get(key, cpu), cpu), 3)
+    for kind in kinds:
+        best[f"fused / unfused, {kind}"] = round(
+            best[f"cpu_ms_per_window {kind}, fused"] / best[f"cpu_ms_per_window {kind}, unfused"], 3
+        )
+    windows = kinds["memory (47 tokens), runs of 128 tokens"]
+    vectors = []
+    for session in sessions.values():
+        pooled = np.concatenate([embedder._run(session, windows, [i]) for i in range(len(windows))])
+        vectors.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
+    cosines = (vectors[0] * vectors[1]).sum(axis=1)
+    best["cosine fused to unfused, bench sentences, min"] = round(float(cosines.min()), 7)
+    best["same vector, bench sentences"] = int((cosines > 0.9999999).sum())
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench/out")
@@ -288,6 +346,7 @@ def main() -> None:
     parser.add_argument(
         "--floor", action="store_true", help="split a window's CPU: the products and the rest (ADR 0057)"
     )
+    parser.add_argument("--fusions", action="store_true", help="the graph with and without its fusions (ADR 0057)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -303,7 +362,9 @@ def main() -> None:
         results["run_sizes"] = run_sizes(max(args.rounds, 1))
     if args.floor:
         results["floor"] = floor(max(args.rounds, 1))
-    if args.levels or args.run_sizes or args.floor:
+    if args.fusions:
+        results["fusions"] = fusions(max(args.rounds, 1))
+    if args.levels or args.run_sizes or args.floor or args.fusions:
         results["load_average_after"] = os.getloadavg()
         print(json.dumps(results, indent=2))
         return

@@ -1,21 +1,25 @@
 """Two rewrites of the local model's float operators that ONNX Runtime's basic level leaves alone (ADR 0057).
 
-After the integer products (``integer_graph``), a 47-token window still spends ~35 % of its CPU outside them, in some
+After the integer products (``integer_graph``), a 47-token window still spends ~37 % of its CPU outside them, in some
 850 small operators, each a pass over its tensor and a dispatch. Two of their patterns cost more than they need to:
 
 - **GELU** is exported as five element-wise operators, ``x * 0.5 * (1 + erf(x / √2))``, after the Add of the
   dense layer's bias: six passes over a 1,536-wide activation. ONNX Runtime's ``BiasGelu`` (its own domain) does
-  the bias and the GELU in one pass, with the same formula (its erf differs from the plain operator's in the last
-  bits: 5e-7 at most on the model's activations, measured).
+  the bias and the GELU in one pass, with the same formula; its erf differs from the plain operator's in the last
+  bits. Most vectors come out identical, but a last-bit change that moves an activation across a 7-bit step of the
+  products' quantisation (ADR 0041) grows through the later layers, as any change of float rounding does.
 - **A guard after each Softmax**, ``Where(IsNaN(p), 0, p)``, maps a row of NaNs to zeros. A softmax row is NaN only
-  when its input holds an infinity or a NaN; the model's attention mask adds finite values (the float's lowest, not
-  -inf), so the guard is dropped only where its Softmax reads scores plus such a mask.
+  when its input holds an infinity or a NaN. The guard is dropped only where its Softmax reads scores plus a mask
+  chosen between finite constants (the model's: 0 and the float's lowest, not -inf), and so on the premise that the
+  scores themselves are finite and far from the float's range (they are products of layer-normed activations, a few
+  tens at most): a fully masked row is then uniform, not NaN.
 
 The extended level has fusions of its own, but its SkipLayerNormalization costs more than the plain operators here
 (ADR 0049) and its GELU fusion does not match this export; so the basic level stays, after these two.
 
-Each pattern is matched strictly — constants by value, every intermediate read once — and anything else is left as
-it was: a model these do not recognise runs unfused, never differently.
+Each pattern is matched strictly — constants by value (initializers a caller cannot feed), every intermediate read
+once, graph outputs kept — and anything else is left as it was; a model with subgraphs (If, Loop, Scan), whose
+bodies may read any name, is left whole.
 """
 
 from __future__ import annotations
@@ -47,19 +51,22 @@ def fuse(model: bytes | memoryview) -> bytes:
         raise MalformedModel("an ONNX model has one graph")
     graph = fields(graphs[0].value)
     nodes = [GraphNode.read(item) for item in graph if item.number == 1]
-    scalars = {
-        t.name: v for t in (Initializer.read(i) for i in graph if i.number == 5) if (v := _scalar(t)) is not None
-    }
-    biases = {t.name for t in (Initializer.read(i) for i in graph if i.number == 5) if _is_bias(t)}
-    outputs = {f.text() for item in graph if item.number == 12 for f in fields(item.value) if f.number == 1}
-    graph_ = _Graph(nodes, scalars, biases, outputs)
+    if any(f.number in (6, 11) for node in nodes for a in node.attributes for f in fields(a.value)):
+        return bytes(model)  # a subgraph attribute (AttributeProto.g or .graphs)
+    inputs, outputs = (
+        {f.text() for item in graph if item.number == n for f in fields(item.value) if f.number == 1} for n in (11, 12)
+    )
+    tensors = [t for t in (Initializer.read(item) for item in graph if item.number == 5) if t.name not in inputs]
+    scalars = {t.name: value for t in tensors if (value := _scalar(t)) is not None}
+    biases = {t.name for t in tensors if _is_bias(t)}
+    matcher = _Matcher(nodes, scalars, biases, outputs)
     replaced: dict[int, bytes | None] = {}  # id(node) → its new bytes, or None to drop it
     renamed: dict[str, str] = {}  # an input name → the name its readers read instead
     for node in nodes:
         if node.op_type == "Erf" and not node.domain:
-            graph_.fuse_gelu(node, replaced)
+            matcher.fuse_gelu(node, replaced)
         elif node.op_type == "IsNaN" and not node.domain:
-            graph_.drop_softmax_guard(node, replaced, renamed)
+            matcher.drop_softmax_guard(node, replaced, renamed)
     if not replaced:
         return bytes(model)
     body: list[bytes | memoryview] = []
@@ -75,7 +82,9 @@ def fuse(model: bytes | memoryview) -> bytes:
     return b"".join(out)
 
 
-class _Graph:
+class _Matcher:
+    """The graph's names: who computes and who reads each, and the constants the patterns are matched against."""
+
     def __init__(self, nodes: list[GraphNode], scalars: dict[str, float], biases: set[str], outputs: set[str]) -> None:
         self.scalars, self.biases = scalars, biases
         self.producer = {name: node for node in nodes for name in node.outputs}
@@ -104,7 +113,9 @@ class _Graph:
 
     def fuse_gelu(self, erf: GraphNode, replaced: dict[int, bytes | None]) -> None:
         """``x * 0.5 * (1 + erf(x / √2))`` (either order of the two products) → ``Gelu(x)``, or ``BiasGelu(h, b)``
-        when ``x = h + b`` for a 1-D bias ``b`` that nothing else reads."""
+        when ``x = h + b`` for a constant vector ``b`` and nothing but the GELU reads ``x``. (BiasGelu takes ``b`` as
+        long as ``h``'s last dimension; an ``h`` of last dimension 1 broadcast against ``b`` would fail at the first
+        run, loudly — no exported dense layer is shaped so.)"""
         div = self.producer.get(erf.inputs[0]) if erf.inputs else None
         if div is None or div.op_type != "Div" or div.domain or len(div.inputs) != 2 or self.uses[div.outputs[0]] != 1:
             return
@@ -144,7 +155,8 @@ class _Graph:
 
     def drop_softmax_guard(self, isnan: GraphNode, replaced: dict[int, bytes | None], renamed: dict[str, str]) -> None:
         """``Where(IsNaN(p), 0, p)`` → ``p`` when ``p = Softmax(scores + mask)`` and the mask is a Where between
-        finite constants: no infinity or NaN enters that softmax, so none leaves it."""
+        finite constants: with finite scores (the premise, see the module's docstring) no infinity or NaN enters that
+        softmax, so none leaves it."""
         if len(isnan.inputs) != 1:
             return
         probabilities = isnan.inputs[0]
@@ -180,8 +192,13 @@ class _Graph:
 
 def _scalar(tensor: Initializer) -> float | None:
     """A float initializer's value when it holds one value (stored raw), else None."""
-    if tensor.data_type != FLOAT or tensor.raw_data is None or len(tensor.raw_data) != 4 or math.prod(tensor.dims) != 1:
-        return None
+    if (
+        tensor.data_type != FLOAT
+        or tensor.raw_data is None
+        or len(tensor.raw_data) != 4
+        or tensor.dims not in ([], [1])
+    ):
+        return None  # a value of rank 2 or more would broadcast the result to its rank: not a drop-in constant
     (value,) = struct.unpack("<f", tensor.raw_data)
     return float(value)
 
