@@ -64,8 +64,11 @@ class Build:
                 conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchall()  # the snapshot begins here
                 # The recall that started this build waits for its snapshot under the lock: no turn taken before.
                 self.begun.set()
-                self.copy = warm_rows.read_copy(conn, self.stamp, turn=self._turn)
+                copy = warm_rows.read_copy(conn, self.stamp, turn=self._turn)
                 conn.execute("COMMIT")
+                # Stopped during a read that took no turn after it (an interrupt the keyword map's read took for "no
+                # map", on an empty edges table): not a copy either.
+                self.copy = None if self.stopped else copy
             finally:
                 with self._conn_lock:
                     self._conn = None

@@ -255,6 +255,7 @@ class WarmRows:
         if build is not None and build.done.is_set():
             self._build = None
             self._copy = copy = build.adopt(stamp)
+            self._threads = [b for b in self._threads if not b.done.is_set()]  # its copy lives on here or nowhere
             if copy is not None:
                 return copy
         if self._asked[0] != stamp:
@@ -304,11 +305,15 @@ class WarmRows:
         # the copy one this stamp does not describe: data_version tells at adoption, and it is not used.
         if build.begun.wait(BEGIN_SECONDS):
             self._build = build
+        else:  # begun too late for the writes since to be known: never adopted, so it ends at its first turn
+            build.stopped = True
 
     def close(self) -> None:
         """Drop the copy and stop the builds under way (one whose snapshot began too late to be adopted included): a
         closed handle leaves no thread reading its brain file."""
         threads, self._threads, self._build, self._copy = self._threads, [], None, None
+        for build in threads:  # all told first: their waits for a turn and their interrupts overlap
+            build.stopped = True
         for build in threads:
             build.stop()
 

@@ -381,7 +381,7 @@ def test_touches_read_their_ids_once(fake_brain, pinned_clock) -> None:
 def test_a_failed_build_is_not_retried_at_every_recall(fake_brain, pinned_clock, monkeypatch) -> None:
     ids = fake_brain.add_many(corpus(12, 30))
 
-    def broken(conn, stamp):
+    def broken(conn, stamp, **kwargs):
         raise RuntimeError("the build's read failed")
 
     monkeypatch.setattr(warm_rows, "read_copy", broken)
@@ -413,15 +413,11 @@ def test_a_rollback_journal_brain_keeps_no_copy(fake_brain_path) -> None:
         assert brain.handle._rows.builds == 0  # a writer waiting on a recall's read lock would stall a build
 
 
-@pytest.mark.parametrize("late", [False, True], ids=["adopted-build", "build-begun-too-late-to-adopt"])
-def test_closing_the_brain_stops_a_build_under_way(fake_brain, monkeypatch, late) -> None:
-    """A closed brain leaves no thread reading its file: the build's statement is interrupted, and close() waits —
-    also for a build whose snapshot began too late for the recall that started it (never adopted)."""
-    from cerebro.db import engine
-
+def test_closing_the_brain_stops_a_build_under_way(fake_brain, monkeypatch) -> None:
+    """A closed brain leaves no thread reading its file: the build's statement is interrupted, and close() waits."""
     fake_brain.add_many(corpus(11, 30))
     started = threading.Event()
-    original, connect = warm_rows.read_copy, engine.connect_raw
+    original = warm_rows.read_copy
 
     def endless_read(conn, stamp, **kwargs):
         started.set()  # a statement that runs until it is interrupted (or for minutes), then the copy
@@ -429,24 +425,66 @@ def test_closing_the_brain_stops_a_build_under_way(fake_brain, monkeypatch, late
         conn.execute(count).fetchall()
         return original(conn, stamp, **kwargs)
 
-    def slow_connect(*args, **kwargs):
-        time.sleep(0.3)  # the recall waits 0.05 s for the snapshot to begin, then goes on without this build
-        return connect(*args, **kwargs)
-
     monkeypatch.setattr(warm_rows, "read_copy", endless_read)
-    if late:
-        monkeypatch.setattr(warm_rows, "BEGIN_SECONDS", 0.05)
-        monkeypatch.setattr(engine, "connect_raw", slow_connect)
     fake_brain.recall("deploy")  # a build starts on its thread
     assert started.wait(10)
     rows = fake_brain.handle._rows
-    assert (rows._build is None) == late
+    assert rows._build is not None
     (build,) = rows._threads
     (thread,) = [t for t in threading.enumerate() if t.name == "cerebro-rows"]
     fake_brain.close()
     assert build.done.is_set() and build.copy is None
     thread.join(2)
     assert not thread.is_alive()
+
+
+def test_a_build_begun_too_late_to_be_adopted_ends_by_itself_with_no_copy(fake_brain, monkeypatch) -> None:
+    """A build whose snapshot began after the recall that started it went on cannot know the writes since: it is never
+    adopted, so it stops at its first turn rather than read the whole brain (and hold off checkpoints) for nothing."""
+    from cerebro.db import engine
+
+    fake_brain.add_many(corpus(11, 30))
+    connect, original = engine.connect_raw, warm_rows.read_copy
+    rows_read: list[int] = []
+
+    def slow_connect(*args, **kwargs):
+        time.sleep(0.3)  # the recall waits 0.05 s for the snapshot to begin, then goes on without this build
+        return connect(*args, **kwargs)
+
+    def counted_read(conn, stamp, **kwargs):
+        copy = original(conn, stamp, **kwargs)
+        rows_read.append(len(copy.nodes))
+        return copy
+
+    monkeypatch.setattr(warm_rows, "BEGIN_SECONDS", 0.05)
+    monkeypatch.setattr(engine, "connect_raw", slow_connect)
+    monkeypatch.setattr(warm_rows, "read_copy", counted_read)
+    fake_brain.recall("deploy")
+    rows = fake_brain.handle._rows
+    (build,) = rows._threads
+    assert rows._build is None and build.stopped
+    assert build.done.wait(10)  # without a close
+    assert build.copy is None and rows_read == []  # ended at its first turn: read_copy never returned
+
+
+def test_a_dropped_copy_is_freed_not_kept_by_the_build_that_made_it(fake_brain, pinned_clock, monkeypatch) -> None:
+    """Once adopted, the copy lives on as the handle's or not at all: dropped at a new state whose recalls never earn
+    a build, its memory is given back."""
+    import gc
+    import weakref
+
+    fake_brain.add_many(corpus(14, 30))
+    fake_brain.recall("deploy")
+    wait_for_builds()
+    fake_brain.recall("deploy")  # adopts it
+    rows = fake_brain.handle._rows
+    assert rows._copy is not None
+    gone = weakref.ref(rows._copy)
+    monkeypatch.setattr(warm_rows, "BUILD_SHARE", 1e9)  # the new state's recalls never earn a build
+    fake_brain.add("deploy, at a new state")
+    fake_brain.recall("deploy")  # drops the copy: it describes the state before
+    gc.collect()
+    assert rows._copy is None and gone() is None
 
 
 def test_a_build_waits_while_this_process_holds_the_brain_and_not_for_ever(fake_brain, monkeypatch) -> None:
@@ -511,6 +549,29 @@ def test_a_build_a_recall_starts_takes_turns_with_the_brains_own_recalls_and_wri
         assert not build.done.wait(0.5)
     assert build.done.wait(10) and build.copy is not None
     wait_for_builds()
+
+
+def test_a_build_stopped_during_a_read_that_did_not_notice_keeps_no_copy(
+    fake_brain, fake_brain_path, monkeypatch
+) -> None:
+    """A stop the read took for something else — SQLite's interrupt of the keyword map's statement reads as an index
+    without a map, and an empty edges table takes no turn after it — still leaves the build without a copy."""
+    from cerebro.store import rows_build
+
+    fake_brain.add_many(corpus(17, 20))
+    with fake_brain.handle.snapshot() as conn:
+        stamp = warm_rows.stamp_of(conn)
+    build = rows_build.Build(stamp)
+    original = warm_rows.read_copy
+
+    def read_unaware(conn, stamp, **kwargs):
+        copy = original(conn, stamp, **kwargs)
+        build.stopped = True  # stopped while it read, unnoticed
+        return copy
+
+    monkeypatch.setattr(warm_rows, "read_copy", read_unaware)
+    build.run(fake_brain_path)
+    assert build.done.is_set() and build.copy is None
 
 
 def test_a_build_stopped_while_it_reads_the_keyword_map_ends_there(fake_brain, monkeypatch) -> None:
