@@ -140,7 +140,11 @@ class Runtime:
         self.api = _Api(ctypes.CDLL(str(path)))
         self.__version__ = self.api.version
         self.env = self.api.new(self.api.create_env, _LOG_ERROR, b"cerebro")
-        self.memory = self.api.new(self.api.create_cpu_memory_info, _ARENA, _MEM_DEFAULT)
+        try:
+            self.memory = self.api.new(self.api.create_cpu_memory_info, _ARENA, _MEM_DEFAULT)
+        except OrtError:
+            self.api.release_env(self.env)  # this engine is not used (load() answers None): leave nothing behind
+            raise
         self.sessions: list[c_void_p] = []
         self.closed = False
         # Released before the interpreter exits: ONNX Runtime 1.21–1.22 on macOS abort at exit when an environment
@@ -279,9 +283,20 @@ def load() -> Runtime | None:
             path = library_path()
             try:
                 _RUNTIME.append(Runtime(path) if path is not None else None)
-            except (OSError, AttributeError, OrtError):
+            except (OSError, AttributeError, OrtError) as exc:
                 _RUNTIME.append(None)
+                _not_used(" ".join(str(exc).split()) or type(exc).__name__)
+            else:
+                if path is None:
+                    _not_used("no ONNX Runtime library beside the onnxruntime package")
         return _RUNTIME[0]
+
+
+def _not_used(reason: str) -> None:
+    """A diagnostic (shown under CEREBRO_LOG=info, ADR 0024): the package answers instead, a little slower to start."""
+    from cerebro import logs
+
+    logs.info("onnxruntime_c_api_not_used", reason=reason)
 
 
 def open_session(open_with: Callable[[Any], T], *, c_api: bool) -> T:
