@@ -101,7 +101,11 @@ def test_a_damaged_cache_is_built_again_through_the_c_api(monkeypatch, isolated_
     assert model.read_bytes() != b"not a model"
 
 
-def test_without_the_library_a_one_shot_process_uses_the_package(monkeypatch, tmp_path):
+def test_without_the_library_a_one_shot_process_uses_the_package_and_says_why(monkeypatch, tmp_path, capsys):
+    from cerebro import logs
+
+    monkeypatch.setenv("CEREBRO_LOG", "info")  # the diagnostic's level: a slower start is no warning
+    monkeypatch.setattr(logs, "_structlog_level", None)  # configured afresh, on this test's stderr
     monkeypatch.setattr(ort_c, "library_path", lambda: None)
     monkeypatch.setattr(ort_c, "_RUNTIME", [])
     assert ort_c.load() is None
@@ -111,6 +115,9 @@ def test_without_the_library_a_one_shot_process_uses_the_package(monkeypatch, tm
     monkeypatch.setattr(ort_c, "library_path", lambda: not_a_library)
     monkeypatch.setattr(ort_c, "_RUNTIME", [])
     assert ort_c.load() is None  # a library that will not load: the package, not a crash
+    said = [line for line in capsys.readouterr().err.splitlines() if "onnxruntime_c_api_not_used" in line]
+    assert len(said) == 2 and "no ONNX Runtime library" in said[0] and "libonnxruntime.so.1" in said[1]
+    monkeypatch.setattr(logs, "_structlog_level", None)
 
 
 def test_a_one_shot_recall_and_add_import_neither_numpy_nor_the_package(tmp_path):
