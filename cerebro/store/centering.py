@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 _DIGEST_BYTES = 32
+# In every digest: a file written by another layout or arithmetic (another release sharing this CEREBRO_HOME) is not
+# this one's. Bump it when either changes.
+_FORMAT = b"cerebro-centering-mean/2"
+_STALE_TMP_SECONDS = 600  # a half-written file this old was left by a killed process
 KEPT_FILES = 64  # files kept in the folder: a write beyond this many removes the least recently written (throwaway
 # brains — `eval locomo`'s, tests' — leave theirs behind)
 
@@ -53,7 +57,7 @@ def file_for(brain: Path) -> Path:
 
 def sample_digest(kind: str, blobs: list[bytes]) -> bytes:
     """A digest of the rows a mean is computed from, and of how they are stored."""
-    digest = paths.sha256(kind.encode())
+    digest = paths.sha256(_FORMAT + kind.encode())
     for blob in blobs:
         digest.update(blob)
     return digest.digest()
@@ -61,13 +65,14 @@ def sample_digest(kind: str, blobs: list[bytes]) -> bytes:
 
 def load(file: Path, digest: bytes, dims: int) -> list[float] | None:
     """The mean of ``dims`` values kept for rows of this ``digest``, or None (no file, another sample, a file of
-    another length: one cut short by a crash included)."""
+    another length — one cut short by a crash included — or values that are not the ones written: the file ends with a
+    digest of the sample's digest and the values)."""
     try:
         data = file.read_bytes()
     except OSError:
         return None
-    values = data[_DIGEST_BYTES:]
-    if data[:_DIGEST_BYTES] != digest or len(values) != 8 * dims:
+    values, check = data[_DIGEST_BYTES:-_DIGEST_BYTES], data[-_DIGEST_BYTES:]
+    if data[:_DIGEST_BYTES] != digest or len(values) != 8 * dims or _check(digest, values) != check:
         return None
     kept = array("d")
     kept.frombytes(values)
@@ -78,11 +83,12 @@ def keep(file: Path, digest: bytes, values: list[float]) -> None:
     """Keep ``values`` as the mean of rows of this ``digest`` (replacing the brain's previous one); best effort: a
     home that cannot be written only costs the arithmetic next time."""
     tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
+    data = array("d", values).tobytes()
     try:
         paths.ensure_private_dir(file.parent)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), paths.FILE_MODE)
         with os.fdopen(fd, "wb") as out:
-            out.write(digest + array("d", values).tobytes())
+            out.write(digest + data + _check(digest, data))
         os.replace(tmp, file)
     except OSError:
         try:
@@ -93,13 +99,25 @@ def keep(file: Path, digest: bytes, values: list[float]) -> None:
     _prune(file.parent)
 
 
+def _check(digest: bytes, values: bytes) -> bytes:
+    """What a kept file ends with: its values damaged (a disk, a hand, a crash before the data reached the disk) no
+    longer match it."""
+    return paths.sha256(digest + values).digest()
+
+
 def _prune(folder: Path) -> None:
-    """At most KEPT_FILES means in ``folder``: the least recently written go (best effort)."""
+    """At most KEPT_FILES means in ``folder``: the least recently written go; so do half-written files a killed process
+    left (best effort)."""
+    import time
+
     try:
-        kept = [(entry.stat().st_mtime_ns, entry.path) for entry in os.scandir(folder) if entry.name.endswith(".mean")]
+        entries = [(entry.stat().st_mtime_ns, entry.name, entry.path) for entry in os.scandir(folder)]
     except OSError:
         return
-    for _, path in sorted(kept)[: max(0, len(kept) - KEPT_FILES)]:
+    kept = [(written, path) for written, name, path in entries if name.endswith(".mean")]
+    stale = time.time_ns() - _STALE_TMP_SECONDS * 10**9
+    left = [(written, path) for written, name, path in entries if name.endswith(".tmp") and written < stale]
+    for _, path in [*sorted(kept)[: max(0, len(kept) - KEPT_FILES)], *left]:
         try:
             os.unlink(path)
         except OSError:

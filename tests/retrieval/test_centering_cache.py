@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from cerebro import process
-from cerebro.store import centering
+from cerebro.store import centering, vec
 
 # A brain file's: a team brain's mean is the server's arithmetic.
 pytestmark = pytest.mark.file_only
@@ -44,15 +44,40 @@ def test_a_changed_sample_is_computed_again(fake_brain, tmp_path) -> None:
 
 @pytest.mark.parametrize(
     "damage",
-    [b"", b"short", b"\0" * 32 + b"\1" * 16, "a value cut short", "whole values cut short"],
+    [
+        b"",
+        b"short",
+        b"\0" * 32 + b"\1" * 16,
+        "a value cut short",
+        "whole values cut short",
+        "a value turned NaN",  # the digest and the length right: recall would fail on it at every query
+        "the values zeroed",  # as a crash before the data reached the disk may leave them: ranking silently skewed
+        "another release's layout",  # a whole file, but its digest made without this release's tag
+    ],
 )
 def test_a_damaged_or_foreign_file_is_computed_again_and_replaced(fake_brain, tmp_path, monkeypatch, damage) -> None:
     _filled(fake_brain)
     kept = tmp_path / "brain.mean"
     plain = _mean(fake_brain)
-    if isinstance(damage, str):  # the right digest, then the values cut short: by a byte, or by whole values
+    if isinstance(damage, str):  # a file as kept, then damaged
+        import math
+        import struct
+
         _mean(fake_brain, kept)
-        damage = kept.read_bytes()[: -1 if damage == "a value cut short" else -16]
+        data = kept.read_bytes()
+        if damage == "a value turned NaN":
+            data = data[:40] + struct.pack("<d", math.nan) + data[48:]
+        elif damage == "the values zeroed":
+            data = data[:32] + b"\0" * (len(data) - 64) + data[-32:]
+        elif damage == "another release's layout":
+            with fake_brain.handle.snapshot() as conn:
+                blobs = [row[0] for row in conn.execute("SELECT embedding FROM vec_nodes LIMIT 256")]
+            digest = centering.paths.sha256(vec.INT8.encode() + b"".join(blobs)).digest()  # without the tag
+            other = b"\0" * (len(data) - 64)  # another arithmetic's values, kept as that release keeps them
+            data = digest + other + centering._check(digest, other)
+        else:
+            data = data[: -1 if damage == "a value cut short" else -16]
+        damage = data
     kept.write_bytes(damage)
     assert _mean(fake_brain, kept) == plain
     monkeypatch.setattr(centering, "_arithmetic", lambda *args: pytest.fail("computed again"))
@@ -68,7 +93,7 @@ def test_a_home_that_cannot_be_written_costs_only_the_arithmetic(fake_brain, tmp
 
 
 def test_only_a_one_shot_process_keeps_the_mean_and_it_ranks_as_without_it(
-    fake_brain, fake_brain_path, pinned_clock
+    fake_brain, fake_brain_path, pinned_clock, monkeypatch
 ) -> None:
     from cerebro import Brain
 
@@ -82,6 +107,9 @@ def test_only_a_one_shot_process_keeps_the_mean_and_it_ranks_as_without_it(
     with Brain.open(fake_brain_path) as library:  # a long-lived process: the mean in memory only
         expected = ranked(library)
     assert not kept.exists()
+    computed = []
+    arithmetic = centering._arithmetic
+    monkeypatch.setattr(centering, "_arithmetic", lambda *args: computed.append(1) or arithmetic(*args))
     process.ONE_SHOT = True
     try:
         for _ in range(2):  # the first computes it and keeps it, the second reads it
@@ -90,6 +118,7 @@ def test_only_a_one_shot_process_keeps_the_mean_and_it_ranks_as_without_it(
             assert kept.is_file()
     finally:
         process.ONE_SHOT = False
+    assert computed == [1]
 
 
 def test_the_folder_keeps_the_most_recently_written_means(fake_brain, tmp_path, monkeypatch) -> None:
@@ -105,6 +134,9 @@ def test_the_folder_keeps_the_most_recently_written_means(fake_brain, tmp_path, 
         stale.write_bytes(b"\0" * 40)
         os.utime(stale, ns=(10**9 * number, 10**9 * number))
     (folder / "notes.txt").write_text("not a mean")  # not the cache's: left alone
+    (folder / "gone0.mean.123.tmp").write_bytes(b"\0" * 8)  # half-written by a process killed long ago: goes
+    os.utime(folder / "gone0.mean.123.tmp", ns=(10**9, 10**9))
+    (folder / "other.mean.456.tmp").write_bytes(b"\0" * 8)  # being written now, by another process: stays
     kept = folder / "brain.mean"
     assert _mean(fake_brain, kept) == _mean(fake_brain)
     assert sorted(p.name for p in folder.iterdir()) == [
@@ -114,4 +146,5 @@ def test_the_folder_keeps_the_most_recently_written_means(fake_brain, tmp_path, 
         "gone5.mean",
         "gone6.mean",
         "notes.txt",
+        "other.mean.456.tmp",
     ]
