@@ -208,7 +208,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         # The options could not be read; the caller may still have asked for JSON.
         machine = ("json", "jsonl")
         asked = any(t.removeprefix("--format=") in machine for t in tokens if t.startswith("--format=")) or any(
-            a == "--format" and b in machine for a, b in itertools.pairwise(tokens)
+            a in ("--format", "-f") and b in machine for a, b in itertools.pairwise(tokens)
         )
         state.format = "json" if asked else "md"
         return _fail(str(exc), 2)
@@ -321,4 +321,11 @@ def main() -> None:
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    # A stream that cannot encode every character (PYTHONIOENCODING=ascii, a Latin-1 console) would fail a command
+    # after its work was done — a recall's access counts touched, its results never shown: such characters are
+    # written as escapes instead (inside a JSON string, a valid one).
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     sys.exit(run())

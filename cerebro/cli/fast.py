@@ -75,9 +75,13 @@ def parse(tokens: Sequence[str]) -> RecallSpec | None:
         return None
     spec: RecallSpec = {"prime": False, "query": None, "limit": None, "explain": False}
     rest = list(tokens[1:])
+    seen: set[str] = set()  # a flag given twice is Cyclopts' error to report ("specified multiple times")
     i = 0
     while i < len(rest):
         token = rest[i]
+        flag = "--limit" if token == "-l" else token  # noqa: S105 - a command-line token, not a password
+        if flag in seen:
+            return None
         if token == "--prime":  # noqa: S105 - a command-line token, not a password
             spec["prime"] = True
         elif token == "--explain":  # noqa: S105 - a command-line token, not a password
@@ -91,9 +95,14 @@ def parse(tokens: Sequence[str]) -> RecallSpec | None:
             spec["query"] = token
         else:
             spec["query"] = f"{spec['query']} {token}"  # unquoted words: one query, as upstream joins them
+        if token.startswith("-"):
+            seen.add(flag)
         i += 1
-    if spec["limit"] == 0 or spec["prime"] == (spec["query"] is not None and bool(str(spec["query"]).strip())):
-        return None  # neither or both: let the full parser say what is wrong
+    query = spec["query"]
+    # Neither or both, as the command judges them (commands/recall.py): a blank query is no query, but --prime with
+    # any query text at all, blank included, is both — let the full parser say what is wrong.
+    if spec["limit"] == 0 or (query if spec["prime"] else not (query and query.strip())):
+        return None
     if spec["prime"] and spec["explain"]:
         return None
     return spec

@@ -135,6 +135,14 @@ CASES = [
     (("add", "x", "y"), 2, ""),
     (("list", "--limit", "many"), 2, ""),
     (("--format", "xml", "list"), 2, "--format"),
+    # Shapes the one-shot path (cerebro/cli/fast.py) must hand to the full parser: Cyclopts' errors, the brain untouched
+    # (a recall that answered would have counted its results' accesses).
+    (("recall", "memory", "--limit", "1", "--limit", "2"), 2, "multiple times"),
+    (("recall", "memory", "-l", "1", "--limit", "3"), 2, "multiple times"),
+    (("recall", "memory", "--explain", "--explain"), 2, "multiple times"),
+    (("recall", "--prime", "--prime"), 2, "multiple times"),
+    (("recall", "  ", "--prime"), 2, "not both"),  # a blank query with --prime is still both
+    (("recall", "--prime", "", ""), 2, "not both"),
 ]
 
 

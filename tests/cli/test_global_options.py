@@ -137,3 +137,26 @@ def test_quiet_leaves_only_results(cli, project) -> None:
     assert quiet.exit_code == 0 and quiet.stderr == ""
     assert "already initialized at" in quiet.stdout
     assert "Tune it with" not in quiet.stdout and "claude plugin" not in quiet.stdout
+
+
+MAIN = "import sys\nsys.argv = ['cerebro', *sys.argv[1:]]\nfrom cerebro.cli.app import main\nmain()\n"
+
+
+def test_a_stream_that_cannot_encode_gets_escapes_not_a_failure_after_the_work(isolated_home, tmp_path):
+    """Under PYTHONIOENCODING=ascii a recall's header (an em dash) and a memory's accents could not be written: the
+    command failed after its work (the results' accesses counted, nothing shown). They are written as escapes."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-c", MAIN, *args, "-p", str(tmp_path)]
+        return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+
+    assert run("init").returncode == 0
+    assert run("add", "café crème, the deploy note").returncode == 0
+    shown = run("recall", "café deploy")
+    assert shown.returncode == 0, shown.stderr
+    assert "caf\\xe9 cr\\xe8me" in shown.stdout

@@ -204,6 +204,17 @@ def test_an_error_under_json_is_a_json_object_naming_the_exit_code(cli, world, f
     assert (error["error"]["code"], error["error"]["name"]) == (3, "not_found")
 
 
+@pytest.mark.parametrize("spelling", [("--format", "json"), ("-f", "json"), ("--format=json",)])
+def test_an_error_before_the_options_are_read_is_json_whichever_spelling_asked(cli, world, spelling) -> None:
+    """``-p`` without its value: the global options cannot be read, yet the caller asked for JSON."""
+    result = cli("recall", "memory", *spelling, "-p", project_dir=None)
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    error = json.loads(line)
+    schema_for("error").validate(error)
+    assert error["error"]["code"] == 2 and "-p" in error["error"]["message"]
+
+
 def test_the_schemas_catch_a_change_of_shape(cli, world) -> None:
     """additionalProperties and exact types: a new key, a number turned string, a dropped key all fail."""
     node = cli("get", world["other"], "--format", "json").json()
