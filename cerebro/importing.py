@@ -64,17 +64,24 @@ def _number(
     value = record.get(key)
     if value is None:  # absent or null
         value = default
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
         raise _fail(where, f"{key} must be a finite number")
     if (low is not None and value < low) or (high is not None and value > high):
         raise _fail(where, f"{key} {value} is out of range")
     return float(value)
 
 
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int past float's range
+        return False
+
+
 def _count(record: dict[str, Any], key: str, where: str) -> int:
     value = record.get(key) or 0  # absent or null: 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _fail(where, f"{key} must be a whole number ≥ 0")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:  # SQLite's INTEGER
+        raise _fail(where, f"{key} must be a whole number from 0 to 2^63 - 1")
     return value
 
 
@@ -115,11 +122,7 @@ def _node(record: object, where: str) -> dict[str, Any]:
             raise _fail(where, "metadata is not JSON") from None
     if metadata is not None and not isinstance(metadata, dict):
         raise _fail(where, "metadata must be an object")
-    if metadata is not None:
-        try:  # NaN and Infinity parse (Python's JSON allows them) but are not JSON: the API refuses them too
-            json.dumps(metadata, allow_nan=False)
-        except ValueError:
-            raise _fail(where, "metadata holds NaN or Infinity, which JSON does not have") from None
+    _check_metadata(metadata, where)
     from cerebro.values import DECAY_RATES
 
     return {
@@ -146,6 +149,12 @@ def _node(record: object, where: str) -> dict[str, Any]:
     }
 
 
+def _check_metadata(metadata: object, where: str) -> None:
+    """The API's rules for metadata (depth, NaN and infinities, UTF-8), on a record's decoded value."""
+    if metadata is not None and (wrong := stored_metadata.problem(metadata)) is not None:
+        raise _fail(where, wrong)
+
+
 def _edge(record: object, where: str) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise _fail(where, "an edge must be an object")
@@ -158,13 +167,17 @@ def _edge(record: object, where: str) -> dict[str, Any]:
     metadata = record.get("metadata")
     if metadata is not None and not isinstance(metadata, dict | str):
         raise _fail(where, "metadata must be an object")
+    if isinstance(metadata, str):
+        _text(record, "metadata", where)  # NUL, UTF-8
+    # A string (upstream may carry metadata as text) is stored as a JSON object, flagged if it was not one.
+    metadata = stored_metadata.load(metadata)
+    _check_metadata(metadata, where)
     return {
         "source_id": _id(record, "source_id", where),
         "target_id": _id(record, "target_id", where),
         "relation": relation,
         "weight": _number(record, "weight", where, 1.0, 0.0),
-        # A string (upstream may carry metadata as text) is stored as a JSON object, flagged if it was not one.
-        "metadata": stored_metadata.dumps(stored_metadata.load(metadata)),
+        "metadata": stored_metadata.dumps(metadata),
         "created_at": _time(record, "created_at", where) or clock.now_text(),
         "valid_at": valid_at,
         "invalid_at": invalid_at,
@@ -178,6 +191,7 @@ def _archived(record: dict[str, Any], where: str) -> dict[str, Any]:
     metadata = record.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise _fail(where, "metadata must be an object")
+    _check_metadata(metadata, where)
     return {
         "id": _id(record, "id", where),
         "type": _text(record, "type", where, required=True),

@@ -16,6 +16,30 @@ from typing import Any
 # brain whose memories carry no metadata do without it (~1.5 ms of import).
 
 RAW_KEY = "_raw_metadata"
+# Levels of objects and arrays a memory's or an edge's metadata may nest: every reader copies it recursively, and ~500
+# levels broke them all (a RecursionError in `list`, `get`, the session-start prime) — for one imported file.
+MAX_DEPTH = 64
+
+
+def problem(value: object) -> str | None:
+    """Why decoded metadata cannot be stored, or None: nested deeper than MAX_DEPTH, a NaN or an infinity (not JSON),
+    text that is not UTF-8 (a lone surrogate), a value JSON does not have."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:  # by hand, not recursively: the check must not fail the way the readers did
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if depth > MAX_DEPTH:
+                return f"metadata is nested more than {MAX_DEPTH} levels deep"
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    import json
+
+    try:
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return "metadata holds text that is not valid UTF-8"
+    except (TypeError, ValueError) as exc:
+        return f"metadata is not valid JSON: {exc}"
+    return None
 
 
 def load(value: object) -> dict[str, Any] | None:

@@ -50,6 +50,11 @@ def add_edge(
     if start is not None and end is not None and start > end:
         raise InvalidInput("invalid window: valid_at is after invalid_at")
     meta_dict = parse_metadata(metadata)
+    if meta_dict:  # its secrets redacted, as a memory's are (ADR 0027): only a write with metadata pays the patterns
+        from cerebro.brain import secrets
+
+        redact, _ = secrets.policy(h, False)
+        meta_dict = secrets.scrub(h, None, meta_dict, redact=redact)[1]
 
     def write(session: Session) -> cerebro.reports.EdgeResult:
         src = h.store.nodes.resolve_id(session, source)

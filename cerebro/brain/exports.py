@@ -102,7 +102,7 @@ def import_records(
         stamps = {r[0]: _stamp(r) for r in h.store.reads.rows(conn, "nodes", ["id", "updated_at", "created_at"], "id")}
     existing = set(stamps)
     importing.check_references(parsed, existing)
-    redacted = _scrub_records(h, source, parsed.nodes + parsed.archive)
+    redacted = _scrub_records(h, source, parsed.nodes + parsed.archive, parsed.edges)
     for node in parsed.nodes:
         if all(node[k] is None for k in _ORIGIN):  # origin-less nodes are stamped by the import
             node["origin_actor"] = node["origin_channel"] = "import"
@@ -182,9 +182,11 @@ def import_records(
     return done
 
 
-def _scrub_records(h: Handle, path: str, records: list[dict[str, Any]]) -> int:
-    """Check imported records against the size limit and redact their secrets in place, as every write path does
-    (ADR 0027); how many secrets."""
+def _scrub_records(
+    h: Handle, path: str, records: list[dict[str, Any]], edges: list[dict[str, Any]] | None = None
+) -> int:
+    """Check imported records against the size limit and redact their secrets in place — and the ``edges``'
+    metadata's — as every write path does (ADR 0027); how many secrets (one warning for them all)."""
     from cerebro.brain import secrets
     from cerebro.brain.validate import _check_size
 
@@ -204,6 +206,13 @@ def _scrub_records(h: Handle, path: str, records: list[dict[str, Any]]) -> int:
             record["content"] = content
             record["metadata"] = json.dumps(metadata) if metadata is not None else None
             found += kinds
+    for edge in edges or ():
+        metadata = json.loads(edge["metadata"]) if edge["metadata"] is not None else None
+        if metadata:
+            _, metadata, kinds = secrets.scrub(h, None, metadata, redact=True, warn=False)
+            if kinds:
+                edge["metadata"] = json.dumps(metadata)
+                found += kinds
     if found:
         h.on_warning(secrets.notice(found, hint=False))
     return len(found)

@@ -76,12 +76,11 @@ def parse_metadata(metadata: object) -> dict[str, Any] | None:
             raise InvalidInput(f"metadata JSON holds a value cerebro cannot read: {exc}") from None
     if not isinstance(metadata, dict):
         raise InvalidInput("metadata must be a JSON object")
-    try:
-        json.dumps(metadata, allow_nan=False).encode("utf-8")
-    except RecursionError:
-        raise InvalidInput("metadata is nested too deeply") from None
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"metadata is not valid JSON: {exc}") from None
+    from cerebro.metadata import problem
+
+    wrong = problem(metadata)
+    if wrong is not None:
+        raise InvalidInput(wrong)
     return metadata
 
 

@@ -74,6 +74,8 @@ def test_every_write_path_redacts(fake_brain: Brain, fake_brain_path: Path) -> N
     replacement = fake_brain.supersede(first, TEXT)
     batch = fake_brain.add_many([{"content": TEXT}, {"content": "plain", "metadata": {"password": PASSWORD}}])
     candidate = fake_brain.inbox_add(TEXT)
+    edge = fake_brain.add_edge(first, replacement, "relates_to", metadata={"why": f"key {AWS}"}).edge
+    assert edge.metadata == {"why": "key [secret:aws-access-key]"}
     assert fake_brain.get(first).node.content == f"now {CLEAN}"
     assert fake_brain.get(first).node.metadata == {"note": "key [secret:aws-access-key]"}
     assert fake_brain.get(replacement).node.content == CLEAN
@@ -119,6 +121,25 @@ def test_import_redacts_and_cannot_turn_redaction_off(fake_brain: Brain, tmp_pat
     assert node.content == CLEAN and node.metadata == {"n": "[secret:aws-access-key]"}
     assert fake_brain.config_get("redact_secrets").value == "true"
     assert warnings[-1] == "redacted 3 secrets before storing (aws-access-key ×2, password)"
+
+
+def test_import_redacts_edge_metadata_too_and_warns_once(
+    fake_brain: Brain, tmp_path: Path, warnings: list[str]
+) -> None:
+    ids = ("a0000001-0000-4000-8000-000000000001", "a0000001-0000-4000-8000-000000000002")
+    bundle = {
+        "version": "1",
+        "nodes": [{"id": i, "type": "concept", "content": f"plain {n}"} for n, i in enumerate(ids)],
+        "edges": [{"source_id": ids[0], "target_id": ids[1], "relation": "supports", "metadata": {"n": AWS}}],
+    }
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle))
+    report = fake_brain.import_file(path)
+    assert report["secrets_redacted"] == 1 and warnings == ["redacted 1 secret before storing (aws-access-key)"]
+    (edge,) = fake_brain.get(ids[0]).edges
+    assert edge.metadata == {"n": "[secret:aws-access-key]"}
+    fake_brain.close()
+    assert AWS.encode() not in file_bytes(fake_brain.path)
 
 
 def _bundle(tmp_path: Path, *nodes: dict) -> Path:

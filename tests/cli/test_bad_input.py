@@ -143,6 +143,8 @@ CASES = [
     (("recall", "--prime", "--prime"), 2, "multiple times"),
     (("recall", "  ", "--prime"), 2, "not both"),  # a blank query with --prime is still both
     (("recall", "--prime", "", ""), 2, "not both"),
+    # Metadata every reader could not copy (a RecursionError in `list`, `get`, the session-start prime at ~500 levels).
+    (("add", "x", "--metadata", '{"a": ' * 65 + "1" + "}" * 65), 2, "nested more than 64 levels"),
 ]
 
 

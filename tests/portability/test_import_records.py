@@ -127,7 +127,7 @@ BUNDLE_REFUSALS = {
     "node metadata list": ({"nodes": [NODE | {"metadata": [1]}]}, "node 1: metadata must be an object"),
     "node count": (
         {"nodes": [NODE | {"times_reinforced": 1.5}]},
-        "node 1: times_reinforced must be a whole number ≥ 0",
+        "node 1: times_reinforced must be a whole number from 0 to 2^63 - 1",
     ),
     "node decay": ({"nodes": [NODE | {"decay_rate": -1}]}, "node 1: decay_rate -1 is out of range"),
     "node importance": ({"nodes": [NODE | {"importance": True}]}, "node 1: importance must be a finite number"),
@@ -368,8 +368,25 @@ NODE_FIELD_REFUSALS = {
         f: ({f: 5}, f"{f} must be text")
         for f in ("status", "subtype", "origin_actor", "origin_channel", "origin_session", "origin_host")
     },
-    **{f: ({f: -1}, f"{f} must be a whole number ≥ 0") for f in ("access_count", "times_reinforced")},
+    **{f: ({f: -1}, f"{f} must be a whole number from 0 to 2^63 - 1") for f in ("access_count", "times_reinforced")},
+    "access_count 10^30": ({"access_count": 10**30}, "access_count must be a whole number from 0 to 2^63 - 1"),
+    "decay_rate 10^400": ({"decay_rate": 10**400}, "decay_rate must be a finite number"),  # past float's range
 }
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    """An object ``levels`` objects deep (itself the first)."""
+    value: dict[str, Any] = {}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
+NODE_FIELD_REFUSALS["metadata 65 levels"] = ({"metadata": _nested(65)}, "metadata is nested more than 64 levels deep")
+NODE_FIELD_REFUSALS["metadata lone surrogate"] = (
+    {"metadata": {"note": "\ud800"}},
+    "metadata holds text that is not valid UTF-8",
+)
 
 
 @pytest.mark.parametrize("field", sorted(NODE_FIELD_REFUSALS))
@@ -381,11 +398,20 @@ def test_every_node_field_refusal_names_the_node(tmp_path: Path, field: str) -> 
     assert str(refused.value) == f"{path}: node 2: {message}"
 
 
+def test_metadata_sixty_four_levels_deep_is_read() -> None:
+    """The bound, not a refusal of nesting: 64 levels are read as given."""
+    record = NODE | {"metadata": _nested(64)}
+    assert json.loads(importing._node(record, "node 1")["metadata"]) == _nested(64)
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
         ({"target_id": "x"}, 'target_id "x" is not a node id'),
         ({"created_at": "soon"}, 'created_at "soon" is not a timestamp'),
+        ({"metadata": _nested(65)}, "metadata is nested more than 64 levels deep"),
+        ({"metadata": json.dumps(_nested(65))}, "metadata is nested more than 64 levels deep"),  # as text
+        ({"metadata": {"note": "\ud800"}}, "metadata holds text that is not valid UTF-8"),
     ],
 )
 def test_edge_field_refusals_name_the_edge(tmp_path: Path, change: dict[str, Any], message: str) -> None:
@@ -393,6 +419,16 @@ def test_edge_field_refusals_name_the_edge(tmp_path: Path, change: dict[str, Any
     with pytest.raises(InvalidInput) as refused:
         importing.read(path)
     assert str(refused.value) == f"{path}: edge 2: {message}"
+
+
+@pytest.mark.parametrize(
+    ("metadata", "message"),
+    [(_nested(65), "metadata is nested more than 64 levels deep"), ({"n": "\ud800"}, "not valid UTF-8")],
+)
+def test_archived_metadata_is_held_to_the_same_rules(tmp_path: Path, metadata: Any, message: str) -> None:
+    path = _jsonl(tmp_path, ARCHIVED | {"metadata": metadata})
+    with pytest.raises(InvalidInput, match=message):
+        importing.read(path)
 
 
 def test_an_archived_importance_below_zero_is_refused(tmp_path: Path) -> None:
