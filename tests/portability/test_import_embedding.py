@@ -111,3 +111,17 @@ def test_an_imported_subtype_is_in_the_keyword_lane(tmp_path: Path) -> None:
     with Brain.open(_brain(tmp_path, "none")) as brain:
         brain.import_file(path)
         assert [r.node.id for r in brain.recall("zeppelin").results] == ["abcd1234"]
+
+
+def test_the_command_says_how_many_wait_for_their_embedding_and_what_to_run(cli, project, tmp_path: Path) -> None:
+    from cerebro import paths
+
+    Brain.init(paths.project_brain_path(project), embed_provider="fake")
+    FakeEmbedder.broken = True
+    try:
+        result = cli("import", str(_bundle(tmp_path, 3)))
+    finally:
+        FakeEmbedder.broken = False
+    assert result.exit_code == 0
+    assert result.stdout.strip().endswith("; 3 awaiting embedding (run `cerebro embed --pending`)")
+    assert "awaiting" not in cli("import", str(_bundle(tmp_path, 2, first=10))).stdout  # embedded: nothing to say

@@ -107,10 +107,12 @@ def import_(
     finish()
     if report["config_refused"]:
         warn(f"not imported (set them yourself if you trust the file): {', '.join(report['config_refused'])}")
+    pending = report.get("pending_embeddings") or 0
     emit(
         report,
         f"Imported: {report['nodes_imported']} nodes, {report['edges_imported']} edges "
-        f"(skipped {report['nodes_skipped']} nodes, {report['edges_skipped']} edges)",
+        f"(skipped {report['nodes_skipped']} nodes, {report['edges_skipped']} edges)"
+        + (f"; {pending} awaiting embedding (run `cerebro embed --pending`)" if pending else ""),
     )
 
 
