@@ -101,11 +101,20 @@ class RerankError(CerebroError):
     exit_code = 15
 
 
+QUOTED_CHARACTERS = 200  # of a value named in a message: a 200,000-character query is not echoed back whole
+
+
 def quote(value: object) -> str:
-    """Quote user text in messages as Go's %q does (double quotes, escapes), so messages stay one line."""
+    """Quote user text in messages as Go's %q does (double quotes, escapes), so messages stay one line — its first
+    QUOTED_CHARACTERS characters, then "…"."""
     import json
 
-    return json.dumps(str(value), ensure_ascii=False)
+    return json.dumps(shortened(str(value), QUOTED_CHARACTERS), ensure_ascii=False)
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text``, cut to ``limit`` characters with "…" when it is longer."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def exit_name(code: int) -> str:

@@ -19,9 +19,12 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-ATTEMPTS = 8  # ~a few seconds in total with the backoff below, on top of busy_timeout
+ATTEMPTS = 8  # a lock upgrade that fails at once (no busy_timeout wait) is tried this many times, ~3 s in all
 INITIAL_WAIT = 0.05
 MAX_WAIT = 1.0
+# A writer holding its lock makes each attempt wait busy_timeout (5 s) first: eight of those kept a caller — and an MCP
+# server's every queued call — waiting ~40 s before saying the brain is busy. No new attempt starts after this long.
+MAX_SECONDS = 10.0
 
 
 # PostgreSQL's answers that mean "another writer got there first; the whole transaction may simply run again"
@@ -37,10 +40,21 @@ def is_lock_error(exc: BaseException) -> bool:
     return "database is locked" in text or "database is busy" in text or "database table is locked" in text
 
 
-def run_with_retry(work: Callable[[], T], *, sleep: Callable[[float], None] = time.sleep) -> T:
-    """Run ``work``; on a lock error retry it with exponential backoff and jitter, then raise BrainBusy.
-    ``sleep`` waits between attempts (a test passes its own, to see the waits without taking them)."""
-    from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+def run_with_retry(
+    work: Callable[[], T],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> T:
+    """Run ``work``; on a lock error retry it with exponential backoff and jitter — up to ATTEMPTS times, none begun
+    MAX_SECONDS after the first — then raise BrainBusy. ``sleep`` waits between attempts and ``clock`` reads the time
+    (a test passes its own, to see the waits without taking them)."""
+    from tenacity import Retrying, retry_if_exception, wait_random_exponential
+
+    started = clock()
+
+    def stop(state: RetryCallState) -> bool:
+        return state.attempt_number >= ATTEMPTS or clock() - started >= MAX_SECONDS
 
     def note(state: RetryCallState) -> None:
         from cerebro import logs
@@ -50,7 +64,7 @@ def run_with_retry(work: Callable[[], T], *, sleep: Callable[[float], None] = ti
     retrying = Retrying(
         retry=retry_if_exception(is_lock_error),
         before_sleep=note,
-        stop=stop_after_attempt(ATTEMPTS),
+        stop=stop,
         wait=wait_random_exponential(multiplier=INITIAL_WAIT, max=MAX_WAIT),
         sleep=sleep,
         reraise=True,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro import clock
 from cerebro.brain.handle import Handle
-from cerebro.brain.validate import parse_metadata
+from cerebro.brain.validate import check_label, check_metadata_size, parse_metadata
 from cerebro.errors import InvalidInput, quote
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def add_edge(
 ) -> cerebro.reports.EdgeResult:
     """Link two memories. Re-adding an edge re-asserts its validity window (an omitted bound becomes
     open) and updates its weight when one is given. Relations outside the registry are allowed."""
-    relation = (relation or "").strip()
+    relation = (check_label(relation, "relation") or "").strip()
     if not relation:
         raise InvalidInput("relation must not be empty")
     if weight is not None:
@@ -53,8 +53,8 @@ def add_edge(
     if meta_dict:  # its secrets redacted, as a memory's are (ADR 0027): only a write with metadata pays the patterns
         from cerebro.brain import secrets
 
-        redact, _ = secrets.policy(h, False)
-        meta_dict = secrets.scrub(h, None, meta_dict, redact=redact)[1]
+        redact, limit = secrets.policy(h, False)
+        meta_dict = secrets.scrub(h, None, check_metadata_size(meta_dict, limit), redact=redact)[1]
 
     def write(session: Session) -> cerebro.reports.EdgeResult:
         src = h.store.nodes.resolve_id(session, source)

@@ -194,6 +194,8 @@ def _scrub_records(
     for record in records:
         try:
             _check_size(record["content"], limit)
+            if record["metadata"] is not None and len(record["metadata"].encode("utf-8")) > limit:
+                raise InvalidInput(f"metadata is more than this brain's max_content_bytes ({limit:,})")
         except InvalidInput as exc:
             raise InvalidInput(f"{path}: record {record['id'][:8]}: {exc}") from None
     if not redact:

@@ -22,6 +22,8 @@ from cerebro.brain.validate import (
     _check_size,
     _check_status,
     _check_type,
+    check_label,
+    check_metadata_size,
     parse_metadata,
 )
 from cerebro.errors import InvalidInput, NotFound, quote
@@ -64,6 +66,7 @@ def add(  # noqa: PLR0913 - the keyword-only fields of a memory
     ``allow_secret`` or the brain's ``redact_secrets`` setting is off (ADR 0027)."""
     content = _check_content(content)
     _check_type(type)
+    subtype = check_label(subtype, "subtype")
     importance = _check_importance(importance)
     content, user_meta = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
     meta_dict = metadata_with(h, user_meta, anchors, anchor_ref, beads_id)
@@ -148,7 +151,7 @@ def add_many(
         content, user_meta, kinds = secrets.scrub(
             h,
             _check_size(_check_content(item.get("content")), limit),
-            parse_metadata(item.get("metadata")),
+            check_metadata_size(parse_metadata(item.get("metadata")), limit),
             redact=redact,
             warn=False,
         )
@@ -157,7 +160,7 @@ def add_many(
             {
                 "content": content,
                 "type": node_type,
-                "subtype": item.get("subtype") or None,
+                "subtype": check_label(item.get("subtype"), "subtype") or None,
                 "importance": _check_importance(item.get("importance", 0.5)),
                 "metadata": metadata_with(
                     h,
@@ -244,7 +247,9 @@ def update(
         content = _check_size(_check_content(content), limit)
     if importance is not None:
         importance = _check_importance(importance)
-    content, patch, _ = secrets.scrub(h, content, parse_metadata(metadata), redact=redact)
+    if subtype is not UNSET:
+        subtype = check_label(subtype, "subtype")
+    content, patch, _ = secrets.scrub(h, content, check_metadata_size(parse_metadata(metadata), limit), redact=redact)
     if content is None and importance is None and subtype is UNSET and patch is None:
         raise InvalidInput("nothing to update: give content, importance, subtype or metadata")
     vector, error = None, None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro.brain import embedding
 from cerebro.brain.handle import Handle
-from cerebro.brain.validate import _check_size
+from cerebro.brain.validate import _check_size, check_metadata_size
 
 if TYPE_CHECKING:
     import cerebro.reports
@@ -74,7 +74,7 @@ def for_storage(
     """A memory's content and metadata as they will be stored: within the size limit, secrets redacted unless
     allowed."""
     redact, limit = policy(h, allow_secret)
-    clean, meta, _ = scrub(h, _check_size(content, limit), metadata, redact=redact)
+    clean, meta, _ = scrub(h, _check_size(content, limit), check_metadata_size(metadata, limit), redact=redact)
     return clean if clean is not None else content, meta
 
 

@@ -36,6 +36,22 @@ def _check_text(value: str, what: str) -> str:
     return value
 
 
+_CONTROL = r"[\x00-\x1f\x7f-\x9f]"  # Unicode's control characters (category Cc): NUL, line breaks, escapes
+
+
+def check_label(value: object, what: str) -> str | None:
+    """A subtype or a relation: text on one line without control characters (shown in lists and headers, matched
+    exactly), valid UTF-8; None as given."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be text")
+    _check_text(value, what)
+    if re.search(_CONTROL, value):
+        raise InvalidInput(f"{what} holds a control character (a NUL, a line break, …): {quote(value)}")
+    return value
+
+
 def _check_content(content: object) -> str:
     if not isinstance(content, str):
         raise InvalidInput("content must be text")
@@ -56,6 +72,21 @@ def _check_size(content: str, limit: int) -> str:
             "or raise the limit with `cerebro config set max_content_bytes N`"
         )
     return content
+
+
+def check_metadata_size(metadata: dict[str, Any] | None, limit: int) -> dict[str, Any] | None:
+    """Metadata within the brain's ``max_content_bytes`` too, as JSON: every read that returns the memory carries it
+    (a 20 MB value was accepted, then sent with every `list` and `recall`)."""
+    if metadata:
+        import json
+
+        size = len(json.dumps(metadata, ensure_ascii=False).encode("utf-8"))
+        if size > limit:
+            raise InvalidInput(
+                f"metadata is {size:,} bytes, more than this brain's max_content_bytes ({limit:,}): keep large data "
+                "elsewhere and store where it is"
+            )
+    return metadata
 
 
 def parse_metadata(metadata: object) -> dict[str, Any] | None:

@@ -32,6 +32,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from cerebro import __version__
+from cerebro.errors import shortened
 from cerebro.mcp import catalogue, framing, tools
 from cerebro.mcp.host import Host
 
@@ -191,7 +192,9 @@ class CerebroServer:
         for root in result.roots:
             parsed = urlparse(str(root.uri))
             if parsed.scheme == "file" and parsed.netloc in ("", "localhost") and parsed.path:
-                return Path(unquote(parsed.path))
+                folder = unquote(parsed.path)
+                if "\x00" not in folder:  # no file has such a name (os.stat raises on it): not a root to use
+                    return Path(folder)
         return None
 
     # ------------------------------------------------------------------ tools
@@ -207,7 +210,8 @@ class CerebroServer:
         error = best_match(self._validators[name].iter_errors(arguments))
         if error is not None:
             where = "/".join(str(part) for part in error.absolute_path)
-            return f"invalid arguments for {name}: " + (f"{where}: " if where else "") + error.message
+            # jsonschema names the whole bad value (a 200,000-character query): the start of it says enough
+            return f"invalid arguments for {name}: " + (f"{where}: " if where else "") + shortened(error.message, 300)
         properties = catalogue.BY_NAME[name].input_schema.get("properties", {})
         for key, value in list(arguments.items()):
             if properties.get(key, {}).get("type") == "integer" and isinstance(value, float):
@@ -217,7 +221,7 @@ class CerebroServer:
     async def _call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = catalogue.BY_NAME.get(params.name)
         if spec is None:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}: see tools/list")
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {shortened(params.name, 80)!r}: see tools/list")
         arguments = dict(params.arguments or {})
         problem = self.invalid_arguments(spec.name, arguments)
         if problem is not None:

@@ -49,6 +49,24 @@ def test_a_lock_held_past_every_attempt_is_brain_busy() -> None:
     assert len(calls) == retry.ATTEMPTS
 
 
+def test_attempts_that_each_wait_out_a_held_lock_stop_after_the_time_budget() -> None:
+    """A writer holding its lock makes each attempt wait SQLite's busy_timeout (5 s) before it fails: the retries stop
+    once MAX_SECONDS have gone, not after eight of those (~40 s, an MCP server's queued calls waiting behind)."""
+    now = [0.0]
+    calls: list[int] = []
+
+    def held_lock() -> str:
+        calls.append(1)
+        now[0] += 5.0  # busy_timeout, waited inside the statement
+        raise Locked()
+
+    with pytest.raises(BrainBusy):
+        retry.run_with_retry(
+            held_lock, sleep=lambda seconds: now.__setitem__(0, now[0] + seconds), clock=lambda: now[0]
+        )
+    assert len(calls) == 2 and now[0] < retry.MAX_SECONDS + 5.0 + retry.MAX_WAIT
+
+
 def test_an_error_that_is_not_a_lock_is_raised_at_once_without_a_retry() -> None:
     calls, work = _failing(1, ValueError("bad input"))
     waits: list[float] = []

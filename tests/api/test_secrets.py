@@ -309,6 +309,30 @@ def test_content_larger_than_the_brains_limit_is_refused_with_the_fix(fake_brain
     assert [n.id for n in fake_brain.list()] == [ok] and fake_brain.inbox_list() == []
 
 
+def test_metadata_larger_than_the_brains_limit_is_refused_too(fake_brain: Brain, tmp_path: Path) -> None:
+    """Every read that returns a memory carries its metadata: a 20 MB value was accepted, then sent with every
+    `list` and `recall`. The same limit as content, on its JSON, on every write path; nothing changed."""
+    fake_brain.config_set("max_content_bytes", "2048")
+    big = {"blob": "x" * 2100}
+    ok = fake_brain.add("fine", metadata={"small": "é" * 100})
+    other = fake_brain.add("other")
+    for write in (
+        lambda: fake_brain.add("note", metadata=big),
+        lambda: fake_brain.add_many([{"content": "fine"}, {"content": "note", "metadata": big}]),
+        lambda: fake_brain.update(ok, metadata=big),
+        lambda: fake_brain.add_edge(ok, other, "supports", metadata=big),
+    ):
+        with pytest.raises(InvalidInput, match=r"metadata is 2,\d{3} bytes, more than this brain's max_content_bytes"):
+            write()
+    bundle = tmp_path / "big.jsonl"
+    bundle.write_text(json.dumps({"kind": "node", "id": "a0000001-0000-4000-8000-000000000009", "type": "episode",
+                                  "content": "note", "metadata": big}) + "\n")  # fmt: skip
+    with pytest.raises(InvalidInput, match=r"record a0000001: metadata is more than"):
+        fake_brain.import_file(bundle)
+    assert sorted(n.id for n in fake_brain.list()) == sorted([ok, other]) and fake_brain.get(ok).edges == []
+    assert fake_brain.get(ok).node.metadata == {"small": "é" * 100}
+
+
 def test_redact_leaves_a_record_another_writer_changed_meanwhile(
     fake_brain: Brain, fake_brain_path: Path, warnings: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -145,6 +145,10 @@ CASES = [
     (("recall", "--prime", "", ""), 2, "not both"),
     # Metadata every reader could not copy (a RecursionError in `list`, `get`, the session-start prime at ~500 levels).
     (("add", "x", "--metadata", '{"a": ' * 65 + "1" + "}" * 65), 2, "nested more than 64 levels"),
+    # Labels on one line: a subtype or a relation shown in lists and matched exactly.
+    (("add", "x", "--subtype", "two\nlines"), 2, "control character"),
+    (("update", "{A}", "--subtype", "nul\x00inside"), 2, "control character"),
+    (("edge", "{A}", "{B}", "rel\x00ates"), 2, "control character"),
 ]
 
 
@@ -310,3 +314,10 @@ def test_stdin_is_read_only_as_far_as_a_memory_may_go(cli, brain_path, monkeypat
     assert_one_line_error(result, "stdin holds more than 100 characters: not a memory", exit_code=2)
     assert cli("list", "--format", "json").json()["memories"] == []
     assert cli("add", "-", stdin="y" * 100).exit_code == 0
+
+
+def test_a_huge_bad_value_is_named_not_echoed_back_whole(cli, brain_path, brain_snapshot):
+    before = brain_snapshot(brain_path)
+    line = assert_one_line_error(cli("get", "z" * 50_000), exit_code=2)
+    assert "zzzz" in line and len(line) < 600, len(line)
+    assert brain_snapshot(brain_path) == before

@@ -47,6 +47,20 @@ def test_the_clients_first_root_names_the_project(home: Path, tmp_path: Path) ->
     )
 
 
+def test_a_root_no_file_can_have_is_passed_over(home: Path, tmp_path: Path) -> None:
+    """A client's root with a NUL in its path named no folder, yet broke every call (an internal error)."""
+    rooted = tmp_path / "rooted"
+    rooted.mkdir()
+    rooted_brain = brain_for(rooted)
+
+    async def body() -> None:
+        async with serve(home, None, roots=["file:///tmp/a%00b", rooted.as_uri()], cwd=tmp_path) as client:
+            await client.ok("remember", content="Stored past the bad root")
+
+    run(body)
+    assert contents(rooted_brain) == ["Stored past the bad root"]
+
+
 def test_no_brain_is_a_tool_error_and_none_is_created(home: Path, project: Path) -> None:
     async def body() -> None:
         async with serve(home, project) as client:

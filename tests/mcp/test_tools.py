@@ -92,6 +92,8 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(
             assert 'invalid timestamp "next tuesday"' in await client.error("recall", query="x", as_of="next tuesday")
             unknown = await client.error("get", id=MISSING)
             assert unknown.startswith("cerebro: error: no node found"), unknown
+            huge = await client.error("recall", query="q" * 200_000)  # named, not echoed back whole
+            assert "query" in huge and "qqqq" in huge and len(huge) < 1_000, len(huge)
             assert (await client.ok("stats"))["total_nodes"] == 0  # still serving
 
     run(body)
