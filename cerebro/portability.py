@@ -2,8 +2,9 @@
 
 - ``json``: the bundle upstream Go cerebro reads and writes (``version``, ``exported_at``, ``meta`` with
   ``config.*``, ``nodes`` in every status, ``edges``); no archive, vectors or inbox, as upstream.
-- ``jsonl``: one record per line (meta, nodes, edges, archive), sorted and byte-stable across runs — no
-  export time, no edge row ids — so two people's exports of a shared brain merge as text in git.
+- ``jsonl``: one record per line (meta — configuration only —, nodes, edges, archive), sorted and byte-stable across
+  runs — no export time, no edge row ids, no brain's own records — so two people's exports of a shared brain merge
+  as text in git.
 - ``sqlite``: a consistent copy taken with SQLite's backup API while other processes write.
 """
 
@@ -143,7 +144,10 @@ def jsonl_lines(store: Store, conn: Connection) -> list[str]:
     def line(kind: str, record: dict[str, Any]) -> str:
         return json.dumps({"kind": kind, **record}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
-    lines = [line("meta", {"key": k, "value": v}) for k, v in _meta_items(store, conn)]
+    # Only what an import takes (configuration): a brain's own records — its path on this machine, when its migrations
+    # ran, its embedding settings — differ between two people's brains of one project and made every merge conflict.
+    meta = [(k, v) for k, v in _meta_items(store, conn) if k.startswith("config.")]
+    lines = [line("meta", {"key": k, "value": v}) for k, v in meta]
     lines += [line("node", _record(r, NODE_COLUMNS)) for r in store.reads.rows(conn, "nodes", NODE_COLUMNS, "id")]
     edge_columns = EDGE_COLUMNS[1:]  # row ids differ between brains: the triple is the key
     lines += [
