@@ -32,7 +32,12 @@ def now() -> datetime:
     if _override is not None:
         instant = _override()
     elif env := os.environ.get(ENV_NOW):
-        instant = parse(env)
+        try:
+            instant = parse(env)
+        except ValueError:
+            from cerebro.errors import InvalidInput, quote
+
+            raise InvalidInput(f"{ENV_NOW} {quote(env)} is not a time (RFC 3339: 2026-01-02T03:04:05Z)") from None
     else:
         instant = datetime.now(UTC)
     return instant.astimezone(UTC).replace(microsecond=0)

@@ -27,8 +27,22 @@ def _load_nodes(store: Store, session: Session, ids: Sequence[str]) -> list[Any]
     return [store.nodes.to_value(store.nodes.get_row(session, node_id)) for node_id in ids]
 
 
+# What a summary or a replacement is to the memories it holds: archiving it would leave them (consolidated, superseded:
+# never recalled, never collected) unreachable, the topic gone from recall with no way back (ADR 0058).
+HOLDING_RELATIONS = ("derived_from", "supersedes")
+
+
+def _holders(h: Handle) -> set[str]:
+    """The active memories that hold others' content: sources of a ``derived_from`` or ``supersedes`` edge."""
+    with h.snapshot() as conn:
+        ids = [row[0] for row in h.store.reads.rows(conn, "nodes", ["id"], "id")]
+        return set().union(*(h.store.graph.sources_with(conn, ids, relation) for relation in HOLDING_RELATIONS))
+
+
 def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> cerebro.reports.GcReport:
-    """Archive active memories whose retention fell below the threshold (flag > config > 0.01)."""
+    """Archive active memories whose retention fell below the threshold (flag > config > 0.01), but those that
+    hold others' content (a consolidation's summary, a supersession's replacement: ADR 0058)."""
+    holders = _holders(h)
 
     def work(session: Session) -> cerebro.reports.GcReport:
         limit = threshold
@@ -42,7 +56,7 @@ def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> cerebro.reports.
         by_type: dict[str, int] = {}
         for node in active:
             score = lifecycle.retention(node, now)
-            if score < limit:
+            if score < limit and node.id not in holders:
                 evicted.append((node, score))
                 by_type[node.type] = by_type.get(node.type, 0) + 1
         if not dry_run:
@@ -95,6 +109,10 @@ def _consolidate(h: Handle, into: str | None, sources: Sequence[str]) -> cerebro
 
     def write(session: Session) -> cerebro.reports.ConsolidateReport:
         target = h.store.nodes.resolve_id(session, into) if into else None
+        if target is not None and h.store.nodes.get_row(session, target).status == "consolidated":
+            # Its content lives on in its own summary: consolidating into it would leave nothing active holding
+            # these (a cycle, when the two were each other's sources). A superseded target stays allowed.
+            raise InvalidInput(f"{target[:8]} is consolidated itself: consolidate into the memory that holds it")
         resolved = []
         for given in sources:
             full = h.store.nodes.resolve_id(session, given)

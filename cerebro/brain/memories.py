@@ -358,7 +358,7 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
         now = clock.now()
         old.status = "superseded"
         session.add(old)
-        new_subtype = old.subtype if subtype is UNSET else (subtype or None)
+        new_subtype = old.subtype if subtype is UNSET else (check_label(subtype, "subtype") or None)
         replacement = h.store.inserts.node(
             session,
             content=content,

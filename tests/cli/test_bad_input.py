@@ -149,6 +149,7 @@ CASES = [
     (("add", "x", "--subtype", "two\nlines"), 2, "control character"),
     (("update", "{A}", "--subtype", "nul\x00inside"), 2, "control character"),
     (("edge", "{A}", "{B}", "rel\x00ates"), 2, "control character"),
+    (("supersede", "{A}", "replaced", "--subtype", "two\nlines"), 2, "control character"),
 ]
 
 
@@ -320,4 +321,11 @@ def test_a_huge_bad_value_is_named_not_echoed_back_whole(cli, brain_path, brain_
     before = brain_snapshot(brain_path)
     line = assert_one_line_error(cli("get", "z" * 50_000), exit_code=2)
     assert "zzzz" in line and len(line) < 600, len(line)
+    assert brain_snapshot(brain_path) == before
+
+
+def test_a_bad_pinned_clock_is_a_one_line_error(cli, brain_path, brain_snapshot, monkeypatch):
+    monkeypatch.setenv("CEREBRO_NOW", "garbage")
+    before = brain_snapshot(brain_path)
+    assert_one_line_error(cli("gc"), "CEREBRO_NOW", exit_code=2)
     assert brain_snapshot(brain_path) == before

@@ -111,6 +111,17 @@ def test_refusals_in_full(fake_brain, world):
         assert str(refused.value) == message
 
 
+def test_consolidating_into_a_consolidated_memory_is_refused(cli, fake_brain, world):
+    """Its content lives on in its own summary: B's sources into A, then A's into B, left a derived_from cycle and
+    no active memory holding either — both gone from recall."""
+    fake_brain.consolidate(world["e2"], [world["e3"]])  # e3 → e2
+    before = full_snapshot(world["path"])
+    with pytest.raises(InvalidInput, match=f"{world['e3'][:8]} is consolidated itself"):
+        fake_brain.consolidate(world["e3"], [world["e2"]])
+    assert_one_line_error(cli("consolidate", "--into", world["e3"], world["e2"]), "consolidated itself", exit_code=2)
+    assert full_snapshot(world["path"]) == before
+
+
 # --------------------------------------------------------------------------- success
 
 

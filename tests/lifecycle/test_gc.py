@@ -113,6 +113,27 @@ def test_candidates_are_strictly_below_the_threshold(run, add, at):
     assert report["evicted"] == []
 
 
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_summary_or_a_replacement_is_kept_however_low_its_retention(run, add, at, fake_brain_path, dry_run):
+    """Archiving the memory that holds others' content (a consolidation's summary, a supersession's replacement)
+    left them consolidated or superseded — never recalled, never collected — and the topic gone (ADR 0058)."""
+    at(0)
+    first, second = add("staging db rotates its password monthly"), add("staging db lives on host pg-2")
+    summary = add("staging db facts", "--type", "concept", "--importance", "0.001")
+    run("consolidate", first, second, "--into", summary)
+    old = add("the build takes ten minutes", "--type", "concept")
+    replacement = run("supersede", old, "the build takes four minutes", "--importance", "0.001")["id"]
+    plain = add("a passing note", "--importance", "0.001")
+    at(10_000)
+    report = run("gc", *(["--dry-run"] if dry_run else []))
+    assert evicted_ids(report) == {plain}
+    if not dry_run:
+        assert set(archive_rows(fake_brain_path)) == {plain}
+        assert (
+            node_row(fake_brain_path, summary)["status"] == node_row(fake_brain_path, replacement)["status"] == "active"
+        )
+
+
 def test_threshold_default_is_0_01(run, three_episodes):
     report = run("gc", "--dry-run")
     assert report["threshold"] == 0.01
