@@ -45,16 +45,17 @@ def run_with_retry(
     *,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    max_seconds: float = MAX_SECONDS,
 ) -> T:
     """Run ``work``; on a lock error retry it with exponential backoff and jitter — up to ATTEMPTS times, none begun
-    MAX_SECONDS after the first — then raise BrainBusy. ``sleep`` waits between attempts and ``clock`` reads the time
-    (a test passes its own, to see the waits without taking them)."""
+    ``max_seconds`` (MAX_SECONDS) after the first — then raise BrainBusy. ``sleep`` waits between attempts and
+    ``clock`` reads the time (a test passes its own, to see the waits without taking them)."""
     from tenacity import Retrying, retry_if_exception, wait_random_exponential
 
     started = clock()
 
     def stop(state: RetryCallState) -> bool:
-        return state.attempt_number >= ATTEMPTS or clock() - started >= MAX_SECONDS
+        return state.attempt_number >= ATTEMPTS or clock() - started >= max_seconds
 
     def note(state: RetryCallState) -> None:
         from cerebro import logs

@@ -82,6 +82,7 @@ class MetricsStore:
         self._conn = conn
         # SQLite may run in multi-thread mode (ADR 0043): a store shared by threads uses its connection in turns.
         self._lock = _thread.RLock()
+        self.retry_seconds: float | None = None  # how long a write may keep retrying a locked file (None: the default)
 
     # ----------------------------------------------------------------------------------- lifecycle
 
@@ -146,6 +147,8 @@ class MetricsStore:
                 finally:
                     cur.close()
 
+        if self.retry_seconds is not None:
+            return run_with_retry(attempt, max_seconds=self.retry_seconds)
         return run_with_retry(attempt)
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -331,9 +334,13 @@ def record_stop_guard_decision(
 ) -> None:
     """Record one stop-guard decision for the project (creating its metrics database if needed).
 
-    Raises like :meth:`MetricsStore.open`; the stop-guard calls it best effort, inside try/except.
+    Raises like :meth:`MetricsStore.open`; the stop-guard calls it best effort, inside try/except — and briefly: a
+    database another process holds (an ingest, the dashboard) is given up on after ~0.5 s, not the ten seconds a
+    write is retried for elsewhere, which Claude Code's stop waited out.
     """
     with MetricsStore.open(metrics_path(project_dir), create=True) as store:
+        store._conn.execute("PRAGMA busy_timeout = 250")
+        store.retry_seconds = 0.5
         store.record_stop_guard(session_id, category, at)
 
 

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -69,7 +70,22 @@ def test_pending_jobs_are_oldest_first_and_skip_what_is_not_a_job(project: Path)
     (pending / "no-project.json").write_text(json.dumps({"created_at": 1.0}))
     (pending / ".hidden.json").write_text(json.dumps({"project": "/x", "created_at": 0.0}))
     (pending / "notes.txt").write_text(json.dumps({"project": "/x", "created_at": 0.0}))
-    jobs = aftercare.pending_jobs()
+    # Each of these stopped every session's aftercare (an error escaping pending_jobs, a FIFO blocking the worker,
+    # a link to a device read without end):
+    (pending / "an-array.json").write_text("[1, 2]")
+    (pending / "null.json").write_text("null")
+    (pending / "infinite-attempts.json").write_text('{"project": "/x", "attempts": 1e400}')
+    os.mkfifo(pending / "a-fifo.json")
+    (pending / "zeros.json").symlink_to("/dev/zero")
+    (pending / "huge.json").write_text(json.dumps({"project": "/x", "pad": "x" * 100_000}))
+    found: list[list[aftercare.Job]] = []
+    reading = threading.Thread(target=lambda: found.append(aftercare.pending_jobs()), daemon=True)
+    reading.start()
+    reading.join(20)
+    if reading.is_alive():  # blocked opening the FIFO: let it go, then fail
+        os.close(os.open(pending / "a-fifo.json", os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("pending_jobs() blocked on a FIFO")
+    (jobs,) = found
     assert [j.path.name for j in jobs] == [aftercare._job_name(project, s) for s in ("old", "middle", "new")]
     assert all(j.project == project.absolute() and j.attempts == 0 and j.transcript_dir is None for j in jobs)
     assert 299 < jobs[0].age_seconds < 400

@@ -624,3 +624,33 @@ def test_a_guard_started_with_its_output_closed_still_exits_0(project: Path, iso
     )
     assert done.returncode == 0
     assert "Traceback" not in done.stderr and done.stderr == ""
+
+
+def test_recording_a_decision_gives_up_on_a_locked_metrics_file_at_once(
+    enabled_project: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ingest or the dashboard holding the metrics file kept a blocked stop waiting ten seconds (eight retries,
+    each waiting the busy timeout): the record is best effort, so it is retried for half a second and given up."""
+    from cerebro import retry
+    from cerebro.db.engine import connect_raw
+    from cerebro.errors import BrainBusy
+    from cerebro.metrics import store
+
+    store.record_stop_guard_decision(enabled_project, "s0", "permission")  # the file exists
+    budgets: list[float] = []
+    real = retry.run_with_retry
+
+    def watched(work, **kwargs):
+        budgets.append(kwargs.get("max_seconds", retry.MAX_SECONDS))
+        return real(work, **kwargs)
+
+    monkeypatch.setattr(retry, "run_with_retry", watched)
+    holder = connect_raw(store.metrics_path(enabled_project))
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(BrainBusy):
+            store.record_stop_guard_decision(enabled_project, "s1", "permission")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert budgets == [0.5]

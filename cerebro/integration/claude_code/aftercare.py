@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -111,18 +112,29 @@ def pending_jobs() -> list[Job]:
     return sorted(jobs, key=lambda j: j.created_at)
 
 
+_MAX_JOB_BYTES = 64 * 1024  # a job is a few hundred bytes: anything larger was not written by enqueue()
+
+
 def _read_job(path: Path) -> Job | None:
+    """The job in ``path``, or None for anything else found in the folder: not a regular file (a FIFO would block the
+    worker for ever, a link to a device feed it without end), too large, not a JSON object, fields of the wrong kind
+    — one such file must not stop every session's aftercare."""
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_JOB_BYTES:
+            return None
         data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            return None
         transcript = data.get("transcript_dir")
         return Job(
             path=path,
             project=Path(str(data["project"])),
             transcript_dir=Path(transcript) if isinstance(transcript, str) and transcript else None,
-            created_at=float(data.get("created_at", path.stat().st_mtime)),
+            created_at=float(data.get("created_at", info.st_mtime)),
             attempts=int(data.get("attempts", 0)),
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, OverflowError):  # OverflowError: int() of an infinite float
         return None
 
 
