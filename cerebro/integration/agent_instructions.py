@@ -86,8 +86,7 @@ def write_section(path: Path, text: str, *, force: bool = False) -> str:
     if not force:
         return scaffold.SKIPPED
     before = current[:start].rstrip()
-    end = sections.next_section(current, start + len(templates.SECTION_HEADING))
-    after = current[end:] if end is not None else ""
+    after = current[sections.section_end(current, start) :].lstrip("\n")
     rebuilt = (before + "\n\n" if before else "") + text + ("\n" + after if after else "")
     if rebuilt == current:
         return scaffold.SKIPPED

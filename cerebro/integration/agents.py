@@ -174,7 +174,7 @@ def wire(project: Path, chosen: list[Agent], *, force: bool = False) -> list[Age
             else:
                 try:
                     report.instructions = write_section(project / agent.instructions, section(agent.name), force=force)
-                except OSError as exc:
+                except (OSError, UnicodeDecodeError) as exc:  # not UTF-8 text: left as it is, said so
                     report.instructions = FAILED
                     report.warnings.append(f"could not update {agent.instructions}: {exc}")
                 sections_done.add(agent.instructions)
@@ -212,7 +212,7 @@ def unwire(project: Path, chosen: list[Agent]) -> list[AgentReport]:
             continue
         try:
             report.instructions = remove_section(project / agent.instructions)
-        except OSError as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             report.instructions = FAILED
             report.warnings.append(f"could not update {agent.instructions}: {exc}")
     for agent in chosen:

@@ -110,7 +110,7 @@ def _storable(line: bytes | str, record: dict[str, Any]) -> bool:
         return True
     try:
         json.dumps(record, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
+    except (UnicodeEncodeError, RecursionError):  # RecursionError: nested as deep as loads could, one level short
         return False  # a lone surrogate: no text column could hold it
     return True
 
@@ -126,10 +126,12 @@ class _TurnBuilder:
         if not isinstance(usage, dict):
             return
         t = self.turn
-        t.input_tokens += _int(usage.get("input_tokens"))
-        t.output_tokens += _int(usage.get("output_tokens"))
-        t.cache_read_tokens += _int(usage.get("cache_read_input_tokens"))
-        t.cache_create_tokens += _int(usage.get("cache_creation_input_tokens"))
+        # Each count below 2**53, and the turn's sums held there too: a thousand records near the bound summed past
+        # SQLite's integers and failed the whole ingest (the files after it never read).
+        t.input_tokens = min(t.input_tokens + _int(usage.get("input_tokens")), _MAX_COUNT)
+        t.output_tokens = min(t.output_tokens + _int(usage.get("output_tokens")), _MAX_COUNT)
+        t.cache_read_tokens = min(t.cache_read_tokens + _int(usage.get("cache_read_input_tokens")), _MAX_COUNT)
+        t.cache_create_tokens = min(t.cache_create_tokens + _int(usage.get("cache_creation_input_tokens")), _MAX_COUNT)
 
     def add_block(self, block: dict[str, Any], timestamp: str) -> None:
         kind = block.get("type")

@@ -65,6 +65,26 @@ def test_remove_keeps_the_section_between_user_sections(cli, project: Path) -> N
     assert (project / "CLAUDE.md").read_text() == "# Top\n\n## Before\nb\n\n## After\na\n"
 
 
+@pytest.mark.parametrize(
+    ("agent", "file"),
+    [(None, "CLAUDE.md"), ("codex", "AGENTS.md"), ("gemini", "GEMINI.md")],
+    ids=["claude", "codex", "gemini"],
+)
+def test_what_a_user_appends_below_our_section_survives_force_and_remove(cli, project: Path, agent, file) -> None:
+    """Our section ran to the next `## ` heading or the end of the file: a line appended below it, or a `# ` section,
+    was taken for ours and deleted by --force and --remove."""
+    (project / file).write_text("# My project\n\nBuild with make.\n")
+    chosen = ["--agent", agent] if agent else []
+    ok(cli("init", "--embed-provider", "none", *chosen))
+    appended = "\nIMPORTANT: never push to main.\n\n# Team conventions\n\nUse tabs.\n"
+    with (project / file).open("a") as handle:
+        handle.write(appended)
+    ok(cli("init", "--force", *chosen))
+    assert (project / file).read_text().endswith(appended)
+    ok(cli("init", "--remove", *chosen))
+    assert (project / file).read_text() == "# My project\n\nBuild with make.\n" + appended
+
+
 def test_remove_on_a_project_init_created_leaves_it_empty(cli, project: Path) -> None:
     ok(cli("init", "--embed-provider", "none"))
     ok(cli("init", "--remove"))
@@ -223,3 +243,26 @@ def test_the_shape_recogniser_leaves_user_hooks_alone() -> None:
             for group in groups:
                 for handler in group["hooks"]:
                     assert templates.is_cerebro_hook(handler["command"]) or event == "Stop", handler
+
+
+def test_a_top_level_section_below_our_edited_section_is_kept(cli, project: Path) -> None:
+    """Once a user edited our section its end is the next heading: a `# ` heading ends it as a `## ` one does."""
+    ok(cli("init", "--embed-provider", "none"))
+    path = project / "CLAUDE.md"
+    path.write_text(
+        path.read_text().replace("\n\n", "\n\nOur team's note.\n\n", 1) + "\n# Team conventions\n\nUse tabs.\n"
+    )
+    ok(cli("init", "--remove"))
+    assert path.read_text() == "# Team conventions\n\nUse tabs.\n"
+
+
+def test_an_instructions_file_that_is_not_utf8_is_left_as_it_is_with_a_warning(cli, project: Path) -> None:
+    """It failed init half-way with an internal error (the brain, settings and skills written, exit 1)."""
+    latin = b"# Proj\n\nCaf\xe9 rules\n"
+    (project / "CLAUDE.md").write_bytes(latin)
+    result = cli("init", "--embed-provider", "none")
+    assert result.exit_code == 11 and "could not update CLAUDE.md" in result.stderr  # "not fully wired", as for OSError
+    assert "internal error" not in result.stderr and (project / "CLAUDE.md").read_bytes() == latin
+    removed = cli("init", "--remove")
+    assert removed.exit_code == 11 and "internal error" not in removed.stderr
+    assert (project / "CLAUDE.md").read_bytes() == latin

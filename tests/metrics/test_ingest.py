@@ -370,3 +370,25 @@ def test_hostile_transcript_lines_are_counted_never_fatal(project: Path, session
     with transcript.open("ab") as handle:  # the file grows: the next ingest reads on past the bad lines
         handle.write((json.dumps(good[0] | {"timestamp": "2026-01-01T00:01:00Z"}) + "\n").encode())
     assert ingest_project(project).turns_ingested >= 1
+
+
+def test_a_turns_token_sums_stay_storable(project: Path, session_dir: Path) -> None:
+    """Counts each below 2**53 summed past SQLite's integers over a thousand records: the ingest aborted, and the
+    files after it were never read."""
+    records = [{"type": "user", "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z", "message": {"content": "hi"}}]
+    records += [
+        {
+            "type": "assistant",
+            "sessionId": "s",
+            "message": {"id": f"m{i}", "usage": {"input_tokens": 2**53 - 1, "output_tokens": 1}, "content": []},
+        }
+        for i in range(1100)
+    ]
+    (session_dir / "a-big.jsonl").write_bytes(b"".join((json.dumps(r) + "\n").encode() for r in records))
+    later = {"type": "user", "sessionId": "t", "timestamp": "2026-01-02T00:00:00Z", "message": {"content": "later"}}
+    (session_dir / "b-later.jsonl").write_bytes((json.dumps(later) + "\n").encode())
+    ingest_project(project)
+    conn = sqlite3.connect(metrics_path(project))
+    rows = dict(conn.execute("SELECT session_id, input_tokens FROM turn_metrics").fetchall())
+    conn.close()
+    assert rows["s"] == 2**53 and "t" in rows  # held at the bound; the file after it read

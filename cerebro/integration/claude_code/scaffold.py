@@ -131,7 +131,7 @@ def scaffold(targets: Targets, *, force: bool = False, stop_guard_enabled: bool 
             warnings.append(f"could not write skills: {exc}")
     try:
         claudemd = write_claudemd_section(targets.claudemd, force=force)
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:  # not UTF-8 text: left as it is, said so
         claudemd = FAILED
         warnings.append(f"could not update {targets.claudemd.name}: {exc}")
     return ScaffoldReport(
@@ -163,7 +163,7 @@ def remove(targets: Targets) -> ScaffoldReport:
             warnings.append(f"could not remove skills: {exc}")
     try:
         claudemd = remove_claudemd_section(targets.claudemd)
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         warnings.append(f"could not update {targets.claudemd.name}: {exc}")
     try:
         (targets.project / ".claude").rmdir()  # only if init's removal left it empty

@@ -29,8 +29,7 @@ def write_claudemd_section(path: Path, *, force: bool = False) -> str:
     if not force:
         return SKIPPED
     before = text[:start].rstrip()
-    end = next_section(text, start + len(templates.SECTION_HEADING))
-    after = text[end:] if end is not None else ""
+    after = text[section_end(text, start) :].lstrip("\n")
     rebuilt = (before + "\n\n" if before else "") + section + ("\n" + after if after else "")
     if rebuilt == text:
         return SKIPPED
@@ -47,8 +46,7 @@ def remove_claudemd_section(path: Path) -> str:
     if start is None:
         return SKIPPED
     before = text[:start].rstrip()
-    end = next_section(text, start + len(templates.SECTION_HEADING))
-    after = text[end:] if end is not None else ""
+    after = text[section_end(text, start) :].lstrip("\n")
     rest = before + ("\n\n" if before and after else "") + after
     if not rest.strip():
         path.unlink()
@@ -83,11 +81,39 @@ def heading_line(text: str, heading: str) -> int | None:
 
 
 def next_section(text: str, after: int) -> int | None:
-    """Offset of the next ``## `` heading after ``after``, outside code fences (``###`` sub-headings
+    """Offset of the next ``#`` or ``##`` heading after ``after``, outside code fences (``###`` sub-headings
     belong to our section)."""
     return next(
-        (offset for offset, line in lines_outside_fences(text) if offset > after and line.startswith("## ")), None
+        (offset for offset, line in lines_outside_fences(text) if offset > after and line.startswith(("## ", "# "))),
+        None,
     )
+
+
+def section_end(text: str, start: int) -> int:
+    """Where our section, starting at ``start``, ends: at the next ``#``/``##`` heading — or, when the section is
+    still exactly as cerebro writes it (CLAUDE.md's, an agent's), right after that text: lines a user appended below
+    it without a heading of their own are theirs, and --remove or --force must leave them."""
+    heading = next_section(text, start + len(templates.SECTION_HEADING))
+    limit = len(text) if heading is None else heading
+    for written in _written_sections():
+        body = written.rstrip("\n")
+        if text.startswith(body, start) and start + len(body) <= limit:
+            return start + len(body)
+    return limit
+
+
+def _written_sections() -> list[str]:
+    """Every section text this cerebro writes into an instructions file."""
+    from cerebro.integration.agent_instructions import section
+    from cerebro.integration.agents import AGENTS
+
+    texts = [templates.claudemd_section()]
+    for name in AGENTS:
+        try:
+            texts.append(section(name))
+        except Exception:  # noqa: BLE001, S112 - an agent without instructions of its own: CLAUDE.md's above
+            continue
+    return sorted(set(texts), key=len, reverse=True)  # the longest first: one may begin with another
 
 
 # --------------------------------------------------------------------------- files
