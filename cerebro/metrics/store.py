@@ -217,7 +217,7 @@ class MetricsStore:
         sql += " ORDER BY timestamp DESC, session_id DESC, turn_number DESC"
         if limit is not None:
             sql += " LIMIT ?"
-            params.append(max(int(limit), 0))
+            params.append(min(max(int(limit), 0), 2**63 - 1))  # SQLite's integers: a larger N means every turn
         return [_turn(row) for row in reversed(self._read(sql, params))]
 
     def tool_distribution(self, session_id: str | None = None) -> dict[str, int]:

@@ -77,3 +77,9 @@ def test_bad_last(cli, fake_brain_path: Path):
 
 def test_stats_metrics_needs_the_brain(cli, project: Path):
     assert_one_line_error(cli("stats", "--metrics"), exit_code=4)
+
+
+def test_a_last_past_sqlites_integers_means_every_turn(cli, fake_brain_path: Path, add_transcript):
+    add_transcript(SIMPLE)
+    ok(cli("ingest"))
+    assert ok(cli("stats", "--metrics", "--last", str(10**20))).stdout == ok(cli("stats", "--metrics")).stdout
