@@ -236,8 +236,14 @@ def test_the_shape_recogniser_leaves_user_hooks_alone() -> None:
         "cerebro gc --dry-run",
         'cerebro stop-guard -p "$CLAUDE_PROJECT_DIR" 2>>/tmp/g.log',
         "notify-send cerebro",
+        # A user's own hook that calls cerebro among other work: init --remove deleted it whole (and the backup)
+        './scripts/backup-transcripts.sh && cerebro hook session-end -p "$CLAUDE_PROJECT_DIR"',
+        'INPUT=$(cat); printf "%s" "$INPUT" | cerebro hook prime --event sessionstart -p .; ./notify.sh',
+        'if ./ready.sh; then cerebro recall --prime -p "$CLAUDE_PROJECT_DIR"; fi',
     ):
         assert not templates.is_cerebro_hook(command), command
+    for _, _, command in templates.HOOKS:  # ours, this version's (with and without init's gate)
+        assert templates.is_cerebro_hook(command) and templates.is_cerebro_hook(templates.init_command(command))
     for version in ("v1", "v3"):
         for event, groups in UPSTREAM[version]["hooks"].items():
             for group in groups:
@@ -266,3 +272,14 @@ def test_an_instructions_file_that_is_not_utf8_is_left_as_it_is_with_a_warning(c
     removed = cli("init", "--remove")
     assert removed.exit_code == 11 and "internal error" not in removed.stderr
     assert (project / "CLAUDE.md").read_bytes() == latin
+
+
+def test_remove_keeps_a_users_own_hook_that_also_calls_cerebro(cli, project: Path) -> None:
+    ok(cli("init", "--embed-provider", "none"))
+    settings = json.loads(settings_of(project).read_text())
+    theirs = './scripts/backup-transcripts.sh && cerebro hook session-end -p "$CLAUDE_PROJECT_DIR"'
+    settings["hooks"]["SessionEnd"].append({"matcher": "", "hooks": [{"type": "command", "command": theirs}]})
+    settings_of(project).write_text(json.dumps(settings, indent=2))
+    ok(cli("init", "--remove"))
+    left = json.loads(settings_of(project).read_text())["hooks"]
+    assert left == {"SessionEnd": [{"matcher": "", "hooks": [{"type": "command", "command": theirs}]}]}

@@ -72,11 +72,52 @@ _CEREBRO_HOOK_SHAPES = (
 )
 
 
+# The plumbing those hooks run around their cerebro calls (upstream's read the session id with grep/head/cut, kept
+# a marker file, echoed a log's last line): the first word of each of their shell steps is one of these, or cerebro,
+# or a variable's assignment. A user's own hook that also calls cerebro (`./backup.sh && cerebro hook session-end`)
+# runs something else too: it is theirs, and init neither replaces nor removes it.
+_PLUMBING = frozenset(
+    {
+        "cerebro",
+        "echo",
+        "printf",
+        "grep",
+        "head",
+        "cut",
+        "tail",
+        "touch",
+        "rm",
+        "date",
+        "cat",
+        "true",
+        "exit",
+        "[",
+        "test",
+        "command",
+        "fi",
+        "if",
+        "then",
+        "else",
+        ":",
+    }
+)
+_STEP = r"\|\||&&|[;|\n]"  # how a shell command line chains its steps (``2>&1`` is not one)
+_ASSIGNMENT = r"^[A-Za-z_][A-Za-z0-9_]*="
+
+
 def is_cerebro_hook(command: object) -> bool:
-    """Does this hook command do a cerebro session hook's work (any version, ours or upstream's)?"""
+    """Does this hook command do a cerebro session hook's work (any version, ours or upstream's) — and nothing else?"""
     import re
 
-    return isinstance(command, str) and any(re.search(shape, command) for shape in _CEREBRO_HOOK_SHAPES)
+    if not isinstance(command, str) or not any(re.search(shape, command) for shape in _CEREBRO_HOOK_SHAPES):
+        return False
+    for step in re.split(_STEP, command):
+        words = step.replace("(", " ").replace(")", " ").split()
+        while words and words[0] in ("if", "then", "else", "do", "!"):
+            words = words[1:]
+        if words and not (words[0] in _PLUMBING or re.match(_ASSIGNMENT, words[0])):
+            return False
+    return True
 
 
 SKILLS = ("remember", "recall", "consolidate", "dream", "develop")
