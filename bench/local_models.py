@@ -37,7 +37,10 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -95,6 +98,19 @@ def locomo(models: tuple[str, ...], source: Path) -> dict[str, dict[str, float]]
 LEVELS = ("ORT_ENABLE_EXTENDED", "ORT_ENABLE_BASIC")
 
 
+def _cpu_ms_a_text(run: Callable[[Any], object], batches: list[Any], texts: int) -> float:
+    """CPU ms a text of ``run(batch)`` for every batch (ONNX Runtime's threads included)."""
+    started = time.process_time()
+    for batch in batches:
+        run(batch)
+    return (time.process_time() - started) * 1000 / texts
+
+
+def _keep_best(best: dict[str, float], key: str, cpu: float, digits: int = 2) -> None:
+    """The best (lowest) of the rounds' figures under ``key``."""
+    best[key] = round(min(best.get(key, cpu), cpu), digits)
+
+
 def levels(rounds: int, locomo: Path | None = None) -> dict[str, float]:
     """CPU ms a text for each (model, level), sessions built from the model as ``local`` builds its cache (uncached),
     and each (model, level)'s vectors against the float32 model's at the basic level (cosine mean and worst) — on
@@ -129,12 +145,8 @@ def levels(rounds: int, locomo: Path | None = None) -> dict[str, float]:
         for (model, level), session in sessions.items():
             for kind, texts in (*windows.items(), ("memory in runs of 16", memories)):
                 batches = runs if kind.endswith("16") else [[i] for i in range(len(texts))]
-                started = time.process_time()
-                for batch in batches:
-                    tokenizer._run(session, texts, batch)
-                cpu = (time.process_time() - started) * 1000 / len(texts)
-                key = f"cpu_ms {kind} {model} {level}"
-                best[key] = round(min(best.get(key, cpu), cpu), 2)
+                cpu = _cpu_ms_a_text(partial(tokenizer._run, session, texts), batches, len(texts))
+                _keep_best(best, f"cpu_ms {kind} {model} {level}", cpu)
 
     def unit(session: object, texts: list[list[int]]) -> np.ndarray:
         vectors = np.zeros((len(texts), local.DIMENSIONS), dtype=np.float32)
@@ -187,12 +199,8 @@ def run_sizes(rounds: int) -> dict[str, float]:
             plans = {f"{n} a run": [order[i : i + n] for i in range(0, len(order), n)] for n in (1, 2, 4, 8, 16, 32)}
             plans[f"budget {runs.RUN_TOKENS} tokens"] = runs.plan([len(w) for w in windows], 1)
             for label, planned in plans.items():
-                started = time.process_time()
-                for batch in planned:
-                    embedder._run(embedder._session, windows, batch)
-                cpu = (time.process_time() - started) * 1000 / len(windows)
-                key = f"cpu_ms_per_window {kind}, {label}"
-                best[key] = round(min(best.get(key, cpu), cpu), 2)
+                cpu = _cpu_ms_a_text(partial(embedder._run, embedder._session, windows), planned, len(windows))
+                _keep_best(best, f"cpu_ms_per_window {kind}, {label}", cpu)
     return best
 
 
@@ -259,16 +267,10 @@ def floor(rounds: int) -> dict[str, float]:
         feeds.append({f"a{k}": noise.integers(0, 128, size=(tokens, k), dtype=np.uint8) for k in (384, 1536)})
     best: dict[str, float] = {}
     for _round in range(rounds):
-        started = time.process_time()
-        for batch in planned:
-            embedder._run(embedder._session, windows, batch)
-        whole = (time.process_time() - started) * 1000 / len(windows)
-        started = time.process_time()
-        for feed in feeds:
-            products.run(None, feed)
-        alone = (time.process_time() - started) * 1000 / len(windows)
-        for key, cpu in (("whole model", whole), ("products alone", alone)):
-            best[f"cpu_ms_per_window {key}"] = round(min(best.get(f"cpu_ms_per_window {key}", cpu), cpu), 2)
+        whole = _cpu_ms_a_text(partial(embedder._run, embedder._session, windows), planned, len(windows))
+        alone = _cpu_ms_a_text(partial(products.run, None), feeds, len(windows))
+        _keep_best(best, "cpu_ms_per_window whole model", whole)
+        _keep_best(best, "cpu_ms_per_window products alone", alone)
     padded = sum(len(feed["a384"]) for feed in feeds) / len(windows)
     multiply_adds = padded * LAYERS * sum(rows * columns for rows, columns in PRODUCTS)
     best["padded_tokens_per_window"] = round(padded, 1)
@@ -314,12 +316,8 @@ def fusions(rounds: int) -> dict[str, float]:
         for kind, windows in kinds.items():
             planned = runs.plan([len(w) for w in windows], 1) if "runs" in kind else [[i] for i in range(len(windows))]
             for name, session in sessions.items():
-                started = time.process_time()
-                for batch in planned:
-                    embedder._run(session, windows, batch)
-                cpu = (time.process_time() - started) * 1000 / len(windows)
-                key = f"cpu_ms_per_window {kind}, {name}"
-                best[key] = round(min(best.get(key, cpu), cpu), 3)
+                cpu = _cpu_ms_a_text(partial(embedder._run, session, windows), planned, len(windows))
+                _keep_best(best, f"cpu_ms_per_window {kind}, {name}", cpu, 3)
     for kind in kinds:
         best[f"fused / unfused, {kind}"] = round(
             best[f"cpu_ms_per_window {kind}, fused"] / best[f"cpu_ms_per_window {kind}, unfused"], 3

@@ -345,6 +345,8 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
     if type is not None:
         _check_type(type)
     given_importance = None if importance is None else _check_importance(importance)
+    if subtype is not UNSET:
+        subtype = check_label(subtype, "subtype")
     content, user_meta = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
     meta_dict = metadata_with(h, user_meta, anchors, anchor_ref, beads_id)
     stamp = origin or values.Origin.from_environment("api")
@@ -358,7 +360,7 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
         now = clock.now()
         old.status = "superseded"
         session.add(old)
-        new_subtype = old.subtype if subtype is UNSET else (check_label(subtype, "subtype") or None)
+        new_subtype = old.subtype if subtype is UNSET else (subtype or None)
         replacement = h.store.inserts.node(
             session,
             content=content,

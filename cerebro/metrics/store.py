@@ -19,6 +19,7 @@ from cerebro import clock, paths
 from cerebro.db.engine import connect_raw
 from cerebro.errors import BrainNotFound, BrainUnreadable
 from cerebro.metrics.records import ToolCall, TurnMetrics
+from cerebro.retry import MAX_SECONDS
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection, Cursor
@@ -82,7 +83,7 @@ class MetricsStore:
         self._conn = conn
         # SQLite may run in multi-thread mode (ADR 0043): a store shared by threads uses its connection in turns.
         self._lock = _thread.RLock()
-        self.retry_seconds: float | None = None  # how long a write may keep retrying a locked file (None: the default)
+        self.retry_seconds = MAX_SECONDS  # how long a write may keep retrying a locked file
 
     # ----------------------------------------------------------------------------------- lifecycle
 
@@ -147,9 +148,7 @@ class MetricsStore:
                 finally:
                     cur.close()
 
-        if self.retry_seconds is not None:
-            return run_with_retry(attempt, max_seconds=self.retry_seconds)
-        return run_with_retry(attempt)
+        return run_with_retry(attempt, max_seconds=self.retry_seconds)
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:

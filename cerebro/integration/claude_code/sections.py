@@ -107,13 +107,8 @@ def _written_sections() -> list[str]:
     from cerebro.integration.agent_instructions import section
     from cerebro.integration.agents import AGENTS
 
-    texts = [templates.claudemd_section()]
-    for name in AGENTS:
-        try:
-            texts.append(section(name))
-        except Exception:  # noqa: BLE001, S112 - an agent without instructions of its own: CLAUDE.md's above
-            continue
-    return sorted(set(texts), key=len, reverse=True)  # the longest first: one may begin with another
+    texts = {templates.claudemd_section(), *(section(name) for name in AGENTS)}
+    return sorted(texts, key=len, reverse=True)  # the longest first: one may begin with another
 
 
 # --------------------------------------------------------------------------- files

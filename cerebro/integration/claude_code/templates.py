@@ -77,7 +77,7 @@ _CEREBRO_HOOK_SHAPES = (
 # or a variable's assignment. A user's own hook that also calls cerebro (`./backup.sh && cerebro hook session-end`)
 # runs something else too: it is theirs, and init neither replaces nor removes it.
 _PLUMBING = frozenset(
-    {
+    [
         "cerebro",
         "echo",
         "printf",
@@ -95,11 +95,8 @@ _PLUMBING = frozenset(
         "test",
         "command",
         "fi",
-        "if",
-        "then",
-        "else",
         ":",
-    }
+    ]
 )
 _STEP = r"\|\||&&|[;|\n]"  # how a shell command line chains its steps (``2>&1`` is not one)
 _ASSIGNMENT = r"^[A-Za-z_][A-Za-z0-9_]*="
