@@ -109,10 +109,11 @@ def indegree_structural(citations: int) -> float:
 
 
 def edge_structural(weight: float | None) -> float:
-    """An edge's weight as a structural value; a weight ≤ 0 (or missing) counts as 1.0, as upstream."""
+    """An edge's weight as a structural value; a weight ≤ 0 (or missing) counts as 1.0, as upstream, and so does one
+    above 1.0 (ADR 0059: the term is in [0, 1] like the in-degree baseline, so one link cannot outweigh the rest)."""
     if weight is None or not math.isfinite(weight) or weight <= 0:
         return 1.0
-    return weight
+    return min(weight, 1.0)
 
 
 def composite(

@@ -175,6 +175,20 @@ def test_zero_edge_weight_counts_as_one(fake_brain, fake_brain_path):
     assert by_id(fake_brain.recall(QUERY))[neighbour].parts.structural == 1.0
 
 
+def test_an_edge_weight_above_one_counts_as_one(fake_brain):
+    # ADR 0059: a link of weight 1e308 (accepted: finite, above 0) must not outweigh relevance, importance and recency
+    # together — the neighbour it brings ranks as a link of weight 1.0 would, below the memory that matched.
+    seed = fake_brain.add(SEED)
+    neighbour = fake_brain.add(FAR[0])
+    fake_brain.add_edge(seed, neighbour, "relates_to", weight=1e308)
+    result = fake_brain.recall(QUERY)
+    assert result.ids == [seed, neighbour]
+    hit = by_id(result)[neighbour]
+    assert hit.parts.structural == 1.0
+    assert hit.score == pytest.approx(0.125 + 0.25 + 0.15, abs=1e-9)
+    assert fake_brain.get(neighbour).edges[0].weight == 1e308  # stored as given: only its share of the score is bounded
+
+
 def test_superseded_neighbour_is_not_added(fake_brain):
     seed = fake_brain.add(SEED)
     neighbour = fake_brain.add(FAR[0])

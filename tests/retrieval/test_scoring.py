@@ -213,7 +213,8 @@ def test_citation_class_is_derived_from_and_supports_only():
     [
         (0.4, 0.4),
         (1.0, 1.0),
-        (2.5, 2.5),
+        (2.5, 1.0),  # ADR 0059: above 1.0 counts as 1.0
+        (1e308, 1.0),
         (0.0, 1.0),
         (-0.3, 1.0),
         (None, 1.0),
