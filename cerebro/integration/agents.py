@@ -312,7 +312,7 @@ def remove_entry(agent: Agent, path: Path) -> str:
     if rest.strip():
         sections.write_atomically(path, rest)
     else:
-        path.unlink()
+        sections.delete_left_empty(path, "" if agent.toml else templates.dump_json({}))
     return REMOVED
 
 

@@ -228,6 +228,21 @@ def test_remove_on_a_project_init_created_leaves_it_empty(cli, project: Path) ->
     assert paths.project_brain_path(project).exists()  # the brain stays without --purge
 
 
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_a_symlinked_agent_config_left_empty_keeps_its_link(cli, project: Path, tmp_path: Path, agent: str) -> None:
+    """A config our removal leaves with nothing: a link the user made stays, its target holding an empty table
+    (``{}`` in JSON, nothing in TOML) rather than our server."""
+    target = tmp_path / f"dotfiles-{agent}"
+    link = project / CONFIG[agent]
+    link.parent.mkdir()
+    link.symlink_to(target)
+    ok(_init(cli, "--agent", agent))
+    assert link.is_symlink() and "cerebro" in target.read_text()
+    ok(cli("init", "--remove", "--agent", agent))
+    assert link.is_symlink()
+    assert target.read_text() == ("" if agent == "codex" else "{}\n")
+
+
 def test_remove_keeps_agents_md_while_another_wired_agent_reads_it(cli, project: Path) -> None:
     ok(_init(cli, "--agent", "codex", "--agent", "cursor"))
     result = ok(cli("init", "--remove", "--agent", "codex"))

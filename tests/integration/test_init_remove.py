@@ -65,6 +65,44 @@ def test_remove_keeps_the_section_between_user_sections(cli, project: Path) -> N
     assert (project / "CLAUDE.md").read_text() == "# Top\n\n## Before\nb\n\n## After\na\n"
 
 
+def test_symlinked_instructions_and_settings_stay_links(cli, user_project: Path, tmp_path: Path) -> None:
+    """A user who keeps CLAUDE.md and .claude/settings.json in a dotfiles folder, linked into the project: init and
+    --remove write through the links (the links were replaced by files, the dotfiles copies never changed)."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    links = {user_project / "CLAUDE.md": dotfiles / "CLAUDE.md", settings_of(user_project): dotfiles / "settings.json"}
+    before = {}
+    for link, target in links.items():
+        before[target] = link.read_text()
+        link.rename(target)
+        link.symlink_to(target)
+    ok(cli("init", "--embed-provider", "none"))
+    for link, target in links.items():
+        assert link.is_symlink() and link.resolve() == target
+    assert templates.SECTION_HEADING in (dotfiles / "CLAUDE.md").read_text()
+    assert "cerebro hook prime" in (dotfiles / "settings.json").read_text()
+    ok(cli("init", "--remove"))
+    for link, target in links.items():
+        assert link.is_symlink() and link.resolve() == target
+    assert (dotfiles / "CLAUDE.md").read_text() == before[dotfiles / "CLAUDE.md"]
+    assert json.loads((dotfiles / "settings.json").read_text()) == json.loads(before[dotfiles / "settings.json"])
+
+
+def test_a_symlinked_file_left_empty_keeps_its_link(cli, project: Path, tmp_path: Path) -> None:
+    """A removal that leaves nothing deletes a file of ours; a link the user made stays, its target emptied of ours."""
+    target = tmp_path / "dotfiles-CLAUDE.md"
+    (project / "CLAUDE.md").symlink_to(target)  # dangling: init creates the target through it
+    settings_target = tmp_path / "dotfiles-settings.json"
+    settings_of(project).parent.mkdir()
+    settings_of(project).symlink_to(settings_target)
+    ok(cli("init", "--embed-provider", "none"))
+    assert target.is_file() and templates.SECTION_HEADING in target.read_text()
+    assert "cerebro hook prime" in settings_target.read_text()
+    ok(cli("init", "--remove"))
+    assert (project / "CLAUDE.md").is_symlink() and target.read_text() == ""
+    assert settings_of(project).is_symlink() and json.loads(settings_target.read_text()) == {}
+
+
 @pytest.mark.parametrize(
     ("agent", "file"),
     [(None, "CLAUDE.md"), ("codex", "AGENTS.md"), ("gemini", "GEMINI.md")],

@@ -24,6 +24,7 @@ from cerebro.integration.claude_code.sections import (  # the outcomes of a step
     REPLACED,
     SKIPPED,
     UPDATED,
+    delete_left_empty,
     remove_claudemd_section,
     write_atomically,
     write_claudemd_section,
@@ -313,7 +314,7 @@ def remove_hooks(path: Path) -> str:
     if settings:
         write_atomically(path, templates.dump_json(settings))
     else:
-        path.unlink()
+        delete_left_empty(path, templates.dump_json({}))
     return REMOVED
 
 

@@ -3,6 +3,7 @@ written in, replaced or taken out — and the atomic file write every scaffold s
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from cerebro.integration.claude_code import templates
@@ -49,7 +50,7 @@ def remove_claudemd_section(path: Path) -> str:
     after = text[section_end(text, start) :].lstrip("\n")
     rest = before + ("\n\n" if before and after else "") + after
     if not rest.strip():
-        path.unlink()
+        delete_left_empty(path)
     else:
         write_atomically(path, rest if rest.endswith("\n") else rest + "\n")
     return REMOVED
@@ -115,13 +116,25 @@ def _written_sections() -> list[str]:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write via a temp file and rename, so an interrupted init never leaves half a settings.json."""
+    """Write via a temp file and rename, so an interrupted init never leaves half a settings.json. A symlink (a
+    dotfiles link to the user's CLAUDE.md or settings) stays a link: its target is written."""
     from cerebro import paths
 
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     _make_folders(path.parent)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644  # a file the user may commit keeps its mode
     with paths.written_in_one_step(path, overwrite=True, mode=mode) as partial:
         partial.write_text(text, encoding="utf-8")
+
+
+def delete_left_empty(path: Path, empty: str = "") -> None:
+    """A file our removal left with nothing is deleted — unless it is a symlink the user made (a dotfiles link): the
+    link stays and its target is left holding ``empty`` (``{}`` for a JSON file), not our text."""
+    if path.is_symlink():
+        write_atomically(path, empty)
+    else:
+        path.unlink()
 
 
 def _make_folders(folder: Path) -> None:
