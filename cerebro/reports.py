@@ -157,7 +157,7 @@ class SecretFinding:
     """A stored record holding secrets: which, where, and their kinds — never the secrets themselves."""
 
     id: str
-    where: str  # memory, archive or inbox
+    where: str  # memory, archive, inbox or edge (a link: its metadata only, its id the link's number)
     content_kinds: tuple[str, ...]
     metadata_kinds: tuple[str, ...]
 

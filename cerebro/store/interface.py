@@ -430,7 +430,7 @@ class Texts(Protocol):
     """Memory text wherever a brain keeps it, for the secret scan and its redaction (ADR 0027)."""
 
     def all_texts(self, conn: Connection) -> list[tuple[str, str, str, str | None]]:
-        """(where — memory, archive or inbox —, id, content, metadata as stored) of every record holding text."""
+        """(where — memory, archive, inbox or edge —, id, content, metadata as stored) of every record holding text."""
 
     def replace(
         self,

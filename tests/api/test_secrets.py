@@ -193,7 +193,7 @@ def test_exports_never_carry_the_setting(fake_brain: Brain) -> None:
 
 def _plant(fake_brain: Brain) -> dict[str, str]:
     """Secrets stored in clear the ways a brain gets them: before redaction existed (here: with it off), on purpose,
-    in an archived memory, in metadata only, and in an inbox candidate."""
+    in an archived memory, in metadata only, in an inbox candidate, and in a link's metadata."""
     fake_brain.config_set("redact_secrets", "false")
     ids = {
         "active": fake_brain.add(TEXT, importance=0.9),
@@ -202,6 +202,7 @@ def _plant(fake_brain: Brain) -> dict[str, str]:
         "clean": fake_brain.add("nothing to hide", importance=0.9),
         "candidate": fake_brain.inbox_add(f"maybe {AWS}"),
     }
+    ids["edge"] = str(fake_brain.add_edge(ids["clean"], ids["metadata"], "supports", metadata={"token": AWS}).edge.id)
     fake_brain.config_set("redact_secrets", "true")
     clock.set_now(clock.now() + timedelta(days=365))  # a year on, the unimportant episode has decayed
     report = fake_brain.gc(threshold=0.4)
@@ -212,13 +213,14 @@ def _plant(fake_brain: Brain) -> dict[str, str]:
 def test_scan_lists_records_and_kinds_never_values(fake_brain: Brain) -> None:
     ids = _plant(fake_brain)
     scan = fake_brain.scan_secrets()
-    assert scan.scanned == 5
+    assert scan.scanned == 6
     assert sorted((f.where, f.id, f.content_kinds, f.metadata_kinds) for f in scan.findings) == sorted(
         [
             ("memory", ids["active"], ("aws-access-key", "password"), ()),
             ("memory", ids["metadata"], (), ("password",)),
             ("archive", ids["archived"], ("aws-access-key",), ()),
             ("inbox", ids["candidate"], ("aws-access-key",), ()),
+            ("edge", ids["edge"], (), ("aws-access-key",)),
         ]
     )
     assert AWS not in json.dumps(scan.to_dict()) and PASSWORD not in json.dumps(scan.to_dict())
@@ -230,14 +232,15 @@ def test_redact_backs_up_replaces_everywhere_and_leaves_no_copy_in_the_file(
     ids = _plant(fake_brain)
     assert ids["active"] in keyword_hits(fake_brain, AWS)  # before: the secret itself is a keyword
     dry = fake_brain.redact_secrets(dry_run=True)
-    assert dry.redacted is False and dry.backup is None and len(dry.findings) == 4
+    assert dry.redacted is False and dry.backup is None and len(dry.findings) == 5
     assert fake_brain.get(ids["active"]).node.content == TEXT  # a dry run changes nothing
 
     done = fake_brain.redact_secrets()
-    assert done.redacted is True and done.log_purged is True and len(done.findings) == 4
+    assert done.redacted is True and done.log_purged is True and len(done.findings) == 5
     assert fake_brain.get(ids["active"]).node.content == CLEAN
     assert fake_brain.get(ids["metadata"]).node.metadata == {"password": "[secret:password]"}
     assert fake_brain.inbox_get(ids["candidate"]).content == "maybe [secret:aws-access-key]"
+    assert [e.metadata for e in fake_brain.get(ids["clean"]).edges] == [{"token": "[secret:aws-access-key]"}]
     assert stored_vector(fake_brain_path, ids["active"]) == pytest.approx(as_stored(hashed_vector(CLEAN)))
     assert keyword_hits(fake_brain, AWS) == [] and ids["active"] in keyword_hits(fake_brain, "deploy")
     assert fake_brain.scan_secrets().findings == []
@@ -343,19 +346,25 @@ def test_redact_leaves_a_record_another_writer_changed_meanwhile(
     fake_brain.config_set("redact_secrets", "false")
     node_id = fake_brain.add(TEXT)
     other = fake_brain.add(f"old {AWS}")
+    edge = fake_brain.add_edge(node_id, other, "supports", metadata={"token": AWS}).edge
     fake_brain.config_set("redact_secrets", "true")
     backup = exports.backup
 
     def backup_while_an_agent_writes(h, target=None):
         with Brain.open(fake_brain_path) as agent:
             agent.update(node_id, content="rewritten meanwhile")
+        conn = connect_brain(fake_brain_path)  # a link's metadata rewritten by hand meanwhile
+        conn.execute("UPDATE edges SET metadata = ? WHERE id = ?", (json.dumps({"note": "rewritten"}), edge.id))
+        conn.commit()
+        conn.close()
         return backup(h, target)
 
     monkeypatch.setattr(exports, "backup", backup_while_an_agent_writes)
     fake_brain.redact_secrets()
     assert fake_brain.get(node_id).node.content == "rewritten meanwhile"
     assert fake_brain.get(other).node.content == "old [secret:aws-access-key]"
-    assert warnings[-1] == "1 of 2 records changed while this ran: left as now stored"
+    assert [e.metadata for e in fake_brain.get(other).edges] == [{"note": "rewritten"}]
+    assert warnings[-1] == "2 of 3 records changed while this ran: left as now stored"
 
 
 def test_import_into_a_brain_without_embeddings_embeds_nothing_and_leaves_nothing_pending(

@@ -422,3 +422,25 @@ def test_a_folder_bound_to_a_missing_team_project_gets_no_moved_brain_hint(cli, 
     missing = cli("list", project_dir=new)
     assert_one_line_error(missing, "cerebro init --store", exit_code=4)
     assert "relink" not in missing.stderr
+
+
+def test_secrets_in_a_links_metadata_are_found_and_redacted_in_a_team_brain(team_url) -> None:
+    """The secret scan reads links' metadata too (a link's id is a number there). ``secrets redact`` needs a backup,
+    which a team brain leaves to the server's tools: the store's replacement is driven directly."""
+    token = "AKIAQX3NZ7VGLD5KPW2M"
+    Brain.init(team_url, embed_provider="fake", team_project="alpha")
+    with Brain.open(team_url, team_project="alpha") as brain:
+        brain.config_set("redact_secrets", "false")
+        a, b = brain.add("deploy runbook"), brain.add("staging credentials rotate monthly")
+        edge = brain.add_edge(a, b, "supports", metadata={"token": token}).edge
+        brain.config_set("redact_secrets", "true")
+        found = brain.scan_secrets().findings
+        assert [(f.where, f.id, f.metadata_kinds) for f in found] == [("edge", str(edge.id), ("aws-access-key",))]
+        h = brain.handle
+        stored = {(w, i): (c, m) for w, i, c, m in h.store.texts.all_texts(h.raw) if w == "edge"}
+        was = stored[("edge", str(edge.id))]
+        clean = json.dumps({"token": "[secret:aws-access-key]"})
+        assert h.write(lambda s: h.store.texts.replace(s, "edge", str(edge.id), "", clean, was=was)) is True
+        assert h.write(lambda s: h.store.texts.replace(s, "edge", str(edge.id), "", clean, was=was)) is False  # changed
+        assert brain.scan_secrets().findings == []
+        assert [e.metadata for e in brain.get(a).edges] == [{"token": "[secret:aws-access-key]"}]

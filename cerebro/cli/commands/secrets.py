@@ -44,7 +44,7 @@ def _render(scan: SecretScan) -> str:
 
 @app.command(name="scan")
 def scan() -> None:
-    """List the memories, archived memories and inbox candidates holding secrets (ids and kinds, never values).
+    """List the memories, archived memories, inbox candidates and links holding secrets (ids and kinds, never values).
 
     Examples
       cerebro secrets scan
