@@ -141,12 +141,23 @@ def _node(record: object, where: str) -> dict[str, Any]:
         "last_reinforced": _time(record, "last_reinforced", where),
         "updated_at": _time(record, "updated_at", where),
         "last_surfaced": _time(record, "last_surfaced", where),
-        "provenance_root": 1 if record.get("provenance_root") == 1 else 0,  # true or 1 (True == 1)
+        "provenance_root": _flag(record, "provenance_root", where),
         "origin_actor": _text(record, "origin_actor", where),
         "origin_channel": _text(record, "origin_channel", where),
         "origin_session": _text(record, "origin_session", where),
         "origin_host": _text(record, "origin_host", where),
     }
+
+
+def _flag(record: dict[str, Any], key: str, where: str) -> int:
+    """A yes/no field as stored (1 or 0): true, false, 1, 0 or absent — anything else ("yes", 2) is refused rather
+    than read as no."""
+    value = record.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or (type(value) is int and value in (0, 1)):
+        return int(value)
+    raise _fail(where, f"{key} must be true or false, got {quote(value)}")
 
 
 def _check_metadata(metadata: object, where: str) -> None:
@@ -192,14 +203,23 @@ def _archived(record: dict[str, Any], where: str) -> dict[str, Any]:
     if metadata is not None and not isinstance(metadata, dict):
         raise _fail(where, "metadata must be an object")
     _check_metadata(metadata, where)
+    node_type = _text(record, "type", where, required=True)
+    if node_type not in NODE_TYPES:
+        raise _fail(where, f"unknown type {quote(node_type)}")
+    status = _text(record, "status", where)
+    if status is not None and status not in NODE_STATUSES:
+        raise _fail(where, f"unknown status {quote(status)}")
+    content = _text(record, "content", where, required=True)
+    if not content or not content.strip():
+        raise _fail(where, "content is empty")
     return {
         "id": _id(record, "id", where),
-        "type": _text(record, "type", where, required=True),
+        "type": node_type,
         "subtype": _text(record, "subtype", where),
-        "content": _text(record, "content", where, required=True),
+        "content": content,
         "metadata": json.dumps(metadata, ensure_ascii=False) if metadata is not None else None,
         "importance": _number(record, "importance", where, 0.5, 0.0, 1.0),
-        "status": _text(record, "status", where),
+        "status": status,
         "archive_reason": reason,
         "original_created_at": _time(record, "original_created_at", where),
         "archived_at": _time(record, "archived_at", where),

@@ -113,6 +113,10 @@ def import_records(
             return True
         return newer and _stamp((None, node["updated_at"], node["created_at"])) > stamps[node["id"]]
 
+    self_links = sum(edge["source_id"] == edge["target_id"] for edge in parsed.edges)
+    if self_links:
+        noun = "edge" if self_links == 1 else "edges"
+        h.on_warning(f"{source}: skipped {self_links} {noun} linking a memory to itself")
     to_write = [n for n in parsed.nodes if wanted(n)]
     dims = h.embedding_settings()[2]
     vectors: dict[str, Any] = {}
@@ -150,8 +154,10 @@ def import_records(
                 h.store.vectors.upsert(session, node["id"], vectors[node["id"]], fresh=fresh)
             elif not fresh:  # a replaced memory's vector was made from its old text (none to drop without a table)
                 h.store.vectors.delete(session, node["id"])
-        edges_done = sum(
-            h.store.bulk.put_edge(session, edge, replace=replace, changed_only=newer) for edge in parsed.edges
+        edges_done = sum(  # a link from a memory to itself is skipped: add_edge refuses one (it would cite itself)
+            h.store.bulk.put_edge(session, edge, replace=replace, changed_only=newer)
+            for edge in parsed.edges
+            if edge["source_id"] != edge["target_id"]
         )
         archived = 0
         for row in parsed.archive:

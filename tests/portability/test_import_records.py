@@ -89,6 +89,10 @@ ARCHIVE_REFUSALS = {
     "importance too high": ({"importance": 2}, "importance 2 is out of range"),
     "bad original time": ({"original_created_at": "soon"}, 'original_created_at "soon" is not a timestamp'),
     "bad archive time": ({"archived_at": "later"}, 'archived_at "later" is not a timestamp'),
+    # held to a memory's rules: an archived memory is one, restored as it was by a later import or sync
+    "unknown type": ({"type": "thought"}, 'unknown type "thought"'),
+    "unknown status": ({"status": "lost"}, 'unknown status "lost"'),
+    "empty content": ({"content": "  "}, "content is empty"),
 }
 
 
@@ -439,7 +443,7 @@ def test_an_archived_importance_below_zero_is_refused(tmp_path: Path) -> None:
     assert str(refused.value) == f"{path}:2: importance -0.1 is out of range"
 
 
-def test_a_bare_edge_weighs_one_and_provenance_root_reads_true_or_one(tmp_path: Path) -> None:
+def test_a_bare_edge_weighs_one_and_provenance_root_reads_true_false_one_or_zero(tmp_path: Path) -> None:
     parsed = importing.read(
         _bundle(
             tmp_path,
@@ -447,15 +451,42 @@ def test_a_bare_edge_weighs_one_and_provenance_root_reads_true_or_one(tmp_path: 
                 "nodes": [
                     NODE | {"provenance_root": True},
                     NODE | {"id": "abcd0002", "provenance_root": 1},
-                    NODE | {"id": "abcd0003", "provenance_root": 2},
-                    NODE | {"id": "abcd0004", "provenance_root": "yes"},
+                    NODE | {"id": "abcd0003", "provenance_root": False},
+                    NODE | {"id": "abcd0004", "provenance_root": 0},
+                    NODE | {"id": "abcd0005", "provenance_root": None},
                 ],
                 "edges": [EDGE],
             },
         )
     )
-    assert [n["provenance_root"] for n in parsed.nodes] == [1, 1, 0, 0]
+    assert [n["provenance_root"] for n in parsed.nodes] == [1, 1, 0, 0, 0]
     assert parsed.edges[0]["weight"] == 1.0
+
+
+@pytest.mark.parametrize("value", [2, "yes", "true", 1.0, [1]])
+def test_a_provenance_root_that_is_not_true_or_false_is_refused(tmp_path: Path, value: Any) -> None:
+    """It was read as false: a root marked "yes" lost its mark without a word."""
+    path = _bundle(tmp_path, {"nodes": [NODE | {"provenance_root": value}]})
+    with pytest.raises(InvalidInput, match=r"node 1: provenance_root must be true or false, got "):
+        importing.read(path)
+
+
+def test_an_edge_from_a_memory_to_itself_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    """``cerebro edge`` refuses one (the memory would cite itself: in-degree and expansion count it); an import
+    skips it, counted among the skipped edges, and writes the rest."""
+    from cerebro import Brain
+
+    Brain.init(tmp_path / "b.db", embed_provider="none")
+    link = EDGE | {"target_id": "abcd5678"}
+    bundle = _bundle(tmp_path, {"nodes": [NODE, NODE | {"id": "abcd5678"}], "edges": [link, EDGE]})
+    assert EDGE["source_id"] == EDGE["target_id"]
+    warnings: list[str] = []
+    with Brain.open(tmp_path / "b.db") as brain:
+        brain.on_warning = warnings.append
+        done = brain.import_file(bundle)
+        assert (done["edges_imported"], done["edges_skipped"]) == (1, 1)
+        assert [(e.source_id, e.target_id) for e in brain.get("abcd1234").edges] == [("abcd1234", "abcd5678")]
+    assert warnings == [f"{bundle}: skipped 1 edge linking a memory to itself"]
 
 
 def test_replace_rewrites_archived_rows_and_skip_keeps_them(tmp_path: Path) -> None:
@@ -507,7 +538,11 @@ def test_importing_the_same_file_twice_skips_every_node_and_edge(tmp_path: Path)
 
     Brain.init(tmp_path / "b.db", embed_provider="none")
     bundle = _bundle(
-        tmp_path, {"nodes": [NODE, NODE | {"id": "abcd5678"}], "edges": [EDGE, EDGE | {"target_id": "abcd5678"}]}
+        tmp_path,
+        {
+            "nodes": [NODE, NODE | {"id": "abcd5678"}],
+            "edges": [EDGE | {"target_id": "abcd5678"}, EDGE | {"source_id": "abcd5678"}],
+        },
     )
     with Brain.open(tmp_path / "b.db") as brain:
         first = brain.import_file(bundle)
