@@ -50,6 +50,7 @@ class Build:
 
     def run(self, path: str | Path) -> None:
         from cerebro.db.engine import connect_raw
+        from cerebro.process import collector_paused
         from cerebro.store import warm_rows
 
         try:
@@ -64,7 +65,8 @@ class Build:
                 conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchall()  # the snapshot begins here
                 # The recall that started this build waits for its snapshot under the lock: no turn taken before.
                 self.begun.set()
-                copy = warm_rows.read_copy(conn, self.stamp, turn=self._turn)
+                with collector_paused():
+                    copy = warm_rows.read_copy(conn, self.stamp, turn=self._turn)
                 conn.execute("COMMIT")
                 # Stopped during a read that took no turn after it (an interrupt the keyword map's read took for "no
                 # map", on an empty edges table): not a copy either.

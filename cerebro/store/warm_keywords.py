@@ -145,6 +145,7 @@ class WarmKeywords:
     def _build(self) -> None:
         from cerebro.db.engine import connect_raw
         from cerebro.db.session import raw_read
+        from cerebro.process import collector_paused
 
         copy: KeywordCopy | None = None
         disagrees = False
@@ -152,7 +153,7 @@ class WarmKeywords:
             # An existing file only: a brain removed under a running process must not come back as an empty one.
             conn = connect_raw(self._path, wal=False, create=False)
             try:
-                with raw_read(conn):
+                with raw_read(conn), collector_paused():
                     copy = read_copy(conn, current_stamp(conn))
                     if copy is not None and not copy.agrees(conn):
                         copy, disagrees = None, True

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -163,6 +165,43 @@ def test_recall_ranks_from_the_copy_and_answers_as_without_it(
             assert once.handle.keyword_copy() is None
     finally:
         process.ONE_SHOT = False
+
+
+def test_a_build_reads_the_index_with_the_collector_off(fake_brain, small_copies, monkeypatch, request) -> None:
+    """As a rows copy's build (``cerebro.process.collector_paused``): off while the postings are read."""
+    import gc
+
+    fake_brain.add_many(corpus(3, 50))
+    read = warm_keywords.read_copy
+    events: list[tuple[str, bool]] = []  # this build's thread only: another test's build may still be running
+
+    def note(what: str) -> None:
+        if threading.current_thread().name == "cerebro-keywords":
+            events.append((what, gc.isenabled()))
+
+    def watched(*args: object, **kwargs: object) -> object:
+        note("read")
+        return read(*args, **kwargs)
+
+    paused = process.collector_paused
+
+    @contextmanager
+    def noted() -> Iterator[None]:
+        with paused():
+            note("paused")
+            yield
+        note("resumed")
+
+    monkeypatch.setattr(warm_keywords, "read_copy", watched)
+    monkeypatch.setattr(process, "collector_paused", noted)
+    was = gc.isenabled()
+    gc.enable()
+    request.addfinalizer(gc.enable if was else gc.disable)
+    fake_brain.recall("deploy database")
+    fake_brain.recall("deploy database")
+    wait_for_builds()
+    assert [what for what, _ in events] == ["paused", "read", "resumed"]
+    assert events[1] == ("read", False)
 
 
 def keyword_hits(brain, query: str) -> list[str]:
