@@ -49,14 +49,9 @@ def score_of(candidate: Candidate, now: datetime) -> ScoredNode:
 def score_node(
     node: Node, similarity: float, reported: float, structural: float, lanes: dict[str, int], now: datetime
 ) -> ScoredNode:
-    parts = scoring.composite(
-        similarity=similarity,
-        importance=node.importance,
-        access_count=node.access_count,
-        decay_rate=node.decay_rate,
-        days_since_access=scoring.days_between(node.last_accessed or node.created_at, now),
-        structural=structural,
-        metadata=node.metadata,
+    days = scoring.days_between(node.last_accessed or node.created_at, now)
+    parts = scoring.parts_of(
+        similarity, node.importance, node.access_count, node.decay_rate, days, structural, node.metadata
     )
     return ScoredNode.built(node, parts.score, reported, parts, dict(lanes))
 

@@ -18,12 +18,15 @@ if TYPE_CHECKING:
     from cerebro.values import ScoredNode
 
 
+_DEMOTING = {status for status in ("stale", "missing") if scoring.anchor_factor(status) != 1.0}
+
+
 def ordered(valued: Sequence[tuple[ScoredNode, float]], checker: Checker | None, *, length: bool) -> list[ScoredNode]:
     """``valued`` (results with their fused values, in fused order) re-valued and re-sorted, stable: the same list as
     :func:`apply_anchors` and then :func:`cerebro.prior.favour_informative` give, one step after the other."""
     results = [s for s, _ in valued]
     nodes = [checker.annotate(s.node) for s in results] if checker is not None else [s.node for s in results]
-    if any(scoring.anchor_factor(node.anchor_status) != 1.0 for node in nodes):  # rare: the steps one by one
+    if any(node.anchor_status in _DEMOTING for node in nodes):  # rare: the steps one by one
         annotated = [(s if node is s.node else evolve(s, node=node)) for s, node in zip(results, nodes, strict=True)]
         # Annotated already: apply_anchors's checker returns each node as it is.
         steps = apply_anchors([s.revalued(value) for s, (_, value) in zip(annotated, valued, strict=True)], checker)  # type: ignore[arg-type]

@@ -126,17 +126,36 @@ def composite(
     structural: float,
     metadata: object = None,
 ) -> ScoreParts:
-    # Two calls skipped where their answer is known (recall scores ~110 candidates a query): never accessed, the term
-    # is the importance itself (ln 1 = 0); without metadata there are no recorded outcomes.
+    return parts_of(similarity, importance, access_count, decay_rate, days_since_access, structural, metadata)
+
+
+def parts_of(
+    similarity: float,
+    importance: float,
+    access_count: int,
+    decay_rate: float,
+    days_since_access: float,
+    structural: float,
+    metadata: object,
+) -> ScoreParts:
+    """:func:`composite` with its inputs in that order (keywords cost a call ~0.3 µs more)."""
+    # Two calls skipped where their answer is known: never accessed, the term is the importance itself (ln 1 = 0);
+    # without metadata there are no recorded outcomes.
     imp = importance_term(importance, access_count) if access_count else importance
     rec = recency(decay_rate, days_since_access)
     factor = outcome_factor(metadata) if metadata is not None else 1.0
     score = (W_RELEVANCE * similarity + W_IMPORTANCE * imp + W_RECENCY * rec + W_STRUCTURAL * structural) * factor
-    # Built as values.evolve builds a copy (no frozen __init__, which sets each field through object.__setattr__):
-    # recall scores ~110 candidates a query.
+    # Built as values.evolve builds a copy (no frozen __init__, which sets each field through object.__setattr__).
     parts = object.__new__(ScoreParts)
-    parts.__dict__.update(relevance=similarity, importance=imp, recency=rec, structural=structural, outcome=factor)
-    parts.__dict__.update(score=score, anchor=1.0)
+    parts.__dict__.update(
+        relevance=similarity,
+        importance=imp,
+        recency=rec,
+        structural=structural,
+        outcome=factor,
+        score=score,
+        anchor=1.0,
+    )
     return parts
 
 

@@ -42,11 +42,13 @@ V = TypeVar("V")
 def evolve(value: V, /, **changes: Any) -> V:  # noqa: ANN401 - any field's type
     """``dataclasses.replace`` for this module's frozen values, without its per-field work (~6× faster: recall
     copies ~40 a query). Sound because none of them has a ``__post_init__`` or an ``init=False`` field."""
-    unknown = changes.keys() - value.__dataclass_fields__.keys()  # type: ignore[attr-defined]
-    if unknown:
-        raise TypeError(f"{type(value).__name__} has no field {sorted(unknown)[0]!r}")
+    fields = value.__dataclass_fields__.keys()  # type: ignore[attr-defined]
+    if not fields >= changes.keys():  # a superset test walks the changes only (a difference walks every field)
+        raise TypeError(f"{type(value).__name__} has no field {sorted(changes.keys() - fields)[0]!r}")
     copy = object.__new__(type(value))
-    copy.__dict__.update(value.__dict__, **changes)
+    attrs = copy.__dict__
+    attrs.update(value.__dict__)
+    attrs.update(changes)
     return copy
 
 

@@ -1,0 +1,49 @@
+"""``cerebro.values.evolve``: a frozen value's copy with some fields changed, as ``dataclasses.replace`` makes one."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from cerebro.values import Node, Origin, ScoredNode, evolve
+
+
+def memory(**fields: object) -> Node:
+    stored = {
+        "id": "abcd1234",
+        "type": "concept",
+        "subtype": None,
+        "content": "x",
+        "metadata": None,
+        "importance": 0.5,
+        "decay_rate": 0.02,
+        "access_count": 0,
+        "times_reinforced": 0,
+        "status": "active",
+        "embedding_model": "",
+        "created_at": None,
+        "last_accessed": None,
+        "last_reinforced": None,
+        "updated_at": None,
+        "last_surfaced": None,
+        "provenance_root": False,
+    }
+    return Node(**(stored | fields))  # type: ignore[arg-type]
+
+
+def test_a_copy_with_the_changes_and_every_other_field_as_it_was() -> None:
+    node = memory(importance=0.7, origin=Origin(actor="me"))
+    changed = evolve(node, content="y", provenance_status="complete")
+    assert changed == dataclasses.replace(node, content="y", provenance_status="complete")
+    assert changed is not node and node.content == "x"  # the original unchanged
+    scored = ScoredNode(node, 0.5, 0.4)
+    assert evolve(scored, fused=0.9) == dataclasses.replace(scored, fused=0.9)
+
+
+def test_an_unknown_field_is_refused_by_name() -> None:
+    node = memory()
+    with pytest.raises(TypeError, match="Node has no field 'colour'"):
+        evolve(node, content="y", colour="red")
+    with pytest.raises(TypeError, match="ScoredNode has no field 'rank'"):
+        evolve(ScoredNode(node, 0.5, 0.4), rank=1)
