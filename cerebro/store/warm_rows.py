@@ -40,8 +40,10 @@ if TYPE_CHECKING:
 # A copy costs ~0.9 KB of memory a memory of ~100 characters (its Node, whose fields share one key table; the text;
 # the parsed times; the values many rows repeat kept once) and ~7–9 µs of CPU a row to read, on a thread of its own
 # (the bench brains: 8 MB and 0.08 s at 10,000 memories, 87 MB and 0.9 s at 100,000). Above this many rows a copy
-# would hold more than ~130 MB (beside the warm vector index's ~290 MB): none is kept.
+# would hold more than ~130 MB (beside the warm vector index's ~290 MB): none is kept. An edge costs ~370 bytes (its
+# tuple, its two ids and relation as read, its places in both ends' lists): it counts as 0.4 of a row.
 MAX_ROWS = 150_000
+EDGE_ROWS = 0.4
 # Ski rental (as the keyword copy's, ADR 0044): a copy is built once the recalls at one state have spent this share of
 # what a build costs reading rows the statements' way (their CPU, measured: ~0.7 ms a recall at 10,000 memories).
 BUILD_SHARE = 0.25
@@ -260,7 +262,10 @@ class WarmRows:
                 return copy
         if self._asked[0] != stamp:
             # max(rowid): a seek, where COUNT(*) walks an index — an estimate from above (rows removed leave gaps).
-            self._asked = (stamp, 0.0, conn.execute("SELECT COALESCE(max(rowid), 0) FROM nodes").fetchone()[0])
+            nodes, edges = conn.execute(
+                "SELECT (SELECT COALESCE(max(rowid), 0) FROM nodes), (SELECT COALESCE(max(rowid), 0) FROM edges)"
+            ).fetchone()
+            self._asked = (stamp, 0.0, nodes + round(EDGE_ROWS * edges))
         return None
 
     def store(self, base: Store, conn: Connection) -> Store:

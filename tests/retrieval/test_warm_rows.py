@@ -322,6 +322,27 @@ def test_a_copy_is_built_once_the_recalls_at_a_state_have_earned_it(fake_brain, 
     assert rows.builds == 1 and rows._build is None
 
 
+def test_a_brain_with_few_memories_and_many_edges_keeps_no_copy(fake_brain, monkeypatch) -> None:
+    """Edges live in the copy too (~370 bytes each, 0.4 of a memory's row): a small brain linked a million times over
+    would build a copy as large as a big brain's. They count towards the cap."""
+    monkeypatch.setattr(warm_rows, "MAX_ROWS", 30)
+    ids = fake_brain.add_many(corpus(6, 20))
+    for k, source in enumerate(ids):  # 20 memories + 0.4 × 40 edges = 36 rows: over the cap
+        fake_brain.add_edge(source, ids[(k + 1) % len(ids)], "supports")
+        fake_brain.add_edge(source, ids[(k + 2) % len(ids)], "relates_to")
+    fake_brain.recall("deploy")
+    rows, h = fake_brain.handle._rows, fake_brain.handle
+    with h.snapshot() as conn:
+        assert rows.current(conn) is None
+        assert rows._asked[2] == 20 + 16
+        rows.spent(conn, 100.0)
+    assert rows.builds == 0 and rows._build is None
+    monkeypatch.setattr(warm_rows, "MAX_ROWS", 36)  # at the cap: built
+    with h.snapshot() as conn:
+        rows.spent(conn, 100.0)
+    assert rows.builds == 1
+
+
 def test_writes_during_a_build_are_mirrored_into_it_or_it_is_not_used(
     fake_brain, fake_brain_path, pinned_clock, monkeypatch
 ) -> None:
