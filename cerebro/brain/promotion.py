@@ -39,23 +39,27 @@ def merge(
     weight: float = GLOBAL_WEIGHT,
 ) -> values.RecallResult:
     """Project results as they are, the other brain's (``store``) scaled by ``weight``; the project copy wins a
-    duplicate id."""
+    duplicate id. Each brain's results keep their own order; which brain's next result comes next is decided by the
+    composite score (ADR 0060): a fused value is scaled within its own brain's results, so the other brain's best
+    match, however poor, would have come out at ``weight`` × 1.0, above most of the project's."""
     seen = {r.node.id for r in project.results}
-    merged = [replace(r, store="project") for r in project.results]
-    for r in other.results:
-        if r.node.id in seen:
-            continue
-        merged.append(
-            replace(
-                r,
-                store=store,
-                score=r.score * weight,
-                fused=r.fused * weight if r.fused is not None else None,
-            )
-        )
-    merged.sort(key=lambda r: -r.rank_value)  # stable: the project wins ties
+    mine = [replace(r, store="project") for r in project.results]
+    theirs = [
+        replace(r, store=store, score=r.score * weight, fused=r.fused * weight if r.fused is not None else None)
+        for r in other.results
+        if r.node.id not in seen
+    ]
+    merged: list[values.ScoredNode] = []
+    i = j = 0
+    while len(merged) < limit and (i < len(mine) or j < len(theirs)):
+        if j == len(theirs) or (i < len(mine) and mine[i].score >= theirs[j].score):  # the project wins ties
+            merged.append(mine[i])
+            i += 1
+        else:
+            merged.append(theirs[j])
+            j += 1
     notices = list(project.notices) + [f"{store}: {n}" for n in other.notices]
-    return replace(project, results=merged[:limit], notices=notices)
+    return replace(project, results=merged, notices=notices)
 
 
 # A team brain holds this project's memories, written by teammates: as relevant as one's own (ADR 0031); a

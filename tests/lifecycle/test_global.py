@@ -97,7 +97,13 @@ def test_recall_global_weights_global_results(fake_brain_path, global_path, pinn
     assert by_id[local].store == "project" and by_id[remote].store == "global"
     assert by_id[remote].score == pytest.approx(alone.score * GLOBAL_WEIGHT)
     assert by_id[remote].fused == pytest.approx(alone.fused * GLOBAL_WEIGHT)
-    assert [r.rank_value for r in merged.results] == sorted((r.rank_value for r in merged.results), reverse=True)
+    project_alone = [r.node.id for r in brain_results(fake_brain_path, "zebra stripes")]
+    assert [r.node.id for r in merged.results if r.store == "project"] == project_alone  # its own order kept
+
+
+def brain_results(path, query):
+    with Brain.open(path) as brain:
+        return brain.recall(query).results
 
 
 def test_project_copy_wins_a_duplicate_id() -> None:
@@ -124,6 +130,35 @@ def test_project_copy_wins_a_duplicate_id() -> None:
         ("project copy", "project"),
     ]
     assert merged.results[0].fused == pytest.approx(0.5 * GLOBAL_WEIGHT)
+
+
+def _result(node_id: str, score: float, fused: float):
+    from cerebro.values import Node, ScoredNode
+
+    node = Node(
+        node_id, "concept", None, node_id, None, 0.5, 0.02, 0, 0, "active", "", None, None, None, None, None, False
+    )
+    return ScoredNode(node, score, score, fused=fused)
+
+
+def test_a_weak_global_match_does_not_outrank_strong_project_ones() -> None:
+    """A fused value is scaled within its own brain's results: the global brain's best match — however poor — has
+    one of ~1.0, ×0.7 above most of the project's. Each brain keeps its order; between them the composite score
+    (the global one ×0.7) decides, as upstream merges (ADR 0060)."""
+    project = RecallResult(
+        "q", [_result("p1", 0.67, 0.92), _result("p2", 0.64, 0.56), _result("p3", 0.30, 0.20)], "hybrid", "off"
+    )
+    other = RecallResult("q", [_result("g1", 0.62, 1.0), _result("g2", 0.90, 0.10)], "hybrid", "off")
+    merged = merge(project, other, limit=10)
+    # g1: 0.62 × 0.7 = 0.434, below p1 and p2, above p3; g2 (0.63) stays behind g1, its own brain's better result.
+    assert [r.node.id for r in merged.results] == ["p1", "p2", "g1", "g2", "p3"]
+    assert [r.node.id for r in merge(project, other, limit=3).results] == ["p1", "p2", "g1"]
+    tie = merge(
+        RecallResult("q", [_result("p", 0.35, 0.1)], "hybrid", "off"),
+        RecallResult("q", [_result("g", 0.5, 1.0)], "hybrid", "off"),
+        limit=5,
+    )
+    assert [r.node.id for r in tie.results] == ["p", "g"]  # 0.35 = 0.5 × 0.7: the project wins a tie
 
 
 def test_global_brain_on_another_model(fake_brain_path, isolated_home, cli) -> None:
