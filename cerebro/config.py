@@ -8,6 +8,7 @@ The order of :data:`REGISTRY` is the order ``config list`` prints (upstream's or
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -20,11 +21,16 @@ MAX_COUNT = 1000  # limits and depths: past this a setting only makes every call
 MAX_CONTENT_BYTES = 64 * 1024 * 1024  # the most max_content_bytes may be (and what a command reads from stdin)
 
 
+# Numbers as Go's strconv.Atoi / ParseFloat read them (ASCII digits, no "_" separators): a brain shared with Go
+# cerebro holds only values it can read too. Python's int() and float() take "1_000" and "５" as well.
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _bounded_int(raw: str, low: int, high: int) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ValueError(f"{quote(raw)} is not a whole number") from None
+    if not _WHOLE.fullmatch(raw.strip()):
+        raise ValueError(f"{quote(raw)} is not a whole number")
+    value = int(raw.strip())
     if not low <= value <= high:
         raise ValueError(f"{quote(raw)} must be from {low} to {high}")
     return value
@@ -39,10 +45,9 @@ def _whole_number(raw: str) -> int:
 
 
 def _unit_float(raw: str) -> float:
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        raise ValueError(f"{quote(raw)} is not a number") from None
+    if not _DECIMAL.fullmatch(raw.strip()):
+        raise ValueError(f"{quote(raw)} is not a number")
+    value = float(raw.strip())
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise ValueError(f"{quote(raw)} must lie in [0, 1]")
     return value
@@ -56,7 +61,11 @@ def _bool(raw: str) -> bool:
     raise ValueError(f"{quote(raw)} must be exactly true or false")
 
 
-def _any_string(raw: str) -> str:
+def _command(raw: str) -> str:
+    """A command line (split on whitespace into argv): one line of text, no control characters (a NUL cannot reach a
+    program; an escape sequence would be printed to the terminal with every notice naming the command)."""
+    if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in raw):
+        raise ValueError(f"{quote(raw)} holds a control character")
     return raw
 
 
@@ -84,7 +93,7 @@ class ConfigKey(NamedTuple):  # a NamedTuple, not a dataclass: ~1 ms less at imp
             self.parse(raw)
         except ValueError as exc:
             raise InvalidInput(f"invalid value for {self.key}: {exc}") from None
-        return raw if self.parse in (_any_string, _fusion, _lane_fusion, _bool) else raw.strip()
+        return raw if self.parse in (_command, _fusion, _lane_fusion, _bool) else raw.strip()
 
 
 _KEYS = [
@@ -96,7 +105,7 @@ _KEYS = [
     ConfigKey("indegree_bonus_enabled", "true", _bool, "Score memories cited by derived_from/supports edges"),
     ConfigKey("stop_guard_enabled", "false", _bool, "Let the stop-guard hook block premature stops"),
     ConfigKey("rerank_enabled", "false", _bool, "Rerank recall results with rerank_command"),
-    ConfigKey("rerank_command", "", _any_string, "Reranker command (argv split on spaces, never a shell)"),
+    ConfigKey("rerank_command", "", _command, "Reranker command (argv split on spaces, never a shell)"),
     ConfigKey("rerank_fusion", "rrf", _fusion, "How reranker scores combine: rrf or reorder"),
     ConfigKey("bm25_enabled", "true", _bool, "Fuse the FTS5 keyword lane into recall"),
     ConfigKey("expand_threshold", "0.75", _unit_float, "Skip graph expansion when top cosine exceeds this (0 = off)"),

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Sequence
 from typing import TypeVar
 
-from cerebro.errors import RerankError
+from cerebro.errors import QUOTED_CHARACTERS, RerankError, shortened
 
 T = TypeVar("T")
 
@@ -43,6 +43,8 @@ def score(
         )
     except OSError as exc:
         raise RerankError(f"cannot start: {exc.strerror or exc}") from None
+    except ValueError as exc:  # an argument holding a NUL character
+        raise RerankError(f"cannot start: {exc}") from None
 
     chunks: list[bytes] = []
     overflow = threading.Event()
@@ -83,7 +85,7 @@ def score(
         raise RerankError(f"exited with status {proc.returncode}")
     try:
         answer = json.loads(b"".join(chunks))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep, well within the size cap
         raise RerankError("malformed JSON on stdout") from None
     scores = answer.get("scores") if isinstance(answer, dict) else None
     if not isinstance(scores, list):
@@ -92,9 +94,13 @@ def score(
         raise RerankError(f"{len(scores)} scores for {len(documents)} documents")
     clean: list[float] = []
     for value in scores:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise RerankError(f"non-finite or non-numeric score {value!r}")
-        clean.append(float(value))
+        try:  # an integer past float's range (10**400) does not convert: not a score either
+            number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+        except OverflowError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise RerankError(f"non-finite or non-numeric score {shortened(repr(value), QUOTED_CHARACTERS)}")
+        clean.append(number)
     return clean
 
 

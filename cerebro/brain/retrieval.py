@@ -20,6 +20,7 @@ from cerebro.brain.validate import (
     _check_unit,
     _parse_instant,
 )
+from cerebro.errors import quote
 
 if TYPE_CHECKING:
     from queue import SimpleQueue
@@ -139,8 +140,6 @@ def recall(
                 ),
                 store,  # in this snapshot: the copy it read through is current here
             )
-        from dataclasses import replace as _replace
-
         wide = run_recall(
             store,
             conn,
@@ -154,20 +153,21 @@ def recall(
         )
     command, fusion, from_brain = rerank
     results = wide.results
+    name = quote("command:" + reranker.command_name(command))  # escaped: a received brain's value may hold anything
     if not command:
         notices.append("rerank enabled but no reranker command configured; using composite order")
     elif from_brain and not _approved(h, command):
+        approve = "run `cerebro config set rerank_command …` to approve it"
         notices.append(
-            f'reranker "command:{reranker.command_name(command)}" came with this brain and is not approved on this '
-            "machine (run `cerebro config set rerank_command …` to approve it); using composite order"
+            f"reranker {name} came with this brain and is not approved on this machine ({approve}); using composite order"
         )
     elif results:
         try:
             scores = reranker.score(command, query, [r.node.content for r in results])
             results = reranker.reorder(results, scores, fusion)
         except reranker.RerankError as exc:
-            notices.append(f'reranker "command:{reranker.command_name(command)}" failed ({exc}); using composite order')
-    return status.annotate_scored(h, _replace(wide, results=results[:limit], notices=list(notices)))
+            notices.append(f"reranker {name} failed ({exc}); using composite order")
+    return status.annotate_scored(h, values.evolve(wide, results=results[:limit], notices=list(notices)))
 
 
 def search(

@@ -68,6 +68,8 @@ LIAR = """
         "truncated": '{"scores": [1, 2',
         "empty": "",
         "huge": json.dumps({"scores": [1.0] * n, "padding": "x" * 100_000}),
+        "past_float": '{"scores": [' + ", ".join(["1" + "0" * 400] * n) + "]}",
+        "deep": "[" * 200_000 + "]" * 200_000,
     }[mode]
     sys.stdout.write(out)
 """
@@ -162,6 +164,9 @@ LIES = [
     ("not_json", r"malformed JSON"),
     ("truncated", r"malformed JSON"),
     ("empty", r"malformed JSON"),
+    # Past float's range: its repr cut short in the message. Nested deeper than the decoder recurses (400 KB).
+    ("past_float", r"non-finite or non-numeric score 1" + "0" * 199 + "…$"),
+    ("deep", r"malformed JSON"),
 ]
 
 
@@ -191,6 +196,11 @@ def test_output_exactly_at_the_cap_is_accepted(tmp_path):
 def test_missing_binary():
     with pytest.raises(rerank.RerankError, match=r"cannot start: No such file or directory"):
         rerank.score("/nonexistent/cerebro-reranker --flag", "q", ["a"])
+
+
+def test_a_command_holding_a_nul_character_does_not_start():
+    with pytest.raises(rerank.RerankError, match=r"cannot start: embedded null byte"):
+        rerank.score("python3\x00 x", "q", ["a"])
 
 
 def test_not_executable(tmp_path):

@@ -99,6 +99,16 @@ def test_a_command_changed_behind_cerebros_back_does_not_run(reranked, tmp_path)
     assert brain.recall(QUERY).notices == [] and len(calls(record)) == 1
 
 
+def test_a_received_command_is_named_escaped_never_sent_raw_to_the_terminal(reranked) -> None:
+    """``config set`` refuses control characters; a brain received with them (written behind cerebro's back) has its
+    command named escaped in the notice: an escape sequence would retitle or clear the user's terminal."""
+    brain, _, record = reranked
+    _set_config(brain.path, "rerank_command", "\x1b]0;owned\x07\x1b[2J")
+    (notice,) = brain.recall(QUERY).notices
+    assert "\x1b" not in notice and "\x07" not in notice
+    assert notice.startswith('reranker "command:\\u001b]0;owned\\u0007\\u001b[2J" came with this brain')
+
+
 def test_the_approvals_file_is_private_and_holds_no_command(reranked) -> None:
     _brain, command, _record = reranked
     path = paths.home() / trust.FILE_NAME

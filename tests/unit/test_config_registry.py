@@ -61,6 +61,15 @@ def test_registry_has_upstream_keys_in_upstream_order() -> None:
         ("bm25_enabled", ""),
         ("rerank_fusion", "RRF"),
         ("rerank_fusion", "mean"),
+        # As Go's Atoi and ParseFloat read numbers (a brain shared with Go cerebro): no separators, ASCII digits only.
+        ("prime_limit", "1_0"),
+        ("prime_limit", "\uff15"),  # a full-width 5
+        ("lane_depth", "1_0"),
+        ("gc_threshold", "0_5"),
+        ("gc_threshold", "\u0660.5"),  # an Arabic-Indic zero
+        ("rerank_command", "python3\x00 x"),
+        ("rerank_command", "\x1b]0;owned\x07\x1b[2J rerank"),
+        ("rerank_command", "rerank\n--fast"),
     ],
 )
 def test_validators_refuse(key: str, bad: str) -> None:
@@ -77,6 +86,10 @@ def test_validators_refuse(key: str, bad: str) -> None:
         ("bm25_enabled", "false"),
         ("rerank_fusion", "reorder"),
         ("rerank_command", "python3 rerank.py --fast"),
+        ("rerank_command", "python3\trerank.py"),
+        ("gc_threshold", ".5"),
+        ("gc_threshold", "5e-1"),
+        ("gc_threshold", "+0.25"),
     ],
 )
 def test_validators_accept(key: str, good: str) -> None:
