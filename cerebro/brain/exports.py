@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cerebro import config
 from cerebro.brain.embedding import tend_vector_index
 from cerebro.brain.handle import Handle
 from cerebro.errors import InvalidInput
@@ -48,10 +49,12 @@ def rebuild_keyword_lane(h: Handle) -> None:
 
 def export_sqlite(h: Handle, target: str | Path, *, overwrite: bool) -> Path:
     """A consistent copy of the brain file at ``target``, mode 0600, written in one step; an existing ``target``
-    is refused unless ``overwrite``."""
+    is refused unless ``overwrite``. Without the settings only this machine's user may change (``config.LOCAL_ONLY``:
+    the reranker, ``redact_secrets``), as every export: a backup keeps them (ADR 0027)."""
     from cerebro.db import backup as backups
 
-    return backups.copy(h.file("an export of the brain file"), Path(target), overwrite=overwrite)
+    local = [config.META_PREFIX + key for key in sorted(config.LOCAL_ONLY)]
+    return backups.copy(h.file("an export of the brain file"), Path(target), overwrite=overwrite, leave_out=local)
 
 
 def backup(h: Handle, target: str | Path | None = None) -> Path:

@@ -157,10 +157,8 @@ def recall(
     if not command:
         notices.append("rerank enabled but no reranker command configured; using composite order")
     elif from_brain and not _approved(h, command):
-        approve = "run `cerebro config set rerank_command …` to approve it"
-        notices.append(
-            f"reranker {name} came with this brain and is not approved on this machine ({approve}); using composite order"
-        )
+        approve = "(run `cerebro config set rerank_command …` to approve it); using composite order"
+        notices.append(f"reranker {name} came with this brain and is not approved on this machine {approve}")
     elif results:
         try:
             scores = reranker.score(command, query, [r.node.content for r in results])

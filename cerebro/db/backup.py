@@ -7,6 +7,7 @@ A copy is taken with SQLite's backup API, so it is consistent while other proces
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from cerebro import clock, paths
@@ -26,14 +27,14 @@ def backup_path(brain: Path, label: str | None = None) -> Path:
     return target
 
 
-def copy(source: Path, target: Path, *, overwrite: bool = False) -> Path:
+def copy(source: Path, target: Path, *, overwrite: bool = False, leave_out: Sequence[str] = ()) -> Path:
     """Copy the brain at ``source`` to ``target`` (0600), in one step: a partial copy is never left behind, and an
-    existing ``target`` is refused unless ``overwrite``."""
+    existing ``target`` is refused unless ``overwrite``. ``leave_out``: settings (``schema_meta`` keys) not copied."""
     from cerebro.db.engine import copy_database
 
     target = Path(target)
     with paths.written_in_one_step(target, overwrite=overwrite) as partial:
-        copy_database(source, partial)
+        copy_database(source, partial, leave_out=leave_out)
     return target
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import _thread
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -244,14 +244,20 @@ def create_engine(path: str | os.PathLike[str], *, connection: Connection | None
     return engine
 
 
-def copy_database(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+def copy_database(
+    source: str | os.PathLike[str], target: str | os.PathLike[str], *, leave_out: Sequence[str] = ()
+) -> None:
     """Copy a brain with SQLite's backup API — consistent while other processes write — into ``target``
-    (an existing empty file), left in rollback-journal mode: a copy at rest is one file, no -wal."""
+    (an existing empty file), left in rollback-journal mode: a copy at rest is one file, no -wal. ``leave_out``:
+    ``schema_meta`` keys the copy does not keep."""
     src = connect_raw(source, wal=False)
     try:
         dest = driver().connect(os.fspath(target))
         try:
             src.backup(dest)
+            if leave_out:
+                dest.execute(f"DELETE FROM schema_meta WHERE key IN ({','.join('?' * len(leave_out))})", leave_out)
+                dest.commit()
             dest.execute("PRAGMA journal_mode = DELETE")
         finally:
             dest.close()

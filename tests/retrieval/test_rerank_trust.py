@@ -76,18 +76,32 @@ def test_a_sql_dump_that_brings_a_reranker_loaded_with_sqlite3_does_not_run_it(c
         _refused(restored, record)  # ...and does nothing
 
 
-@pytest.mark.parametrize("how", ["export-sqlite", "backup"])
-def test_a_copy_of_the_brain_does_not_run_the_reranker_until_approved(cli, reranked, tmp_path, how) -> None:
-    _brain, command, record = reranked
+def test_a_backup_does_not_run_the_reranker_until_approved(cli, reranked, tmp_path) -> None:
+    """A backup is the user's own copy, settings and all (a restore brings them back): approval keeps it inert."""
+    brain, command, record = reranked
+    brain.config_set("redact_secrets", "false")
     copy = tmp_path / "copy.sqlite"
-    if how == "export-sqlite":
-        assert cli("export", "--format", "sqlite", "-o", str(copy)).exit_code == 0
-    else:
-        assert cli("backup", "-o", str(copy)).exit_code == 0
+    assert cli("backup", "-o", str(copy)).exit_code == 0
     with Brain.open(copy) as copied:
+        assert copied.config_value("redact_secrets") is False
         _refused(copied, record)
         copied.config_set("rerank_command", command)  # the user sets it on this brain: approved
         assert copied.recall(QUERY).notices == [] and len(calls(record)) == 1
+
+
+def test_a_sqlite_export_carries_none_of_the_local_settings(cli, reranked, tmp_path) -> None:
+    """As every export (ADR 0027): a received copy must not arrive with redaction off — nothing would stand behind
+    that setting, where approval stands behind the reranker's. The other settings travel."""
+    brain, _, record = reranked
+    brain.config_set("redact_secrets", "false")
+    copy = tmp_path / "copy.sqlite"
+    assert cli("export", "--format", "sqlite", "-o", str(copy)).exit_code == 0
+    with sqlite3.connect(copy) as conn:
+        keys = {row[0] for row in conn.execute("SELECT key FROM schema_meta WHERE key LIKE 'config.%'")}
+    assert keys == {"config.rerank_fusion"}
+    with Brain.open(copy) as copied:
+        assert copied.config_value("redact_secrets") is True
+        assert copied.recall(QUERY).notices == [] and calls(record) == []  # no reranker at all
 
 
 def test_a_command_changed_behind_cerebros_back_does_not_run(reranked, tmp_path) -> None:
@@ -102,7 +116,7 @@ def test_a_command_changed_behind_cerebros_back_does_not_run(reranked, tmp_path)
 def test_a_received_command_is_named_escaped_never_sent_raw_to_the_terminal(reranked) -> None:
     """``config set`` refuses control characters; a brain received with them (written behind cerebro's back) has its
     command named escaped in the notice: an escape sequence would retitle or clear the user's terminal."""
-    brain, _, record = reranked
+    brain, _, _ = reranked
     _set_config(brain.path, "rerank_command", "\x1b]0;owned\x07\x1b[2J")
     (notice,) = brain.recall(QUERY).notices
     assert "\x1b" not in notice and "\x07" not in notice
