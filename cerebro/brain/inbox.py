@@ -19,6 +19,7 @@ from cerebro.brain.validate import (
     _check_importance,
     _check_limit,
     _check_type,
+    check_label,
     parse_metadata,
 )
 from cerebro.errors import InvalidInput, quote
@@ -43,6 +44,7 @@ def inbox_add(
     id. Nothing is indexed or embedded."""
     content = _check_content(content)
     _check_type(type)
+    subtype = check_label(subtype, "subtype")  # as add checks it: approving makes the candidate a memory as it is
     importance = _check_importance(importance)
     content, meta_dict = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
     stamp = origin or values.Origin.from_environment("api")

@@ -108,6 +108,9 @@ def test_add_quarantines_and_list_is_oldest_first(fake_brain, fake_brain_path, a
         ({"content": "x", "importance": float("nan")}, "importance"),
         ({"content": "x", "metadata": "{bad"}, "metadata"),
         ({"content": "x", "metadata": "[1, 2]"}, "metadata"),
+        ({"content": "x", "subtype": "bad\nsub\x1b[31m"}, "subtype holds a control character"),
+        ({"content": "x", "subtype": 123}, "subtype must be text"),
+        ({"content": "x", "subtype": ["a"]}, "subtype must be text"),
     ],
 )
 def test_add_validates_as_add_does(fake_brain, fake_brain_path, kwargs, fragment):
