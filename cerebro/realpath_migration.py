@@ -4,7 +4,9 @@ Older cerebro hashed the absolute path; brains are now keyed by the hash of the 
 opened through a symlink and directly shares one brain (upstream's ADR-0002). For every directory under
 the scan roots whose absolute path differs from its real path:
 - only the old brain exists (Case A): fold its write-ahead log into it, then rename it (one atomic step);
-- both exist (Case C): back both up, merge the old into the new (import with ``skip``), delete the old.
+- both exist (Case C): back both up, merge the old into the new (its memories, links and archive imported with
+  ``skip``, its inbox candidates copied as they are), delete the old — refused while another process has the old
+  brain open (its later writes would be deleted with it).
 Symlinked sub-directories are skipped; directories are de-duplicated by real path; a lock file keeps two
 runs apart; running it again finds nothing to do.
 """
@@ -12,15 +14,18 @@ runs apart; running it again finds nothing to do.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock, paths
 from cerebro.db.backup import settle
 from cerebro.errors import MigrationLocked
+
+if TYPE_CHECKING:
+    from cerebro.brain.handle import Handle
 
 DEFAULT_MAX_DEPTH = 4
 
@@ -121,6 +126,34 @@ def _owner_alive(lock: Path) -> bool:
     return True
 
 
+def _fresh_folder(name: str) -> Path:
+    """A new private folder in the backups folder: ``name``, or ``name-1``, ``name-2`` … when a run in the same second
+    made one (its backups are never overwritten)."""
+    parent = paths.ensure_private_dir(paths.backups_dir())
+    for number in range(1000):
+        folder = parent / (name if number == 0 else f"{name}-{number}")
+        try:
+            folder.mkdir(mode=0o700)  # the umask can only take bits away
+        except FileExistsError:
+            continue
+        return folder
+    raise FileExistsError(f"{parent / name} and 999 more exist: remove some of them")
+
+
+def _inbox(h: Handle) -> list[dict[str, Any]]:
+    """A brain's inbox candidates, as rows (no export carries them: they are quarantined)."""
+    from cerebro.store.bulk import INBOX_FIELDS
+
+    with h.snapshot() as conn:
+        rows = h.store.reads.rows(conn, "inbox_candidates", INBOX_FIELDS, "id")
+    return [dict(zip(INBOX_FIELDS, row, strict=True)) for row in rows]
+
+
+def _put_inbox(h: Handle, rows: list[dict[str, Any]]) -> int:
+    """The candidates written into ``h`` in one transaction, each as it was (one whose id is there already left)."""
+    return h.write(lambda session: sum(h.store.bulk.put_inbox(session, row) for row in rows))
+
+
 def migrate(
     roots: list[Path],
     *,
@@ -159,19 +192,21 @@ def migrate(
                 say(f"  [merge] {old.stem[:12]} → {new.stem[:12]} (project: {absolute})")
                 if not dry_run:
                     if backup_dir is None:
-                        backup_dir = paths.ensure_private_dir(
-                            paths.backups_dir() / f"migrate-{clock.now().strftime('%Y-%m-%dT%H-%M-%S')}"
-                        )
+                        backup_dir = _fresh_folder(f"migrate-{clock.now().strftime('%Y-%m-%dT%H-%M-%S')}")
+                    settle(old)  # BrainBusy while another process has it open: its later writes would be lost
                     with Brain.open(old) as old_brain:
                         old_brain.backup(backup_dir / old.name)
-                        bundle = old_brain.export("json")
+                        lines = old_brain.export("jsonl")  # memories, links and the archive (json has no archive)
+                        inbox = _inbox(old_brain.handle)
                     with Brain.open(new) as target:
                         target.backup(backup_dir / new.name)
-                        dump = backup_dir / f"{old.stem}.json"
+                        dump = backup_dir / f"{old.stem}.jsonl"
                         fd = os.open(dump, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, paths.FILE_MODE)
                         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                            json.dump(bundle, handle)
+                            handle.write("".join(line + "\n" for line in lines))
                         target.import_file(dump, on_conflict="skip")
+                        _put_inbox(target.handle, inbox)
+                    settle(old)  # still no one else's: nothing written since the export is deleted
                     for suffix in ("", "-wal", "-shm"):
                         Path(str(old) + suffix).unlink(missing_ok=True)
                 report.merged.append(entry)

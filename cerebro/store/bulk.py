@@ -56,3 +56,23 @@ def put_edge(session: Session, edge: dict[str, Any], *, replace: bool, changed_o
 def put_archived(session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool:
     sql = _upsert("nodes_archive", fields, "id", [f for f in fields if f != "id"], replace)
     return bool(changed(session, sql, row))
+
+
+INBOX_FIELDS = (
+    "id",
+    "type",
+    "subtype",
+    "content",
+    "metadata",
+    "importance",
+    "created_at",
+    "origin_actor",
+    "origin_channel",
+    "origin_session",
+    "origin_host",
+)
+
+
+def put_inbox(session: Session, row: dict[str, Any]) -> bool:
+    """Insert an inbox candidate as it was (id, origin and time kept), unless one with its id exists."""
+    return bool(changed(session, _upsert("inbox_candidates", INBOX_FIELDS, "id", [], replace=False), row))

@@ -321,6 +321,8 @@ class Bulk(Protocol):
 
     def put_archived(self, session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool: ...
 
+    def put_inbox(self, session: Session, row: dict[str, Any]) -> bool: ...
+
 
 class Bookkeeping(Protocol):
     """Best-effort writes on the raw connection after a read: access touches, surfacing stamps, counters."""

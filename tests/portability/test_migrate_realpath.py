@@ -71,6 +71,88 @@ def test_case_c_merges_with_backups(cli, tree, isolated_home: Path) -> None:
     assert {old.name, new.name} <= {p.name for p in backup_dir.iterdir()}
 
 
+def test_case_c_carries_the_archive_and_the_inbox_too(cli, tree, pinned_clock) -> None:
+    """The merge went through the json export, which has no archive and no inbox: both were deleted with the old
+    brain (only its backup kept them). The archive travels in the jsonl export; candidates are copied as they are."""
+    from datetime import timedelta
+
+    from cerebro import clock
+
+    real_root, link_root = tree
+    old = _old_brain(link_root / "beta")
+    Brain.init(old, embed_provider="fake")
+    with Brain.open(old) as brain:
+        brain.add("kept active", importance=0.9)
+        faded = brain.add("faded episode", importance=0.01)
+        candidate = brain.inbox_add("an unsure note", subtype="maybe")
+        clock.set_now(clock.now() + timedelta(days=365))
+        assert [e["id"] for e in brain.gc(threshold=0.4).evicted] == [faded]
+        archived = brain.handle.store.reads.rows(brain.handle.raw, "nodes_archive", ["id", "content"], "id")
+    new = paths.project_brain_path(real_root / "beta")
+    _make_old(new, "from the new brain")
+    result = cli("migrate", "--realpath-hashes", "--scan-root", str(link_root), "--format", "json", project_dir=None)
+    assert result.exit_code == 0, result.stderr
+    assert not old.exists()
+    with Brain.open(new) as brain:
+        assert sorted(n.content for n in brain.list()) == ["from the new brain", "kept active"]
+        h = brain.handle
+        assert h.store.reads.rows(h.raw, "nodes_archive", ["id", "content"], "id") == archived
+        got = brain.inbox_get(candidate)
+        assert (got.content, got.subtype) == ("an unsure note", "maybe")
+
+
+def test_case_c_is_refused_while_the_old_brain_is_open(cli, tree) -> None:
+    """Deleting a brain another process has open: that process's later writes went nowhere (an agent's edit, lost)."""
+    real_root, link_root = tree
+    old = _old_brain(link_root / "beta")
+    _make_old(old, "from the old brain")
+    new = paths.project_brain_path(real_root / "beta")
+    _make_old(new, "from the new brain")
+    with Brain.open(old) as holder:
+        holder.add("written while the migration runs")
+        result = cli(
+            "migrate", "--realpath-hashes", "--scan-root", str(link_root), "--format", "json", project_dir=None
+        )
+        assert result.json()["merged"] == [] and "open in another process" in result.json()["errors"][0]
+        holder.add("written after")
+    assert old.exists()
+    with Brain.open(new) as brain:
+        assert [n.content for n in brain.list()] == ["from the new brain"]  # nothing merged, nothing lost
+
+
+def test_case_c_keeps_the_old_brain_when_it_was_opened_during_the_merge(tree, monkeypatch) -> None:
+    """An agent that opens the old brain after its export: what it writes must not be deleted with the file. The old
+    brain stays; a second run merges again (skipping what came already)."""
+    from cerebro import api, realpath_migration
+
+    real_root, link_root = tree
+    old = _old_brain(link_root / "beta")
+    _make_old(old, "from the old brain")
+    new = paths.project_brain_path(real_root / "beta")
+    _make_old(new, "from the new brain")
+    holders: list[Brain] = []
+    imported = api.Brain.import_file
+
+    def import_while_an_agent_opens_the_old_brain(self, *args, **kwargs):
+        holders.append(Brain.open(old))
+        holders[0].add("written by the agent meanwhile")
+        return imported(self, *args, **kwargs)
+
+    monkeypatch.setattr(api.Brain, "import_file", import_while_an_agent_opens_the_old_brain)
+    report = realpath_migration.migrate([link_root])
+    assert report.merged == [] and "open in another process" in report.errors[0]
+    holders[0].close()
+    monkeypatch.setattr(api.Brain, "import_file", imported)
+    assert old.exists()
+    assert len(realpath_migration.migrate([link_root]).merged) == 1
+    with Brain.open(new) as brain:
+        assert sorted(n.content for n in brain.list()) == [
+            "from the new brain",
+            "from the old brain",
+            "written by the agent meanwhile",
+        ]
+
+
 def test_dry_run_changes_nothing(cli, tree) -> None:
     real_root, link_root = tree
     old = _old_brain(link_root / "alpha")
