@@ -134,18 +134,42 @@ def too_new_message(path: Path, what: str) -> str:
     )
 
 
+# What an edit changes, per table, beside the row counts and extremes: an update stamps updated_at, a recall
+# last_accessed and access_count, a reinforcement its count; a text edited to another length changes a total. Each
+# aggregate with the column it reads (an old brain may not have it yet).
+_CHANGES = {
+    "nodes": {
+        "content": "total(length(content))",
+        "metadata": "total(length(metadata))",
+        "access_count": "total(access_count)",
+        "times_reinforced": "total(times_reinforced)",
+        "importance": "total(importance)",
+        "status": "total(rowid * length(status))",  # the four statuses have four lengths
+        "updated_at": "max(updated_at)",
+        "last_accessed": "max(last_accessed)",
+        "last_reinforced": "max(last_reinforced)",
+    },
+    "edges": {"weight": "total(weight)", "metadata": "total(length(metadata))", "invalid_at": "max(invalid_at)"},
+    "nodes_archive": {"content": "total(length(content))", "archived_at": "max(archived_at)"},
+}
+
+
 def fingerprint(path: Path) -> str:
-    """A cheap summary of a brain's content (page count, meta, row counts and extremes), to recognise a
-    backup of the same state without hashing the whole file."""
+    """A cheap summary of a brain's content (page count, meta, row counts and extremes, and the sums and latest times
+    an edit changes: ``_CHANGES``), to recognise a backup of the same state without hashing the whole file."""
     import hashlib
 
     conn = connect_raw(path, wal=False)
     try:
         parts = [conn.execute("PRAGMA page_count").fetchone()[0]]
         parts += conn.execute("SELECT key, value FROM schema_meta ORDER BY key").fetchall()
-        for table in ("nodes", "edges", "nodes_archive"):
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone():
-                parts += conn.execute(f"SELECT COUNT(*), MAX(rowid), MIN(rowid) FROM {table}").fetchall()
+        for table, changes in _CHANGES.items():
+            columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}  # none: no such table
+            if columns:
+                read = ", ".join(
+                    ["COUNT(*)", "MAX(rowid)", "MIN(rowid)", *(a for c, a in changes.items() if c in columns)]
+                )
+                parts += conn.execute(f"SELECT {read} FROM {table}").fetchall()
     finally:
         conn.close()
     return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()

@@ -47,6 +47,26 @@ def test_a_copy_has_the_fingerprint_of_its_original(brain: Path, tmp_path: Path)
             "UPDATE nodes SET content = ? WHERE rowid = (SELECT MIN(rowid) FROM nodes)",
             ("x" * 200_000,),
         ),
+        # What Go cerebro's update and recall do between two attempts at an upgrade (from a review: the backup kept
+        # was a copy from before them). Same length, same rows, same pages.
+        (
+            "an update of the same length",
+            "UPDATE nodes SET content = upper(content), updated_at = '2099-01-01 00:00:00' "
+            "WHERE rowid = (SELECT MIN(rowid) FROM nodes)",
+            (),
+        ),
+        (
+            "a recall's access",
+            "UPDATE nodes SET access_count = access_count + 5 WHERE rowid = (SELECT MIN(rowid) FROM nodes)",
+            (),
+        ),
+        (
+            "an importance",
+            "UPDATE nodes SET importance = importance / 2 WHERE rowid = (SELECT MAX(rowid) FROM nodes)",
+            (),
+        ),
+        ("a status", "UPDATE nodes SET status = 'superseded' WHERE rowid = (SELECT MAX(rowid) FROM nodes)", ()),
+        ("an edge's weight", "UPDATE edges SET weight = weight + 1 WHERE rowid = (SELECT MIN(rowid) FROM edges)", ()),
     ],
 )
 def test_any_change_of_state_changes_the_fingerprint(brain: Path, what: str, sql: str, args: tuple) -> None:
