@@ -78,6 +78,8 @@ def relink(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> reports.
     from cerebro.brain.opening import open_handle, record_project
     from cerebro.db.backup import settle
 
+    # Opened first: a brain from a newer cerebro is refused here, before anything moves (an older one is upgraded).
+    open_handle(source).close()
     settle(source)  # one file to move: no -wal left behind
     os.replace(source, target)
     recorded = identity.describe(paths.brain_owner(target_dir))

@@ -88,6 +88,23 @@ def test_relink_refuses_what_would_lose_or_mix_memories(cli, tmp_path: Path) -> 
     assert paths.project_brain_path(old).exists() and not paths.project_brain_path(tmp_path).exists()
 
 
+def test_relink_refuses_a_brain_from_a_newer_cerebro_before_moving_it(cli, tmp_path: Path) -> None:
+    """It moved the file, then refused to open it: the brain sat under the new name recording the old folder, and a
+    second relink said the two were the same project (from a review)."""
+    import sqlite3
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    assert cli("init", "--skip-integration", "--embed-provider", "none", project_dir=old).exit_code == 0
+    brain = paths.project_brain_path(old)
+    with sqlite3.connect(brain) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = 'zz9999'")
+    refused = cli("brains", "relink", str(old), str(new), project_dir=None)
+    assert refused.exit_code == 5 and "newer" in refused.stderr
+    assert brain.exists() and not paths.project_brain_path(new).exists()
+
+
 def test_a_command_that_finds_no_brain_points_at_the_moved_repositorys_brain(cli, tmp_path: Path) -> None:
     old, new = tmp_path / "before", tmp_path / "after"
     _git_project(old)
