@@ -19,6 +19,10 @@ class InvalidInput(CerebroError):
     exit_code = 2
 
 
+class TargetExists(InvalidInput):
+    """The file a command would write exists already (and is not to be overwritten)."""
+
+
 class NotFound(CerebroError):
     """An id, prefix, key or relation that does not exist."""
 

@@ -216,12 +216,12 @@ def written_in_one_step(target: Path, *, overwrite: bool = False, mode: int = FI
     failure the temporary file is removed and ``target`` is as it was."""
     import tempfile
 
-    from cerebro.errors import InvalidInput
+    from cerebro.errors import TargetExists
 
     target = Path(target)
     refusal = f"{target} already exists: choose another path (nothing was overwritten)"
     if not overwrite and os.path.lexists(target):
-        raise InvalidInput(refusal)
+        raise TargetExists(refusal)
     if not target.parent.exists():
         ensure_private_dir(target.parent)
     # A fresh name each time (0600 until the end): a partial file a killed run left never blocks the next one.
@@ -237,7 +237,7 @@ def written_in_one_step(target: Path, *, overwrite: bool = False, mode: int = FI
             try:
                 os.link(partial, target)  # fails if target appeared meanwhile
             except FileExistsError:
-                raise InvalidInput(refusal) from None
+                raise TargetExists(refusal) from None
             os.unlink(partial)
     finally:
         partial.unlink(missing_ok=True)

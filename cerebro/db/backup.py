@@ -39,7 +39,15 @@ def copy(source: Path, target: Path, *, overwrite: bool = False, leave_out: Sequ
 
 
 def backup(brain: Path, label: str | None = None) -> Path:
-    """A backup of ``brain`` in the backups folder (see :func:`backup_path`); returns its path."""
+    """A backup of ``brain`` in the backups folder (see :func:`backup_path`); returns its path. Two backups started
+    within one second may choose one name: the one that finds it taken when its copy is done takes the next."""
+    from cerebro.errors import TargetExists
+
+    for _attempt in range(99):
+        try:
+            return copy(brain, backup_path(brain, label))
+        except TargetExists:
+            continue
     return copy(brain, backup_path(brain, label))
 
 

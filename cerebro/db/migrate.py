@@ -196,12 +196,12 @@ def reusable_backup(path: Path, label: str) -> Path | None:
 def upgrade_lock(path: Path, suffix: str = "lock") -> Iterator[None]:
     """An exclusive lock per database file for the length of an upgrade (brains and metrics files).
 
-    Locks live in CEREBRO_HOME/locks (keyed by the file's absolute path), not beside the file, so renaming
-    or copying a brain never drags a stale lock file along."""
+    Locks live in CEREBRO_HOME/locks (keyed by the file's real path: one brain reached through a symlink is one
+    lock), not beside the file, so renaming or copying a brain never drags a stale lock file along."""
     import hashlib
 
     lock_dir = paths.ensure_private_dir(paths.home() / "locks")
-    key = hashlib.sha256(os.path.abspath(path).encode("utf-8")).hexdigest()[:32]
+    key = hashlib.sha256(os.path.realpath(path).encode("utf-8")).hexdigest()[:32]
     lock_path = lock_dir / f"{key}.{suffix}"
     fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, paths.FILE_MODE)
     try:

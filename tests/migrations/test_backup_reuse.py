@@ -82,3 +82,27 @@ def test_fingerprinting_a_rollback_journal_copy_leaves_it_one_file(brain: Path) 
     conn = sqlite3.connect(brain)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"  # never switched to WAL by a read
     conn.close()
+
+
+def test_one_brain_reached_through_a_symlink_is_one_upgrade_lock(tmp_path: Path, isolated_home: Path) -> None:
+    """Keyed by the absolute path, two processes upgrading one brain by two paths (a symlinked CEREBRO_HOME) both went
+    ahead: a backup name collision, or Alembic's "overlaps with other requested revisions" (from a review)."""
+    import threading
+
+    from cerebro.db.migrate import upgrade_lock
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    entered = threading.Event()
+
+    def upgrade_through_the_link() -> None:
+        with upgrade_lock(tmp_path / "link" / "brain.sqlite"):
+            entered.set()
+
+    with upgrade_lock(real / "brain.sqlite"):
+        other = threading.Thread(target=upgrade_through_the_link)
+        other.start()
+        assert not entered.wait(0.5)  # waits for this one's lock
+    other.join(10)
+    assert entered.is_set()

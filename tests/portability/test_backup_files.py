@@ -42,6 +42,27 @@ def test_backups_are_named_by_brain_label_and_utc_second_then_numbered(
         conn.close()
 
 
+def test_a_backup_whose_name_another_one_took_meanwhile_takes_the_next(
+    brain_file: Path, isolated_home: Path, pinned_clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two backups in one second (parallel commands): the name is chosen before the copy, so both chose the same one,
+    and the second to finish failed with "already exists: choose another path" — a path the user never gave."""
+    from cerebro.db import engine
+
+    folder = isolated_home / "backups"
+    taken = folder / "proj-20260311T100000Z.sqlite"
+    copy_database = engine.copy_database
+
+    def while_another_backup_finishes_first(source, target, **kwargs):
+        if not taken.exists():
+            taken.write_bytes(b"the other backup")
+        copy_database(source, target, **kwargs)
+
+    monkeypatch.setattr(engine, "copy_database", while_another_backup_finishes_first)
+    assert backup.backup(brain_file) == folder / "proj-20260311T100000Z-1.sqlite"
+    assert taken.read_bytes() == b"the other backup"  # never overwritten
+
+
 def test_a_copy_never_overwrites_and_makes_its_folder_private(brain_file: Path, tmp_path: Path) -> None:
     taken = tmp_path / "taken.sqlite"
     taken.write_text("keep me")
