@@ -301,7 +301,15 @@ def _upgrade(engine: Engine, *, stamp_at: str | None, target: str = "head") -> N
     """
     from alembic import command
 
-    with engine.connect() as plain:
+    try:
+        opened = engine.connect()
+    except Exception as exc:  # a rollback-journal brain: switching it to WAL needs its write lock, without waiting
+        if "locked" in str(exc):
+            from cerebro.errors import BrainBusy
+
+            raise BrainBusy("the brain is being written by another process: try again once it is done") from exc
+        raise
+    with opened as plain:
         conn = plain.execution_options(**{WRITE_OPTION: True})
         raw = dbapi_connection(conn)
         raw.execute("PRAGMA foreign_keys = OFF")

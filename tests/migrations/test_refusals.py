@@ -508,3 +508,31 @@ def test_the_state_of_odd_files_is_read_without_error(tmp_path) -> None:
     assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("sqlite_sequence",)]
     assert read_state(conn) == (None, None, False)
     conn.close()
+
+
+def test_an_upgrade_while_another_process_writes_a_rollback_journal_brain_is_busy_not_an_internal_error(
+    kit, cli, project, brain_snapshot
+) -> None:
+    """Restored backups and sqlite exports are rollback-journal files: switching one to WAL for its upgrade needs the
+    write lock at once (SQLite does not wait there). Another writer holding it was "internal error", exit 1."""
+    import subprocess
+    import sys
+
+    path = paths.project_brain_path(project)
+    paths.ensure_private_dir(path.parent)
+    kit.load("v4", path)
+    before = brain_snapshot(path)
+    hold = (  # another process: SQLite's file locks do not keep one process's connections apart
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN IMMEDIATE'); "
+        "print('holding', flush=True); sys.stdin.read()"
+    )
+    writer = subprocess.Popen([sys.executable, "-c", hold, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == b"holding\n"
+        result = cli("stats", "--format", "json")
+    finally:
+        writer.communicate(b"", timeout=30)
+    assert result.exit_code == 7, (result.exit_code, result.stderr)
+    assert len(result.stderr.strip().splitlines()) == 1 and "another process" in result.stderr
+    assert brain_snapshot(path) == before
+    assert cli("stats", "--format", "json").exit_code == 0  # once it is done, the upgrade goes ahead
