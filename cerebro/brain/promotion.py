@@ -77,24 +77,39 @@ def recall_with_team(h: Handle, team: Handle, query: str, *, limit: int = 20, **
 
 def promote(h: Handle, node_id: str, *, content: str | None = None) -> str:
     """Copy a memory into the global brain (new id, importance 0.5, origin kept, provenance in
-    metadata) and note ``promoted_to_global`` on the source. Returns the global id."""
+    metadata) and note ``promoted_to_global`` on the source. Returns the global id. A memory promoted before whose
+    copy is still active in the global brain is not copied again: that copy takes the content (ADR 0061)."""
     from cerebro.brain.validate import _check_content
+    from cerebro.errors import InvalidInput, NotFound
 
     if content is not None:
         _check_content(content)
     node = memories.get(h, node_id).node
+    if node.status != "active":
+        raise InvalidInput(f"{node.short_id} is {node.status}: only an active memory is promoted")
+    text = content if content is not None else node.content
     target = open_handle(global_brain_path())
     try:
-        metadata = dict(node.metadata or {})
+        target.on_warning = h.on_warning
+        earlier = (node.metadata or {}).get("promoted_to_global")
+        if isinstance(earlier, str) and earlier:
+            try:
+                copy = memories.get(target, earlier).node
+            except (NotFound, InvalidInput):
+                copy = None  # forgotten there, or a value written by hand: promoted anew
+            if copy is not None and copy.status == "active":
+                if copy.content != text:
+                    memories.update(target, copy.id, content=text)
+                return copy.id
+        metadata = {key: value for key, value in (node.metadata or {}).items() if key != "promoted_to_global"}
         metadata.update(
             promoted_from_node=node.id,
             promoted_from_project=h.name,
             promoted_at=clock.rfc3339(clock.now()),
         )
-        target.on_warning = h.on_warning
         global_id = memories.add(
             target,
-            content if content is not None else node.content,
+            text,
             type=node.type,
             subtype=node.subtype,
             importance=0.5,

@@ -8,7 +8,7 @@ import pytest
 
 from cerebro import Brain, clock, paths
 from cerebro.brain.promotion import GLOBAL_WEIGHT, merge
-from cerebro.errors import BrainNotFound
+from cerebro.errors import BrainNotFound, InvalidInput
 from cerebro.values import Origin, RecallResult
 from tests.postgres import TeamBrainRef
 
@@ -62,6 +62,37 @@ def test_promote_copies_with_provenance_metadata_and_origin(fake_brain_path, glo
         "promoted_at": "2026-05-01T08:00:00Z",
     }
     assert copy.origin == Origin("claude-code", "skill", "s-1", "laptop")
+
+
+def test_promoting_again_updates_the_copy_rather_than_making_another(fake_brain_path, global_path) -> None:
+    """Upstream copies again: two global copies, the source naming only the second, the second's metadata naming the
+    first (the source's promoted_to_global copied along), and recall --global showing the same text three times."""
+    with Brain.open(fake_brain_path) as brain:
+        source = brain.add("Use uv for Python envs", type="procedure")
+        first = brain.promote(source)
+        assert brain.promote(source) == first
+        assert brain.promote(source, content="Prefer uv for every Python environment") == first
+        assert brain.get(source).node.metadata == {"promoted_to_global": first}
+    with Brain.open(global_path) as other:
+        (copy,) = other.list()
+        assert (copy.id, copy.content) == (first, "Prefer uv for every Python environment")
+        assert "promoted_to_global" not in (copy.metadata or {})
+        other.forget("Prefer uv", apply=True)  # forgotten there: promoted anew
+    with Brain.open(fake_brain_path) as brain:
+        again = brain.promote(source)
+        assert again != first and brain.get(source).node.metadata == {"promoted_to_global": again}
+    with Brain.open(global_path) as other:
+        assert "promoted_to_global" not in (other.get(again).node.metadata or {})  # the source's mark not copied
+
+
+def test_a_memory_that_is_no_longer_current_is_not_promoted(fake_brain_path, global_path) -> None:
+    with Brain.open(fake_brain_path) as brain:
+        old = brain.add("the service listens on port 8080")
+        brain.supersede(old, "the service listens on port 9090")
+        with pytest.raises(InvalidInput, match="is superseded: only an active memory is promoted"):
+            brain.promote(old)
+    with Brain.open(global_path) as other:
+        assert other.list() == []
 
 
 def test_cli_promote_positional_content(cli, fake_brain_path, global_path) -> None:
