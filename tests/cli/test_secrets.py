@@ -56,6 +56,24 @@ def test_scan_then_redact(cli, add, brain_path: Path) -> None:
     assert ok(cli("secrets", "scan")).stdout == "No secrets found in 2 records.\n"
 
 
+def test_the_global_brain_is_scanned_and_redacted_with_global(cli, add, brain_path: Path, isolated_home: Path) -> None:
+    """A Go-era global brain, or one written with allow_secret: no command reached it, and recall --global returned
+    the secret (from a review)."""
+    from cerebro import Brain, paths
+
+    add("nothing to hide")
+    ok(cli("init", "--global", "--embed-provider", "fake"))
+    with Brain.open(paths.global_brain_path()) as other:
+        secret_id = other.add(f"shared note {AWS}", allow_secret=True)
+    assert ok(cli("secrets", "scan")).stdout == "No secrets found in 1 records.\n"  # the project's brain
+    found = ok(cli("secrets", "scan", "--global", "--format", "json")).json()
+    assert [(f["id"], f["content"]) for f in found["findings"]] == [(secret_id, ["aws-access-key"])]
+    done = ok(cli("secrets", "redact", "--global", "--format", "json")).json()
+    assert done["redacted"] is True and done["records"] == 1
+    with Brain.open(paths.global_brain_path()) as other:
+        assert other.get(secret_id).node.content == "shared note [secret:aws-access-key]"
+
+
 def test_secrets_redact_dry_run_changes_nothing(cli, add, brain_path: Path) -> None:
     secret_id = add(f"old note {AWS}", "--allow-secret")
     data = ok(cli("secrets", "redact", "--dry-run", "--format", "json")).json()

@@ -10,6 +10,7 @@ from cerebro.cli.common import open_brain
 from cerebro.cli.output import emit
 
 if TYPE_CHECKING:
+    from cerebro.api import Brain
     from cerebro.reports import SecretScan
 
 app = App(
@@ -42,22 +43,37 @@ def _render(scan: SecretScan) -> str:
     return "\n".join(lines)
 
 
+GlobalBrain = Annotated[bool, Parameter(name="--global", help="The global brain (CEREBRO_HOME/global.sqlite) instead")]
+
+
+def _opened(global_: bool) -> Brain:
+    if not global_:
+        return open_brain()
+    from cerebro.api import Brain
+    from cerebro.brain.promotion import global_brain_path
+
+    return Brain.open(global_brain_path())
+
+
 @app.command(name="scan")
-def scan() -> None:
+def scan(*, global_: GlobalBrain = False) -> None:
     """List the memories, archived memories, inbox candidates and links holding secrets (ids and kinds, never values).
 
     Examples
       cerebro secrets scan
+      cerebro secrets scan --global
       cerebro secrets scan --format json
     """
-    with open_brain() as brain:
+    with _opened(global_) as brain:
         found = brain.scan_secrets()
     emit(found.to_dict(), lambda: _render(found), items="findings")
 
 
 @app.command(name="redact")
 def redact(
-    *, dry_run: Annotated[bool, Parameter(help="Report what would be redacted; change nothing")] = False
+    *,
+    dry_run: Annotated[bool, Parameter(help="Report what would be redacted; change nothing")] = False,
+    global_: GlobalBrain = False,
 ) -> None:
     """Back the brain up, then replace every stored secret with its [secret:kind] marker (one transaction).
 
@@ -67,11 +83,12 @@ def redact(
     Examples
       cerebro secrets redact --dry-run
       cerebro secrets redact
+      cerebro secrets redact --global
     """
     from cerebro.cli.progress import reporter
 
     update, finish = reporter("embedding")
-    with open_brain() as brain:
+    with _opened(global_) as brain:
         done = brain.redact_secrets(dry_run=dry_run, progress=update)
     finish()
     emit(done.to_dict(), lambda: _render(done), items="findings")
