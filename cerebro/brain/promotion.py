@@ -44,11 +44,7 @@ def merge(
     match, however poor, would have come out at ``weight`` × 1.0, above most of the project's."""
     seen = {r.node.id for r in project.results}
     mine = [replace(r, store="project") for r in project.results]
-    theirs = [
-        replace(r, store=store, score=r.score * weight, fused=r.fused * weight if r.fused is not None else None)
-        for r in other.results
-        if r.node.id not in seen
-    ]
+    theirs = [_weighed(r, store, weight) for r in other.results if r.node.id not in seen]
     merged: list[values.ScoredNode] = []
     i = j = 0
     while len(merged) < limit and (i < len(mine) or j < len(theirs)):
@@ -60,6 +56,13 @@ def merge(
             j += 1
     notices = list(project.notices) + [f"{store}: {n}" for n in other.notices]
     return replace(project, results=merged, notices=notices)
+
+
+def _weighed(result: values.ScoredNode, store: str, weight: float) -> values.ScoredNode:
+    """The other brain's result with its score, fused value and explained score (``--explain``) × ``weight``."""
+    parts = replace(result.parts, score=result.parts.score * weight) if result.parts is not None else None
+    fused = result.fused * weight if result.fused is not None else None
+    return replace(result, store=store, score=result.score * weight, fused=fused, parts=parts)
 
 
 # A team brain holds this project's memories, written by teammates: as relevant as one's own (ADR 0031); a

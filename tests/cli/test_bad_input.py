@@ -143,6 +143,8 @@ CASES = [
     (("recall", "--prime", "--prime"), 2, "multiple times"),
     (("recall", "  ", "--prime"), 2, "not both"),  # a blank query with --prime is still both
     (("recall", "--prime", "", ""), 2, "not both"),
+    (("recall", "--prime", "--global"), 2, "--prime primes from this project's brain only: drop --global"),
+    (("recall", "--team", "--prime"), 2, "--prime primes from this project's brain only: drop --team"),
     # Metadata every reader could not copy (a RecursionError in `list`, `get`, the session-start prime at ~500 levels).
     (("add", "x", "--metadata", '{"a": ' * 65 + "1" + "}" * 65), 2, "nested more than 64 levels"),
     # Labels on one line: a subtype or a relation shown in lists and matched exactly.

@@ -128,6 +128,7 @@ def test_recall_global_weights_global_results(fake_brain_path, global_path, pinn
     assert by_id[local].store == "project" and by_id[remote].store == "global"
     assert by_id[remote].score == pytest.approx(alone.score * GLOBAL_WEIGHT)
     assert by_id[remote].fused == pytest.approx(alone.fused * GLOBAL_WEIGHT)
+    assert by_id[remote].parts.score == by_id[remote].score  # --explain's score is the one shown
     project_alone = [r.node.id for r in brain_results(fake_brain_path, "zebra stripes")]
     assert [r.node.id for r in merged.results if r.store == "project"] == project_alone  # its own order kept
 
