@@ -81,7 +81,7 @@ def recall_with_team(h: Handle, team: Handle, query: str, *, limit: int = 20, **
 def promote(h: Handle, node_id: str, *, content: str | None = None) -> str:
     """Copy a memory into the global brain (new id, importance 0.5, origin kept, provenance in
     metadata) and note ``promoted_to_global`` on the source. Returns the global id. A memory promoted before whose
-    copy is still active in the global brain is not copied again: that copy takes the content (ADR 0061)."""
+    copy is still active in the global brain is not copied again: that copy takes ``content`` when given (ADR 0061)."""
     from cerebro.brain.validate import _check_content
     from cerebro.errors import InvalidInput, NotFound
 
@@ -101,8 +101,8 @@ def promote(h: Handle, node_id: str, *, content: str | None = None) -> str:
             except (NotFound, InvalidInput):
                 copy = None  # forgotten there, or a value written by hand: promoted anew
             if copy is not None and copy.status == "active":
-                if copy.content != text:
-                    memories.update(target, copy.id, content=text)
+                if content is not None and copy.content != content:  # without one, a generalised wording stays
+                    memories.update(target, copy.id, content=content)
                 return copy.id
         metadata = {key: value for key, value in (node.metadata or {}).items() if key != "promoted_to_global"}
         metadata.update(

@@ -72,6 +72,7 @@ def test_promoting_again_updates_the_copy_rather_than_making_another(fake_brain_
         first = brain.promote(source)
         assert brain.promote(source) == first
         assert brain.promote(source, content="Prefer uv for every Python environment") == first
+        assert brain.promote(source) == first  # without a content: the generalised wording stays
         assert brain.get(source).node.metadata == {"promoted_to_global": first}
     with Brain.open(global_path) as other:
         (copy,) = other.list()
