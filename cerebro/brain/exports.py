@@ -101,20 +101,27 @@ def import_records(
     """Write validated records (an import's, a team sync's batch) into ``h`` in one transaction."""
     from cerebro import importing
 
+    newer = on_conflict == "newer"
     with h.snapshot() as conn:
         stamps = {r[0]: _stamp(r) for r in h.store.reads.rows(conn, "nodes", ["id", "updated_at", "created_at"], "id")}
+        # Memories archived here (forgotten, gc-ed): under "newer", only a version later than that comes back.
+        gone = h.store.reads.rows(conn, "nodes_archive", ["id", "archived_at"], "id") if newer else []
+    forgotten = {r[0]: str(r[1] or "") for r in gone if r[0] not in stamps}
     existing = set(stamps)
     importing.check_references(parsed, existing)
     redacted = _scrub_records(h, source, parsed.nodes + parsed.archive, parsed.edges)
     for node in parsed.nodes:
         if all(node[k] is None for k in _ORIGIN):  # origin-less nodes are stamped by the import
             node["origin_actor"] = node["origin_channel"] = "import"
-    replace, newer = on_conflict == "replace", on_conflict == "newer"
+    replace = on_conflict == "replace"
 
     def wanted(node: dict[str, Any]) -> bool:
+        version = _stamp((None, node["updated_at"], node["created_at"]))
+        if node["id"] in forgotten:
+            return version > forgotten[node["id"]]
         if node["id"] not in existing or replace:
             return True
-        return newer and _stamp((None, node["updated_at"], node["created_at"])) > stamps[node["id"]]
+        return newer and version > stamps[node["id"]]
 
     self_links = sum(edge["source_id"] == edge["target_id"] for edge in parsed.edges)
     if self_links:
@@ -144,9 +151,13 @@ def import_records(
         h.store.vectors.ensure_table(session, dims)  # none without a provider (dims 0)
         nodes_done = 0
         for node in parsed.nodes:
+            if node["id"] in forgotten and not wanted(node):
+                continue  # forgotten here after this version was written
             row = {**node, "embedding_model": model if node["id"] in vectors else ""}
             if not h.store.bulk.put_node(session, row, NODE_COLUMNS, replace=replace, newer_only=newer):
                 continue
+            if node["id"] in forgotten:  # a later version than the forgetting: active again, out of the archive
+                h.store.bulk.drop_archived(session, node["id"])
             nodes_done += 1
             if has_fts:
                 h.store.keywords.unindex(session, node["id"])

@@ -131,6 +131,7 @@ def _consolidate(h: Handle, into: str | None, sources: Sequence[str]) -> cerebro
             row = h.store.nodes.get_row(session, full)
             if row.status == "active":
                 row.status = "consolidated"
+                row.updated_at = now  # a new version of it: team sync carries the status (ADR 0031)
                 session.add(row)
                 changed += 1
                 if h.store.keywords.available(session):

@@ -340,7 +340,8 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
     """Replace an active memory: the old one becomes ``superseded``, the new one (same type, subtype and
     importance unless given) gets a ``supersedes`` edge to it. One transaction. Returns the new id. ``anchors``,
     ``anchor_ref``, ``beads_id`` and ``allow_secret`` as for :meth:`add` (the replacement's own; none are
-    inherited)."""
+    inherited). The old one's ``updated_at`` is stamped (its status is a change team sync carries); a memory shared
+    with the team (``metadata.shared``) passes that on to its replacement."""
     content = _check_content(content)
     if type is not None:
         _check_type(type)
@@ -359,15 +360,17 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
             raise NotFound(f"node {full} not found or not active")
         now = clock.now()
         old.status = "superseded"
+        old.updated_at = now  # a new version of it: team sync carries the status (ADR 0031)
         session.add(old)
         new_subtype = old.subtype if subtype is UNSET else (subtype or None)
+        shared = (old.metadata_ or {}).get("shared") is True and "shared" not in (meta_dict or {})
         replacement = h.store.inserts.node(
             session,
             content=content,
             type=type or old.type,
             subtype=new_subtype,
             importance=old.importance if given_importance is None else given_importance,
-            metadata=meta_dict,
+            metadata={**(meta_dict or {}), "shared": True} if shared else meta_dict,  # a shared fact's replacement too
             provenance_root=provenance_root,
             origin=stamp,
             embedding_model=embedding.model_for(h, vector),

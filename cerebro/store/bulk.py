@@ -58,6 +58,11 @@ def put_archived(session: Session, row: dict[str, Any], fields: Sequence[str], *
     return bool(changed(session, sql, row))
 
 
+def drop_archived(session: Session, node_id: str) -> bool:
+    """Take a memory's row out of the archive (a later version of it came back active)."""
+    return bool(changed(session, "DELETE FROM nodes_archive WHERE id = :id", {"id": node_id}))
+
+
 INBOX_FIELDS = (
     "id",
     "type",

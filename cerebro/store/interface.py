@@ -323,6 +323,8 @@ class Bulk(Protocol):
 
     def put_inbox(self, session: Session, row: dict[str, Any]) -> bool: ...
 
+    def drop_archived(self, session: Session, node_id: str) -> bool: ...
+
 
 class Bookkeeping(Protocol):
     """Best-effort writes on the raw connection after a read: access touches, surfacing stamps, counters."""

@@ -132,6 +132,49 @@ def test_a_memory_archived_on_one_laptop_leaves_the_team_and_the_other(machines)
     assert [r.node.id for r in b.recall("VPN drops every night")].count(story["also"]) == 0
 
 
+def test_a_supersession_and_a_consolidation_after_the_first_sync_travel(machines) -> None:
+    """Both changed a memory's status without a new version: the next push wrote nothing, the team and the other
+    laptop kept recalling the old fact as active (and the replacement, not marked shared, was never sent)."""
+    a, b, team = machines
+    story = _story(a)
+    episode = a.add("the 02:00 drop lasts ten minutes", metadata=SHARED)
+    a.team_push(team)
+    b.team_pull(team)
+    clock.set_now(T0.replace(hour=13))
+    newest = a.supersede(story["new"], "the staging database is PostgreSQL 18.1")  # no --share: inherited
+    a.consolidate(story["decision"], [episode])
+    pushed = a.team_push(team)
+    assert pushed.written == 3  # the superseded one, its replacement, the consolidated episode
+    assert b.team_pull(team).written == 3
+    for brain in (team, b):
+        assert brain.get(story["new"]).node.status == "superseded"
+        assert brain.get(newest).node.content == "the staging database is PostgreSQL 18.1"
+        assert brain.get(episode).node.status == "consolidated"
+    assert a.get(newest).node.metadata == {"shared": True}
+
+
+def test_a_memory_forgotten_here_does_not_come_back_from_an_older_copy(machines) -> None:
+    """The rule compared versions with the memories alone: one archived on the target looked new, and any older copy
+    — a pull from the team, a push from a laptop that had not pulled — brought it back active."""
+    a, b, team = machines
+    story = _story(a)
+    a.team_push(team)
+    b.team_pull(team)
+    clock.set_now(T0.replace(hour=15))
+    a.forget("every night at 02:00", apply=True)
+    assert a.team_pull(team).written == 0  # the team's copy is older than the forgetting
+    assert story["also"] not in {n.id for n in a.list(status=None, limit=100)}
+    a.team_push(team)
+    assert b.team_push(team, everything=True).written == 0  # b has not pulled: its copy is the older one
+    assert story["also"] not in {n.id for n in team.list(status=None, limit=100)}
+    clock.set_now(T0.replace(hour=16))
+    b.update(story["also"], content="the VPN drops every night at 03:00")  # edited after the forgetting: a newer one
+    assert b.team_push(team, everything=True).written == 1
+    assert team.get(story["also"]).node.content == "the VPN drops every night at 03:00"
+    with team.handle.snapshot() as conn:  # active again, and out of the archive: one row of it, not two
+        assert team.handle.store.reads.rows(conn, "nodes_archive", ["id"], "id") == []
+
+
 def test_an_interrupted_run_resumes_where_it_stopped(machines, monkeypatch) -> None:
     a, _, team = machines
     ids = [a.add(f"shared memory number {i}", metadata=SHARED) for i in range(7)]
