@@ -69,6 +69,20 @@ ARCHIVE_COLUMNS = (
     "original_created_at",
     "archived_at",
 )
+# Inbox candidates travel in no export (they are quarantined); a brain merged into another keeps them (realpath).
+INBOX_COLUMNS = (
+    "id",
+    "type",
+    "subtype",
+    "content",
+    "metadata",
+    "importance",
+    "created_at",
+    "origin_actor",
+    "origin_channel",
+    "origin_session",
+    "origin_host",
+)
 _TIME_FIELDS = {
     "created_at",
     "last_accessed",

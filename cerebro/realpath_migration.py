@@ -142,16 +142,18 @@ def _fresh_folder(name: str) -> Path:
 
 def _inbox(h: Handle) -> list[dict[str, Any]]:
     """A brain's inbox candidates, as rows (no export carries them: they are quarantined)."""
-    from cerebro.store.bulk import INBOX_FIELDS
+    from cerebro.portability import INBOX_COLUMNS
 
     with h.snapshot() as conn:
-        rows = h.store.reads.rows(conn, "inbox_candidates", INBOX_FIELDS, "id")
-    return [dict(zip(INBOX_FIELDS, row, strict=True)) for row in rows]
+        rows = h.store.reads.rows(conn, "inbox_candidates", INBOX_COLUMNS, "id")
+    return [dict(zip(INBOX_COLUMNS, row, strict=True)) for row in rows]
 
 
 def _put_inbox(h: Handle, rows: list[dict[str, Any]]) -> int:
     """The candidates written into ``h`` in one transaction, each as it was (one whose id is there already left)."""
-    return h.write(lambda session: sum(h.store.bulk.put_inbox(session, row) for row in rows))
+    from cerebro.portability import INBOX_COLUMNS
+
+    return h.write(lambda session: sum(h.store.bulk.put_inbox(session, row, INBOX_COLUMNS) for row in rows))
 
 
 def migrate(

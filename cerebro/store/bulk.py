@@ -63,21 +63,6 @@ def drop_archived(session: Session, node_id: str) -> bool:
     return bool(changed(session, "DELETE FROM nodes_archive WHERE id = :id", {"id": node_id}))
 
 
-INBOX_FIELDS = (
-    "id",
-    "type",
-    "subtype",
-    "content",
-    "metadata",
-    "importance",
-    "created_at",
-    "origin_actor",
-    "origin_channel",
-    "origin_session",
-    "origin_host",
-)
-
-
-def put_inbox(session: Session, row: dict[str, Any]) -> bool:
+def put_inbox(session: Session, row: dict[str, Any], fields: Sequence[str]) -> bool:
     """Insert an inbox candidate as it was (id, origin and time kept), unless one with its id exists."""
-    return bool(changed(session, _upsert("inbox_candidates", INBOX_FIELDS, "id", [], replace=False), row))
+    return bool(changed(session, _upsert("inbox_candidates", fields, "id", [], replace=False), row))

@@ -96,9 +96,8 @@ class Edges(Protocol):
         metadata: dict[str, Any] | None,
         now: datetime,
     ) -> tuple[EdgeRow, bool]:
-        """Insert, or re-assert the window of an existing edge (an omitted bound becomes NULL, as upstream).
-
-        The weight changes only when one is given; the id is kept. Returns (row, created)."""
+        """Insert, or re-assert the window of an existing edge (an omitted bound becomes NULL, as upstream); the weight
+        changes only when one is given; the id is kept. Returns (row, created)."""
 
     def exists(self, session: Session, source_id: str, target_id: str, relation: str) -> bool: ...
 
@@ -211,9 +210,8 @@ class Vectors(Protocol):
         """The k nearest vectors by cosine distance: [(node_id, distance)], nearest first (k ≤ 4096)."""
 
     def mean_vector(self, conn: Connection, sample: int, minimum: int, cache: Path | None = None) -> list[float] | None:
-        """The mean of the first ``sample`` stored vectors (one bounded read), or None when fewer than ``minimum`` are
-        stored, or there is no vector table; no NumPy on the hot path. ``cache``: a file keeping it between processes
-        (a brain file's, ADR 0055; a team brain's mean is the server's arithmetic)."""
+        """The mean of the first ``sample`` stored vectors (one bounded read, no NumPy), or None below ``minimum`` or
+        without a vector table. ``cache``: a file keeping it between processes (ADR 0055; team brains: the server)."""
 
     def vectors_for(self, conn: Connection, ids: Sequence[str]) -> dict[str, list[float]]:
         """Vectors of these nodes: rowid point lookups, then a metadata scan only for rows found elsewhere."""
@@ -308,7 +306,7 @@ class Archive(Protocol):
 
 
 class Bulk(Protocol):
-    """Writing records back in bulk (import): nodes and archive rows by id, edges by their (source, target,"""
+    """Writing records back in bulk (import, sync): nodes, archive rows and inbox candidates by id, edges by ends."""
 
     def put_node(
         self, session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool, newer_only: bool = False
@@ -321,7 +319,7 @@ class Bulk(Protocol):
 
     def put_archived(self, session: Session, row: dict[str, Any], fields: Sequence[str], *, replace: bool) -> bool: ...
 
-    def put_inbox(self, session: Session, row: dict[str, Any]) -> bool: ...
+    def put_inbox(self, session: Session, row: dict[str, Any], fields: Sequence[str]) -> bool: ...
 
     def drop_archived(self, session: Session, node_id: str) -> bool: ...
 
@@ -404,14 +402,12 @@ class Dump(Protocol):
     """``export --format sql``: statements that Python's sqlite3 (or the sqlite3 shell) runs against a brain made"""
 
     def sql_statements(self, conn: Connection) -> list[str]:
-        """Statements that Python's sqlite3 (or the sqlite3 shell) runs against an empty brain to give the same
-        rows. Vectors are not included: every node is pending until embedded, and the keyword lane is rebuilt
-        at the next open (the dump leaves a marker for it)."""
+        """Statements sqlite3 runs against an empty brain to give the same rows; no vectors (every node is pending
+        until embedded) and no keyword rows (rebuilt at the next open: the dump leaves a marker for it)."""
 
 
 class WarmIndex(Protocol):
-    """An in-memory copy of the vector lane that a long-lived process keeps (``cerebro.store.warm``, ADR 0020);
-    the MCP server loads one on a thread of its own."""
+    """An in-memory copy of the vector lane a long-lived process keeps (``cerebro.store.warm``, ADR 0020)."""
 
     def __len__(self) -> int: ...  # vectors loaded (0 when none are)
 

@@ -112,7 +112,7 @@ def test_a_forked_child_recalls_with_a_worker_of_its_own(fake_brain: Brain) -> N
 
 
 def test_many_concurrent_recalls_leave_each_idle_worker_listed_once(fake_brain: Brain) -> None:
-    from cerebro.brain import retrieval
+    from cerebro.brain import query_embedding
 
     fake_brain.add("the walrus tusk is ivory")
     modes: list[str] = []
@@ -127,15 +127,15 @@ def test_many_concurrent_recalls_leave_each_idle_worker_listed_once(fake_brain: 
     for caller in callers:
         caller.join(timeout=60)
     assert modes == ["hybrid"] * 90
-    idle = retrieval._IDLE_WORKERS
+    idle = query_embedding._IDLE_WORKERS
     assert len({id(inbox) for inbox in idle}) == len(idle)  # a worker listed twice would get two jobs at once
 
 
 def test_a_burst_of_overlapping_recalls_leaves_few_idle_workers_behind(fake_brain: Brain) -> None:
-    from cerebro.brain import retrieval
+    from cerebro.brain import query_embedding
 
     fake_brain.add("the walrus tusk is ivory")
-    callers_count = retrieval.MAX_IDLE_WORKERS + 4
+    callers_count = query_embedding.MAX_IDLE_WORKERS + 4
     all_embedding = threading.Barrier(callers_count, timeout=20)
 
     class _Meeting(FakeEmbedder):
@@ -156,7 +156,7 @@ def test_a_burst_of_overlapping_recalls_leaves_few_idle_workers_behind(fake_brai
     for caller in callers:
         caller.join(timeout=60)
     assert modes == ["hybrid"] * callers_count
-    assert len(retrieval._IDLE_WORKERS) <= retrieval.MAX_IDLE_WORKERS
+    assert len(query_embedding._IDLE_WORKERS) <= query_embedding.MAX_IDLE_WORKERS
     assert fake_brain.recall("walrus tusk").mode == "hybrid"  # an idle worker still serves
 
 
@@ -180,13 +180,13 @@ def test_the_local_model_embeds_on_the_calling_thread_and_its_failure_still_degr
 def test_the_local_model_embeds_on_a_worker_once_the_warm_index_is_big(fake_brain: Brain, monkeypatch) -> None:
     """On a big brain the keyword lane costs milliseconds (~1.5 ms at 100,000 memories): then overlapping it with the
     embedding is worth the hand-off's CPU."""
-    from cerebro.brain import retrieval
+    from cerebro.brain import query_embedding
     from cerebro.store import warm
 
     monkeypatch.setattr(warm, "MIN_VECTORS", 1)
     for n in range(3):
         fake_brain.add(f"the walrus tusk is ivory {n}")
-    monkeypatch.setattr(retrieval, "LOCAL_OVERLAP_FROM", 3)
+    monkeypatch.setattr(query_embedding, "LOCAL_OVERLAP_FROM", 3)
     local = _Local()
     _with_embedder(fake_brain, local)
     for _ in range(3):  # the second recall loads the warm index: the third overlaps
@@ -245,12 +245,12 @@ def test_a_worker_never_reads_the_brain_while_the_recall_waits_for_it(fake_brain
     """The recall waits for the worker inside its read snapshot, holding the connection's lock (ADR 0043). Were the
     worker to read the embedding settings itself — forgotten meanwhile by a re-embed on another thread — it would wait
     for that lock forever. Its settings and embedder are read before it starts."""
-    from cerebro.brain import retrieval
+    from cerebro.brain import query_embedding
 
     fake_brain.add("the walrus tusk is ivory")
     started, go = threading.Event(), threading.Event()
     waiting = threading.Event()
-    real_init, real_result = retrieval._Background.__init__, retrieval._Background.result
+    real_init, real_result = query_embedding._Background.__init__, query_embedding._Background.result
 
     def late_start(self, work, *args):  # the worker is scheduled late: after the settings were forgotten
         def when_told(*a):
@@ -264,8 +264,8 @@ def test_a_worker_never_reads_the_brain_while_the_recall_waits_for_it(fake_brain
         waiting.set()  # the recall now waits inside its snapshot
         return real_result(self)
 
-    monkeypatch.setattr(retrieval._Background, "__init__", late_start)
-    monkeypatch.setattr(retrieval._Background, "result", result)
+    monkeypatch.setattr(query_embedding._Background, "__init__", late_start)
+    monkeypatch.setattr(query_embedding._Background, "result", result)
     found: list[Any] = []
     recall = threading.Thread(target=lambda: found.append(fake_brain.recall("walrus tusk")), daemon=True)
     recall.start()
