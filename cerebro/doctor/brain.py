@@ -115,9 +115,27 @@ KEYWORD_INDEX = "FTS5 table main.nodes_fts"  # how integrity_check names a probl
 def _check_team_brain(project: Path, bound: Any) -> Check:  # noqa: ANN401 - a team.Binding
     """A project whose brain is in a team database (ADR 0030): reachable, at head, and how much it holds."""
     from cerebro.api import Brain
+    from cerebro.db import migrate, postgres
     from cerebro.errors import CerebroError
 
     try:
+        # The revision read on a plain connection first: opening a brain upgrades it, and doctor writes nothing — a
+        # shared database moved ahead would refuse the teammates still on the older cerebro.
+        try:
+            with postgres.connect(bound.url, bound.project) as conn:
+                revision = postgres.revision(conn)
+        except Exception:  # noqa: BLE001 - unreachable, refused…: opening it below names the problem as every command does
+            revision = migrate.HEAD_REVISION
+        if revision != migrate.HEAD_REVISION:
+            detail = f"team brain at revision {revision}, this cerebro's is {migrate.HEAD_REVISION}"
+            if revision is not None and not migrate.known_revision(revision):
+                return Check(
+                    "brain", FAIL, f"{detail}: written by a newer cerebro", "pip install -U cerebro-memory", {}
+                )
+            pending = (
+                f"{detail}: an upgrade is pending (the next command that opens it upgrades it, for every teammate)"
+            )
+            return Check("brain", WARN, pending, None, {"path": postgres.redact(bound.url), "team": True})
         with Brain.open(bound.url, team_project=bound.project) as brain:
             stats = brain.stats()
             where = brain.location

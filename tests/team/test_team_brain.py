@@ -304,6 +304,22 @@ def test_doctor_checks_the_team_brain_a_folder_is_bound_to(cli, team_url) -> Non
     assert brain["status"] == "ok" and "team brain" in brain["detail"] and "1 active memories" in brain["detail"]
 
 
+def test_doctor_never_upgrades_a_team_database(cli, team_url) -> None:
+    """Doctor writes nothing: it opened the team brain, which upgraded the shared database in place — and the
+    teammates still on the older cerebro were refused from then on (from a review)."""
+    assert _bind(cli, team_url).exit_code == 0
+    with postgres.connect(team_url, "alpha") as conn:
+        conn.execute("UPDATE alembic_version SET version_num = 'py0004'")
+    report = cli("--format", "json", "doctor").json()
+    (brain,) = [c for c in report["checks"] if c["name"] == "brain"]
+    assert brain["status"] == "warn" and "an upgrade is pending" in brain["detail"]
+    with postgres.connect(team_url, "alpha") as conn:
+        assert postgres.revision(conn) == "py0004"
+        conn.execute("UPDATE alembic_version SET version_num = 'zz9999'")
+    (brain,) = [c for c in cli("--format", "json", "doctor").json()["checks"] if c["name"] == "brain"]
+    assert brain["status"] == "fail" and "written by a newer cerebro" in brain["detail"]
+
+
 def test_every_writing_command_on_one_project_leaves_the_other_exactly_as_it_was(cli, team_url, tmp_path) -> None:
     """Isolation through the command line: a second project in the same database runs every kind of write — add,
     edge, update, supersede, relation, config, inbox, gc, forget, consolidate, import — and the first project's rows
