@@ -252,7 +252,7 @@ def create_engine(url: str, project: str | None) -> Engine:
     return engine
 
 
-def revision(conn: Connection) -> str | None:
+def revision(conn: Connection | RawConnection) -> str | None:
     """The Alembic revision the team database is at; None for a database without cerebro's schema."""
     row = conn.execute("SELECT to_regclass('alembic_version') IS NOT NULL").fetchone()
     if not row or not row[0]:
