@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from cerebro import paths
 
@@ -108,12 +108,21 @@ def remote(project_dir: str | os.PathLike[str]) -> Binding | None:
     return _read(remote_file(project_dir), "cerebro team connect URL")
 
 
+# libpq's URL parameters that hold a secret (``…?password=…``): never written, masked in messages.
+SECRET_PARAMETERS = ("password", "sslpassword")
+
+
 def without_password(url: str) -> str:
+    """``url`` without its password: neither the one after the user name nor one given as a parameter."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}@{host}" if parts.username else host))
+    if parts.password is not None:
+        host = parts.netloc.rsplit("@", 1)[-1]
+        parts = parts._replace(netloc=f"{parts.username}@{host}" if parts.username else host)
+    query = [(key, value) for key, value in parse_qsl(parts.query, keep_blank_values=True)]
+    kept = [(key, value) for key, value in query if key.lower() not in SECRET_PARAMETERS]
+    if len(kept) != len(query):
+        parts = parts._replace(query=urlencode(kept))
+    return urlunsplit(parts)
 
 
 def bind(project_dir: str | os.PathLike[str], url: str, project: str) -> Path:

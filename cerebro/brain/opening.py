@@ -107,7 +107,7 @@ def open_team_handle(url: str, team_project: str | None, *, create: bool = False
         try:
             revision = postgres.revision(handle.raw)
         except postgres.DriverError() as exc:  # no server, refused, bad credentials
-            reason = " ".join(str(exc).split()) or exc.__class__.__name__
+            reason = postgres.scrubbed(" ".join(str(exc).split()), url) or exc.__class__.__name__
             raise BrainUnreadable(f"cannot reach the team brain at {connector.location}: {reason}") from None
         if revision != HEAD_REVISION:
             from cerebro.db.migrate import too_new_message

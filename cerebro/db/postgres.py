@@ -49,15 +49,34 @@ def sqlalchemy_url(url: str) -> str:
 
 def redact(url: str) -> str:
     """The URL with any password replaced: what messages and logs may show (credentials are never written)."""
+    from urllib.parse import parse_qsl, urlencode
+
+    from cerebro.team import SECRET_PARAMETERS
+
     try:
         parts = urlsplit(url)
     except ValueError:
         return "<unparseable store URL>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    userinfo = (parts.username or "") + ":***"
-    return urlunsplit(parts._replace(netloc=f"{userinfo}@{netloc[-1]}"))
+    if parts.password is not None:
+        netloc = parts.netloc.rsplit("@", 1)
+        userinfo = (parts.username or "") + ":***"
+        parts = parts._replace(netloc=f"{userinfo}@{netloc[-1]}")
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if any(key.lower() in SECRET_PARAMETERS for key, _ in query):
+        masked = [(key, "***" if key.lower() in SECRET_PARAMETERS else value) for key, value in query]
+        parts = parts._replace(query=urlencode(masked, safe="*"))
+    return urlunsplit(parts)
+
+
+def scrubbed(text: str, url: str) -> str:
+    """``text`` (a driver's message, which may echo the URL whole: libpq's "invalid URI") with every password ``url``
+    holds masked — after the user name or as a parameter, as given and decoded — even when the URL does not parse."""
+    from urllib.parse import unquote
+
+    found = re.findall(r"://[^:/@?#]*:([^@/?#]*)@", url) + re.findall(r"(?i)[?&](?:ssl)?password=([^&#]*)", url)
+    for secret in sorted({form for value in found if value for form in (value, unquote(value))}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 def _check(url: str) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cerebro import team
 from cerebro.db import pg_schema, postgres
 from cerebro.errors import InvalidInput
 
@@ -118,6 +119,16 @@ def test_a_bad_project_key_is_refused(team_url, key):
         postgres.connect(team_url, key)
 
 
+def test_a_url_the_driver_cannot_parse_is_named_without_its_password():
+    """libpq's own message echoes the URL it could not parse, password and all."""
+    from cerebro import Brain
+    from cerebro.errors import BrainUnreadable
+
+    with pytest.raises(BrainUnreadable) as refused:
+        Brain.open("postgresql+psycopg://cerebro:hunter2@[::1/x", team_project="alpha")
+    assert "hunter2" not in str(refused.value) and "IPv6" in str(refused.value)
+
+
 def test_messages_never_show_a_password():
     assert postgres.redact("postgresql+psycopg://ann:s3cret@db.example:5432/team") == (
         "postgresql+psycopg://ann:***@db.example:5432/team"
@@ -125,6 +136,19 @@ def test_messages_never_show_a_password():
     with pytest.raises(InvalidInput) as raised:
         postgres.libpq_url("mysql://ann:s3cret@db/team")
     assert "s3cret" not in str(raised.value)
+    # libpq takes a password as a parameter too (from a review: written to .team.json and printed as given).
+    given = "postgresql+psycopg://ann@db:5432/team?password=s3cr%26t&sslmode=prefer&SSLPassword=k3y"
+    assert postgres.redact(given) == "postgresql+psycopg://ann@db:5432/team?password=***&sslmode=prefer&SSLPassword=***"
+    assert team.without_password(given) == "postgresql+psycopg://ann@db:5432/team?sslmode=prefer"
+    assert team.without_password("postgresql+psycopg://ann:pw@db/team?application_name=x") == (
+        "postgresql+psycopg://ann@db/team?application_name=x"
+    )
+    # A driver's message that echoes a URL it could not parse, password and all.
+    unparseable = "postgresql+psycopg://ann:hunter2@[::1/x?password=s3cr%26t"
+    echoed = 'invalid URI query parameter: "postgresql://ann:hunter2@[::1/x?password=s3cr&t"'
+    assert "hunter2" not in postgres.scrubbed(echoed, unparseable) and "s3cr" not in postgres.scrubbed(
+        echoed, unparseable
+    )
 
 
 # --------------------------------------------------------------------------- the keyword lane's index

@@ -177,6 +177,14 @@ def test_the_password_given_to_init_is_written_nowhere(cli, team_url, project) -
     with Brain.open(team_url, team_project="alpha") as brain:
         exported = json.dumps(brain.export("json"))
         assert "hunter2" not in exported and "cerebro@" not in exported
+    as_parameter = f"{team_url}?password=hunter3&application_name=cerebro-test"  # libpq's other spelling
+    made = cli(
+        "init", "--store", as_parameter, "--team-project", "beta", "--skip-integration", "--embed-provider", "fake"
+    )
+    assert made.exit_code == 0, made
+    assert "hunter3" not in made.stdout + made.stderr
+    written = team.binding_file(project).read_text()
+    assert "hunter3" not in written and "application_name=cerebro-test" in written
 
 
 def test_another_folder_bound_to_another_project_sees_nothing_of_the_first(cli, team_url, tmp_path) -> None:
