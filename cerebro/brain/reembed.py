@@ -46,11 +46,9 @@ def reembed(
         if provider is None and model is None:  # the brain's own model, not its provider's default (ADR 0041)
             model, dims = own[1] or None, dims or own[2] or None
         target = resolve_settings(provider or own[0], model, dims)
-        if pending[0] is not None and tuple(pending) != (target[0], target[1], str(target[2])):
-            raise InvalidInput(
-                f"a switch to {pending[1] or pending[0]} is half done; run `cerebro reembed` with no options "
-                "to finish it first"
-            )
+    # Another target than a half-done switch's: that switch is abandoned (it may be one that can never finish — a
+    # model that answers with other dimensions, a server gone — and refusing every other left no way out).
+    abandoned = pending[0] is not None and tuple(pending) != (target[0], target[1], str(target[2]))
     new_provider, new_model, new_dims = target
     if new_dims <= 0:
         raise InvalidInput("re-embedding needs a provider with vectors (local, ollama or voyage)")
@@ -71,13 +69,21 @@ def reembed(
         if complete:
             return _report(target, 0, active, active, skipped=True)
     embedder = make_embedder(new_provider, new_model, new_dims)
+    # One text first, before the target is recorded: a model that is down, unknown or of other dimensions leaves the
+    # brain as it was rather than a switch that cannot finish.
+    if pending[0] is None or abandoned:  # a resumed switch was checked when it was recorded
+        probe = embedder.embed(["cerebro checks the embedding model before switching to it"])[0]
+        if len(probe) != new_dims:
+            raise InvalidInput(f"{new_model} returned {len(probe)} dimensions, not {new_dims}: nothing was changed")
 
     def start(session: Session) -> None:
         for key, value in zip(KEYS, (new_provider, new_model, str(new_dims)), strict=True):
             h.store.meta.put(session, key, value)
-        h.store.vectors.ensure_next_table(session, new_dims, new_provider)
+        h.store.vectors.ensure_next_table(session, new_dims, new_provider, fresh=abandoned)
 
     h.write(start)
+    if abandoned:
+        h.on_warning(f"the half-done switch to {pending[1] or pending[0]} was abandoned for {new_model}")
     with h.snapshot() as conn:
         total = h.store.reads.count_active(conn)
     done_now = 0

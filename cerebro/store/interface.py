@@ -180,8 +180,8 @@ class Vectors(Protocol):
 
     def drop_table(self, session: Session) -> None: ...
 
-    def ensure_next_table(self, session: Session, dimensions: int, provider: str) -> None:
-        """The side table, of the element type vectors of ``provider`` get (ADR 0029)."""
+    def ensure_next_table(self, session: Session, dimensions: int, provider: str, *, fresh: bool = False) -> None:
+        """The side table, of the element type vectors of ``provider`` get (ADR 0029); ``fresh``: emptied first."""
 
     def next_missing(self, conn: Connection, limit: int) -> list[tuple[int, str, str]]:
         """(rowid, id, content) of active nodes with no vector in the side table yet, by rowid."""

@@ -155,9 +155,18 @@ def drop_table(session: Session) -> None:
 NEXT_TABLE = "vec_nodes_next"
 
 
-def ensure_next_table(session: Session, dimensions: int, provider: str) -> None:
-    """The side table, of the element type vectors of the new ``provider`` get."""
-    session.execute(text(_definition(NEXT_TABLE, element_for_provider(provider), dimensions)))
+def ensure_next_table(session: Session, dimensions: int, provider: str, *, fresh: bool = False) -> None:
+    """The side table, of the element type vectors of the new ``provider`` get. ``fresh`` (a switch abandoned for
+    this one), or a table of another shape: what was there is dropped first."""
+    element = element_for_provider(provider)
+    if fresh or _shape(session, NEXT_TABLE) not in (None, (element, int(dimensions))):
+        drop_next(session)
+    session.execute(text(_definition(NEXT_TABLE, element, dimensions)))
+
+
+def drop_next(session: Session) -> None:
+    """The side table and what it holds: a switch abandoned."""
+    session.execute(text(f"DROP TABLE IF EXISTS {NEXT_TABLE}"))
 
 
 def next_missing(conn: Connection, limit: int) -> list[tuple[int, str, str]]:

@@ -69,7 +69,7 @@ def test_reembed_interrupted_resumed_and_back(brain_path, ollama, monkeypatch: p
     with Brain.open(brain_path) as brain:
         ids = [brain.add(f"memory {i}: kettle {i} descaling note") for i in range(7)]
         brain.supersede(ids[0], "memory 0 replaced: kettle zero")
-    ollama.fail_after = 4  # two batches land, then the "server" dies mid-run
+    ollama.fail_after = 5  # the model's check and two batches land, then the "server" dies mid-run
     with Brain.open(brain_path) as brain, pytest.raises(EmbeddingError, match="ollama API returned 500"):
         brain.reembed(provider="ollama")
     with Brain.open(brain_path) as brain:
@@ -99,17 +99,41 @@ def test_reembed_interrupted_resumed_and_back(brain_path, ollama, monkeypatch: p
         assert brain.recall("kettle descaling").results
 
 
-def test_a_different_switch_while_one_is_half_done_is_refused(brain_path, ollama) -> None:
-    from cerebro.errors import InvalidInput
-
+def test_another_switch_abandons_a_half_done_one(brain_path, ollama, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A half-done switch refused every other target — and one that could never finish (a model whose dimensions
+    were not what was recorded, a server gone) left the brain stuck with no way out but editing it by hand."""
+    monkeypatch.setattr(reembed_module, "BATCH", 2)
     with Brain.open(brain_path) as brain:
         for i in range(3):
             brain.add(f"note {i}")
-    ollama.fail_after = 1
+    ollama.fail_after = 3  # the model's check and a batch of two pass, the next batch fails: half done
     with Brain.open(brain_path) as brain, pytest.raises(EmbeddingError, match="ollama API returned 500"):
         brain.reembed(provider="ollama")
-    with Brain.open(brain_path) as brain, pytest.raises(InvalidInput, match="half done"):
-        brain.reembed(provider="voyage")
+    warnings: list[str] = []
+    with Brain.open(brain_path) as brain:
+        brain.on_warning = warnings.append
+        report = brain.reembed(provider="local")
+        stats = brain.stats()
+    assert warnings == ["the half-done switch to nomic-embed-text was abandoned for all-MiniLM-L6-v2-onnx-int8-dq7"]
+    assert (stats.embedding_dimensions, stats.embedded_nodes) == (384, 3) and report["embedded_now"] == 3
+
+
+def test_a_model_that_answers_with_other_dimensions_changes_nothing(brain_path, ollama) -> None:
+    """Checked with one text before the switch is recorded: an Ollama model other than nomic-embed-text defaults to
+    768 dimensions, and a 1024-dimension one was recorded as a switch that could never finish."""
+    from cerebro.errors import InvalidInput
+
+    with Brain.open(brain_path) as brain:
+        brain.add("a note")
+        before = brain.stats()
+    with Brain.open(brain_path) as brain, pytest.raises(InvalidInput, match="returned 768 dimensions, not 1024"):
+        brain.reembed(provider="ollama", dims=1024)
+    ollama.fail_after = 0  # the server down: nothing recorded either
+    with Brain.open(brain_path) as brain, pytest.raises(EmbeddingError):
+        brain.reembed(provider="ollama")
+    with Brain.open(brain_path) as brain:
+        assert brain.stats() == before
+        assert brain.handle.store.reads.meta(brain.handle.raw, "reembed.provider") is None
 
 
 def test_the_same_brain_object_recalls_on_the_new_model_right_after_the_switch(
@@ -140,7 +164,8 @@ def test_reembed_on_the_model_in_use_does_nothing_unless_a_vector_is_missing_or_
         assert report["skipped"] is True and (report["embedded_now"], report["active"]) == (0, 3)
         assert ollama.served == served
         forced = brain.reembed(force=True)
-        assert forced["skipped"] is False and forced["embedded_now"] == 3 and ollama.served == served + 3
+        assert forced["skipped"] is False and forced["embedded_now"] == 3
+        assert ollama.served == served + 1 + 3  # the model's check, then the three memories
         brain.handle.write(lambda s: brain.handle.store.vectors.delete(s, ids[0]))  # one vector lost
         repaired = brain.reembed()
         assert repaired["skipped"] is False and repaired["embedded_now"] == 3

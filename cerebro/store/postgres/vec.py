@@ -93,8 +93,15 @@ def drop_table(session: Session) -> None:
     session.execute(text("DELETE FROM node_vectors"))
 
 
-def ensure_next_table(session: Session, dimensions: int, provider: str) -> None:
-    """Nothing to create (``node_vectors_next`` is part of the schema)."""
+def ensure_next_table(session: Session, dimensions: int, provider: str, *, fresh: bool = False) -> None:
+    """Nothing to create (``node_vectors_next`` is part of the schema); ``fresh``: this project's rows go."""
+    if fresh:
+        drop_next(session)
+
+
+def drop_next(session: Session) -> None:
+    """The project's side vectors: a switch abandoned."""
+    session.execute(text(f"DELETE FROM {NEXT_TABLE}"))
 
 
 def next_missing(conn: Connection, limit: int) -> list[tuple[int, str, str]]:
