@@ -1,10 +1,12 @@
-"""JSON over HTTP for the network providers: 30 s per request, up to 4 attempts with exponential
-backoff and jitter on connection errors, 429 and 5xx only. Standard library only (fast to import)."""
+"""JSON over HTTP for the network providers: 30 s per request — the whole answer, not each read of it — and at
+most 64 MiB of it, up to 4 attempts with exponential backoff and jitter on connection errors, 429 and 5xx only.
+Standard library only (fast to import)."""
 
 from __future__ import annotations
 
 import http.client
 import json
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 from cerebro.embed.base import EmbeddingError
 
 TIMEOUT_SECONDS = 30.0
+MAX_ANSWER_BYTES = 64 * 1024 * 1024  # 64 texts × 4,096 floats as JSON is ~6 MB: past this, no embedding answer
 ATTEMPTS = 4
 BACKOFF_SECONDS = 0.5  # first wait; doubles each attempt, with full jitter
 
@@ -58,9 +61,9 @@ def post_json(
         request = urllib.request.Request(url, data=body, headers=request_headers, method="POST")  # noqa: S310
         try:
             with _OPENER.open(request, timeout=timeout) as response:
-                raw = response.read()
+                raw = _read_within(response, timeout, what)
         except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode("utf-8", "replace").strip()
+            detail = exc.read(300).decode("utf-8", "replace").strip()
             message = f"{what} returned {exc.code}: {detail}"
             if exc.code == 429 or exc.code >= 500:
                 raise _Retryable(message) from None
@@ -85,3 +88,19 @@ def post_json(
         return retrying(attempt)
     except _Retryable as exc:
         raise EmbeddingError(f"{exc} (gave up after {attempts} attempts)") from None
+
+
+def _read_within(response: Any, timeout: float, what: str) -> bytes:  # noqa: ANN401 - an http.client response
+    """The answer's body, read a block at a time: a server that trickles a byte a second (each read within the
+    socket's timeout) meets the request's deadline; one that sends without end meets the size cap."""
+    deadline, blocks, total = time.monotonic() + timeout, [], 0
+    while block := response.read1(65536):
+        total += len(block)
+        if total > MAX_ANSWER_BYTES:
+            raise EmbeddingError(f"{what} answered with more than {MAX_ANSWER_BYTES} bytes")
+        if time.monotonic() > deadline:
+            raise _Retryable(f"{what} took longer than {timeout:g} s to answer")
+        blocks.append(block)
+    if getattr(response, "length", None):  # the connection closed before the Content-Length: a dropped answer
+        raise _Retryable(f"{what} answer cut short ({response.length} bytes missing)")
+    return b"".join(blocks)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import socket
+import threading
 import time
 
 import pytest
@@ -263,3 +265,56 @@ def test_broken_http_answers_are_embedding_errors(http_server, monkeypatch, raw)
     with pytest.raises(EmbeddingError):
         embedder(dims=4).embed(["x"])
     assert 1 <= len(server.requests) <= 4
+
+
+def _trickling_server(stop: threading.Event) -> int:
+    """A server that answers 200 with a long Content-Length, then one byte every 20 ms: each read within any socket
+    timeout, the whole answer never."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.1)
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+                for _ in range(150):  # 3 s at most: a client that waits for it all fails, but not for ever
+                    if stop.is_set():
+                        break
+                    try:
+                        conn.sendall(b" ")
+                    except OSError:
+                        break
+                    stop.wait(0.02)
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1]
+
+
+def test_a_server_that_trickles_its_answer_meets_the_requests_deadline(monkeypatch):
+    """The timeout bounded each socket read, not the answer: a byte a second kept `cerebro add` waiting for ever."""
+    stop = threading.Event()
+    try:
+        monkeypatch.setenv("CEREBRO_OLLAMA_URL", f"http://127.0.0.1:{_trickling_server(stop)}")
+        with pytest.raises(EmbeddingError, match=r"took longer than 0.3 s to answer \(gave up after 1 attempts\)"):
+            OllamaEmbedder("nomic-embed-text", 2, timeout=0.3, attempts=1).embed(["slow"])
+    finally:
+        stop.set()
+
+
+def test_an_answer_past_the_size_cap_is_refused_without_reading_it_all(http_server, monkeypatch):
+    from cerebro.embed import http
+
+    monkeypatch.setattr(http, "MAX_ANSWER_BYTES", 1000)
+    server = http_server(lambda request, n: Reply(200, {"embedding": [0.5] * 2000}))
+    monkeypatch.setenv("CEREBRO_OLLAMA_URL", server.url)
+    with pytest.raises(EmbeddingError, match="answered with more than 1000 bytes"):
+        embedder(dims=2000).embed(["x"])
+    assert len(server.requests) == 1  # not retried: the same answer would come again
