@@ -56,8 +56,11 @@ def score_node(
     return ScoredNode.built(node, parts.score, reported, parts, dict(lanes))
 
 
-def structural_baseline(store: Store, conn: Connection, ids: Sequence[str], enabled: bool) -> dict[str, float]:
+def structural_baseline(
+    store: Store, conn: Connection, ids: Sequence[str], enabled: bool, as_of: datetime | None = None
+) -> dict[str, float]:
+    """The in-degree baseline of each of ``ids``: its citations (with ``as_of``, only edges valid then)."""
     if not enabled or not ids:
         return {}
-    counts = store.graph.citation_indegree(conn, ids, scoring.CITATION_RELATIONS)
+    counts = store.graph.citation_indegree(conn, ids, scoring.CITATION_RELATIONS, as_of)
     return {node_id: scoring.indegree_structural(n) for node_id, n in counts.items()}

@@ -325,7 +325,7 @@ def recall(  # noqa: PLR0913 - the pipeline and, when the caller ran it already,
     # each. A candidate's structure is the larger of its baseline and what expansion found.
     seen = {c.node.id: c.node for c in seeds}
     keyword_nodes = active_nodes(store, conn, [i for i in keyword_ids if i not in seen], keyword_nodes)
-    baseline = structural_baseline(store, conn, [*seen, *keyword_nodes], options.indegree_enabled)
+    baseline = structural_baseline(store, conn, [*seen, *keyword_nodes], options.indegree_enabled, options.as_of)
     for c in seeds:
         c.structural = max(c.structural, baseline.get(c.node.id, 0.0))
     scored = sorted((score_of(c, now) for c in seeds), key=lambda s: -s.score)  # stable on ties

@@ -13,21 +13,22 @@ if TYPE_CHECKING:
     from cerebro.db.types import Connection
 
 
+def _window(as_of: datetime | None) -> tuple[str, tuple[str, ...]]:
+    """The SQL that keeps only edges valid at ``as_of`` — the half-open window [valid_at, invalid_at), compared as
+    storage-layout strings (upstream's predicate) — and its parameters; nothing without one."""
+    if as_of is None:
+        return "", ()
+    stamp = clock.format_ts(as_of)
+    return " AND (valid_at IS NULL OR valid_at <= ?) AND (invalid_at IS NULL OR invalid_at > ?)", (stamp, stamp)
+
+
 def edges_touching(
     conn: Connection, ids: Sequence[str], as_of: datetime | None = None
 ) -> list[tuple[str, str, str, float]]:
-    """Edges in either direction for ``ids``: [(source, target, relation, weight)].
-
-    With ``as_of``, only edges valid then: the half-open window [valid_at, invalid_at), compared as
-    storage-layout strings (upstream's predicate).
-    """
+    """Edges in either direction for ``ids``: [(source, target, relation, weight)]; with ``as_of``, only edges valid
+    then."""
     found: dict[tuple[str, str, str], float] = {}
-    window = ""
-    params_tail: tuple[str, ...] = ()
-    if as_of is not None:
-        stamp = clock.format_ts(as_of)
-        window = " AND (valid_at IS NULL OR valid_at <= ?) AND (invalid_at IS NULL OR invalid_at > ?)"
-        params_tail = (stamp, stamp)
+    window, params_tail = _window(as_of)
     for part in chunks(list(ids), 400):
         marks = ",".join("?" * len(part))
         sql = (
@@ -44,15 +45,19 @@ def edges_touching(
 # call at 100k memories (issue 18). The id's own index (target or source) is always the narrower one.
 
 
-def citation_indegree(conn: Connection, ids: Sequence[str], relations: Sequence[str]) -> dict[str, int]:
+def citation_indegree(
+    conn: Connection, ids: Sequence[str], relations: Sequence[str], as_of: datetime | None = None
+) -> dict[str, int]:
+    """Incoming ``relations`` edges of each of ``ids`` (those with any); with ``as_of``, only edges valid then."""
     counts: dict[str, int] = {}
     rel_marks = ",".join("?" * len(relations))
+    window, params_tail = _window(as_of)
     for part in chunks(list(ids)):
         marks = ",".join("?" * len(part))
         rows = conn.execute(
-            f"SELECT target_id, COUNT(*) FROM edges WHERE target_id IN ({marks}) AND +relation IN ({rel_marks}) "
-            "GROUP BY target_id",
-            (*part, *relations),
+            f"SELECT target_id, COUNT(*) FROM edges WHERE target_id IN ({marks}) AND +relation IN ({rel_marks})"
+            f"{window} GROUP BY target_id",
+            (*part, *relations, *params_tail),
         ).fetchall()
         counts.update({r[0]: int(r[1]) for r in rows})
     return counts

@@ -108,12 +108,12 @@ class Graph(Protocol):
     def edges_touching(
         self, conn: Connection, ids: Sequence[str], as_of: datetime | None = None
     ) -> list[tuple[str, str, str, float]]:
-        """Edges in either direction for ``ids``: [(source, target, relation, weight)].
+        """Edges in either direction for ``ids``: [(source, target, relation, weight)]; with ``as_of``, only edges
+        valid then (the half-open window [valid_at, invalid_at)). ``citation_indegree`` takes ``as_of`` the same way."""
 
-        With ``as_of``, only edges valid then: the half-open window [valid_at, invalid_at), compared as
-        storage-layout strings (upstream's predicate)."""
-
-    def citation_indegree(self, conn: Connection, ids: Sequence[str], relations: Sequence[str]) -> dict[str, int]: ...
+    def citation_indegree(
+        self, conn: Connection, ids: Sequence[str], relations: Sequence[str], as_of: datetime | None = None
+    ) -> dict[str, int]: ...
 
     def targets(self, conn: Connection, sources: Sequence[str], relation: str) -> list[str]:
         """Targets of ``relation`` edges out of ``sources``, in edge order (duplicates kept)."""

@@ -67,7 +67,11 @@ class _CopiedGraph(_Over):
             return cast("list[tuple[str, str, str, float]]", self._base.edges_touching(conn, ids, as_of))
         return self._copy.edges_touching(ids)
 
-    def citation_indegree(self, conn: Connection, ids: Sequence[str], relations: Sequence[str]) -> dict[str, int]:
+    def citation_indegree(
+        self, conn: Connection, ids: Sequence[str], relations: Sequence[str], as_of: datetime | None = None
+    ) -> dict[str, int]:
+        if as_of is not None:  # as edges_touching: the statement's own comparison of the windows
+            return cast("dict[str, int]", self._base.citation_indegree(conn, ids, relations, as_of))
         return self._copy.citation_indegree(ids, relations)
 
     def sources_with(self, conn: Connection, ids: Sequence[str], relation: str) -> set[str]:

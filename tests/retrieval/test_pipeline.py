@@ -212,6 +212,20 @@ def test_indegree_baseline_for_cited_results(fake_brain):
     assert by_id(fake_brain.recall(QUERY))[seed].parts.structural == 0.0
 
 
+def test_the_indegree_baseline_at_as_of_counts_only_citations_valid_then(fake_brain):
+    """``--as-of`` means only the edges valid then (ADR 0008): the in-degree baseline counted every citation, so
+    support added in 2030 lifted a memory in a recall as of 2026 (from a review)."""
+    seed = fake_brain.add(SEED)
+    for text in FAR[:3]:
+        fake_brain.add_edge(fake_brain.add(text), seed, "supports", valid_at="2030-01-01T00:00:00Z")
+    fake_brain.config_set("expand_threshold", "0.1")  # gated when not forced: the baseline alone
+    later = by_id(fake_brain.recall(QUERY, as_of="2031-01-01T00:00:00Z"))[seed]
+    assert later.parts.structural >= math.log(4) / math.log(11) - 1e-9  # three citations valid then
+    before = by_id(fake_brain.recall(QUERY, as_of="2026-01-01T00:00:00Z"))[seed]
+    assert before.parts.structural == 0.0  # none of them valid yet
+    assert fake_brain.recall(QUERY).results[0].parts.structural > 0  # without --as-of every edge counts, as before
+
+
 # ----------------------------------------------------------------------------- gate
 
 
