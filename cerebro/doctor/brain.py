@@ -225,7 +225,10 @@ def _inspect_content(conn: Connection, project: Path, brain: Path, findings: _Fi
             f"{_n(bad[0], 'memory has', 'memories have')} metadata that is not a JSON object "
             f"(first: {str(bad[1])[:8]}); the fix keeps the text under _raw_metadata",
             # A command shown to the user; nothing here runs it.
-            f"sqlite3 {_q(brain)} \"UPDATE nodes SET metadata = json_object('_raw_metadata', metadata) "  # noqa: S608
+            # A BLOB (Go cerebro's odd rows) cannot go into json_object, nor be read as text (it need not be UTF-8):
+            # its bytes are kept as hex digits.
+            f"sqlite3 {_q(brain)} \"UPDATE nodes SET metadata = json_object('_raw_metadata', "  # noqa: S608
+            "CASE WHEN typeof(metadata) = 'blob' THEN hex(metadata) ELSE metadata END) "
             "WHERE metadata IS NOT NULL AND metadata NOT IN ('', 'null') "
             "AND (json_valid(metadata) = 0 OR json_type(metadata) <> 'object')\"",
         )
@@ -351,5 +354,5 @@ def _check_vector_index(
         findings.add(
             WARN,
             f"{_n(orphans, 'vector belongs', 'vectors belong')} to memories that no longer exist",
-            _cmd(project, "cerebro reembed"),
+            _cmd(project, "cerebro reembed --force"),  # without --force a brain on its model has "nothing to do"
         )

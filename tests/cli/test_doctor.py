@@ -539,14 +539,25 @@ def test_vectors_out_of_sync_warn(fake_brain_path: Path, project: Path) -> None:
         conn.close()
     orphaned = doctor.check_brain(project)
     assert orphaned.extra["vectors_orphaned"] == 1
-    assert f"cerebro reembed -p {project}" in orphaned.fix
+    assert f"cerebro reembed --force -p {project}" in orphaned.fix
+    with Brain.open(fake_brain_path) as brain:  # the fix, run: without --force it found "nothing to do"
+        brain.reembed(force=True)
+    assert doctor.check_brain(project).extra["vectors_orphaned"] == 0
 
 
-def test_metadata_that_is_not_an_object_warns(cli, wired: Path) -> None:
-    ids = add_memories(cli, "a memory")
-    raw_exec(paths.project_brain_path(wired), "UPDATE nodes SET metadata = '[1, 2]' WHERE id = ?", (ids[0],))
+def test_metadata_that_is_not_an_object_warns_and_its_fix_clears_it(cli, wired: Path) -> None:
+    ids = add_memories(cli, "a memory", "another", "a third")
+    brain = paths.project_brain_path(wired)
+    raw_exec(brain, "UPDATE nodes SET metadata = '[1, 2]' WHERE id = ?", (ids[0],))
+    raw_exec(brain, "UPDATE nodes SET metadata = X'FF00FE' WHERE id = ?", (ids[1],))  # a Go brain's odd row
     check = run_doctor(cli)[1]["brain"]
-    assert (check["status"], check["metadata_not_object"]) == ("warn", 1)
+    assert (check["status"], check["metadata_not_object"]) == ("warn", 2)
+    statement = check["fix"].split(' "', 1)[1].rstrip('"')  # the sqlite3 command's SQL, run as the shell would
+    raw_exec(brain, statement, ())  # it failed on the BLOB: "JSON cannot hold BLOB values"
+    check = run_doctor(cli)[1]["brain"]
+    assert check["status"] == "ok" and check.get("metadata_not_object", 0) == 0, check["detail"]
+    shown = json.loads(cli("get", ids[1], "--format", "json").stdout)["metadata"]
+    assert shown == {"_raw_metadata": "FF00FE"}  # the BLOB's bytes, as hex digits
 
 
 def test_metadata_stored_as_json_null_or_empty_is_no_metadata_not_a_problem(cli, wired: Path) -> None:
