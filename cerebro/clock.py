@@ -102,7 +102,10 @@ def parse(text: str) -> datetime:
     if zone and zone not in ("Z", "z", "UTC"):
         sign = 1 if zone[0] == "+" else -1
         digits = zone[1:].replace(":", "")
-        offset_minutes = sign * (int(digits[:2]) * 60 + int(digits[2:]))
+        hours, minutes = int(digits[:2]), int(digits[2:])
+        if hours > 23 or minutes > 59:  # RFC 3339's time-numoffset: +99:99 is no offset
+            raise ValueError(f"invalid timestamp {quote(text)}: the offset {zone} is not a time of day")
+        offset_minutes = sign * (hours * 60 + minutes)
         from datetime import timedelta
 
         try:

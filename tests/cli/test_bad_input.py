@@ -145,6 +145,8 @@ CASES = [
     (("recall", "--prime", "", ""), 2, "not both"),
     (("recall", "--prime", "--global"), 2, "--prime primes from this project's brain only: drop --global"),
     (("recall", "--team", "--prime"), 2, "--prime primes from this project's brain only: drop --team"),
+    (("recall", "--prime", "--as-of", "garbage"), 2, "--prime primes from the brain as it is now: drop --as-of"),
+    (("recall", "q", "--as-of", "2026-01-15T10:00:00+99:99"), 2, "the offset +99:99 is not a time of day"),
     # Metadata every reader could not copy (a RecursionError in `list`, `get`, the session-start prime at ~500 levels).
     (("add", "x", "--metadata", '{"a": ' * 65 + "1" + "}" * 65), 2, "nested more than 64 levels"),
     # Labels on one line: a subtype or a relation shown in lists and matched exactly.

@@ -56,6 +56,8 @@ def recall(  # noqa: PLR0913 - each option of the command is a parameter (Cyclop
         raise InvalidInput("give a query or --prime, not both")
     if global_ and team:
         raise InvalidInput("--global and --team: one other brain at a time")
+    if prime and as_of is not None:  # prime is now's context: the flag was ignored without a word
+        raise InvalidInput("--prime primes from the brain as it is now: drop --as-of")
     if prime and (global_ or team):  # it was ignored without a word
         raise InvalidInput(f"--prime primes from this project's brain only: drop {'--global' if global_ else '--team'}")
     if limit is not None and limit < 1:  # as list and search refuse it (0 used to mean "the default")
