@@ -171,26 +171,43 @@ def _scratch_home() -> Iterator[Path]:
         yield home
 
 
+def _stamps(database: Path, wal: Path) -> tuple[tuple[int, int], tuple[int, int] | None]:
+    """(size, mtime) of a database file and of its -wal (None without one): what a writer changes."""
+    info = database.stat()
+    try:
+        log = wal.stat()
+    except FileNotFoundError:
+        return (info.st_size, info.st_mtime_ns), None
+    return (info.st_size, info.st_mtime_ns), (log.st_size, log.st_mtime_ns)
+
+
 def _copy_into(database: Path, home: Path) -> Path:
     """Copy a database file into ``home/projects/`` (its name kept: a cerebro pointed at ``home`` finds it).
 
-    Even a read leaves traces beside a WAL database (SQLite creates ``-wal``/``-shm`` for the reader), so
-    the original is only read as bytes. A database with no ``-wal`` is whole in its one file; if one appears
-    meanwhile (a writer started), SQLite's backup API makes the copy instead: consistent, through the WAL.
-    Raises the driver's DatabaseError for a file that is not SQLite only on that second path."""
+    Even a read leaves traces beside a WAL database (SQLite creates ``-wal``/``-shm`` for the reader, and the last
+    connection to close folds the log in and deletes it), so the original and its log are only read as bytes. When
+    a writer keeps changing them meanwhile, SQLite's backup API makes the copy instead: consistent, through the
+    WAL. Raises the driver's DatabaseError for a file that is not SQLite only on that second path."""
     import shutil
 
     target = home / "projects" / database.name
     target.parent.mkdir(mode=0o700, exist_ok=True)
     wal = Path(str(database) + "-wal")
-    if not wal.exists():
-        before = database.stat()
+    copied_wal = Path(str(target) + "-wal")
+    # The file and, when there is one, its -wal as bytes (a crashed writer's log: SQLite recovers it in the copy, where
+    # opening the original would fold it in and delete it), as long as neither changed while they were read.
+    for _attempt in range(3):
+        before = _stamps(database, wal)
         shutil.copyfile(database, target)
-        after = database.stat()
-        os.chmod(target, 0o600)
-        if not wal.exists() and (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
+        if before[1] is not None:
+            shutil.copyfile(wal, copied_wal)
+        if _stamps(database, wal) == before:
+            for path in (target, copied_wal):
+                if path.exists():
+                    os.chmod(path, 0o600)
             return target
         target.unlink()
+        copied_wal.unlink(missing_ok=True)
     from cerebro.db.engine import copy_database
 
     target.touch(mode=0o600)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cerebro import doctor, paths
+from cerebro import Brain, doctor, paths
 from cerebro.integration.claude_code import templates
 
 from .helpers import raw_exec
@@ -176,6 +176,27 @@ def test_doctor_writes_nothing(cli, project: Path, isolated_home: Path, user_env
     assert [c["name"] for c in json.loads(result.stdout)["checks"]] == list(doctor.CHECK_NAMES)
     assert listing(isolated_home, project, user_env) == before
     assert not (isolated_home / "session-state").exists()  # the hooks timed claimed sessions elsewhere
+
+
+def test_doctor_leaves_a_crashed_writers_log_as_it_was_and_reads_what_it_holds(cli, wired: Path) -> None:
+    """A writer killed with its -wal still holding memories: opening the original to copy it folded the log into
+    the file and deleted it (no memory lost, but a doctor that writes). The log is copied as bytes and recovered in
+    the copy, so its memories are counted too."""
+    brain = paths.project_brain_path(wired)
+    keeper = Brain.open(brain)
+    keeper.handle.raw.execute("PRAGMA wal_autocheckpoint = 0")
+    for n in range(5):
+        keeper.add(f"written before the crash {n}")
+    wal = Path(f"{brain}-wal")
+    crashed = {suffix: Path(f"{brain}{suffix}").read_bytes() for suffix in ("", "-wal")}
+    keeper.close()
+    for suffix, data in crashed.items():  # as the files were when the writer died: memories still in the -wal
+        Path(f"{brain}{suffix}").write_bytes(data)
+    Path(f"{brain}-shm").unlink(missing_ok=True)
+    before = listing(brain.parent)
+    check = run_doctor(cli)[1]["brain"]
+    assert listing(brain.parent) == before and wal.exists()
+    assert check["active_nodes"] == 5
 
 
 # --------------------------------------------------------------------------- 1. cli-on-path
