@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from cerebro import Brain, team
+from cerebro import Brain, paths, team
 from cerebro.db import postgres
 from cerebro.db.postgres import pg_sql
 from cerebro.errors import BrainNotFound, BrainUnreadable, InvalidInput, NotFound
@@ -211,6 +211,20 @@ def test_the_environment_binds_every_project(cli, team_url, monkeypatch) -> None
     monkeypatch.setenv(team.ENV_TEAM_PROJECT, "ci-agents")
     node = cli("add", "CI caches the wheel house between runs").stdout.strip()
     with Brain.open(team_url, team_project="ci-agents") as brain:
+        assert [n.id for n in brain.list()] == [node]
+
+
+def test_init_under_the_environment_makes_the_team_brain_it_binds(cli, team_url, project, monkeypatch) -> None:
+    """A CI job's natural `cerebro init` step made a brain file nothing then used, and reported success; the next
+    `add` found no brain for the project in the team database (from a review)."""
+    monkeypatch.setenv(team.ENV_STORE_URL, team_url)
+    monkeypatch.setenv(team.ENV_TEAM_PROJECT, "ciproj")
+    made = cli("init", "--skip-integration", "--embed-provider", "fake", "--format", "json")
+    assert made.exit_code == 0, made
+    assert made.json()["team_project"] == "ciproj"
+    assert not paths.project_brain_path(project).exists() and not team.binding_file(project).exists()
+    node = cli("add", "hello from ci").stdout.strip()
+    with Brain.open(team_url, team_project="ciproj") as brain:
         assert [n.id for n in brain.list()] == [node]
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from cyclopts import Parameter
@@ -169,6 +170,13 @@ def init(  # noqa: PLR0913 - each option of the command is a parameter (Cyclopts
         target, owner = store, None
     elif global_:
         target, owner = paths.global_brain_path(), None
+    elif os.environ.get("CEREBRO_STORE_URL") and not own_brain:  # it binds every project of the process (ADR 0030)
+        from cerebro import team
+
+        bound = team.binding(project)  # the environment's (a file's binding is the variable's when it is set)
+        assert bound is not None  # noqa: S101 - the variable is set: binding() returns it
+        team_key = team.check_project_key(bound.project)
+        target, owner = bound.url, None
     elif own_brain:
         target, owner = paths.own_brain_path(project), project
     else:  # a linked worktree shares its repository's brain (ADR 0025): the main worktree is its project
