@@ -204,3 +204,19 @@ def test_set_and_get_json_carry_typed_values(cli, brain_path):
     assert (flag["value"], flag["previous"]) == (False, True)
     entry = ok(cli("config", "get", "prime_limit", "--format", "json")).json()
     assert (entry["value"], entry["default"], entry["source"]) == (10, 20, "brain")
+
+
+def test_a_received_command_with_control_characters_is_shown_escaped(cli, brain_path):
+    """`config set` refuses control characters; a brain that arrives with them (written behind cerebro's back) must
+    not send an escape sequence to the terminal through `config get` or `config list`."""
+    from tests.cli.helpers import raw_exec
+
+    hostile = "\x1b]0;owned\x07\x1b[2J rerank"
+    raw_exec(
+        brain_path, "INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('config.rerank_command', ?)", (hostile,)
+    )
+    for args in (("config", "get", "rerank_command"), ("config", "list")):
+        shown = cli(*args)
+        assert shown.exit_code == 0 and "\x1b" not in shown.stdout and "\x07" not in shown.stdout
+        assert "\\u001b]0;owned" in shown.stdout
+    assert cli("config", "get", "rerank_command", "--format", "json").json()["value"] == hostile  # data, as stored

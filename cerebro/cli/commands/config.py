@@ -36,6 +36,16 @@ def config_set(
     emit(change.to_dict(), f"Set {change.key} = {change.value} (was: {change.previous})")
 
 
+def _shown(value: object) -> object:
+    """A value as the terminal may show it: text with control characters (a received brain's rerank_command may
+    hold an escape sequence) quoted with escapes."""
+    if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
+        from cerebro.errors import quote
+
+        return quote(value)
+    return value
+
+
 @app.command(name="get")
 def config_get(key: Annotated[str, Parameter(help="Config key")]) -> None:
     """Show a key's effective value and where it comes from.
@@ -47,9 +57,9 @@ def config_get(key: Annotated[str, Parameter(help="Config key")]) -> None:
     with open_brain() as brain:
         entry = brain.config_get(key)
     text = (
-        f"{entry.key} = {entry.value} (default)"
+        f"{entry.key} = {_shown(entry.value)} (default)"
         if entry.source == "default"
-        else f"{entry.key} = {entry.value} (default: {entry.default})"
+        else f"{entry.key} = {_shown(entry.value)} (default: {entry.default})"
     )
     emit({k: v for k, v in entry.to_dict().items() if k != "description"}, text)  # typed values
 
@@ -70,7 +80,7 @@ def config_list() -> None:
         lines = ["# Cerebro Configuration", ""]
         for e in entries:
             mark = "" if e.source == "default" else f"  (set; default {e.default})"
-            lines.append(f"{e.key.ljust(width)}  {e.value}{mark}")
+            lines.append(f"{e.key.ljust(width)}  {_shown(e.value)}{mark}")
             lines.append(f"{' ' * width}  {e.description}")
         lines += ["", "Set with: cerebro config set <key> <value>"]
         return "\n".join(lines)
