@@ -286,11 +286,21 @@ def upgrade(url: str) -> None:
     then find nothing left to do."""
     from alembic import command
     from cerebro.db.migrate import alembic_config
+    from cerebro.errors import MigrationFailed
 
     engine = create_engine(url, None)
     try:
         with engine.begin() as conn:
             conn.exec_driver_sql("SELECT pg_advisory_xact_lock(hashtext('cerebro schema upgrade'))")
             command.upgrade(alembic_config(conn), "head")
+    except MigrationFailed:
+        raise
+    except Exception as exc:
+        if getattr(getattr(exc, "orig", None), "sqlstate", None) == "42501":  # insufficient_privilege
+            raise MigrationFailed(
+                "this role may not create cerebro's tables in the team database: ask an administrator to grant it "
+                "CREATE on the schema (GRANT CREATE ON SCHEMA public TO <role>), or to run the first init as the owner"
+            ) from None
+        raise
     finally:
         engine.dispose()

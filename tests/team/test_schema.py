@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,29 @@ def test_a_connection_without_a_project_fails_closed(team_url):
         pytest.raises(psycopg.errors.UndefinedObject, match=r"cerebro\.project"),
     ):
         conn.execute("SELECT count(*) FROM nodes")
+
+
+def test_a_role_that_may_not_create_tables_is_told_what_to_ask_for(postgres_server):
+    """It was "internal error: ProgrammingError … permission denied for schema public" (exit 1)."""
+    import psycopg
+
+    from cerebro import Brain
+    from cerebro.errors import MigrationFailed
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server.admin_url, autocommit=True) as admin:
+        if admin.execute("SELECT 1 FROM pg_roles WHERE rolname = 'limited'").fetchone() is None:
+            admin.execute("CREATE ROLE limited LOGIN")
+        admin.execute(f"CREATE DATABASE {name}")  # owned by the administrator
+    with psycopg.connect(postgres_server.database_url(name, user="postgres", driver=""), autocommit=True) as admin:
+        admin.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        admin.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    try:
+        with pytest.raises(MigrationFailed, match="may not create cerebro's tables") as refused:
+            Brain.init(postgres_server.database_url(name, user="limited"), embed_provider="fake", team_project="a")
+        assert "GRANT CREATE ON SCHEMA public" in str(refused.value)
+    finally:
+        postgres_server.drop_database(postgres_server.database_url(name))
 
 
 def test_a_role_that_bypasses_the_scope_is_refused(postgres_server, team_url):
