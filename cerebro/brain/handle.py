@@ -83,6 +83,7 @@ class Handle:
         self._raw_lock = _thread.RLock()
         self._engine_on_raw = False  # the ORM's engine runs on the raw connection (use_engine)
         self._settings: tuple[str, str, int] | None = None
+        self._settings_seen: object = None  # the other connections' commit count they were read at (data_version)
         self._embedder: Any = None
         self._warm: WarmIndex | None = None  # a WarmVectors, made on first use
         self._warm_made = False  # a team brain has none: asked once
@@ -132,8 +133,7 @@ class Handle:
         return self._engine
 
     def use_engine(self, engine: Engine, *, on_raw: bool) -> None:
-        """Run the ORM on ``engine`` from now on; ``on_raw``: its connection is the raw one (the MCP server's), so its
-        sessions take the raw connection's lock too."""
+        """Run the ORM on ``engine`` from now on; ``on_raw``: on the raw connection (the MCP server), lock included."""
         with self._raw_lock:
             if self._engine is not None:
                 self._engine.dispose()
@@ -252,9 +252,15 @@ class Handle:
     # ------------------------------------------------------------------ embedding
 
     def embedding_settings(self) -> tuple[str, str, int]:
-        """(provider, model, dimensions) as stored at init; read once per handle."""
-        if self._settings is None:
-            self._settings = self.read_embedding_settings()
+        """(provider, model, dimensions) as stored; read again once another connection has committed (another process
+        may have switched the model with ``reembed``): what was built for the old model is dropped then."""
+        with self._raw_lock:
+            seen = self.connector.data_version(self.raw)  # None (a team brain): read once, as reload_settings asks
+        if self._settings is None or seen != self._settings_seen:
+            previous, self._settings, self._settings_seen = self._settings, self.read_embedding_settings(), seen
+            if previous is not None and self._settings != previous:
+                self._embedder = self._warm = self._mean = None
+                self._warm_made = False
         return self._settings
 
     def read_embedding_settings(self) -> tuple[str, str, int]:
@@ -269,8 +275,7 @@ class Handle:
         return provider, model, dims
 
     def reload_settings(self) -> bool:
-        """Re-read the embedding settings (another process may have switched the model). True when they
-        changed: the embedder and the warm index, built for the old model, are dropped then."""
+        """Re-read the embedding settings now; True when they changed (what was built for the old model dropped)."""
         previous, self._settings, self._mean = self._settings, None, None
         if previous is not None and self.embedding_settings() != previous:
             self._embedder = self._warm = None
@@ -297,8 +302,7 @@ class Handle:
         self._embedder = embedder
 
     def loaded_embedder(self, settings: tuple[str, str, int]) -> Embedder | None:
-        """The embedder already built, if it serves ``settings`` (None otherwise): a reopened brain on the
-        same model keeps its model loaded."""
+        """The embedder already built, if it serves ``settings`` (else None): a reopened brain keeps its model."""
         return self._embedder if self._settings == settings else None
 
     def embed(
@@ -343,8 +347,7 @@ class Handle:
         return warm if warm is not None and warm.ready(conn) else None
 
     def keyword_copy(self) -> Any:  # noqa: ANN401 - a cerebro.store.warm_keywords.WarmKeywords
-        """This process's in-memory copy of the keyword index (ADR 0044), or None: a one-shot CLI command never gains
-        from one, and a team brain ranks keywords on its server."""
+        """This process's keyword copy (ADR 0044), or None: not for a one-shot command, nor a team brain (server)."""
         from cerebro import process
 
         if process.ONE_SHOT:

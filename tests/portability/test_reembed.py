@@ -308,3 +308,25 @@ def _brain(project):
     from cerebro import paths
 
     return paths.project_brain_path(project)
+
+
+# A team brain has no cheap counter of other sessions' commits: a switch made elsewhere is seen by the MCP server's
+# reload (once a minute) or a reopen — a note in the session's "left" list.
+@pytest.mark.file_only
+def test_a_brain_held_open_while_another_process_switches_the_model_follows_the_switch(
+    brain_path, ollama, pinned_clock
+) -> None:
+    """Another process's `cerebro reembed` (here: another connection): this Brain kept its old settings, so its next
+    `add` wrote a 384-dimension vector into the new 768-dimension table ("Dimension mismatch", the memory lost) and its
+    next recall failed on the old centering mean. The MCP server re-read them; a plain Brain did not."""
+    from cerebro.recall import CENTERING_MIN
+
+    with Brain.open(brain_path) as held:
+        for i in range(CENTERING_MIN + 5):
+            held.add(f"memory {i}: kettle {i} descaling note")
+        assert held.recall("kettle descaling").results  # caches the 384-dimension mean and embedder
+        with Brain.open(brain_path) as other:
+            other.reembed(provider="ollama")
+        added = held.add("written after the switch: kettle descaling at 60 degrees")
+        assert held.stats().embedding_dimensions == 768 and held.stats().pending_embeddings == 0
+        assert added in [r.node.id for r in held.recall("kettle descaling at 60 degrees", limit=5).results]
