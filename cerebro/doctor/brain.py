@@ -175,7 +175,18 @@ def _inspect_file(conn: Connection, project: Path, brain: Path, findings: _Findi
             findings.add(FAIL, f"an SQLite file but not a cerebro brain (no schema_version); {note}", fix)
             return False
         extra["upgrade_pending"] = True  # upgraded (after a backup) by the next command that opens it
+        return True
+    present = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    missing = sorted(HEAD_TABLES - present)
+    if missing:  # every command would fail on it ("no such table"): only a backup has what it held
+        fix, note = _restore(brain, project)
+        findings.add(FAIL, f"the brain has no {', '.join(missing)} table (at the current schema); {note}", fix)
+        return False
     return True
+
+
+# The tables a brain at the current schema has (the keyword and vector lanes are checked on their own).
+HEAD_TABLES = frozenset({"nodes", "edges", "nodes_archive", "relations", "inbox_candidates", "schema_meta"})
 
 
 def _upgrade_copy(copy: Path, home: Path, project: Path, brain: Path, findings: _Findings) -> bool:

@@ -581,6 +581,15 @@ def test_metadata_that_is_not_an_object_warns_and_its_fix_clears_it(cli, wired: 
     assert shown == {"_raw_metadata": "FF00FE"}  # the BLOB's bytes, as hex digits
 
 
+@pytest.mark.parametrize("table", ["edges", "inbox_candidates"])
+def test_a_brain_without_one_of_its_tables_fails_naming_it(cli, wired: Path, table: str) -> None:
+    """Doctor said "integrity ok" while get, list, recall and gc all failed with "no such table" (from a review)."""
+    add_memories(cli, "a memory")
+    raw_exec(paths.project_brain_path(wired), f"DROP TABLE {table}", ())
+    check = run_doctor(cli)[1]["brain"]
+    assert check["status"] == "fail" and f"the brain has no {table} table" in check["detail"]
+
+
 def test_metadata_stored_as_json_null_or_empty_is_no_metadata_not_a_problem(cli, wired: Path) -> None:
     """Go cerebro writes 'null' (and hand edits '') for "no metadata": both read as none, so the doctor must not
     count them as metadata that is not an object."""
