@@ -49,6 +49,15 @@ def _restore(brain: Path, project: Path) -> tuple[str, str]:
     )
 
 
+def _kept(brain: Path, project: Path) -> tuple[str | None, str]:
+    """(fix, note) for a brain whose file still holds its memories: the newest backup in its place if there is one
+    (the file moved aside, not deleted), else nothing to run — never a fresh, empty brain over it."""
+    fix, note = _restore(brain, project)
+    if "cp " in fix:
+        return fix, note
+    return None, "no backup to restore: keep the file (its memories are in it) and copy it before any repair"
+
+
 _UPGRADE_PROBE = (
     "import sys\n"
     "from cerebro import Brain\n"
@@ -94,8 +103,13 @@ def check_brain(project: Path) -> Check:
                 finally:
                     conn.close()
     except driver().DatabaseError as exc:
-        fix, note = _restore(brain, project)
-        findings.add(FAIL, f"{brain} is not a readable SQLite database ({_flat(str(exc))}); {note}", fix)
+        if extra.get("integrity") == ["ok"]:  # a sound file whose contents cerebro cannot read: never move it aside
+            kept, note = _kept(brain, project)
+            why = _clip(_flat(str(exc)))
+            findings.add(FAIL, f"the brain file is sound but cerebro cannot read it ({why}); {note}", kept)
+        else:
+            fix, note = _restore(brain, project)
+            findings.add(FAIL, f"{brain} is not a readable SQLite database ({_flat(str(exc))}); {note}", fix)
     counts = extra.get("active_nodes")
     from cerebro.db.migrate import HEAD_REVISION
 
@@ -179,8 +193,8 @@ def _inspect_file(conn: Connection, project: Path, brain: Path, findings: _Findi
     present = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     missing = sorted(HEAD_TABLES - present)
     if missing:  # every command would fail on it ("no such table"): only a backup has what it held
-        fix, note = _restore(brain, project)
-        findings.add(FAIL, f"the brain has no {', '.join(missing)} table (at the current schema); {note}", fix)
+        kept, note = _kept(brain, project)
+        findings.add(FAIL, f"the brain has no {', '.join(missing)} table (at the current schema); {note}", kept)
         return False
     return True
 

@@ -588,6 +588,20 @@ def test_a_brain_without_one_of_its_tables_fails_naming_it(cli, wired: Path, tab
     raw_exec(paths.project_brain_path(wired), f"DROP TABLE {table}", ())
     check = run_doctor(cli)[1]["brain"]
     assert check["status"] == "fail" and f"the brain has no {table} table" in check["detail"]
+    assert check["fix"] is None  # no backup: nothing to run, never an empty brain over the memories it holds
+
+
+def test_a_sound_file_cerebro_cannot_read_is_never_to_be_moved_aside(cli, wired: Path) -> None:
+    """Without schema_meta (or with a text that is not UTF-8) doctor called the file "not a readable SQLite database"
+    and its fix moved it aside and started an empty brain: every memory still in it, out of reach."""
+    ids = add_memories(cli, "a memory")
+    # A content with bytes that are not UTF-8 (written by another tool): the secret scan reads every text.
+    raw_exec(
+        paths.project_brain_path(wired), "UPDATE nodes SET content = CAST(X'6869FF' AS TEXT) WHERE id = ?", (ids[0],)
+    )
+    check = run_doctor(cli)[1]["brain"]
+    assert check["status"] == "fail" and "sound but cerebro cannot read it" in check["detail"]
+    assert check["fix"] is None and "keep the file" in check["detail"]
 
 
 def test_metadata_stored_as_json_null_or_empty_is_no_metadata_not_a_problem(cli, wired: Path) -> None:
