@@ -190,7 +190,7 @@ def _inspect_file(conn: Connection, project: Path, brain: Path, findings: _Findi
             return False
         extra["upgrade_pending"] = True  # upgraded (after a backup) by the next command that opens it
         return True
-    present = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    present = SQLITE.checks.table_names(conn)
     missing = sorted(HEAD_TABLES - present)
     if missing:  # every command would fail on it ("no such table"): only a backup has what it held
         kept, note = _kept(brain, project)
