@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from cerebro import clock, paths
 from cerebro.db.backup import settle
 from cerebro.errors import MigrationLocked
+from cerebro.portability import INBOX_COLUMNS
 
 if TYPE_CHECKING:
     from cerebro.brain.handle import Handle
@@ -142,8 +143,6 @@ def _fresh_folder(name: str) -> Path:
 
 def _inbox(h: Handle) -> list[dict[str, Any]]:
     """A brain's inbox candidates, as rows (no export carries them: they are quarantined)."""
-    from cerebro.portability import INBOX_COLUMNS
-
     with h.snapshot() as conn:
         rows = h.store.reads.rows(conn, "inbox_candidates", INBOX_COLUMNS, "id")
     return [dict(zip(INBOX_COLUMNS, row, strict=True)) for row in rows]
@@ -151,8 +150,6 @@ def _inbox(h: Handle) -> list[dict[str, Any]]:
 
 def _put_inbox(h: Handle, rows: list[dict[str, Any]]) -> int:
     """The candidates written into ``h`` in one transaction, each as it was (one whose id is there already left)."""
-    from cerebro.portability import INBOX_COLUMNS
-
     return h.write(lambda session: sum(h.store.bulk.put_inbox(session, row, INBOX_COLUMNS) for row in rows))
 
 

@@ -174,15 +174,57 @@ def as_stored(vector: list[float]) -> list[float]:
     return vec.from_blob(vec.to_blob(vector, vec.INT8), vec.INT8)
 
 
-def scored(node_id: str, content: str, fused: float) -> Any:  # a cerebro.values.ScoredNode
-    """A recall result built by hand (an active episode with this content, ranked by ``fused``): for the steps that
-    work on the fused list alone, without a brain."""
+def memory(**fields: Any) -> Any:  # a cerebro.values.Node
+    """A memory built by hand, as a read returns one: an active episode, these ``fields`` changed."""
     from cerebro import values
 
-    node = values.Node(
-        id=node_id, type="episode", subtype=None, content=content, metadata={}, importance=0.5, decay_rate=0.15,
+    stored = dict(  # noqa: C408 - the Node's fields, written as its constructor takes them
+        id="abcd1234", type="episode", subtype=None, content="x", metadata={}, importance=0.5, decay_rate=0.15,
         access_count=0, times_reinforced=0, status="active", embedding_model="m", created_at=None,
         last_accessed=None, last_reinforced=None, updated_at=None, last_surfaced=None, provenance_root=True,
         origin=values.Origin(),
     )  # fmt: skip
-    return values.ScoredNode(node, 0.5, 0.5, fused=fused)
+    return values.Node(**(stored | fields))
+
+
+def scored(node_id: str, content: str, fused: float, score: float = 0.5) -> Any:  # a cerebro.values.ScoredNode
+    """A recall result built by hand (an active episode with this content, ranked by ``fused``): for the steps that
+    work on the fused list alone, without a brain."""
+    from cerebro import values
+
+    return values.ScoredNode(memory(id=node_id, content=content), score, score, fused=fused)
+
+
+def watch_collector(monkeypatch: Any, request: Any, module: Any, thread: str) -> list[tuple[str, bool]]:
+    """What a build on the thread named ``thread`` does around ``module.read_copy``: ("paused" | "read" | "resumed",
+    whether the cyclic collector was on), in order — that thread's only (another test's build may still run). The
+    collector is on while the test runs, and as it was after."""
+    import gc
+    import threading
+    from contextlib import contextmanager
+
+    from cerebro import process
+
+    events: list[tuple[str, bool]] = []
+    read, paused = module.read_copy, process.collector_paused
+
+    def note(what: str) -> None:
+        if threading.current_thread().name == thread:
+            events.append((what, gc.isenabled()))
+
+    def watched(*args: object, **kwargs: object) -> object:
+        note("read")
+        return read(*args, **kwargs)
+
+    @contextmanager
+    def noted() -> Any:
+        with paused():
+            note("paused")
+            yield
+        note("resumed")
+
+    monkeypatch.setattr(module, "read_copy", watched)
+    monkeypatch.setattr(process, "collector_paused", noted)
+    request.addfinalizer(gc.enable if gc.isenabled() else gc.disable)
+    gc.enable()
+    return events

@@ -40,6 +40,7 @@ def default_warning(message: str) -> None:
     warn(message)
 
 
+_UNREAD = object()  # embedding settings not read yet, or to be read again whatever the commit count
 _LONGEST_VECTOR = 1.8e19  # just under √(3.4028235e38): its squared length stays finite in float32
 
 
@@ -83,7 +84,7 @@ class Handle:
         self._raw_lock = _thread.RLock()
         self._engine_on_raw = False  # the ORM's engine runs on the raw connection (use_engine)
         self._settings: tuple[str, str, int] | None = None
-        self._settings_seen: object = None  # the other connections' commit count they were read at (data_version)
+        self._settings_seen: object = _UNREAD  # the other connections' commit count they were read at (data_version)
         self._embedder: Any = None
         self._warm: WarmIndex | None = None  # a WarmVectors, made on first use
         self._warm_made = False  # a team brain has none: asked once
@@ -276,12 +277,8 @@ class Handle:
 
     def reload_settings(self) -> bool:
         """Re-read the embedding settings now; True when they changed (what was built for the old model dropped)."""
-        previous, self._settings, self._mean = self._settings, None, None
-        if previous is not None and self.embedding_settings() != previous:
-            self._embedder = self._warm = None
-            self._warm_made = False
-            return True
-        return False
+        previous, self._settings_seen, self._mean = self._settings, _UNREAD, None
+        return previous is not None and self.embedding_settings() != previous
 
     def forget_model(self) -> None:
         """After this process switched the model: everything built from the old one is stale."""

@@ -40,21 +40,27 @@ def _restore(brain: Path, project: Path) -> tuple[str, str]:
         for suffix in ("", "-wal", "-shm")
         if Path(str(brain) + suffix).exists()
     ]
-    backups = sorted(paths.backups_dir().glob(f"{brain.stem}*.sqlite"), key=lambda p: p.stat().st_mtime)
-    if backups:
-        return " && ".join([*moves, f"cp {_q(backups[-1])} {_q(brain)}"]), f"newest backup: {backups[-1].name}"
+    backup = _newest_backup(brain)
+    if backup is not None:
+        return " && ".join([*moves, f"cp {_q(backup)} {_q(brain)}"]), f"newest backup: {backup.name}"
     return (
         " && ".join([*moves, _cmd(project, "cerebro init")]),
         f"no backup under {paths.backups_dir()}: the brain starts empty",
     )
 
 
+def _newest_backup(brain: Path) -> Path | None:
+    from cerebro import paths
+
+    backups = sorted(paths.backups_dir().glob(f"{brain.stem}*.sqlite"), key=lambda p: p.stat().st_mtime)
+    return backups[-1] if backups else None
+
+
 def _kept(brain: Path, project: Path) -> tuple[str | None, str]:
     """(fix, note) for a brain whose file still holds its memories: the newest backup in its place if there is one
     (the file moved aside, not deleted), else nothing to run — never a fresh, empty brain over it."""
-    fix, note = _restore(brain, project)
-    if "cp " in fix:
-        return fix, note
+    if _newest_backup(brain) is not None:
+        return _restore(brain, project)
     return None, "no backup to restore: keep the file (its memories are in it) and copy it before any repair"
 
 

@@ -10,6 +10,7 @@ from cerebro import Brain, clock, paths
 from cerebro.brain.promotion import GLOBAL_WEIGHT, merge
 from cerebro.errors import BrainNotFound, InvalidInput
 from cerebro.values import Origin, RecallResult
+from tests.helpers import scored
 from tests.postgres import TeamBrainRef
 
 
@@ -166,12 +167,7 @@ def test_project_copy_wins_a_duplicate_id() -> None:
 
 
 def _result(node_id: str, score: float, fused: float):
-    from cerebro.values import Node, ScoredNode
-
-    node = Node(
-        node_id, "concept", None, node_id, None, 0.5, 0.02, 0, 0, "active", "", None, None, None, None, None, False
-    )
-    return ScoredNode(node, score, score, fused=fused)
+    return scored(node_id, node_id, fused, score)
 
 
 def test_a_weak_global_match_does_not_outrank_strong_project_ones() -> None:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
 from cerebro import process
 from cerebro.store import fts, warm_keywords
+from tests.helpers import watch_collector
 
 # The copy is of a brain file's FTS5 index; a team brain ranks in PostgreSQL (ADR 0030).
 pytestmark = pytest.mark.file_only
@@ -169,34 +168,8 @@ def test_recall_ranks_from_the_copy_and_answers_as_without_it(
 
 def test_a_build_reads_the_index_with_the_collector_off(fake_brain, small_copies, monkeypatch, request) -> None:
     """As a rows copy's build (``cerebro.process.collector_paused``): off while the postings are read."""
-    import gc
-
     fake_brain.add_many(corpus(3, 50))
-    read = warm_keywords.read_copy
-    events: list[tuple[str, bool]] = []  # this build's thread only: another test's build may still be running
-
-    def note(what: str) -> None:
-        if threading.current_thread().name == "cerebro-keywords":
-            events.append((what, gc.isenabled()))
-
-    def watched(*args: object, **kwargs: object) -> object:
-        note("read")
-        return read(*args, **kwargs)
-
-    paused = process.collector_paused
-
-    @contextmanager
-    def noted() -> Iterator[None]:
-        with paused():
-            note("paused")
-            yield
-        note("resumed")
-
-    monkeypatch.setattr(warm_keywords, "read_copy", watched)
-    monkeypatch.setattr(process, "collector_paused", noted)
-    was = gc.isenabled()
-    gc.enable()
-    request.addfinalizer(gc.enable if was else gc.disable)
+    events = watch_collector(monkeypatch, request, warm_keywords, "cerebro-keywords")
     fake_brain.recall("deploy database")
     fake_brain.recall("deploy database")
     wait_for_builds()

@@ -5,13 +5,12 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
 from cerebro import process
 from cerebro.store import fts, graph, reads, warm_rows
+from tests.helpers import watch_collector
 
 # The copy is of a brain file's rows; a team brain keeps none (no cheap counter of other sessions' commits).
 pytestmark = pytest.mark.file_only
@@ -167,34 +166,8 @@ def test_recall_reads_the_copy_and_answers_as_without_it(
 def test_a_build_reads_its_rows_with_the_collector_off(fake_brain, monkeypatch, request) -> None:
     """~300,000 long-lived objects at 100k memories: the collector walked them ~470 times a build (a fifth of its CPU,
     pauses of up to ~50 ms for every thread). Off while the rows are read, on again once the copy is made."""
-    import gc
-
     shaped_brain(fake_brain)
-    read = warm_rows.read_copy
-    events: list[tuple[str, bool]] = []  # this build's thread only: another test's build may still be running
-
-    def note(what: str) -> None:
-        if threading.current_thread().name == "cerebro-rows":
-            events.append((what, gc.isenabled()))
-
-    def watched(*args: object, **kwargs: object) -> object:
-        note("read")
-        return read(*args, **kwargs)
-
-    paused = process.collector_paused
-
-    @contextmanager
-    def noted() -> Iterator[None]:
-        with paused():
-            note("paused")
-            yield
-        note("resumed")
-
-    monkeypatch.setattr(warm_rows, "read_copy", watched)
-    monkeypatch.setattr(process, "collector_paused", noted)
-    was = gc.isenabled()
-    gc.enable()
-    request.addfinalizer(gc.enable if was else gc.disable)
+    events = watch_collector(monkeypatch, request, warm_rows, "cerebro-rows")
     fake_brain.recall("deploy")
     wait_for_builds()
     assert [what for what, _ in events] == ["paused", "read", "resumed"]

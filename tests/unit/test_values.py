@@ -6,30 +6,8 @@ import dataclasses
 
 import pytest
 
-from cerebro.values import Node, Origin, ScoredNode, evolve
-
-
-def memory(**fields: object) -> Node:
-    stored = {
-        "id": "abcd1234",
-        "type": "concept",
-        "subtype": None,
-        "content": "x",
-        "metadata": None,
-        "importance": 0.5,
-        "decay_rate": 0.02,
-        "access_count": 0,
-        "times_reinforced": 0,
-        "status": "active",
-        "embedding_model": "",
-        "created_at": None,
-        "last_accessed": None,
-        "last_reinforced": None,
-        "updated_at": None,
-        "last_surfaced": None,
-        "provenance_root": False,
-    }
-    return Node(**(stored | fields))  # type: ignore[arg-type]
+from cerebro.values import Origin, ScoredNode, evolve
+from tests.helpers import memory
 
 
 def test_a_copy_with_the_changes_and_every_other_field_as_it_was() -> None:
