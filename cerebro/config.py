@@ -23,12 +23,13 @@ MAX_CONTENT_BYTES = 64 * 1024 * 1024  # the most max_content_bytes may be (and w
 
 # Numbers as Go's strconv.Atoi / ParseFloat read them (ASCII digits, no "_" separators): a brain shared with Go
 # cerebro holds only values it can read too. Python's int() and float() take "1_000" and "５" as well.
-_WHOLE = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# The command line reads its numbers the same way (cerebro.cli.app).
+WHOLE = re.compile(r"[+-]?[0-9]+")
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _bounded_int(raw: str, low: int, high: int) -> int:
-    if not _WHOLE.fullmatch(raw.strip()):
+    if not WHOLE.fullmatch(raw.strip()):
         raise ValueError(f"{quote(raw)} is not a whole number")
     value = int(raw.strip())
     if not low <= value <= high:
@@ -45,7 +46,7 @@ def _whole_number(raw: str) -> int:
 
 
 def _unit_float(raw: str) -> float:
-    if not _DECIMAL.fullmatch(raw.strip()):
+    if not DECIMAL.fullmatch(raw.strip()):
         raise ValueError(f"{quote(raw)} is not a number")
     value = float(raw.strip())
     if math.isnan(value) or not 0.0 <= value <= 1.0:

@@ -157,6 +157,7 @@ def build_app(detailed: str | None = None) -> App:
     whose ``--help`` was asked for, registered without the summary so its docstring's full text shows."""
     from cyclopts import App, Parameter
 
+    _strict_numbers()
     app = App(
         name="cerebro",
         help=HELP,
@@ -175,6 +176,29 @@ def build_app(detailed: str | None = None) -> App:
 
         app.meta.default(global_options)  # help only: adds the "Global options" panel to every command's help
     return app
+
+
+def _strict_numbers() -> None:
+    """Numbers on the command line as ``cerebro config set`` takes them: ASCII digits, a sign, for a decimal a point and
+    an exponent. Cyclopts' own conversion reads ``--limit 1.5`` as 2 and ``0x10`` as 16, and Python's ``int()`` and
+    ``float()`` take ``1_0`` and ``٣``: a typo would run with a number the user never wrote. Cyclopts keeps its
+    type-to-converter table in a private module; ``tests/cli/test_bad_input.py`` fails if it moves."""
+    from cyclopts import _convert
+
+    from cerebro.config import DECIMAL, WHOLE
+
+    def whole(token: str) -> int:
+        if not WHOLE.fullmatch(token):
+            raise ValueError(token)
+        return int(token)
+
+    def decimal(token: str) -> float:
+        if not DECIMAL.fullmatch(token):
+            raise ValueError(token)
+        return float(token)
+
+    _convert._converters[int] = whole
+    _convert._converters[float] = decimal
 
 
 def _fail(message: str, code: int) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from datetime import UTC, datetime
 
@@ -119,10 +120,19 @@ def test_add_decay_rate_follows_type(cli, brain_path, node_type, rate):
     assert node(brain_path, node_id).decay_rate == rate
 
 
-@pytest.mark.parametrize("importance", ["1", "1.0", "0.25", "0.001"])
+@pytest.mark.parametrize("importance", ["1", "1.0", "0.25", "0.001", ".5", "25e-2", "+0.75"])
 def test_add_importance_bounds_accepted(cli, brain_path, importance):
     node_id = ok(cli("add", "bounds", "--importance", importance)).stdout.strip()
     assert node(brain_path, node_id).importance == float(importance)
+    ok(cli("update", node_id, "--importance", importance, "--content", "bounds again"))  # through Cyclopts
+    assert node(brain_path, node_id).importance == float(importance)
+
+
+def test_whole_numbers_take_a_sign(cli, brain_path):
+    for text in ("one", "two", "three"):
+        ok(cli("add", text))
+    listed = json.loads(ok(cli("list", "--limit", "+2", "--format", "json")).stdout)["memories"]
+    assert len(listed) == 2
 
 
 # Upstream's CLI stores --importance 0 as the default 0.5 (ADR 0006, revised): not evicted at the next gc.

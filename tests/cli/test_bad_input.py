@@ -134,6 +134,14 @@ CASES = [
     (("add", "x", "--no-such-flag"), 2, ""),
     (("add", "x", "y"), 2, ""),
     (("list", "--limit", "many"), 2, ""),
+    # numbers as config takes them: no rounding, no other bases, no "_" separators, ASCII digits only
+    (("recall", "memory", "--limit", "1.5"), 2, "--limit"),
+    (("list", "--limit", "0x10"), 2, "--limit"),
+    (("list", "--limit", "1_0"), 2, "--limit"),
+    (("list", "--limit", "\u0663"), 2, "--limit"),
+    (("add", "x", "--importance", "\u0660.\u0665"), 2, "--importance"),
+    (("update", "{A}", "--importance", "0x1p-1"), 2, "--importance"),
+    (("recall", "memory", "--threshold", "1_0e-1"), 2, "--threshold"),
     (("--format", "xml", "list"), 2, "--format"),
     # Shapes the one-shot path (cerebro/cli/fast.py) must hand to the full parser: Cyclopts' errors, the brain untouched
     # (a recall that answered would have counted its results' accesses).
