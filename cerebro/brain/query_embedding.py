@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from cerebro.brain.handle import Handle
 
 LOCAL_OVERLAP_FROM = 50_000  # warm vectors from which the local model's embedding overlaps the keyword lane too
+# How long a recall waits for its query's vector before it goes on with the keyword lane alone (ADR 0062): an agent
+# waits on it, and a provider that has not answered in this time is stalled or down (a provider's own call gives up
+# after 30 s, retries included; the worker finishes it on its own and is then idle again).
+QUERY_WAIT_SECONDS = 10.0
 
 
 def under_way(h: Handle, query: str) -> _Background | _Inline:
@@ -80,7 +84,10 @@ class _Background(_Inline):
         inbox.put((self, work, args))
 
     def result(self) -> Any:  # noqa: ANN401 - what that call returned
-        self._done.wait()
+        if not self._done.wait(QUERY_WAIT_SECONDS):
+            from cerebro.embed.base import EmbeddingError
+
+            raise EmbeddingError(f"the embedding provider did not answer within {QUERY_WAIT_SECONDS:g} s")
         return super().result()
 
 

@@ -1,6 +1,6 @@
-"""JSON over HTTP for the network providers: 30 s per request — the whole answer, not each read of it — and at
-most 64 MiB of it, up to 4 attempts with exponential backoff and jitter on connection errors, 429 and 5xx only.
-Standard library only (fast to import)."""
+"""JSON over HTTP for the network providers: 30 s for a call — every attempt and the whole of each answer, not each
+read of it — and at most 64 MiB of an answer; up to 4 attempts with exponential backoff and jitter on connection
+errors, 429 and 5xx only, while that time lasts (ADR 0062). Standard library only (fast to import)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from cerebro.embed.base import EmbeddingError
 
-TIMEOUT_SECONDS = 30.0
+TIMEOUT_SECONDS = 30.0  # a call's whole time, its retries included: a stalled server costs it once, not once an attempt
 MAX_ANSWER_BYTES = 64 * 1024 * 1024  # 64 texts × 4,096 floats as JSON is ~6 MB: past this, no embedding answer
 ATTEMPTS = 4
 BACKOFF_SECONDS = 0.5  # first wait; doubles each attempt, with full jitter
@@ -51,17 +51,36 @@ def post_json(
     backoff: float = BACKOFF_SECONDS,
     what: str = "embedding provider",
 ) -> Any:  # noqa: ANN401 - the provider's JSON answer, as it sent it
-    from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+    from tenacity import (
+        Retrying,
+        retry_if_exception_type,
+        stop_after_attempt,
+        wait_random_exponential,
+    )
 
     body = json.dumps(payload).encode("utf-8")
+    deadline = time.monotonic() + timeout
+    tries, last = 0, None
     request_headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
 
     def attempt() -> Any:  # noqa: ANN401 - the provider's JSON answer, as it sent it
+        nonlocal tries, last
+        left = deadline - time.monotonic()
+        if left <= 0 and last is not None:  # the backoff used up the call's time: the last failure stands
+            raise last
+        tries += 1
+        try:
+            return ask(max(left, 0.001))
+        except _Retryable as exc:
+            last = exc
+            raise
+
+    def ask(left: float) -> Any:  # noqa: ANN401 - the provider's JSON answer, as it sent it
         # http(s) only: the scheme is checked below, before the first attempt
         request = urllib.request.Request(url, data=body, headers=request_headers, method="POST")  # noqa: S310
         try:
-            with _OPENER.open(request, timeout=timeout) as response:
-                raw = _read_within(response, timeout, what)
+            with _OPENER.open(request, timeout=left) as response:
+                raw = _read_within(response, deadline, timeout, what)
         except urllib.error.HTTPError as exc:
             detail = exc.read(300).decode("utf-8", "replace").strip()
             message = f"{what} returned {exc.code}: {detail}"
@@ -76,10 +95,11 @@ def post_json(
         except ValueError:
             raise EmbeddingError(f"{what} returned malformed JSON") from None
 
+    jitter = wait_random_exponential(multiplier=backoff, max=backoff * 8)
     retrying = Retrying(
         retry=retry_if_exception_type(_Retryable),
         stop=stop_after_attempt(max(1, attempts)),
-        wait=wait_random_exponential(multiplier=backoff, max=backoff * 8),
+        wait=lambda state: min(jitter(state), max(0.0, deadline - time.monotonic())),  # never past the deadline
         reraise=True,
     )
     if not url.startswith(("http://", "https://")):
@@ -87,13 +107,14 @@ def post_json(
     try:
         return retrying(attempt)
     except _Retryable as exc:
-        raise EmbeddingError(f"{exc} (gave up after {attempts} attempts)") from None
+        made = f"{tries} attempt" if tries == 1 else f"{tries} attempts"
+        raise EmbeddingError(f"{exc} (gave up after {made})") from None
 
 
-def _read_within(response: Any, timeout: float, what: str) -> bytes:  # noqa: ANN401 - an http.client response
+def _read_within(response: Any, deadline: float, timeout: float, what: str) -> bytes:  # noqa: ANN401 - an http.client response
     """The answer's body, read a block at a time: a server that trickles a byte a second (each read within the
-    socket's timeout) meets the request's deadline; one that sends without end meets the size cap."""
-    deadline, blocks, total = time.monotonic() + timeout, [], 0
+    socket's timeout) meets the call's deadline; one that sends without end meets the size cap."""
+    blocks, total = [], 0
     while block := response.read1(65536):
         total += len(block)
         if total > MAX_ANSWER_BYTES:

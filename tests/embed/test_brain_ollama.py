@@ -12,7 +12,7 @@ from cerebro.db.engine import connect_raw
 from cerebro.embed import registry
 from cerebro.embed.ollama import OllamaEmbedder
 from cerebro.store import vec
-from tests.embed.conftest import ollama_ok, truncated_json, unit_mean, vector_for
+from tests.embed.conftest import Reply, ollama_ok, truncated_json, unit_mean, vector_for
 
 
 @pytest.fixture(autouse=True)
@@ -256,3 +256,21 @@ def test_recall_and_add_survive_a_connection_dropped_mid_answer(http_server, mon
         assert len(warnings) == 1 and node_id[:8] in warnings[0]
         assert brain.recall("answer cut short").mode == "keyword-fallback"
     assert server.requests
+
+
+def test_recall_waits_for_a_stalled_provider_only_so_long(http_server, monkeypatch, ollama_up, ollama_path):
+    """A provider that accepts the query and never answers held a recall for two minutes (four attempts of 30 s)
+    before it went on with keywords alone; it waits QUERY_WAIT_SECONDS (ADR 0062)."""
+    from cerebro.brain import query_embedding
+
+    with Brain.open(ollama_path) as brain:
+        brain.config_set("bm25_enabled", "true")
+        kept = brain.add("the deploy runs blue green behind the load balancer")
+    stalled = http_server(lambda request, n: Reply(200, {"embedding": [0.5] * 768}, delay=5.0))
+    monkeypatch.setenv("CEREBRO_OLLAMA_URL", stalled.url)
+    monkeypatch.setattr(query_embedding, "QUERY_WAIT_SECONDS", 0.3)
+    with Brain.open(ollama_path) as brain:
+        result = brain.recall("deploy blue green")
+    assert result.mode == "keyword-fallback"
+    assert result.ids == [kept]
+    assert any("did not answer within 0.3 s" in notice for notice in result.notices)
