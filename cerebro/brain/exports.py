@@ -106,10 +106,14 @@ def import_records(
         stamps = {r[0]: _stamp(r) for r in h.store.reads.rows(conn, "nodes", ["id", "updated_at", "created_at"], "id")}
         # Memories archived here (forgotten, gc-ed): under "newer", only a version later than that comes back.
         gone = h.store.reads.rows(conn, "nodes_archive", ["id", "archived_at"], "id") if newer else []
-    forgotten = {r[0]: str(r[1] or "") for r in gone if r[0] not in stamps}
+    archived_here = {r[0]: str(r[1] or "") for r in gone}
+    forgotten = {node_id: when for node_id, when in archived_here.items() if node_id not in stamps}
     existing = set(stamps)
     importing.check_references(parsed, existing)
-    redacted = _scrub_records(h, source, parsed.nodes + parsed.archive, parsed.edges)
+    # Each record's secrets, redacted in place; counted (and warned of) only for the records the write stores: a
+    # team push or an import run again must not report the secrets of memories it leaves as they are.
+    record_kinds, edge_kinds = _scrub_records(h, source, parsed.nodes + parsed.archive, parsed.edges)
+    found: list[str] = []
     for node in parsed.nodes:
         if all(node[k] is None for k in _ORIGIN):  # origin-less nodes are stamped by the import
             node["origin_actor"] = node["origin_channel"] = "import"
@@ -150,12 +154,13 @@ def import_records(
         has_fts = h.store.keywords.available(session)
         h.store.vectors.ensure_table(session, dims)  # none without a provider (dims 0)
         nodes_done = 0
-        for node in parsed.nodes:
+        for index, node in enumerate(parsed.nodes):
             if node["id"] in forgotten and not wanted(node):
                 continue  # forgotten here after this version was written
             row = {**node, "embedding_model": model if node["id"] in vectors else ""}
             if not h.store.bulk.put_node(session, row, NODE_COLUMNS, replace=replace, newer_only=newer):
                 continue
+            found.extend(record_kinds[index])
             if node["id"] in forgotten:  # a later version than the forgetting: active again, out of the archive
                 h.store.bulk.drop_archived(session, node["id"])
             nodes_done += 1
@@ -168,14 +173,19 @@ def import_records(
                 h.store.vectors.upsert(session, node["id"], vectors[node["id"]], fresh=fresh)
             elif not fresh:  # a replaced memory's vector was made from its old text (none to drop without a table)
                 h.store.vectors.delete(session, node["id"])
-        edges_done = sum(  # a link from a memory to itself is skipped: add_edge refuses one (it would cite itself)
-            h.store.bulk.put_edge(session, edge, replace=replace, changed_only=newer)
-            for edge in parsed.edges
-            if edge["source_id"] != edge["target_id"]
-        )
+        edges_done = 0
+        for edge, kinds in zip(parsed.edges, edge_kinds, strict=True):
+            # a link from a memory to itself is skipped: add_edge refuses one (it would cite itself)
+            if edge["source_id"] != edge["target_id"] and h.store.bulk.put_edge(
+                session, edge, replace=replace, changed_only=newer
+            ):
+                edges_done += 1
+                found.extend(kinds)
         archived = 0
-        for row in parsed.archive:
-            h.store.bulk.put_archived(session, row, ARCHIVE_COLUMNS, replace=replace or newer)
+        for row, kinds in zip(parsed.archive, record_kinds[len(parsed.nodes) :], strict=True):
+            stored = h.store.bulk.put_archived(session, row, ARCHIVE_COLUMNS, replace=replace or newer)
+            if stored and archived_here.get(row["id"]) != str(row["archived_at"] or ""):  # not the same archiving again
+                found.extend(kinds)
             if newer and row["id"] in existing and str(row["archived_at"] or "") > stamps[row["id"]]:
                 # archived elsewhere after its last change here: it leaves every lane here too (team sync)
                 gone = h.store.nodes.to_value(h.store.nodes.get_row(session, row["id"]))
@@ -191,22 +201,26 @@ def import_records(
             "config_imported": sorted(parsed.config),
             "config_refused": sorted(parsed.refused_config),
             "pending_embeddings": failed,
-            "secrets_redacted": redacted,
+            "secrets_redacted": len(found),
         }
         if newer:
             report["archived"] = archived
         return report
 
     done = h.write(write)
+    if found:
+        from cerebro.brain import secrets
+
+        h.on_warning(secrets.notice(found, hint=False))
     tend_vector_index(h)
     return done
 
 
 def _scrub_records(
-    h: Handle, path: str, records: list[dict[str, Any]], edges: list[dict[str, Any]] | None = None
-) -> int:
+    h: Handle, path: str, records: list[dict[str, Any]], edges: list[dict[str, Any]]
+) -> tuple[list[list[str]], list[list[str]]]:
     """Check imported records against the size limit and redact their secrets in place — and the ``edges``'
-    metadata's — as every write path does (ADR 0027); how many secrets (one warning for them all)."""
+    metadata's — as every write path does (ADR 0027); the kinds of secret found in each record and each edge."""
     from cerebro.brain import secrets
     from cerebro.brain.validate import _check_size
 
@@ -218,23 +232,22 @@ def _scrub_records(
                 raise InvalidInput(f"metadata is more than this brain's max_content_bytes ({limit:,})")
         except InvalidInput as exc:
             raise InvalidInput(f"{path}: record {record['id'][:8]}: {exc}") from None
+    record_kinds: list[list[str]] = [[] for _ in records]
+    edge_kinds: list[list[str]] = [[] for _ in edges]
     if not redact:
-        return 0
-    found: list[str] = []
-    for record in records:
+        return record_kinds, edge_kinds
+    for record, found in zip(records, record_kinds, strict=True):
         metadata = json.loads(record["metadata"]) if record["metadata"] is not None else None
         content, metadata, kinds = secrets.scrub(h, record["content"], metadata, redact=True, warn=False)
         if kinds:
             record["content"] = content
             record["metadata"] = json.dumps(metadata) if metadata is not None else None
-            found += kinds
-    for edge in edges or ():
+            found.extend(kinds)
+    for edge, found in zip(edges, edge_kinds, strict=True):
         metadata = json.loads(edge["metadata"]) if edge["metadata"] is not None else None
         if metadata:
             _, metadata, kinds = secrets.scrub(h, None, metadata, redact=True, warn=False)
             if kinds:
                 edge["metadata"] = json.dumps(metadata)
-                found += kinds
-    if found:
-        h.on_warning(secrets.notice(found, hint=False))
-    return len(found)
+                found.extend(kinds)
+    return record_kinds, edge_kinds

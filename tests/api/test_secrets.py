@@ -142,6 +142,52 @@ def test_import_redacts_edge_metadata_too_and_warns_once(
     assert AWS.encode() not in file_bytes(fake_brain.path)
 
 
+@pytest.mark.parametrize("rule", ["skip", "newer", "replace"])
+def test_an_import_run_again_reports_only_the_secrets_it_stores(
+    fake_brain: Brain, tmp_path: Path, warnings: list[str], rule: str
+) -> None:
+    """A team push (rule "newer") sends the same shared memories every time: "redacted 2 secrets" came back on every
+    push for memories it left as they were. Only what a run writes counts (replace writes every record again)."""
+    ids = ("a0000001-0000-4000-8000-000000000001", "a0000001-0000-4000-8000-000000000002")
+    bundle = {
+        "version": "1",
+        "nodes": [
+            {"id": ids[0], "type": "concept", "content": f"key {AWS}", "updated_at": "2026-01-01T00:00:00Z"},
+            {"id": ids[1], "type": "concept", "content": "plain", "updated_at": "2026-01-01T00:00:00Z"},
+        ],
+        "edges": [{"source_id": ids[0], "target_id": ids[1], "relation": "supports", "metadata": {"n": AWS}}],
+    }
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle))
+    assert fake_brain.import_file(path, on_conflict=rule)["secrets_redacted"] == 2
+    assert len(warnings) == 1
+    again = fake_brain.import_file(path, on_conflict=rule)
+    assert again["secrets_redacted"] == (2 if rule == "replace" else 0)
+    assert len(warnings) == (2 if rule == "replace" else 1)
+    bundle["nodes"][0]["updated_at"] = "2026-02-01T00:00:00Z"  # a later version of the memory with the secret
+    path.write_text(json.dumps(bundle))
+    later = fake_brain.import_file(path, on_conflict=rule)
+    assert later["secrets_redacted"] == {"skip": 0, "newer": 1, "replace": 2}[rule]
+    assert fake_brain.get(ids[0]).node.content == "key [secret:aws-access-key]"
+
+
+def test_an_archived_memory_imported_again_counts_its_secret_once(
+    fake_brain: Brain, tmp_path: Path, warnings: list[str]
+) -> None:
+    """An export's archived memories, read back under "newer" (team sync's rule) a second time: the same archiving
+    again is not a new write of its secret."""
+    Brain.init(tmp_path / "other.sqlite", embed_provider="fake")
+    with Brain.open(tmp_path / "other.sqlite") as other:
+        other.config_set("redact_secrets", "false")
+        other.add(f"the old key was {AWS}")
+        other.forget("the old key was", apply=True)
+        path = tmp_path / "export.jsonl"
+        path.write_text("\n".join(other.export("jsonl")) + "\n")
+    assert fake_brain.import_file(path, on_conflict="newer")["secrets_redacted"] == 1
+    assert fake_brain.import_file(path, on_conflict="newer")["secrets_redacted"] == 0
+    assert warnings == ["redacted 1 secret before storing (aws-access-key)"]
+
+
 def _bundle(tmp_path: Path, *nodes: dict) -> Path:
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps({"version": "1", "nodes": list(nodes), "edges": []}))

@@ -286,3 +286,25 @@ def test_promote_team_on_a_team_brain_is_refused(cli, team_url, project) -> None
     node = cli("--format", "json", "add", "already the team's").json()["id"]
     assert cli("team", "connect", team_url, "--team-project", "acme").exit_code == 0
     assert_one_line_error(cli("promote", node, "--team"), "team brain itself", exit_code=2)
+
+
+def test_a_push_reports_the_secrets_of_what_it_writes_only(machines) -> None:
+    """Every push sends every shared memory: the team brain redacted a kept secret's text each time and said so
+    each time ("redacted 2 secrets"), though it wrote nothing. A memory archived since counts once, with its row."""
+    a, _, team = machines
+    warnings: list[str] = []
+    team.on_warning = warnings.append
+    a.config_set("redact_secrets", "false")  # this laptop keeps its secrets; the team brain does not
+    a.add("the staging key is AKIAQX3NZ7VGLD5KPW2M", metadata=SHARED)
+    a.add("the old key was AKIAQX3NZ7VGLD5KPW3N", metadata=SHARED)
+    a.team_push(team)
+    assert warnings == ["redacted 2 secrets before storing (aws-access-key ×2)"]
+    a.team_push(team)
+    assert len(warnings) == 1
+    clock.set_now(T0.replace(hour=15))
+    a.forget("the old key was", apply=True)
+    assert a.team_push(team).archived == 1
+    assert warnings[1:] == ["redacted 1 secret before storing (aws-access-key)"]
+    a.team_push(team)
+    assert len(warnings) == 2
+    assert {n.content for n in team.list(status=None, limit=10)} == {"the staging key is [secret:aws-access-key]"}
