@@ -117,6 +117,9 @@ _TOKENS = re.compile(
     r"|(?P<hint>(?<=[\s(])\+(?=(?:status|relation|type|updated_at)\b))"
     r"|(?P<char>\bchar\()"  # SQLite's char(n) is PostgreSQL's chr(n)
     r"|(?P<instr>\binstr\()"  # instr(text, part) is strpos(text, part)
+    # SQLite's datetime(t) reads a time Go cerebro may have stored as RFC 3339 with an offset; a team brain holds
+    # only what cerebro wrote, the storage layout, so there it is the text itself
+    r"|(?P<datetime>\bdatetime\()"
     r"|(?P<is>\bIS\s+(?=[?:%]))"  # "x IS <parameter>" (equal, NULLs included) is IS NOT DISTINCT FROM
     r"|(?P<conflict>\bON\s+CONFLICT\s*\()"  # a conflict target: unique per project there
     r"|(?P<qmark>\?)|(?P<named>:[A-Za-z_][A-Za-z0-9_]*)|(?P<percent>%)",  # placeholders, and % itself
@@ -137,6 +140,8 @@ def pg_sql(sql: str, *, placeholders: bool) -> str:
             return "chr("
         if kind == "instr":
             return "strpos("
+        if kind == "datetime":
+            return "("
         if kind == "is":
             return "IS NOT DISTINCT FROM "
         if kind == "conflict":

@@ -6,20 +6,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cerebro import clock
-from cerebro.store.reads import chunks
+from cerebro.store.reads import chunks, edge_window
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection
-
-
-def _window(as_of: datetime | None) -> tuple[str, tuple[str, ...]]:
-    """The SQL that keeps only edges valid at ``as_of`` — the half-open window [valid_at, invalid_at), compared as
-    storage-layout strings (upstream's predicate) — and its parameters; nothing without one."""
-    if as_of is None:
-        return "", ()
-    stamp = clock.format_ts(as_of)
-    return " AND (valid_at IS NULL OR valid_at <= ?) AND (invalid_at IS NULL OR invalid_at > ?)", (stamp, stamp)
 
 
 def edges_touching(
@@ -28,7 +18,7 @@ def edges_touching(
     """Edges in either direction for ``ids``: [(source, target, relation, weight)]; with ``as_of``, only edges valid
     then."""
     found: dict[tuple[str, str, str], float] = {}
-    window, params_tail = _window(as_of)
+    window, params_tail = edge_window(as_of)
     for part in chunks(list(ids), 400):
         marks = ",".join("?" * len(part))
         sql = (
@@ -51,7 +41,7 @@ def citation_indegree(
     """Incoming ``relations`` edges of each of ``ids`` (those with any); with ``as_of``, only edges valid then."""
     counts: dict[str, int] = {}
     rel_marks = ",".join("?" * len(relations))
-    window, params_tail = _window(as_of)
+    window, params_tail = edge_window(as_of)
     for part in chunks(list(ids)):
         marks = ",".join("?" * len(part))
         rows = conn.execute(

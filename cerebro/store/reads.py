@@ -144,17 +144,30 @@ def list_nodes(
     return [node_from_row(row) for row in conn.execute(sql, (*params, limit)).fetchall()]
 
 
+def edge_window(as_of: datetime | None) -> tuple[str, tuple[str, ...]]:
+    """The SQL that keeps only edges valid at ``as_of`` — the half-open window [valid_at, invalid_at) — and its
+    parameters; nothing without one. Upstream compares the stored text with the storage layout; a window Go cerebro
+    wrote as RFC 3339 with an offset (``2026-01-01T10:00:00+02:00``) then compared wrongly, by its ``T`` and its
+    local hour. SQLite's ``datetime()`` reads either as the UTC instant in the storage layout; a text it cannot
+    read is compared as it is."""
+    if as_of is None:
+        return "", ()
+    stamp = clock.format_ts(as_of)
+    return (
+        " AND (valid_at IS NULL OR coalesce(datetime(valid_at), valid_at) <= ?)"
+        " AND (invalid_at IS NULL OR coalesce(datetime(invalid_at), invalid_at) > ?)"
+    ), (stamp, stamp)
+
+
 def edges_of(conn: Connection, node_id: str, as_of: datetime | None = None) -> list[values.Edge]:
-    """Every edge from or to ``node_id`` (only those valid at ``as_of`` when given: half-open [valid_at, invalid_at),
-    compared as storage-layout text, as upstream does), in the order they were made."""
+    """Every edge from or to ``node_id`` (only those valid at ``as_of`` when given: :func:`edge_window`), in the
+    order they were made."""
+    window, window_params = edge_window(as_of)
     sql = (
         "SELECT id, source_id, target_id, relation, weight, metadata, created_at, valid_at, invalid_at FROM edges "
-        "WHERE (source_id = ? OR target_id = ?)"
+        f"WHERE (source_id = ? OR target_id = ?){window}"
     )
-    params: tuple[Any, ...] = (node_id, node_id)
-    if as_of is not None:
-        sql += " AND (valid_at IS NULL OR valid_at <= ?) AND (invalid_at IS NULL OR invalid_at > ?)"
-        params += (clock.format_ts(as_of),) * 2
+    params: tuple[Any, ...] = (node_id, node_id, *window_params)
     return [
         values.Edge(
             id=int(row[0]),

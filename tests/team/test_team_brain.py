@@ -35,6 +35,8 @@ from tests.helpers import assert_one_line_error
         # functions by their PostgreSQL names
         ("key < ? || char(1114111)", "key < %s || chr(1114111)"),
         ("instr(CAST(metadata AS TEXT), 'x') > 0", "strpos(CAST(metadata AS TEXT), 'x') > 0"),
+        # a stored time read as an instant: a team brain holds the storage layout only (cerebro's own writes)
+        ("coalesce(datetime(valid_at), valid_at) <= ?", "coalesce((valid_at), valid_at) <= %s"),
         ("WHERE metadata IS :wm", "WHERE metadata IS NOT DISTINCT FROM %(wm)s"),
         ("WHERE metadata IS NULL", "WHERE metadata IS NULL"),
         # a conflict target is unique per project
