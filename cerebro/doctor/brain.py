@@ -196,17 +196,28 @@ def _inspect_file(conn: Connection, project: Path, brain: Path, findings: _Findi
             return False
         extra["upgrade_pending"] = True  # upgraded (after a backup) by the next command that opens it
         return True
-    present = SQLITE.checks.table_names(conn)
-    missing = sorted(HEAD_TABLES - present)
-    if missing:  # every command would fail on it ("no such table"): only a backup has what it held
+    present = SQLITE.checks.tables(conn)
+    head = head_columns()
+    # A table or a column dropped by hand fails every command that reads it: only a backup has what it held.
+    missing = sorted(set(head) - set(present)) or [
+        f"{table}.{column}" for table, columns in sorted(head.items()) for column in sorted(columns - present[table])
+    ]
+    if missing:
         kept, note = _kept(brain, project)
-        findings.add(FAIL, f"the brain has no {', '.join(missing)} table (at the current schema); {note}", kept)
+        what = "column" if "." in missing[0] else "table"
+        findings.add(FAIL, f"the brain has no {', '.join(missing)} {what} (at the current schema); {note}", kept)
         return False
     return True
 
 
-# The tables a brain at the current schema has (the keyword and vector lanes are checked on their own).
-HEAD_TABLES = frozenset({"nodes", "edges", "nodes_archive", "relations", "inbox_candidates", "schema_meta"})
+def head_columns() -> dict[str, set[str]]:
+    """The tables a brain at the current schema has, and their columns: the SQLModel entities the migrations build
+    (the keyword and vector lanes are checked on their own)."""
+    from sqlmodel import SQLModel
+
+    import cerebro.models  # noqa: F401 - registers the entities' tables
+
+    return {table.name: {column.name for column in table.columns} for table in SQLModel.metadata.sorted_tables}
 
 
 def _upgrade_copy(copy: Path, home: Path, project: Path, brain: Path, findings: _Findings) -> bool:
@@ -239,7 +250,7 @@ def _upgrade_copy(copy: Path, home: Path, project: Path, brain: Path, findings: 
 
 def _inspect_content(conn: Connection, project: Path, brain: Path, findings: _Findings, extra: dict[str, Any]) -> None:
     """The keyword and vector indexes against the memories, and metadata that is not an object."""
-    tables = SQLITE.checks.table_names(conn)
+    tables = set(SQLITE.checks.tables(conn))
     if "nodes" not in tables:
         return
     active = SQLITE.checks.active_ids(conn)

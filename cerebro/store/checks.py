@@ -13,8 +13,14 @@ def integrity(conn: Connection, limit: int = 10) -> list[str]:
     return [r[0] for r in conn.execute(f"PRAGMA integrity_check({int(limit)})").fetchall()]
 
 
-def table_names(conn: Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
+def tables(conn: Connection) -> dict[str, set[str]]:
+    """Every table's name, and its columns."""
+    found: dict[str, set[str]] = {}
+    for table, column in conn.execute(
+        "SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p WHERE m.type = 'table'"
+    ).fetchall():
+        found.setdefault(table, set()).add(column)
+    return found
 
 
 def active_ids(conn: Connection) -> set[str]:

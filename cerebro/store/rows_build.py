@@ -49,7 +49,7 @@ class Build:
         self._conn_lock = threading.Lock()
 
     def run(self, path: str | Path) -> None:
-        from cerebro.db.engine import connect_raw
+        from cerebro.db.engine import connect_raw, driver, fast_text, lenient_text, not_utf8
         from cerebro.process import collector_paused
         from cerebro.store import warm_rows
 
@@ -66,7 +66,14 @@ class Build:
                 # The recall that started this build waits for its snapshot under the lock: no turn taken before.
                 self.begun.set()
                 with collector_paused():
-                    copy = warm_rows.read_copy(conn, self.stamp, turn=self._turn)
+                    fast_text(conn)
+                    try:
+                        copy = warm_rows.read_copy(conn, self.stamp, turn=self._turn)
+                    except driver().OperationalError as exc:
+                        if not not_utf8(exc):
+                            raise
+                        conn.text_factory = lenient_text  # a text that is not UTF-8: read again, in the same snapshot
+                        copy = warm_rows.read_copy(conn, self.stamp, turn=self._turn)
                 conn.execute("COMMIT")
                 # Stopped during a read that took no turn after it (an interrupt the keyword map's read took for "no
                 # map", on an empty edges table): not a copy either.

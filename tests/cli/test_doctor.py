@@ -20,7 +20,7 @@ import pytest
 from cerebro import Brain, doctor, paths
 from cerebro.integration.claude_code import templates
 
-from .helpers import raw_exec
+from .helpers import ok, raw_exec, raw_rows
 
 SCRIPTS = str(Path(sys.executable).parent)  # this venv's bin/, holding the `cerebro` under test
 UPSTREAM_GC = (  # what upstream Go cerebro's scaffold wired at SessionEnd
@@ -592,16 +592,30 @@ def test_a_brain_without_one_of_its_tables_fails_naming_it(cli, wired: Path, tab
 
 
 def test_a_sound_file_cerebro_cannot_read_is_never_to_be_moved_aside(cli, wired: Path) -> None:
-    """Without schema_meta (or with a text that is not UTF-8) doctor called the file "not a readable SQLite database"
-    and its fix moved it aside and started an empty brain: every memory still in it, out of reach."""
+    """Without schema_meta (or a column) doctor called the file "not a readable SQLite database", or passed it, and
+    its fix moved it aside and started an empty brain: every memory still in it, out of reach."""
     ids = add_memories(cli, "a memory")
-    # A content with bytes that are not UTF-8 (written by another tool): the secret scan reads every text.
-    raw_exec(
-        paths.project_brain_path(wired), "UPDATE nodes SET content = CAST(X'6869FF' AS TEXT) WHERE id = ?", (ids[0],)
-    )
+    raw_exec(paths.project_brain_path(wired), "ALTER TABLE nodes DROP COLUMN times_reinforced", ())
+    assert cli("get", ids[0]).exit_code != 0  # "no such column": every read of a memory fails
     check = run_doctor(cli)[1]["brain"]
-    assert check["status"] == "fail" and "sound but cerebro cannot read it" in check["detail"]
+    assert check["status"] == "fail" and "the brain has no nodes.times_reinforced column" in check["detail"]
     assert check["fix"] is None and "keep the file" in check["detail"]
+
+
+def test_a_text_that_is_not_utf8_is_shown_with_replacement_characters(cli, wired: Path) -> None:
+    """Go cerebro stores whatever bytes its strings held: every command that read such a memory (list, get, recall,
+    export, doctor's secret scan) stopped with "internal error: Could not decode to UTF-8"."""
+    ids = add_memories(cli, "deploy notes", "another deploy note")
+    brain = paths.project_brain_path(wired)
+    raw_exec(brain, "UPDATE nodes SET content = CAST(X'6465706C6F79FF6E6F746573' AS TEXT) WHERE id = ?", (ids[0],))
+    assert json.loads(ok(cli("get", ids[0], "--format", "json")).stdout)["content"] == "deploy\ufffdnotes"
+    listed = json.loads(ok(cli("list", "--format", "json")).stdout)["memories"]
+    assert {m["content"] for m in listed} == {"deploy\ufffdnotes", "another deploy note"}
+    assert ids[0] in ok(cli("recall", "deploy", "--format", "json")).stdout
+    assert "deploy\ufffdnotes" in ok(cli("export", "--format", "jsonl")).stdout
+    assert run_doctor(cli)[1]["brain"]["status"] == "ok"
+    stored = raw_rows(brain, "SELECT hex(content) FROM nodes WHERE id = ?", (ids[0],))
+    assert stored == [("6465706C6F79FF6E6F746573",)]  # read as it is, never rewritten
 
 
 def test_metadata_stored_as_json_null_or_empty_is_no_metadata_not_a_problem(cli, wired: Path) -> None:

@@ -430,6 +430,23 @@ def test_a_failed_build_is_not_retried_at_every_recall(fake_brain, pinned_clock,
     assert rows.builds == 2 and ids
 
 
+def test_a_text_that_is_not_utf8_is_copied_as_the_statements_read_it(fake_brain) -> None:
+    """A build reads with the driver's own (fast) decoder; a text that is not UTF-8 (Go cerebro's bytes) failed it,
+    and the brain kept no copy. It reads the rows again leniently, as every statement does (U+FFFD for the bytes)."""
+    ids = fake_brain.add_many(corpus(13, 30))
+    fake_brain.handle.write_raw(
+        lambda conn: conn.execute(
+            "UPDATE nodes SET content = CAST(X'6465706C6F79FF6E6F746573' AS TEXT) WHERE id = ?", (ids[4],)
+        )
+    )
+    fake_brain.recall("deploy")
+    wait_for_builds()
+    fake_brain.recall("deploy")  # adopts the copy
+    copy = fake_brain.handle._rows._copy
+    assert copy is not None and copy.nodes[ids[4]].content == "deploy\ufffdnotes"
+    assert fake_brain.get(ids[4]).node.content == "deploy\ufffdnotes"
+
+
 def test_a_rollback_journal_brain_keeps_no_copy(fake_brain_path) -> None:
     import sqlite3
 

@@ -991,3 +991,13 @@ def test_metadata_that_is_not_an_object_reads_flagged_on_every_path(brain: Brain
     through_orm = brain.update(node_id, importance=0.7).metadata
     through_raw = brain.get(node_id).node.metadata
     assert through_orm == through_raw == {metadata_module.RAW_KEY: "[1,2]"}
+
+
+def test_the_checks_list_every_table_with_its_columns(brain: Brain) -> None:
+    """What doctor holds against the entities' tables (a column dropped by hand fails every read of its table)."""
+    from cerebro.doctor.brain import head_columns
+
+    with brain.handle.snapshot() as conn:
+        found = brain.handle.store.checks.tables(conn)
+    for table, columns in head_columns().items():
+        assert columns <= found[table], table

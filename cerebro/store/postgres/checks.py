@@ -15,8 +15,14 @@ def integrity(conn: Connection, limit: int = 10) -> list[str]:
     return ["ok"]
 
 
-def table_names(conn: Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
+def tables(conn: Connection) -> dict[str, set[str]]:
+    """Every table's name, and its columns."""
+    found: dict[str, set[str]] = {}
+    for table, column in conn.execute(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+    ):
+        found.setdefault(table, set()).add(column)
+    return found
 
 
 def metadata_not_object(conn: Connection) -> tuple[int, str | None]:
