@@ -308,22 +308,12 @@ def _check_keyword_index(
     """Exactly the active memories are in ``nodes_fts`` (once each), and FTS5's own integrity-check passes.
     The fix flags the rebuild a sql dump asks for (``needs_fts_rebuild``): the next command that opens the
     brain re-indexes every active memory."""
-    from cerebro import paths
-
     rebuild = (  # a command shown to the user; nothing here runs it
         f"sqlite3 {_q(brain)} \"INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('needs_fts_rebuild', "  # noqa: S608
         f"'true')\" && {_cmd(project, 'cerebro stats')}"
     )
     if "nodes_fts" not in tables:
-        jsonl = _q(str(paths.backups_dir() / f"{brain.stem}.jsonl"))
-        findings.add(
-            WARN,
-            "no keyword index (nodes_fts), so recall has no keyword lane; an export and import "
-            "into a fresh brain rebuilds it",
-            f"{_cmd(project, f'cerebro export --format jsonl -o {jsonl}')} && mv {_q(brain)} "
-            f"{_q(str(brain) + '.old')} && {_cmd(project, 'cerebro init')} && "
-            f"{_cmd(project, f'cerebro import {jsonl}')}",
-        )
+        findings.add(WARN, "no keyword index (nodes_fts), so recall has no keyword lane; the fix rebuilds it", rebuild)
         return
     if SQLITE.reads.meta(conn, "needs_fts_rebuild") is not None:  # re-indexed by the next command that opens it
         extra["fts_rebuild_pending"] = True

@@ -232,7 +232,14 @@ def optimize(session: Session) -> None:
 
 
 def rebuild(session: Session) -> None:
-    """Index every active node afresh (after a sql dump, which carries no keyword rows)."""
+    """Index every active node afresh (after a sql dump, which carries no keyword rows; on doctor's advice), in an
+    index made as revision py0002 makes it when the brain has none (dropped by hand or by another tool)."""
+    session.execute(
+        text(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts "
+            "USING fts5(node_id UNINDEXED, content, subtype, tokenize = 'porter unicode61')"
+        )
+    )
     session.execute(text("DELETE FROM nodes_fts"))
     session.execute(
         text(

@@ -525,6 +525,33 @@ def test_keyword_index_out_of_sync_warns_and_the_rebuild_fixes_it(cli, wired: Pa
     assert run_doctor(cli)[1]["brain"]["status"] == "ok"
 
 
+def test_a_missing_keyword_index_is_rebuilt_in_place(cli, wired: Path) -> None:
+    """The fix exported, moved the brain aside, ran `cerebro init` and imported: a brain on another provider came back
+    on the default one, the project's files were written again, and the settings only this machine keeps were lost."""
+    ids = add_memories(cli, "alpha memory", "beta memory")
+    brain = paths.project_brain_path(wired)
+    ok(cli("config", "set", "rerank_command", "true"))
+    raw_exec(brain, "DROP TABLE nodes_fts")
+    check = run_doctor(cli)[1]["brain"]
+    assert check["status"] == "warn" and "no keyword index" in check["detail"], check
+    assert "cerebro init" not in check["fix"] and "needs_fts_rebuild" in check["fix"]
+    raw_exec(brain, "INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('needs_fts_rebuild', 'true')")
+    assert cli("stats").exit_code == 0
+    assert run_doctor(cli)[1]["brain"]["status"] == "ok"
+    found = json.loads(ok(cli("recall", "beta", "--format", "json")).stdout)["results"]
+    assert (
+        found[0]["id"] == ids[1]
+        and "keyword"
+        in json.loads(ok(cli("recall", "beta", "--format", "json", "--explain")).stdout)["results"][0]["explain"][
+            "lanes"
+        ]
+    )
+    assert ok(cli("config", "get", "rerank_command")).stdout.startswith("rerank_command = true ")
+    assert raw_rows(brain, "SELECT sql FROM sqlite_master WHERE name = 'nodes_fts'")[0][0].endswith(
+        "tokenize = 'porter unicode61')"
+    )
+
+
 def test_keyword_rows_for_gone_memories_warn(cli, wired: Path) -> None:
     add_memories(cli, "alpha memory")
     raw_exec(
