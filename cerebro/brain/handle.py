@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import _thread
 import math
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -32,6 +33,7 @@ T = TypeVar("T")
 
 # How long the centering mean is reused once other commits have happened (see Handle.brain_mean).
 MEAN_TTL_SECONDS = 60.0
+SETTINGS_TTL_SECONDS = 10.0  # a team brain's embedding settings, read again this often (another machine may reembed)
 
 
 def default_warning(message: str) -> None:
@@ -256,7 +258,9 @@ class Handle:
         """(provider, model, dimensions) as stored; read again once another connection has committed (another process
         may have switched the model with ``reembed``): what was built for the old model is dropped then."""
         with self._raw_lock:
-            seen = self.connector.data_version(self.raw)  # None (a team brain): read once, as reload_settings asks
+            seen = self.connector.data_version(self.raw)
+        if seen is None:  # a team brain, without a counter of other machines' commits: a time bucket instead
+            seen = -int(time.monotonic() // SETTINGS_TTL_SECONDS)
         if self._settings is None or seen != self._settings_seen:
             previous, self._settings, self._settings_seen = self._settings, self.read_embedding_settings(), seen
             if previous is not None and self._settings != previous:
@@ -377,8 +381,6 @@ class Handle:
         a minute has passed. Every recall commits its access touches, and a mean of 256 vectors barely moves
         with a few writes; re-reading it on each commit would cost a long-lived agent ~6 ms per recall. A one-shot
         process keeps a brain file's in a file for the next one (ADR 0055)."""
-        import time
-
         from cerebro.recall import brain_mean
 
         # A team brain has no counter of other sessions' commits (None): its mean is re-read once a minute.

@@ -148,3 +148,22 @@ def test_a_push_that_crosses_the_size_builds_the_index(team_url, small_size, tmp
         _fill(laptop, small_size)
         assert laptop.team_push(team, everything=True).written == small_size
         assert vec.project_indexes(team.handle.raw, "p") == {vec.index_name("p", 64): True}
+
+
+def test_a_team_brain_held_open_follows_another_machines_reembed(team_url, monkeypatch) -> None:
+    """PostgreSQL has no cheap counter of other sessions' commits, so a team brain read its embedding settings once:
+    after another machine's `reembed` a long-lived server kept embedding with the old model — its writes failed on
+    the new width and its recalls ranked against vectors of another model. It reads them again every few seconds."""
+    from cerebro.brain import handle as handle_module
+
+    Brain.init(team_url, embed_provider="fake", team_project="p")
+    with Brain.open(team_url, team_project="p") as held:
+        first = held.add("the kettle needs descaling every month")
+        assert held.recall("kettle descaling").ids[:1] == [first]  # settings read, embedder built (64 dims)
+        with Brain.open(team_url, team_project="p") as other:
+            other.reembed(provider="fake", model="fake-hash-32", dims=32)
+        monkeypatch.setattr(handle_module, "SETTINGS_TTL_SECONDS", 1e-6)  # the next call is in another time bucket
+        added = held.add("written after the switch: descale the kettle at 60 degrees")
+        assert len(held.handle.embed(["a probe"])[0]) == 32
+        assert held.stats().pending_embeddings == 0
+        assert added in held.recall("descale the kettle at 60 degrees", limit=5).ids
