@@ -287,7 +287,8 @@ def merge_entry(agent: Agent, path: Path, *, force: bool = False) -> str:
         servers = dict(servers)
         servers[SERVER] = agent.entry()
         data[agent.key] = servers
-        sections.write_atomically(path, templates.dump_json(data))
+        like = path.read_bytes().decode("utf-8") if path.exists() else None
+        sections.write_atomically(path, templates.dump_json(data, like=like))
     return REPLACED if current is not None else UPDATED
 
 
@@ -308,7 +309,7 @@ def remove_entry(agent: Agent, path: Path) -> str:
             data[agent.key] = servers
         else:
             data.pop(agent.key, None)
-        rest = templates.dump_json(data) if data else ""
+        rest = templates.dump_json(data, like=path.read_bytes().decode("utf-8")) if data else ""
     if rest.strip():
         sections.write_atomically(path, rest)
     else:

@@ -159,6 +159,7 @@ def test_user_entries_and_settings_are_kept(cli, user_files: Path) -> None:
         assert list(data) == ["theme", "mcpServers", "zzz"]  # key order kept
         assert data["mcpServers"] == {**USER_JSON["mcpServers"], "cerebro": OURS}
         assert "é" in (user_files / CONFIG[agent]).read_text()  # literal non-ASCII
+        assert (user_files / CONFIG[agent]).read_text().startswith('{\n    "theme"')  # the user's 4-space indent
     agents_md = (user_files / "AGENTS.md").read_text()
     assert agents_md.startswith(USER_AGENTS_MD) and agents_md.endswith(agents.section("codex"))
     assert (user_files / "GEMINI.md").read_text() == "# Gemini notes\n\n" + agents.section("gemini")

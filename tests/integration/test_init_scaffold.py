@@ -162,6 +162,24 @@ def test_skip_integration_and_global_write_no_project_files(cli, project: Path) 
     assert sorted(p.name for p in project.iterdir()) == []
 
 
+@pytest.mark.parametrize(("indent", "newline"), [("    ", "\n"), ("\t", "\n"), ("  ", "\r\n")])
+def test_a_users_settings_keep_their_indent_and_line_endings(cli, project: Path, indent: str, newline: str) -> None:
+    """init rewrote a settings file in its own 2-space style: a 4-space or tab-indented file (or one with CRLF
+    line endings) came back reformatted in every line, a diff of the whole file for the user to review."""
+    path = settings_of(project)
+    path.parent.mkdir(parents=True)
+    user = {"permissions": {"allow": ["Bash(make test)"]}, "env": {"EDITOR": "vim"}}
+    path.write_bytes(json.dumps(user, indent=indent).replace("\n", newline).encode() + newline.encode())
+    ok(cli("init", "--embed-provider", "none"))
+    text = path.read_bytes().decode()
+    assert text.startswith("{" + newline + indent + '"permissions"') and text.endswith("}" + newline)
+    assert text.count("\n") == text.count(newline)  # no line ending of the other kind
+    merged = json.loads(text)
+    assert merged["permissions"] == user["permissions"] and merged["hooks"] == templates.hooks_config()["hooks"]
+    ok(cli("init", "--remove"))
+    assert path.read_bytes().decode() == json.dumps(user, indent=indent).replace("\n", newline) + newline
+
+
 def test_unreadable_settings_refuses_before_anything_is_written(cli, project: Path, isolated_home: Path) -> None:
     settings_of(project).parent.mkdir()
     settings_of(project).write_text('{ // a JSONC comment\n "model": "opus" }')

@@ -297,7 +297,7 @@ def merge_settings(path: Path, *, force: bool = False, keep_stop_guard: bool = F
     if json.dumps(hooks, sort_keys=True) == before:
         return SKIPPED
     settings["hooks"] = hooks
-    write_atomically(path, templates.dump_json(settings))
+    write_atomically(path, templates.dump_json(settings, like=path.read_bytes().decode("utf-8")))
     return REPLACED if removed else UPDATED
 
 
@@ -312,7 +312,7 @@ def remove_hooks(path: Path) -> str:
     else:
         settings.pop("hooks", None)
     if settings:
-        write_atomically(path, templates.dump_json(settings))
+        write_atomically(path, templates.dump_json(settings, like=path.read_bytes().decode("utf-8")))
     else:
         delete_left_empty(path, templates.dump_json({}))
     return REMOVED

@@ -9,6 +9,7 @@ no brain (and where the CLI is not installed).
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from typing import Any
 
@@ -170,6 +171,13 @@ def rules_skill() -> str:
     )
 
 
-def dump_json(data: object) -> str:
-    """Claude Code's settings style: 2-space indent, literal non-ASCII and ``&&``/``>>``, final newline."""
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+def dump_json(data: object, *, like: str | None = None) -> str:
+    """Claude Code's settings style: 2-space indent, literal non-ASCII and ``&&``/``>>``, final newline. ``like``: the
+    file's text before this write (read as bytes: universal newlines would turn CRLF into LF), whose indent (4 spaces,
+    a tab) and line endings are kept — a user's file is not reformatted because a hook was added to it."""
+    indent: str | int = 2
+    found = re.match(r"\s*[{\[]\r?\n([ \t]+)\S", like or "")
+    if found:
+        indent = found.group(1)
+    text = json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
+    return text.replace("\n", "\r\n") if like and "\r\n" in like else text
