@@ -87,7 +87,9 @@ def ingest_project(
 
 
 def _ingest_file(store: MetricsStore, file: Path, *, force: bool, report: IngestReport) -> None:
-    key = str(file)
+    # The file itself, not the way to it: found through a symlinked home or session folder (or `--session-dir`
+    # spelled another way) it was read again whole and remembered twice, a transcript for each spelling.
+    key = os.path.realpath(file)
     try:
         size = file.stat().st_size
     except OSError as exc:

@@ -101,6 +101,21 @@ def test_ingest_all_fixtures_then_again_gives_the_same_rows(project: Path, add_t
     assert _all_rows(metrics_path(project)) == first  # same rows, same ids
 
 
+def test_a_transcript_reached_another_way_is_the_same_transcript(project: Path, add_transcript, tmp_path: Path):
+    """Keyed by the path string, a transcript found through a symlinked folder was read again whole and remembered
+    twice (two ingest_state rows for one file)."""
+    add_transcript(SIMPLE)
+    first = ingest_project(project)
+    directory = find_session_dir(project)
+    link = tmp_path / "sessions-link"
+    link.symlink_to(directory)
+    again = ingest_project(project, session_dir=link)
+    assert (first.files_processed, again.files_processed, again.turns_ingested) == (1, 0, 0)
+    assert _all_rows(metrics_path(project))["ingest_state"] == [
+        (str(next(directory.glob("*.jsonl")).resolve()), next(directory.glob("*.jsonl")).stat().st_size, 0)
+    ]
+
+
 def test_a_grown_file_updates_its_last_turn_and_adds_new_ones(project: Path, add_transcript):
     path = add_transcript(SIMPLE, "test-session-1.jsonl")
     ingest_project(project)
