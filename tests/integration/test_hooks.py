@@ -198,17 +198,20 @@ def test_internal_errors_exit_zero_with_one_line(primed_project: Path, isolated_
     ("payload", "session"),
     [
         (_payload("sess-42"), "sess-42"),
-        (json.dumps({"hook_event_name": "SessionStart", "source": "startup"}), "default"),  # no session id given
+        (json.dumps({"hook_event_name": "SessionStart", "source": "startup"}), None),  # no session id given
     ],
 )
 def test_env_file_receives_the_session(
-    primed_project: Path, isolated_home: Path, tmp_path: Path, payload: str, session: str
+    primed_project: Path, isolated_home: Path, tmp_path: Path, payload: str, session: str | None
 ) -> None:
     env_file = tmp_path / "claude.env"
     env = {"CLAUDE_ENV_FILE": str(env_file)}
     _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=payload, env=env)
     text = env_file.read_text()
-    assert f"export CEREBRO_ORIGIN_SESSION={session}\n" in text
+    if session is None:  # nothing to stamp the session's writes with
+        assert "CEREBRO_ORIGIN_SESSION" not in text
+    else:
+        assert f"export CEREBRO_ORIGIN_SESSION={session}\n" in text
     assert f"export CLAUDE_PROJECT_DIR={primed_project}" in text
 
 
@@ -472,19 +475,35 @@ def test_claims_older_than_seven_days_are_swept_and_newer_ones_kept(isolated_hom
 
 @pytest.mark.parametrize("odd", [123, ["s"], {"id": "s"}, "", "   ", None, True])
 def test_a_session_id_that_is_not_a_string_counts_as_absent(primed_project: Path, isolated_home: Path, odd) -> None:
-    """Not a non-empty string → the session is "default" (upstream): primes once, then stays silent."""
+    """Not a non-empty string → no session id (ADR 0064): a session start primes every time (upstream's stand-in id
+    "default" made every such run one session, primed once a week), a prompt never (it cannot be told apart from
+    the session's other prompts)."""
+    for _ in range(2):
+        payload = json.dumps({"session_id": odd, "hook_event_name": "SessionStart", "source": "startup"})
+        start = _hook(isolated_home, primed_project, "prime", "--event", "sessionstart", stdin=payload)
+        assert start.returncode == 0 and start.stderr == "", start
+        assert json.loads(start.stdout)["systemMessage"].startswith("Cerebro online.")
     payload = json.dumps({"session_id": odd, "hook_event_name": "UserPromptSubmit", "prompt": "hi"})
-    first = _hook(isolated_home, primed_project, "prime", "--event", "userpromptsubmit", stdin=payload)
-    assert first.returncode == 0 and first.stdout.startswith("Cerebro online.") and first.stderr == ""
-    again = _hook(
-        isolated_home,
-        primed_project,
-        "prime",
-        "--event",
-        "userpromptsubmit",
-        stdin=json.dumps({"session_id": 0, "prompt": "hi"}),
-    )
-    assert (again.returncode, again.stdout) == (0, "")  # the same "default" session
+    prompt = _hook(isolated_home, primed_project, "prime", "--event", "userpromptsubmit", stdin=payload)
+    assert (prompt.returncode, prompt.stdout, prompt.stderr) == (0, "", "")
+    assert not list((isolated_home / "session-state").glob("*.session_start"))  # nothing claimed
+
+
+def test_session_ends_without_an_id_each_do_their_work(project: Path, isolated_home: Path) -> None:
+    """With the stand-in id "default" the first such end was done, and every later one skipped as done already."""
+    from cerebro.integration.claude_code import aftercare
+
+    path = paths.project_brain_path(project)
+    Brain.init(path, embed_provider="none")
+    env = {"CEREBRO_NOW": "2030-01-01T00:00:00Z"}
+    for n in range(2):
+        with Brain.open(path) as brain:
+            brain.add(f"fleeting thought {n}", importance=0.0)  # archived by the gc of this session's end
+            brain.config_set("gc_threshold", "0.6")
+        ended = _hook(isolated_home, project, "session-end", stdin='{"hook_event_name": "SessionEnd"}', env=env)
+        assert (ended.returncode, ended.stderr) == (0, "")
+        wait_for_aftercare()
+    assert len(aftercare.gc_log_path(project).read_text().splitlines()) == 2  # gc ran at each end
 
 
 def test_a_poisoned_memory_cannot_break_out_of_the_prime_frame(project: Path, isolated_home: Path) -> None:

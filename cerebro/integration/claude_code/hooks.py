@@ -49,11 +49,13 @@ def read_payload() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def session_id(payload: dict[str, Any]) -> str:
+def session_id(payload: dict[str, Any]) -> str | None:
+    """The session the hook runs for; None without one (a hook run by hand). A shared stand-in id ("default") made
+    every such run one session: primed once, then silent for a day; its end-of-session work done once, ever."""
     value = payload.get("session_id")
     if isinstance(value, str) and value.strip():
         return value
-    return os.environ.get("CLAUDE_SESSION_ID") or "default"
+    return os.environ.get("CLAUDE_SESSION_ID") or None
 
 
 def state_dir() -> Path:
@@ -77,8 +79,9 @@ def claim(sid: str, event: str) -> bool:
     return True
 
 
-def release(sid: str, event: str) -> None:
-    _claim_path(sid, event).unlink(missing_ok=True)
+def release(sid: str | None, event: str) -> None:
+    if sid is not None:
+        _claim_path(sid, event).unlink(missing_ok=True)
 
 
 def sweep() -> None:
@@ -91,7 +94,7 @@ def sweep() -> None:
         pass
 
 
-def export_session_env(sid: str, project: Path) -> None:
+def export_session_env(sid: str | None, project: Path) -> None:
     """At SessionStart Claude Code offers ``CLAUDE_ENV_FILE``: lines appended there reach the agent's later
     commands, so its writes carry this session (Claude Code does not pass the session id to them)."""
     target = os.environ.get("CLAUDE_ENV_FILE")
@@ -100,7 +103,8 @@ def export_session_env(sid: str, project: Path) -> None:
     import shlex
 
     with open(target, "a", encoding="utf-8") as handle:
-        handle.write(f"export CEREBRO_ORIGIN_SESSION={shlex.quote(sid)}\n")
+        if sid is not None:
+            handle.write(f"export CEREBRO_ORIGIN_SESSION={shlex.quote(sid)}\n")
         handle.write(f"export CLAUDE_PROJECT_DIR={shlex.quote(str(project))}\n")
 
 
@@ -163,7 +167,9 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
             catch_up_in_background()
         except OSError:
             pass
-    if not claim(sid, "session_start"):
+    if sid is None and event == "userpromptsubmit":
+        return None  # once a session cannot be told without its id: never at every prompt (ADR 0064)
+    if sid is not None and not claim(sid, "session_start"):
         return None  # already primed: every later prompt of the session pays only this check
     # The brain's modules on a handle, not the Brain facade, which imports every module it delegates to (~6 ms).
     from cerebro.brain import retrieval, settings, status
@@ -176,7 +182,7 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
             h = project_handle(project)
         except BrainNotFound:
             # Told once per session, at session start; prime stays unclaimed so a brain made later still primes.
-            if event == "sessionstart" and claim(sid, "no_brain_notice"):
+            if event == "sessionstart" and (sid is None or claim(sid, "no_brain_notice")):
                 return json.dumps(NO_BRAIN_NOTICE, ensure_ascii=False)
             return None
         try:
@@ -212,6 +218,8 @@ def post_compact(payload: dict[str, Any]) -> None:
     """Re-arm prime: the compacted context lost what was primed — unless the prime is seconds old (a parallel
     registration of this event already primed the compacted context)."""
     sid = session_id(payload)
+    if sid is None:
+        return  # never claimed
     try:
         age = time.time() - _claim_path(sid, "session_start").stat().st_mtime
     except OSError:
@@ -226,7 +234,11 @@ def session_end(project: Path, payload: dict[str, Any]) -> None:
     SessionEnd budget whatever the load (ADR 0017). Once per session: the job file is the claim."""
     from cerebro.integration.claude_code import aftercare
 
-    aftercare.enqueue(project, session_id(payload), _transcript_dir(payload))
+    import uuid
+
+    # Without a session id, each end is its own job: one stand-in id was done once and never again.
+    sid = session_id(payload) or f"unidentified-{uuid.uuid4()}"
+    aftercare.enqueue(project, sid, _transcript_dir(payload))
     if aftercare.has_pending():  # also work a killed worker left behind
         aftercare.spawn_worker()
 
