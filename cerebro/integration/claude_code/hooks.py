@@ -232,9 +232,9 @@ def session_end(project: Path, payload: dict[str, Any]) -> None:
     """Record this session's end-of-session work (gc, then metrics ingest) and start the detached worker
     that does it: the hook itself returns in a process start-up's time, inside Claude Code's 1.5 s
     SessionEnd budget whatever the load (ADR 0017). Once per session: the job file is the claim."""
-    from cerebro.integration.claude_code import aftercare
-
     import uuid
+
+    from cerebro.integration.claude_code import aftercare
 
     # Without a session id, each end is its own job: one stand-in id was done once and never again.
     sid = session_id(payload) or f"unidentified-{uuid.uuid4()}"
