@@ -335,9 +335,12 @@ def _preload() -> None:
 def serve_stdio(server: CerebroServer) -> None:
     from mcp.server.stdio import stdio_server
 
+    from cerebro.mcp.wire import lenient_stdin
+
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.server.run(read_stream, write_stream, server.server.create_initialization_options())
+        with lenient_stdin() as stdin:
+            async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+                await server.server.run(read_stream, write_stream, server.server.create_initialization_options())
 
     server.start()
     try:
