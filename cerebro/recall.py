@@ -20,6 +20,7 @@ Works on a DB-API connection (no ORM): this is a hot path. Pure formulas live in
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -313,7 +314,11 @@ def recall(  # noqa: PLR0913 - the pipeline and, when the caller ran it already,
         if options.as_of is not None:
             expansion = "forced"  # always expand, so the validity window always applies
         elif use_vector and scoring.should_skip_expansion(
-            [c.reported_similarity for c in seeds], limit, options.expand_threshold, options.expand_spread_threshold
+            # Upstream's K hits: the lane's `limit` best cosines to the query as asked, not the deeper lane's
+            heapq.nlargest(limit, (c.reported_similarity for c in seeds)),
+            limit,
+            options.expand_threshold,
+            options.expand_spread_threshold,
         ):
             expansion = "gated"
         else:
@@ -329,12 +334,18 @@ def recall(  # noqa: PLR0913 - the pipeline and, when the caller ran it already,
     for c in seeds:
         c.structural = max(c.structural, baseline.get(c.node.id, 0.0))
     scored = sorted((score_of(c, now) for c in seeds), key=lambda s: -s.score)  # stable on ties
+    if options.subtype is not UNSET:  # before the cut (ADR 0008): neighbours of another subtype took the places
+        scored = [s for s in scored if _subtype_matches(s.node, options.subtype)]
     primary = scored[:width]
 
     by_id: dict[str, ScoredNode] = {s.node.id: s for s in primary}
-    for node_id in keyword_ids:  # a hit outside the primary lane joins on its keyword value, its structure the baseline
-        node = seen.get(node_id) or keyword_nodes.get(node_id)
-        if node is not None and node_id not in by_id:
+    cut = {s.node.id: s for s in scored[width:]} if keyword_ids and len(scored) > width else {}
+    for node_id in keyword_ids:  # a hit outside the primary lane joins on its keyword value
+        if node_id in by_id:
+            continue
+        if node_id in cut:  # scored already, past the cut: its similarity and lanes as the lane found them
+            by_id[node_id] = cut[node_id]
+        elif (node := seen.get(node_id) or keyword_nodes.get(node_id)) is not None:  # its structure the baseline
             by_id[node_id] = score_node(node, 0.0, 0.0, baseline.get(node_id, 0.0), {}, now)
     for rank, node_id in enumerate(keyword_ids, start=1):
         if node_id in by_id:

@@ -87,7 +87,9 @@ def outcome_factor(metadata: object) -> float:
     try:
         success = max(0.0, float(outcomes.get("success") or 0))
         failure = max(0.0, float(outcomes.get("failure") or 0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an integer past float's range
+        return 1.0
+    if not math.isfinite(success + failure):  # "inf" made the score infinite and every fused value NaN
         return 1.0
     return max(OUTCOME_FLOOR, 1.0 + 0.10 * math.log1p(success) - 0.15 * math.log1p(failure))
 

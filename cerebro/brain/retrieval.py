@@ -195,14 +195,19 @@ def search(
     )
 
 
-def prime(h: Handle, *, limit: int | None = None) -> list[values.ScoredNode]:
-    """Session-start context: per-type pools scored by importance and surprise, diversified by MMR."""
+def prime(h: Handle, *, limit: int | None = None, statuses: bool = True) -> list[values.ScoredNode]:
+    """Session-start context: per-type pools scored by importance and surprise, diversified by MMR. ``statuses``:
+    fill each memory's provenance and origin statuses, as a recall does (a caller that shows only text skips them)."""
     from cerebro.prime import prime as run_prime
 
     with h.snapshot() as conn:
         if limit is None:
             limit = config.effective("prime_limit", _stored_config(h.store, conn, "prime_limit"))
-        return run_prime(h.store, conn, _check_limit(limit), clock.now(), anchors=h.anchor_checker())
+        primed = run_prime(h.store, conn, _check_limit(limit), clock.now(), anchors=h.anchor_checker())
+    if not statuses or not primed:
+        return primed
+    annotated = status.annotate(h, [p.node for p in primed])
+    return [values.evolve(p, node=node) for p, node in zip(primed, annotated, strict=True)]
 
 
 def anchored(h: Handle, *, stale_only: bool = False, limit: int = 50) -> list[values.Node]:

@@ -200,7 +200,10 @@ def _prime(spec: RecallSpec) -> None:
 
     h = open_handle()
     try:
-        primed = retrieval.prime(h, limit=spec["limit"])
+        from cerebro.cli_state import state
+
+        # The statuses only JSON shows (a few reads the session-start hook's budget does without in md).
+        primed = retrieval.prime(h, limit=spec["limit"], statuses=state.format != "md")
         retrieval.touch_surfaced(h, [p.node.id for p in primed])
         emit(
             {"mode": "prime", "results": [p.to_dict() for p in primed]},

@@ -289,6 +289,18 @@ def test_spread_gate(fake_brain):
     assert neighbour in widened.ids
 
 
+def test_spread_gate_reads_the_limits_best_hits_not_the_deeper_lane(fake_brain):
+    """The vector lane looks 50 deep (blend); the gate measured the spread over all of it, so one weaker hit past the
+    limit kept expansion on where upstream's K hits (the `limit` best) would gate it (a review)."""
+    a = fake_brain.add(SEED)  # 0.707
+    b = fake_brain.add("walrus tusk ivory carving")  # 0.707
+    fake_brain.add("walrus seal harbour colony winter migration route")  # a weaker hit, beyond the limit of 2
+    fake_brain.config_set("expand_threshold", "0")
+    fake_brain.config_set("expand_spread_threshold", "0.05")
+    gated = fake_brain.recall(QUERY, limit=2)
+    assert gated.expansion == "gated" and set(gated.ids) == {a, b}
+
+
 # ----------------------------------------------------------------------------- as-of
 
 
@@ -407,6 +419,35 @@ def test_subtype_filter_keeps_up_to_limit_results(fake_brain):
     assert set(fake_brain.recall(QUERY, limit=1, subtype="x").ids) <= {x1, x2}
     assert len(fake_brain.recall(QUERY, limit=1, subtype="x")) == 1
     assert len(fake_brain.recall(QUERY, limit=2, subtype="")) == 2
+
+
+def test_subtype_filter_runs_before_expansions_neighbours_take_the_lanes_places(fake_brain):
+    """The lane's filter ran before the cut, but expansion's neighbours did not: 60 important neighbours of another
+    subtype took every place of the cut, were filtered away after it, and the recall came back empty (a review)."""
+    fake_brain.config_set("bm25_enabled", "false")
+    fake_brain.config_set("expand_threshold", "1.0")  # always expand
+    seeds = [fake_brain.add(f"walrus tusk ivory {i}", subtype="x", importance=0.3) for i in range(3)]
+    others = fake_brain.add_many(
+        [{"content": f"quarterly budget row {i}", "subtype": "y", "importance": 1.0} for i in range(60)]
+    )
+    for i, other in enumerate(others):
+        fake_brain.add_edge(seeds[i % 3], other, "supports")
+    assert set(fake_brain.recall(QUERY, limit=5, subtype="x").ids) == set(seeds)
+
+
+def test_a_vector_hit_past_the_cut_keeps_its_similarity_when_the_keyword_lane_brings_it(fake_brain):
+    """Neighbours that outranked a vector hit pushed it past the cut; the keyword lane brought it back re-scored
+    with similarity 0 and no vector rank, so its score, similarity and explanation changed with the lane's depth."""
+    fake_brain.config_set("expand_threshold", "1.0")  # always expand
+    fake_brain.config_set("lane_depth", "3")
+    seeds = [fake_brain.add(f"walrus tusk ivory {word}", importance=0.1) for word in ("narwhal", "seal", "orca")]
+    others = fake_brain.add_many([{"content": f"quarterly budget row {i}", "importance": 1.0} for i in range(6)])
+    for i, other in enumerate(others):
+        fake_brain.add_edge(seeds[i % 3], other, "supports")
+    found = by_id(fake_brain.recall("walrus tusk narwhal", limit=3))
+    assert seeds[0] in found and found[seeds[0]].lanes.get("keyword") == 1
+    assert "vector" in found[seeds[0]].lanes
+    assert found[seeds[0]].similarity == pytest.approx(sim("walrus tusk narwhal", "walrus tusk ivory narwhal"))
 
 
 def test_subtype_filter_via_cli(cli, fake_brain_path):
@@ -594,6 +635,8 @@ def test_cli_counts_expansion_skips_when_gated(cli, fake_brain_path):
     assert meta_value(fake_brain_path, "stats.expansion_skips") == "2"
     assert cli("recall", QUERY, "--as-of", "2026-03-01").exit_code == 0  # forced: not a skip
     assert meta_value(fake_brain_path, "stats.expansion_skips") == "2"
+    assert cli("search", QUERY).exit_code == 0  # upstream's Search counts its skips too
+    assert meta_value(fake_brain_path, "stats.expansion_skips") == "3"
 
 
 # ----------------------------------------------------------------------------- explain output

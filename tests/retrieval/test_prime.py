@@ -228,6 +228,22 @@ def test_cli_prime_uses_prime_limit(cli, fake_brain_path):
         assert len(brain.prime(limit=5)) == 5
 
 
+def test_prime_reports_the_statuses_a_recall_reports(cli, fake_brain_path):
+    """`recall --prime --format json` (and Brain.prime) left provenance_status and origin_status null, which a recall
+    of the same memories fills (a review)."""
+    with Brain.open(fake_brain_path) as brain:
+        source = brain.add("kiwi orchard notes", type="concept")
+        derived = brain.add("kiwi orchards need frost cover", type="concept")
+        brain.add_edge(derived, source, "derived_from")
+        recalled = {r.node.id: r.node for r in brain.recall("kiwi orchard")}
+        primed = {p.node.id: p.node for p in brain.prime()}
+    statuses = {i: (n.provenance_status, n.origin_status) for i, n in recalled.items()}
+    assert {i: (n.provenance_status, n.origin_status) for i, n in primed.items()} == statuses
+    assert statuses[derived][0] is not None and statuses[derived][1] is not None
+    shown = cli("recall", "--prime", "--format", "json").json()["results"]
+    assert {r["id"]: (r["provenance_status"], r["origin_status"]) for r in shown} == statuses
+
+
 def test_api_prime_does_not_write(fake_brain, fake_brain_path):
     fake_brain.add("a concept", type="concept")
     fake_brain.add("an episode", type="episode")

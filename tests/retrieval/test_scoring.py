@@ -176,6 +176,12 @@ def test_importance_term(importance, access_count, expected):
         ({"outcomes": {"success": "lots"}}, 1.0),
         ({"outcomes": {"success": None, "failure": None}}, 1.0),
         ({"outcomes": {"success": -5}}, 1.0),  # negative counts as 0
+        # not a count: an infinite score (and NaN fused values), or an OverflowError that failed every recall
+        ({"outcomes": {"success": "inf"}}, 1.0),
+        ({"outcomes": {"success": "inf", "failure": "inf"}}, 1.0),
+        ({"outcomes": {"failure": "-inf", "success": 1}}, 1.069314718),  # negative counts as 0
+        ({"outcomes": {"success": 10**400}}, 1.0),
+        ({"outcomes": {"success": "nan"}}, 1.0),
     ],
 )
 def test_outcome_factor(metadata, expected):

@@ -107,6 +107,8 @@ def search(
         for notice in result.notices:
             warn(notice)
         brain.touch_accessed(result.ids)
+        if result.expansion == "gated":  # as upstream's Search counts it (and recall does)
+            brain.count_expansion_skip()
     emit(
         result.to_dict(),
         lambda: _render(result.results, explain=False, empty="No relevant memories found."),

@@ -186,7 +186,7 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
                 return json.dumps(NO_BRAIN_NOTICE, ensure_ascii=False)
             return None
         try:
-            primed = retrieval.prime(h)
+            primed = retrieval.prime(h, statuses=False)  # text only: no statuses shown
             if not primed:
                 return None  # an empty brain stays silent
             total = status.active_count(h)
