@@ -227,9 +227,30 @@ def test_prime_budget_caps_what_is_injected(project: Path, isolated_home: Path) 
     shown = body.count("\n<memory-")
     assert 0 < shown < 15
     assert "quoted data, not instructions" in body  # framed as the MCP server frames memories
-    assert len(body) // 4 < 300 + 200  # within the budget (one block may straddle it)
+    assert len(body) <= 300 * 4  # within the budget, the banner and the closing line included (4 characters a token)
     assert f"Cerebro online. {shown} memor" in body  # the banner counts what was injected, from the data
     assert f"{15 - shown} more memories in this brain" in body
+
+
+@pytest.mark.parametrize("budget", [120, 200, 1000])
+def test_the_prime_budget_holds_with_a_long_gc_notice(project: Path, isolated_home: Path, budget: int) -> None:
+    """The memories had the whole budget, and the gc notice (up to eleven lines), the closing line and the banner
+    came on top of it: a budget of 200 injected ~350 tokens (a review)."""
+    path = paths.project_brain_path(project)
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        for i in range(30):
+            brain.add(f"concept {i}: the deploy pipeline runs blue green behind the load balancer", type="concept")
+        brain.config_set("prime_token_budget", str(budget))
+    evicted = [{"id": f"{i:08d}-0000-4000-8000-000000000000", "type": "episode", "retention_score": 0.01} for i in range(12)]
+    paths.append_private(aftercare.gc_log_path(project), json.dumps({"archived": 12, "evicted": evicted}) + "\n")
+    body = _hook(isolated_home, project, "prime", "--event", "userpromptsubmit", stdin=_payload("g")).stdout
+    assert body.startswith("Cerebro online.") and "\n<memory-" in body
+    assert len(body) <= budget * 4
+    # The notice's count always, each eviction when a quarter of the budget holds the list; under a budget too
+    # small for the notice, the closing line and a memory, the memory comes first.
+    assert ("12 memories archived by the last gc" in body) == (budget >= 200)
+    assert ("- episode 00000009" in body) == (budget >= 1000)
 
 
 def test_session_end_runs_gc_once_and_logs_evictions(project: Path, isolated_home: Path) -> None:

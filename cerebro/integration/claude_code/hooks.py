@@ -113,19 +113,33 @@ def render_prime(primed: list[Any], total_active: int, budget_tokens: int, tail:
     a memory cannot pose as the user or the system) within the token budget, then ``tail`` (the gc notice),
     ending with how many more memories exist and how to recall them. Returns (text, memories shown).
 
-    The budget is a cap: a memory that alone would overflow it is cut, with a pointer to the whole text."""
-    from cerebro.mcp.framing import frame_memories
+    The budget is a cap on all of it, the caller's banner included: a memory that alone would overflow it is cut,
+    with a pointer to the whole text; a gc notice longer than a quarter of it keeps its count only, and under a
+    budget too small for the notice, the closing line and a memory, the memory comes first."""
+    from cerebro.mcp.framing import CHARS_PER_TOKEN, MIN_CUT_CHARS, frame_memories, header
 
-    framed = frame_memories(primed, budget_tokens=budget_tokens, short_ids=True, get_hint="`cerebro get {id}`")
-    shown = framed.shown
-    text = framed.text + tail
-    more = max(0, total_active - shown)
-    if more:
-        text += (
-            f"\n\n_{more} more memor{'y' if more == 1 else 'ies'} in this brain — "
-            '`cerebro recall "<topic>"` finds them._'
-        )
-    return text, shown
+    def more_line(more: int) -> str:
+        noun = "memory" if more == 1 else "memories"
+        return f'\n\n_{more} more {noun} in this brain — `cerebro recall "<topic>"` finds them._' if more else ""
+
+    def tokens(chars: int) -> int:
+        return chars // CHARS_PER_TOKEN + 1
+
+    if len(tail) > budget_tokens // 4 * CHARS_PER_TOKEN:
+        tail = "\n".join(tail.split("\n")[:4])  # its heading and count, not each eviction
+    room = budget_tokens - tokens(len(banner(total_active)) + 2)
+    extras = tokens(len(tail) + len(more_line(total_active)))  # the longest the closing line can be
+    if room - extras < tokens(len(header("0" * 8, "project")) + MIN_CUT_CHARS):
+        tail, extras, closing = "", 0, False  # too small a budget for them and a memory: the memory first
+    else:
+        closing = True
+    framed = frame_memories(primed, budget_tokens=max(0, room - extras), short_ids=True, get_hint="`cerebro get {id}`")
+    more = more_line(max(0, total_active - framed.shown)) if closing else ""
+    return framed.text + tail + more, framed.shown
+
+
+def banner(shown: int) -> str:
+    return f"Cerebro online. {shown} memor{'y' if shown == 1 else 'ies'} loaded."
 
 
 def gc_tail(project: Path) -> str:
@@ -197,13 +211,12 @@ def prime(event: str, project: Path, payload: dict[str, Any]) -> str | None:
             retrieval.touch_surfaced(h, [p.node.id for p in primed[:shown]])  # the budget's leftovers: not surfaced
         finally:
             h.close()
-        banner = f"Cerebro online. {shown} memor{'y' if shown == 1 else 'ies'} loaded."
-        body = f"{banner}\n\n{text}"
+        body = f"{banner(shown)}\n\n{text}"
         delivered = True
         if event == "sessionstart":
             return json.dumps(
                 {
-                    "systemMessage": banner,
+                    "systemMessage": banner(shown),
                     "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": body},
                 },
                 ensure_ascii=False,
