@@ -242,7 +242,9 @@ def test_the_prime_budget_holds_with_a_long_gc_notice(project: Path, isolated_ho
         for i in range(30):
             brain.add(f"concept {i}: the deploy pipeline runs blue green behind the load balancer", type="concept")
         brain.config_set("prime_token_budget", str(budget))
-    evicted = [{"id": f"{i:08d}-0000-4000-8000-000000000000", "type": "episode", "retention_score": 0.01} for i in range(12)]
+    evicted = [
+        {"id": f"{i:08d}-0000-4000-8000-000000000000", "type": "episode", "retention_score": 0.01} for i in range(12)
+    ]
     paths.append_private(aftercare.gc_log_path(project), json.dumps({"archived": 12, "evicted": evicted}) + "\n")
     body = _hook(isolated_home, project, "prime", "--event", "userpromptsubmit", stdin=_payload("g")).stdout
     assert body.startswith("Cerebro online.") and "\n<memory-" in body
