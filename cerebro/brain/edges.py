@@ -54,7 +54,7 @@ def add_edge(
         from cerebro.brain import secrets
 
         redact, limit = secrets.policy(h, False)
-        meta_dict = secrets.scrub(h, None, check_metadata_size(meta_dict, limit), redact=redact)[1]
+        meta_dict = secrets.scrub(h, None, check_metadata_size(meta_dict, limit), redact=redact, hint=False)[1]
 
     def write(session: Session) -> cerebro.reports.EdgeResult:
         src = h.store.nodes.resolve_id(session, source)

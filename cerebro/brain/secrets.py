@@ -9,6 +9,7 @@ and leaves no copy of the old text in the file's free pages, its keyword index o
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -40,7 +41,8 @@ def policy(h: Handle, allow_secret: bool) -> tuple[bool, int]:
 
 
 def notice(kinds: list[str], *, hint: bool = True) -> str:
-    """The warning for secrets redacted on a write: how many of each kind (never their values)."""
+    """The warning for secrets redacted on a write: how many of each kind (never their values). ``hint``: name the
+    CLI's ``--allow-secret`` (not where the writer has no such choice: a link, an MCP tool, an import)."""
     counts = Counter(kinds)
     listed = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in sorted(counts.items()))
     noun = "secret" if len(kinds) == 1 else "secrets"
@@ -48,8 +50,22 @@ def notice(kinds: list[str], *, hint: bool = True) -> str:
     return f"redacted {len(kinds)} {noun} before storing ({listed}){advice}"
 
 
+def without_hint(message: str) -> str:
+    """A warning as a writer without ``--allow-secret`` (an MCP client) is told it."""
+    return _HINT.sub("", message)
+
+
+_HINT = re.compile(r"; --allow-secret keeps (?:it|them) on purpose$")
+
+
 def scrub(
-    h: Handle, content: str | None, metadata: dict[str, Any] | None, *, redact: bool, warn: bool = True
+    h: Handle,
+    content: str | None,
+    metadata: dict[str, Any] | None,
+    *,
+    redact: bool,
+    warn: bool = True,
+    hint: bool = True,
 ) -> tuple[str | None, dict[str, Any] | None, list[str]]:
     """``content`` and ``metadata`` with their secrets replaced by markers (when ``redact``), and the kinds
     replaced; a warning names them, never their values."""
@@ -64,7 +80,7 @@ def scrub(
         metadata, more = redaction.redact_json(metadata)
         kinds += more
     if kinds and warn:
-        h.on_warning(notice(kinds))
+        h.on_warning(notice(kinds, hint=hint))
     return content, metadata, kinds
 
 

@@ -249,6 +249,9 @@ def create_engine(path: str | os.PathLike[str], *, connection: Connection | None
         # JSON columns hold metadata; one that is not a JSON object (Go-made, BLOB, hand-edited) must read
         # as flagged raw text, never fail every query that touches its row.
         json_deserializer=metadata.load,
+        # A statement's parameters are memories' text: an error must never print them (ADR 0027), into an
+        # "internal error" on stderr, an MCP error result or the session-end worker's log.
+        hide_parameters=True,
         **pooling,
     )
 

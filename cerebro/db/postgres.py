@@ -256,6 +256,7 @@ def create_engine(url: str, project: str | None) -> Engine:
     engine = sa.create_engine(
         sqlalchemy_url(url),
         connect_args={"options": _options()},
+        hide_parameters=True,  # as a brain file's engine: a memory's text never goes into an error message
         pool_pre_ping=True,
         pool_size=2,
         max_overflow=4,

@@ -89,7 +89,7 @@ def post_json(
             raise EmbeddingError(message) from None
         except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise _Retryable(f"{what} unreachable at {url}: {reason}") from None
+            raise _Retryable(f"{what} unreachable at {shown(url)}: {reason}") from None
         try:
             return json.loads(raw)
         except ValueError:
@@ -103,12 +103,23 @@ def post_json(
         reraise=True,
     )
     if not url.startswith(("http://", "https://")):
-        raise EmbeddingError(f"{what} URL must be http(s): {url}")
+        raise EmbeddingError(f"{what} URL must be http(s): {shown(url)}")
     try:
         return retrying(attempt)
     except _Retryable as exc:
         made = f"{tries} attempt" if tries == 1 else f"{tries} attempts"
         raise EmbeddingError(f"{exc} (gave up after {made})") from None
+
+
+def shown(url: str) -> str:
+    """``url`` as a message may show it: a password in it (``http://user:secret@host``) masked."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if not sep or "@" not in authority:
+        return url
+    userinfo, _, host = authority.rpartition("@")
+    user, colon, _ = userinfo.partition(":")
+    return f"{scheme}://{user}{':***' if colon else ''}@{host}{slash}{path}"
 
 
 def _read_within(response: Any, deadline: float, timeout: float, what: str) -> bytes:  # noqa: ANN401 - an http.client response

@@ -277,7 +277,9 @@ class Host:
         self.notices = []
 
     def _collect(self, brain: Brain) -> Brain:
-        brain.on_warning = self.notices.append
+        from cerebro.brain.secrets import without_hint
+
+        brain.on_warning = lambda message: self.notices.append(without_hint(message))  # no --allow-secret here
         return brain
 
     def project(self) -> Brain:

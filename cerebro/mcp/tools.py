@@ -99,7 +99,7 @@ def near_duplicates(host: Host, brain: Brain, content: str) -> list[dict[str, ob
     vector = None
     if embedder is not None:
         try:
-            vector = brain.handle.embed([content])[0]
+            vector = brain.handle.embed([content])[0]  # the text as it will be stored: its secrets never leave
         except Exception:  # noqa: BLE001 - the write reports the embedder's failure
             vector = None
     if embedder is not None and vector is not None:  # a vector only comes from the embedder
@@ -131,19 +131,23 @@ def near_duplicates(host: Host, brain: Brain, content: str) -> list[dict[str, ob
 
 
 def remember(host: Host, a: dict[str, Any]) -> Answer:
-    from cerebro.brain.validate import _check_content, _check_importance, _check_type
+    from cerebro.brain import secrets
+    from cerebro.brain.validate import _check_content, _check_importance, _check_type, parse_metadata
 
     brain = host.project()
     content = _check_content(a["content"])
     node_type = _check_type(a.get("type", "episode"))
     importance = _check_importance(a.get("importance", 0.5))
+    # Redacted before the near-duplicate search embeds it (a network provider must never see a secret, ADR 0027);
+    # the add finds nothing more to redact.
+    content, metadata = secrets.for_storage(brain.handle, content, parse_metadata(a.get("metadata")), False)
     duplicates = near_duplicates(host, brain, content)
     node_id = brain.add(
         content,
         type=node_type,
         subtype=a.get("subtype"),
         importance=importance,
-        metadata=a.get("metadata"),
+        metadata=metadata,
         origin=host.origin(),
         anchors=a.get("anchors"),
         anchor_ref=a.get("anchor_ref"),

@@ -86,6 +86,12 @@ def test_every_write_path_redacts(fake_brain: Brain, fake_brain_path: Path) -> N
     assert AWS.encode() not in file_bytes(fake_brain_path)
 
 
+def test_a_links_warning_does_not_offer_an_option_a_link_lacks(fake_brain: Brain, warnings: list[str]) -> None:
+    a, b = fake_brain.add("one"), fake_brain.add("two")
+    fake_brain.add_edge(a, b, "supports", metadata={"why": f"key {AWS}"})
+    assert warnings == ["redacted 1 secret before storing (aws-access-key)"]  # add_edge has no allow_secret
+
+
 def test_allow_secret_and_the_setting_keep_a_secret_on_purpose(fake_brain: Brain, warnings: list[str]) -> None:
     kept = fake_brain.add(TEXT, allow_secret=True)
     assert fake_brain.get(kept).node.content == TEXT and warnings == []
@@ -426,3 +432,20 @@ def test_import_into_a_brain_without_embeddings_embeds_nothing_and_leaves_nothin
         assert raw.execute("SELECT 1 FROM schema_meta WHERE key = 'has_pending_embeddings'").fetchone() is None
     finally:
         raw.close()
+
+
+def test_a_failed_write_never_prints_the_text_it_was_writing(fake_brain_path: Path) -> None:
+    """SQLAlchemy's errors carried the statement's parameters — a memory's text, an old secret a `secrets redact`
+    was rewriting — into "internal error" messages, MCP error results and the session-end worker's log."""
+    from cerebro.db.engine import connect_raw
+
+    with Brain.open(fake_brain_path) as brain:
+        node_id = brain.add("a plain memory")
+    raw = connect_raw(fake_brain_path)
+    try:  # a write that fails as a full disk would
+        raw.execute("CREATE TRIGGER refuse BEFORE UPDATE ON nodes BEGIN SELECT RAISE(ABORT, 'disk is full'); END")
+    finally:
+        raw.close()
+    with Brain.open(fake_brain_path) as brain, pytest.raises(Exception, match="disk is full") as caught:
+        brain.update(node_id, content="private memory text: the contract price is 41234")
+    assert "41234" not in str(caught.value)

@@ -333,3 +333,15 @@ def test_an_answer_past_the_size_cap_is_refused_without_reading_it_all(http_serv
     with pytest.raises(EmbeddingError, match="answered with more than 1000 bytes"):
         embedder(dims=2000).embed(["x"])
     assert len(server.requests) == 1  # not retried: the same answer would come again
+
+
+def test_a_password_in_the_providers_url_is_never_shown(closed_port, monkeypatch) -> None:
+    """`CEREBRO_OLLAMA_URL=http://admin:secret@host` went whole into every warning and MCP notice."""
+    monkeypatch.setenv("CEREBRO_OLLAMA_URL", f"http://admin:S3cretPass@127.0.0.1:{closed_port}")
+    with pytest.raises(EmbeddingError) as caught:
+        OllamaEmbedder("nomic-embed-text", 2, attempts=1).embed(["x"])
+    assert "S3cretPass" not in str(caught.value) and f"admin:***@127.0.0.1:{closed_port}" in str(caught.value)
+    monkeypatch.setenv("CEREBRO_OLLAMA_URL", "ftp://admin:S3cretPass@host")
+    with pytest.raises(EmbeddingError, match=r"ftp://admin:\*\*\*@host") as refused:
+        OllamaEmbedder("nomic-embed-text", 2, attempts=1).embed(["x"])
+    assert "S3cretPass" not in str(refused.value)

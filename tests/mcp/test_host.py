@@ -254,3 +254,29 @@ def test_the_warm_up_loads_and_connects_the_orm_the_writes_use(tmp_path, isolate
         check=False,
     )
     assert shown.stdout.split() == ["True", "True"], shown.stdout + shown.stderr
+
+
+def test_remember_embeds_the_text_as_stored_never_its_secret(fake_brain_path: Path, project: Path, monkeypatch) -> None:
+    """The near-duplicate search embedded the content before the add redacted it: with a network provider the
+    secret left the machine (a review; ADR 0027 says text is redacted before it is embedded)."""
+    from cerebro.mcp import tools
+
+    token = "ghp_zz3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
+    host = Host(project)
+    try:
+        host.begin()
+        brain = host.project()
+        embedded: list[str] = []
+        real = brain.handle.embed
+
+        def recording(texts, **kwargs):
+            embedded.extend(texts)
+            return real(texts, **kwargs)
+
+        monkeypatch.setattr(brain.handle, "embed", recording)
+        answer = tools.remember(host, {"content": f"CI deploy uses GITHUB_TOKEN={token}"})
+        assert embedded and not any(token in text for text in embedded)
+        assert brain.get(answer.data["id"]).node.content == "CI deploy uses GITHUB_TOKEN=[secret:github-token]"
+        assert host.notices == ["redacted 1 secret before storing (github-token)"]
+    finally:
+        host.close()

@@ -203,7 +203,7 @@ def test_remember_stores_secrets_as_markers_and_says_so(home: Path, fake_brain_p
         async with serve(home, project) as client:
             stored = await client.ok("remember", content="The staging password is hunter22")
             assert stored["notices"] == [
-                "redacted 1 secret before storing (password); --allow-secret keeps it on purpose"
+                "redacted 1 secret before storing (password)"  # no --allow-secret over MCP
             ]
             assert "hunter22" not in stored["_text"]
             assert (await client.ok("get", id=stored["id"]))["content"] == "The staging password is [secret:password]"
