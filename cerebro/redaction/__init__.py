@@ -62,26 +62,28 @@ def redact(text: str) -> tuple[str, list[str]]:
     return "".join(out), [f.kind for f in findings]
 
 
-def redact_json(value: Any) -> tuple[Any, list[str]]:  # noqa: ANN401 - JSON-shaped data in, the same shape out
-    """Redact every string inside JSON-shaped data (metadata); keys are kept. A string under a secret-like key
-    (``{"api_key": "…"}``) is judged as that assignment."""
+def redact_json(value: Any, key: str | None = None) -> tuple[Any, list[str]]:  # noqa: ANN401 - JSON-shaped data in, the same shape out
+    """Redact every string inside JSON-shaped data (metadata); keys are kept. A value under a secret-like key
+    (``{"api_key": "…"}``, ``{"password": 48213907}``, each of ``{"passwords": ["…", "…"]}``) is judged as that
+    assignment; a number found to be one becomes its marker."""
     kinds: list[str] = []
     if isinstance(value, str):
-        return redact(value)
+        return _redact_named(key, value) if key is not None else redact(value)
+    if isinstance(value, int | float) and not isinstance(value, bool) and key is not None:
+        clean, found = _redact_named(key, str(value))
+        return (clean, found) if found else (value, [])
     if isinstance(value, dict):
         out = {}
-        for key, item in value.items():
-            if isinstance(item, str) and isinstance(key, str):
-                clean, found = _redact_named(key, item)
-            else:
-                clean, found = redact_json(item)
-            out[key] = clean
+        for name, item in value.items():
+            clean, found = redact_json(item, name if isinstance(name, str) and not isinstance(item, dict) else None)
+            out[name] = clean
             kinds += found
         return out, kinds
     if isinstance(value, list):
         items = []
+        singular = key[:-1] if key is not None and key.endswith("s") else key  # each of "passwords" a password
         for item in value:
-            clean, found = redact_json(item)
+            clean, found = redact_json(item, singular)
             items.append(clean)
             kinds += found
         return items, kinds

@@ -15,6 +15,7 @@ from cerebro.redaction.values import (
     REFERENCE,
     STRONG_SYMBOLS,
     WORD,
+    WORD_LIKE,
     Finding,
     is_password,
     is_placeholder,
@@ -102,7 +103,10 @@ _PROSE = re.compile(
     r"(?i)(?:[ \t]+(?![-#])[^\s:]{1,30}){0,8}?(?:[ \t]+(?:is|was|are|lautet|est|es)(?:[ \t]+(?:now|still|currently|"
     r"set[ \t]+to|changed[ \t]+to|reset[ \t]+to))?[ \t]*[:=]?|:)[ \t]+"
 )
-_VALUE_QUOTED = re.compile(r"""\\?(["'`])(.{1,512}?)\\?\1""")
+# A quoted value: inside JSON-escaped text ("password": \"x\") the quotes are escaped too; in plain text a quote the
+# value escapes ("Tr0ub\"4dor") is part of it.
+_VALUE_ESCAPED = re.compile(r"""\\(["'`])(.{1,512}?)\\\1""")
+_VALUE_QUOTED = re.compile(r"""(["'`])((?:\\.|(?!\1).){1,512}?)\1""")
 _VALUE_BARE = re.compile(r"""[^\s"'`,;<>]{1,512}""")
 _PREFIX_WORD = re.compile(r"(?i)(?:bearer|token|basic)[ \t]+")
 
@@ -138,7 +142,7 @@ def _value_at(text: str, cut: int) -> tuple[int, int, bool] | None:
     """The value starting at ``cut``: (start, end, quoted), a quoted string's inside or a bare run."""
     wrapper = _WRAPPER.match(text, cut)
     cut = wrapper.end() if wrapper is not None else cut
-    quoted = _VALUE_QUOTED.match(text, cut)
+    quoted = _VALUE_ESCAPED.match(text, cut) or _VALUE_QUOTED.match(text, cut)
     if quoted is not None:
         return quoted.start(2), quoted.end(2), True
     bare = _VALUE_BARE.match(text, cut)
@@ -147,6 +151,12 @@ def _value_at(text: str, cut: int) -> tuple[int, int, bool] | None:
     end = bare.end()
     while end > cut and text[end - 1] in ".)]}!?:":  # the end of a sentence or a bracket, not the value's
         end -= 1
+    # … but "!" and "?" end many passwords (Winter2025!): kept after what is no plain word ("is wrong!") nor a
+    # reference (TypeScript's process.env.KEY!)
+    core = text[cut:end]
+    if end > cut and not WORD_LIKE.fullmatch(core) and not REFERENCE.match(core):
+        while end < bare.end() and text[end] in "!?":
+            end += 1
     return (cut, end, False) if end > cut else None
 
 
@@ -206,7 +216,7 @@ def _password_words(text: str) -> list[tuple[int, int]]:
         start, end = token.span()
         if not any(c.isdigit() for c in token.group()):
             continue  # most words: a password holds a digit
-        while end > start and text[end - 1] in ".,;:!?":
+        while end > start and text[end - 1] in ".,;:":
             end -= 1
         if text.count("/", start, end) == 1 and "://" not in text[start:end]:
             start = text.index("/", start, end) + 1  # user/password
@@ -215,14 +225,14 @@ def _password_words(text: str) -> list[tuple[int, int]]:
     return found
 
 
-def _near(text: str, keyword: _Keyword, words: list[tuple[int, int]]) -> Finding | None:
-    """A password said near its keyword, in either order, on the same line ("X is the root password",
-    "das Passwort lautet X"): the first of ``words`` that starts within 60 characters of it (one with a symbol,
-    after a word such as "login" that says less)."""
+def _near(text: str, keyword: _Keyword, words: list[tuple[int, int]]) -> list[Finding]:
+    """Passwords said near their keyword, in either order, on the same line ("X is the root password", "das Passwort
+    lautet X", "rotated the password from X to Y"): every one of ``words`` that starts within 60 characters of it
+    (one with a symbol, after a word such as "login" that says less). A marker left by an earlier redaction is a
+    blank: "changed from [secret:password] to Y" still finds Y."""
     strict = keyword.word in _STRICT_NEAR
     lo, hi = max(0, keyword.start - 60), keyword.end + 60
-    if MASK in text[lo:hi]:
-        return None  # said and already redacted: a second pass must not take the next word for it
+    found = []
     for start, end in words[bisect.bisect_left(words, (lo, 0)) :]:
         if start >= hi:
             break
@@ -230,8 +240,8 @@ def _near(text: str, keyword: _Keyword, words: list[tuple[int, int]]) -> Finding
         if strict and not any(c in STRONG_SYMBOLS for c in text[start:end]):
             continue
         if "\n" not in between and not keyword.start <= start < keyword.end:
-            return Finding("password", start, end)
-    return None
+            found.append(Finding("password", start, end))
+    return found
 
 
 def _name_kind(keyword: str) -> str:
@@ -279,15 +289,35 @@ def by_name(text: str) -> list[Finding]:
         if named is not None:
             pos, name = named
             env_style = name.lstrip("-").isupper() and text[pos : pos + 1] == "="
+            # "pass" and "pwd" alone are words too ("tests pass `pytest -q`", "pass --no-cache", "pass: 1520",
+            # "pwd: /srv/app"): only a value assigned or said of them, and never a count, a flag or a path.
+            bare = name.lower() in ("pass", "pwd", "pw")
+            # Its value redacted already (a marker reads as blanks): said, so no word near it is taken for it.
+            assigned = _SAID.match(text, pos) is not None
             for start, end, quoted, how in _values_after(text, pos, name):
                 assigned = assigned or how == "assigned"
+                value = text[start:end]
+                if bare and not _may_be_given_to_a_bare_word(value):
+                    continue
+                if bare and how == "adjacent":  # "pass 6B8c+2u#Zd", never "tests pass `pytest -q`"
+                    if looks_like_password(value):
+                        hit = Finding("password", start, end)
+                        break
+                    continue
                 if _accepts(text[start:end], how=how, password=password, quoted=quoted, env_style=env_style):
                     hit = Finding("password" if password else _name_kind(keyword.word), start, end)
                     break
         # A name given a value that is not a secret (a reference, ciphertext) has said what it holds: no guessing.
         if hit is None and not assigned and keyword.word in _NEAR_WORDS and _whole_word(text, keyword):
             words = _password_words(text) if words is None else words
-            hit = _near(text, keyword, words)
+            found += _near(text, keyword, words)
         if hit is not None:
             found.append(hit)
     return found
+
+
+_SAID = re.compile(r"""[ \t"'`:=>(\[]{0,8}""" + re.escape(MASK))
+
+
+def _may_be_given_to_a_bare_word(value: str) -> bool:
+    return not value.isdigit() and not value.startswith(("-", "/", "~", "./", "../"))

@@ -129,7 +129,8 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
 SHAPES = [(kind, _ANCHORS[kind], pattern) for kind, pattern in _SHAPES]
 
 # A password inside a URL: scheme://user:PASSWORD@host. The user and password are bounded runs.
-_URL_PASSWORD = re.compile(r"://[^\s/:?#\"'<>]{0,128}:([^\s/@?#\"'<>]{1,256})@")  # the user may hold an @
+# The password runs to the last @ before the host (P@ss, Xy#92: pasted unencoded), never past a path's slash.
+_URL_PASSWORD = re.compile(r"://[^\s/:?#\"'<>]{0,128}:([^\s/?\"'<>]{1,256})@(?=[^\s/@\"'<>])")
 # A key or signature in a URL's query: ?api_key=…, &sig=… (a value that looks random, or any password).
 _URL_QUERY = re.compile(
     r"(?i)[?&](?:api[_-]?key|apikey|app_?id|app_?key|key|access_token|auth_?token|token|sig|signature|"

@@ -89,7 +89,12 @@ def looks_random(value: str) -> bool:
     )
     if classes < 2 or (not any(c.isdigit() for c in value) and len(value) < 20):
         return False
+    if _IDENTIFIER.fullmatch(value):
+        return False  # lowercase words and short numbers joined as a name is (user_42_profile, build-2024-x)
     return _entropy(value) >= 3.0
+
+
+_IDENTIFIER = re.compile(r"[a-z]+(?:[_-](?:[a-z]+|[0-9]{1,4}))+")
 
 
 def is_password(value: str, *, quoted: bool, env_style: bool) -> bool:
@@ -99,11 +104,11 @@ def is_password(value: str, *, quoted: bool, env_style: bool) -> bool:
         return False
     if quoted or env_style:
         return True
-    return len(value) >= 4 and not _WORD_LIKE.fullmatch(value)
+    return len(value) >= 4 and not WORD_LIKE.fullmatch(value)
 
 
 # One word, or words joined as identifiers are: lowercase, Capitalised, CamelCase, UPPER, snake_case.
-_WORD_LIKE = re.compile(r"[a-z_]+|(?:[A-Z][a-z]+)+|[A-Z_]+|[A-Za-z][a-z]+(?:_[a-z]+)+")
+WORD_LIKE = re.compile(r"[a-z_]+|(?:[A-Z][a-z]+)+|[A-Z_]+|[A-Za-z][a-z]+(?:_[a-z]+)+")
 # Values that start like these are public or encrypted by design: Stripe publishable keys, Mapbox public tokens,
 # sops and Ansible Vault ciphertext.
 PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.", "pub", "phc_", "ENC[", "$ANSIBLE_VAULT", "!vault")

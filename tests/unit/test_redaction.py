@@ -85,6 +85,25 @@ def test_redacting_twice_changes_nothing_more(path: Path) -> None:
             "mysql -u root -p'?VxppZv7jdvFSw' -e 'SHOW DATABASES;'",
             "mysql -u root -p'[secret:password]' -e 'SHOW DATABASES;'",
         ),
+        # from a review: every password said near the word, not the first only; a marker nearby is a blank
+        (
+            "Rotated the staging DB password from Autumn2024! to Winter2025!",
+            "Rotated the staging DB password from [secret:password] to [secret:password]",
+        ),
+        (
+            "password changed from [secret:password] to Winter2025!",
+            "password changed from [secret:password] to [secret:password]",
+        ),
+        ("PASS: s3cr3tV4lue!", "PASS: [secret:password]"),  # a password's "!" is its own
+        ('password: "Tr0ub\\"4dor&3xyz"', 'password: "[secret:password]"'),  # an escaped quote inside
+        # a URL's password runs to the last @ before the host: P@ss and Xy#92 pasted unencoded
+        (
+            "postgres://admin:P@ssw0rd2024@db.internal:5432/app",
+            "postgres://admin:[secret:url-password]@db.internal:5432/app",
+        ),
+        ("postgres://app:Xy#92!kd@db", "postgres://app:[secret:url-password]@db"),
+        ("pass=Tr0ub4dor&3", "pass=[secret:password]"),
+        ("pwd: Xk9#mP2vQ", "pwd: [secret:password]"),
     ],
 )
 def test_a_secret_becomes_a_marker_of_its_kind_and_the_rest_stays(text: str, redacted: str) -> None:
@@ -114,6 +133,14 @@ def test_a_secret_becomes_a_marker_of_its_kind_and_the_rest_stays(text: str, red
         "Test fixture token constant name: TOKEN_8KE2PL8R_FIXTURE",  # a constant's name
         "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----  (paste yours here)",  # a key block's shape only
         "gcloud secrets versions access latest --secret=db-password # resource: projects/86534/secrets/db-password",
+        # from a review: "pass" and "pwd" are words of their own, and a count, a flag or a path is not a password
+        "Remember to pass `--no-cache` to docker build; results: pass: 1520, fail: 3; pwd: /srv/app",
+        "All tests pass `pytest -q tests/unit`",
+        'We pass "utf-8" as the encoding',
+        "pass --max-workers=4",
+        "session_key: user_42_profile",  # lowercase words and a number: a name
+        "The password is wrong!",
+        "https://site.com:443/?email=me@x.com",
     ],
 )
 def test_references_placeholders_and_look_alikes_are_left_alone(text: str) -> None:
@@ -144,6 +171,15 @@ def test_metadata_is_redacted_value_by_value_and_a_secret_key_names_its_value() 
     }
     assert sorted(kinds) == ["api-key", "aws-access-key", "password"]
     assert metadata["api_key"] == "a8Fk29dkLs0qPz7wXn3M"  # the caller's dict is not changed
+
+
+def test_a_secret_keys_list_and_number_are_judged_under_it() -> None:
+    """A list or a number under a password's key lost the key and was stored as it was (a review)."""
+    clean, kinds = redact_json({"passwords": ["hunter22", "Tr0ub4dor&3"], "password": 48213907, "pass": 3})
+    assert clean == {"passwords": ["[secret:password]"] * 2, "password": "[secret:password]", "pass": 3}
+    assert kinds == ["password"] * 3
+    counts = {"tokens": 500, "max_tokens": 4096, "keys": ["id", "name"], "n": [1, 2]}
+    assert redact_json(counts) == (counts, [])
 
 
 def test_a_private_key_block_goes_whole_even_without_its_end() -> None:
