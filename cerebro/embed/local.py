@@ -103,10 +103,8 @@ def verify_model(path: Path) -> None:
     try:
         paths.ensure_private_dir(cache.parent)
         kept = [e for e in entries if e.get("key", {}).get("path") != key["path"]][-8:]
-        tmp = cache.with_suffix(".tmp")
-        tmp.write_text(json.dumps([*kept, {"key": key, "sha256": actual}]))
-        os.chmod(tmp, paths.FILE_MODE)
-        os.replace(tmp, cache)
+        with paths.written_in_one_step(cache, overwrite=True) as partial:  # a fresh name: no link followed
+            partial.write_text(json.dumps([*kept, {"key": key, "sha256": actual}]))
     except OSError:  # a read-only home only costs the hash next time
         pass
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -230,6 +231,27 @@ def test_the_printed_marketplace_is_real(cli, project: Path) -> None:
         json.loads((root / ".claude-plugin" / "marketplace.json").read_text())["plugins"][0]["source"]
         == "./claude-plugin/cerebro"
     )
+
+
+def test_the_marketplace_replaces_a_planted_link_and_is_private(cli, project: Path, tmp_path: Path) -> None:
+    """Its files were written through a symlink planted at their path (another file overwritten), and took the
+    umask's mode: under umask 000 the hooks Claude Code runs were writable by anyone (a review)."""
+    root = paths.home() / "claude-plugin" / ".claude-plugin"
+    root.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (root / "marketplace.json").symlink_to(victim)
+    old = os.umask(0)
+    try:
+        ok(cli("init", "--embed-provider", "none"))
+    finally:
+        os.umask(old)
+    assert victim.read_text() == "keep me"
+    assert not (root / "marketplace.json").is_symlink()
+    for relative in plugin.render():
+        written = paths.home() / "claude-plugin" / relative
+        assert written.stat().st_mode & 0o777 == 0o600, relative
+        assert written.parent.stat().st_mode & 0o077 == 0, relative
 
 
 # --------------------------------------------------------------------------- upstream's hooks

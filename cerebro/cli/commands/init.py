@@ -390,7 +390,7 @@ def _marketplace():  # noqa: ANN202
     root = paths.home() / "claude-plugin"
     try:
         paths.ensure_private_dir(root)
-        plugin.write(root)
+        plugin.write(root, mode=paths.FILE_MODE)
     except OSError as exc:
         warn(f"could not write the plugin marketplace under {root}: {exc}")
         return None

@@ -271,10 +271,8 @@ def _rewrite_attempts(job: Job, attempts: int) -> None:
     try:
         data = json.loads(job.path.read_text(encoding="utf-8"))
         data["attempts"] = attempts
-        tmp = job.path.with_name(f".{job.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.chmod(tmp, paths.FILE_MODE)
-        os.replace(tmp, job.path)
+        with paths.written_in_one_step(job.path, overwrite=True) as partial:  # a fresh name: no link followed
+            partial.write_text(json.dumps(data), encoding="utf-8")
     except OSError:
         pass
 

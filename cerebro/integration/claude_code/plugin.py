@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cerebro import __version__
+from cerebro import __version__, paths
 from cerebro.integration import agents
 from cerebro.integration.claude_code import templates
 
@@ -67,12 +67,16 @@ def render() -> dict[str, str]:
     return files
 
 
-def write(root: Path) -> list[Path]:
+def write(root: Path, *, mode: int = 0o644) -> list[Path]:
+    """The plugin's files under ``root``, each written aside and renamed into place (a symlink planted at one of
+    them is replaced, never written through) with ``mode`` whatever the umask: its hooks and MCP server are commands
+    Claude Code runs, so only their owner may change them."""
     written = []
     for relative, text in render().items():
         target = root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        paths.ensure_private_dir(target.parent)
+        with paths.written_in_one_step(target, overwrite=True, mode=mode) as partial:
+            partial.write_text(text, encoding="utf-8")
         written.append(target)
     return written
 
