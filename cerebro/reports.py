@@ -179,6 +179,7 @@ class SecretScan:
     redacted: bool = False
     backup: str | None = None
     log_purged: bool | None = None
+    older_backups: tuple[str, ...] = ()  # this brain's earlier backups: they may hold the secrets too
 
     @property
     def secrets(self) -> int:
@@ -193,6 +194,7 @@ class SecretScan:
             "redacted": self.redacted,
             "backup": self.backup,
             "log_purged": self.log_purged,
+            "older_backups": list(self.older_backups),
         }
 
 

@@ -185,8 +185,18 @@ def redact_stored(
     h.rollback()
     with h.raw_in_use() as conn:
         purged = h.store.texts.compact(conn)
+    # Backups taken before (by hand, before an upgrade, by init --force) hold the secrets too: say which.
+    older = sorted(
+        (p for p in backup.parent.glob(f"{h.file('a backup').stem}-*.sqlite") if p != backup),
+        key=lambda p: p.stat().st_mtime,
+    )
     return cerebro.reports.SecretScan(
-        found.scanned, found.findings, redacted=True, backup=str(backup), log_purged=purged
+        found.scanned,
+        found.findings,
+        redacted=True,
+        backup=str(backup),
+        log_purged=purged,
+        older_backups=tuple(str(p) for p in older),
     )
 
 

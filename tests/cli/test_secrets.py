@@ -56,6 +56,20 @@ def test_scan_then_redact(cli, add, brain_path: Path) -> None:
     assert ok(cli("secrets", "scan")).stdout == "No secrets found in 2 records.\n"
 
 
+def test_redact_names_the_older_backups_that_still_hold_the_secret(cli, add, brain_path: Path) -> None:
+    """Only the backup redact took itself was named: one taken before (by hand, before an upgrade) kept the
+    secret unmentioned (a review)."""
+    add(f"old note {AWS}", "--allow-secret")
+    earlier = Path(ok(cli("backup", "--format", "json")).json()["backup"])
+    done = ok(cli("secrets", "redact", "--format", "json")).json()
+    assert done["older_backups"] == [str(earlier)] and done["backup"] != str(earlier)
+    assert AWS.encode() in earlier.read_bytes()  # what the message warns of
+    add(f"another {AWS}", "--allow-secret")
+    text = ok(cli("secrets", "redact")).stdout
+    assert f"2 older backups of this brain may hold them too: {earlier}, {done['backup']}." in text
+    assert ok(cli("secrets", "scan", "--format", "json")).json()["older_backups"] == []
+
+
 def test_the_global_brain_is_scanned_and_redacted_with_global(cli, add, brain_path: Path, isolated_home: Path) -> None:
     """A Go-era global brain, or one written with allow_secret: no command reached it, and recall --global returned
     the secret (from a review)."""

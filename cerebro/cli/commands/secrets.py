@@ -38,6 +38,10 @@ def _render(scan: SecretScan) -> str:
         lines.append(f"- {f.id[:8]} [{f.where}] {kinds}")
     if scan.redacted:
         lines.append(f"The backup taken first still holds them: {scan.backup} (delete it when satisfied).")
+        if scan.older_backups:
+            noun = "backup" if len(scan.older_backups) == 1 else "backups"
+            listed = ", ".join(scan.older_backups)
+            lines.append(f"{len(scan.older_backups)} older {noun} of this brain may hold them too: {listed}.")
     else:
         lines.append("Replace them with: cerebro secrets redact")
     return "\n".join(lines)
