@@ -29,6 +29,12 @@ _TIMESTAMP = re.compile(
 
 def now() -> datetime:
     """The current instant, UTC, to the second (the storage layout has no fraction)."""
+    return precise_now().replace(microsecond=0)
+
+
+def precise_now() -> datetime:
+    """The current instant, UTC, with its fraction of a second: for times compared with another tool's (Claude
+    Code's turns carry milliseconds)."""
     if _override is not None:
         instant = _override()
     elif env := os.environ.get(ENV_NOW):
@@ -40,7 +46,7 @@ def now() -> datetime:
             raise InvalidInput(f"{ENV_NOW} {quote(env)} is not a time (RFC 3339: 2026-01-02T03:04:05Z)") from None
     else:
         instant = datetime.now(UTC)
-    return instant.astimezone(UTC).replace(microsecond=0)
+    return instant.astimezone(UTC)
 
 
 def set_now(source: datetime | Callable[[], datetime] | None) -> None:

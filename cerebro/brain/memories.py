@@ -15,6 +15,7 @@ from cerebro.brain import embedding, secrets
 from cerebro.brain.handle import Handle
 from cerebro.brain.status import annotate
 from cerebro.brain.validate import (
+    MAX_LIMIT,
     UNSET,
     _check_beads_id,
     _check_content,
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from cerebro.db.types import Connection, Session
 
 DEFAULT_LIST_LIMIT = 50
-MAX_LIST_LIMIT = 10**9  # SQLite's LIMIT is a 64-bit integer; anything near that is a mistake
 
 
 def resolve_id(h: Handle, prefix: str) -> str:
@@ -307,8 +307,8 @@ def list_memories(
         _check_type(type)
     if status is not None:
         _check_status(status)
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 0 < limit <= MAX_LIST_LIMIT:
-        raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, got {quote(limit)}")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 0 < limit <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {quote(limit)}")
     with h.snapshot() as conn:  # on the raw connection: `cerebro list` imports no ORM (~0.3 s)
         found = h.store.reads.list_nodes(
             conn,

@@ -87,6 +87,8 @@ def _entry(spec: config.ConfigKey, stored: str | None, provider: str | None) -> 
 
 # ------------------------------------------------------------------ relation registry
 
+MAX_RELATION_CHARS = 100  # a name shown in every edge listing (the MCP tools take subtypes up to 100 too)
+
 
 def relations(h: Handle) -> list[cerebro.reports.RelationInfo]:
     return h.read(lambda s: [h.store.relations.to_value(r) for r in h.store.relations.list_all(s)])
@@ -95,9 +97,17 @@ def relations(h: Handle) -> list[cerebro.reports.RelationInfo]:
 def add_relation(
     h: Handle, name: str, *, traversal_class: str | None = None
 ) -> tuple[cerebro.reports.RelationInfo, bool]:
-    name = (name or "").strip()
+    from cerebro.brain.validate import check_label
+
+    # As `edge` checks the relation it is given: a name it refuses could never be used, and a name or class with a
+    # line break or an escape sequence broke `relation list` (or wrote to the terminal).
+    name = (check_label(name, "relation name") or "").strip()
+    traversal_class = check_label(traversal_class, "relation class")
     if not name:
         raise InvalidInput("relation name must not be empty")
+    for what, value in (("relation name", name), ("relation class", traversal_class or "")):
+        if len(value) > MAX_RELATION_CHARS:
+            raise InvalidInput(f"{what} is longer than {MAX_RELATION_CHARS} characters")
 
     def write(session: Session) -> tuple[cerebro.reports.RelationInfo, bool]:
         row, created = h.store.relations.add(session, name, traversal_class, clock.now())

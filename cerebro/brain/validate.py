@@ -144,9 +144,12 @@ def _check_query(query: object) -> str:
     return query
 
 
+MAX_LIMIT = 10**9  # SQLite's LIMIT is a 64-bit integer (past it: an OverflowError); anything near that is a mistake
+
+
 def _check_limit(limit: object) -> int:
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
-        raise InvalidInput(f"limit must be a whole number above 0, got {limit!r}")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 0 < limit <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {quote(limit)}")
     return limit
 
 

@@ -189,7 +189,8 @@ class MetricsStore:
 
     def record_stop_guard(self, session_id: str, category: str, at: str | None = None) -> None:
         """One stop-guard decision; the session's turns are re-attributed at once (and at every ingest)."""
-        instant = utc_instant(at) if at is not None else _iso(clock.now())
+        # To the microsecond: a turn that began earlier in the same second must not lose the decision to the last.
+        instant = utc_instant(at) if at is not None else _iso(clock.precise_now())
         if instant is None:
             from cerebro.errors import InvalidInput
 

@@ -81,6 +81,9 @@ CASES = [
     (("add", "x", "--subtype", "\udcff"), 2, "not valid UTF-8"),
     (("add", "x", "--origin-actor", "a\udcffb"), 2, "not valid UTF-8"),
     (("relation", "add", "\udcfe"), 2, "not valid UTF-8"),
+    (("relation", "add", "x\ny"), 2, "control character"),
+    (("relation", "add", "cls1", "--class", "a\x1b[31mb"), 2, "control character"),
+    (("relation", "add", "r" * 101), 2, "longer than 100"),
     (("config", "set", "fusion", "\udcff"), 2, "not valid UTF-8"),
     (("add", "x", "--metadata", '{"n": ' + "9" * 5000 + "}"), 2, "cannot read"),
     (("recall", "x", "-l", "0"), 2, "--limit"),
@@ -136,6 +139,10 @@ CASES = [
     (("list", "--limit", "many"), 2, ""),
     # numbers as config takes them: no rounding, no other bases, no "_" separators, ASCII digits only
     (("recall", "memory", "--limit", "1.5"), 2, "--limit"),
+    # past SQLite's 64-bit LIMIT: an internal error, or no results at all (a review)
+    (("recall", "memory", "--limit", "99999999999999999999"), 2, "limit must be a whole number from 1"),
+    (("recall", "--prime", "--limit", "9223372036854775807"), 2, "limit must be a whole number from 1"),
+    (("inbox", "list", "--limit", "9223372036854775808"), 2, "limit must be a whole number from 1"),
     (("list", "--limit", "0x10"), 2, "--limit"),
     (("list", "--limit", "1_0"), 2, "--limit"),
     (("list", "--limit", "\u0663"), 2, "--limit"),

@@ -220,3 +220,5 @@ def test_a_received_command_with_control_characters_is_shown_escaped(cli, brain_
         assert shown.exit_code == 0 and "\x1b" not in shown.stdout and "\x07" not in shown.stdout
         assert "\\u001b]0;owned" in shown.stdout
     assert cli("config", "get", "rerank_command", "--format", "json").json()["value"] == hostile  # data, as stored
+    replaced = cli("config", "set", "rerank_command", "true")  # the previous value, echoed, is escaped too
+    assert replaced.exit_code == 0 and "\x1b" not in replaced.stdout and "\\u001b]0;owned" in replaced.stdout

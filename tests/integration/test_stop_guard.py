@@ -567,12 +567,29 @@ def test_the_brain_is_not_modified(project: Path, isolated_home: Path, cli, brai
     assert any(rows for rows in before.values())  # the snapshot saw real rows
 
 
-@pytest.mark.parametrize("flag", [True, 1, "true"])
+@pytest.mark.parametrize("flag", [True, 1, "true", "True", "1", 2, "yes", [1]])
 def test_any_sign_of_a_forced_continuation_never_blocks(flag: object) -> None:
     message, active, _ = stop_guard.stop_fields(
         {"stop_hook_active": flag, "last_assistant_message": "Shall I continue?"}
     )
     assert active and not stop_guard.evaluate(message, stop_hook_active=active).blocks
+
+
+@pytest.mark.parametrize("flag", [False, 0, "false", "False", "", "0", None, []])
+def test_no_sign_of_a_forced_continuation_leaves_the_guard_on(flag: object) -> None:
+    assert stop_guard.stop_fields({"stop_hook_active": flag})[1] is False
+
+
+def test_a_confirmation_asked_early_in_a_long_report_still_allows_the_stop() -> None:
+    """The gate read only the message's tail: a report that asks for confirmation at its top and ends with "Shall I
+    go ahead?" was blocked and told to "do the remaining work" — the risky action it waits to be allowed (a review)."""
+    message = (
+        "I need your confirmation before I force-push to main.\n\n"
+        + _pad(stop_guard.MESSAGE_TAIL)
+        + "\nShall I go ahead?"
+    )
+    assert not stop_guard.evaluate(message).blocks
+    assert stop_guard.evaluate(_pad(stop_guard.MESSAGE_TAIL) + "\nShall I go ahead?").category == PERM
 
 
 def test_plural_plans_stay_exempt() -> None:

@@ -197,6 +197,23 @@ def test_stop_guard_decisions_land_on_their_turns(project: Path, add_transcript)
         assert [t.stop_guard_fired for t in store.recent_turns()] == [1, 1, 2]
 
 
+def test_a_decision_made_now_lands_on_a_turn_begun_earlier_in_the_same_second(
+    project: Path, session_dir: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The Stop hook recorded its decision to the second while Claude Code's turns carry milliseconds: a turn begun at
+    .500 of the second the decision was made at .900 lost it to the turn before (a review)."""
+
+    def prompt(at: str) -> dict:
+        return {"type": "user", "sessionId": "s1", "timestamp": at, "message": {"role": "user", "content": "go"}}
+
+    _append(session_dir / "s1.jsonl", prompt("2026-12-05T10:00:00.000Z"), prompt("2026-12-05T10:00:05.500Z"))
+    ingest_project(project)
+    monkeypatch.setenv("CEREBRO_NOW", "2026-12-05T10:00:05.900Z")
+    record_stop_guard_decision(project, "s1", "permission-seeking")
+    with MetricsStore.open(metrics_path(project)) as store:
+        assert [t.stop_guard_fired for t in store.recent_turns()] == [0, 1]
+
+
 def test_no_transcripts_writes_nothing(project: Path, claude_home: Path):
     report = ingest_project(project)
     assert (report.files_processed, report.turns_ingested) == (0, 0)

@@ -33,7 +33,7 @@ def config_set(
     """
     with open_brain() as brain:
         change = brain.config_set(key, value)
-    emit(change.to_dict(), f"Set {change.key} = {change.value} (was: {change.previous})")
+    emit(change.to_dict(), f"Set {change.key} = {_shown(change.value)} (was: {_shown(change.previous)})")
 
 
 def _shown(value: object) -> object:

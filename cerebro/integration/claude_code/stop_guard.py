@@ -125,11 +125,14 @@ def evaluate(message: str, *, stop_hook_active: bool = False) -> Decision:
     """The decision for the agent's last message (pure: no I/O)."""
     if stop_hook_active:
         return ALLOW  # this stop already follows a block: never block twice in a row
-    # The end of a message is where an agent asks or stops; bounding it keeps a pathological message
-    # (hundreds of KB) from stalling the Stop hook.
-    message = message.strip()[-MESSAGE_TAIL:]
+    # The gate reads the whole message (its patterns are linear, or windowed): a long report that asks for
+    # confirmation at its top must not lose the request to the tail cut and be told to "do the remaining work".
+    message = message.strip()
     if not message or confirmation_gate(message):
         return ALLOW
+    # The end of a message is where an agent asks or stops; bounding it keeps a pathological message
+    # (hundreds of KB) from stalling the categories' patterns and their exemptions.
+    message = message[-MESSAGE_TAIL:]
     for category in CATEGORIES:
         if category.pattern.search(message) and not any(e.search(message) for e in category.exemptions):
             return Decision(category.name, category.reason)
@@ -142,9 +145,16 @@ def stop_fields(payload: dict[str, Any]) -> tuple[str, bool, str]:
     session = payload.get("session_id")
     return (
         message if isinstance(message, str) else "",
-        payload.get("stop_hook_active") in (True, "true"),  # any sign of a forced continuation (1 == True): never loop
+        _truthy(payload.get("stop_hook_active")),  # any sign of a forced continuation: never loop (ADR 0016)
         session if isinstance(session, str) and session else "",
     )
+
+
+def _truthy(value: object) -> bool:
+    """Any truthy value (``true``, ``1``, ``"True"``, ``"yes"``, ``[1]``): the no-loop rule errs on allow."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "false", "0", "no", "off", "null", "none")
+    return bool(value)
 
 
 def enabled(project: Path) -> bool:
