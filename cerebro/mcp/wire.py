@@ -9,38 +9,26 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from contextlib import contextmanager
 from io import TextIOWrapper
 from typing import TYPE_CHECKING, Any
 
+from cerebro import surrogates
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def lenient_line(line: str) -> str:
     """``line`` with every lone surrogate in its JSON strings as U+FFFD; any other line as it is (a pair escaped
     whole is one character, and the SDK reads it)."""
-    if not _SURROGATE_ESCAPE.search(line):
+    if not surrogates.ESCAPE.search(line.encode("utf-8", "surrogatepass")):
         return line
     try:
         message = json.loads(line)
     except ValueError:
         return line  # not JSON: the SDK says so, as for any other
-    return json.dumps(_replaced(message), ensure_ascii=False) + "\n"
-
-
-def _replaced(value: Any) -> Any:  # noqa: ANN401 - JSON-shaped data
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_replaced(item) for item in value]
-    if isinstance(value, dict):
-        return {_replaced(key): _replaced(item) for key, item in value.items()}
-    return value
+    return json.dumps(surrogates.replaced(message), ensure_ascii=False) + "\n"
 
 
 class _LenientLines(TextIOWrapper):

@@ -58,6 +58,15 @@ class Panel(Widget):
         return self._draw(self.app.size.width)
 
 
+class _TurnsTable(DataTable[str]):
+    """The Turns view's table, moved with j and k too (upstream's keys) as well as the arrows."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "down", show=False),
+        Binding("k", "cursor_up", "up", show=False),
+    ]
+
+
 class DashboardApp(App[None]):
     """The dashboard. ``source`` supplies the data; ``clock`` stamps "refreshed"; ``refresh_seconds``
     sets the live refresh (``None`` or 0 turns it off — tests call :meth:`live_refresh` themselves)."""
@@ -102,7 +111,7 @@ class DashboardApp(App[None]):
         with ContentSwitcher(initial="overview", id="views"):
             with VerticalScroll(id="overview"):
                 yield Panel(lambda width: views.overview(self.data, width), id="overview-panel")
-            table: DataTable[str] = DataTable(id="turns", cursor_type="row", zebra_stripes=True)
+            table: DataTable[str] = _TurnsTable(id="turns", cursor_type="row", zebra_stripes=True)
             yield table
             with VerticalScroll(id="detail"), Horizontal(id="detail-columns"):
                 yield Panel(lambda _width: views.detail_summary(self.selected), id="detail-panel")

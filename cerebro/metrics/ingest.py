@@ -91,6 +91,11 @@ def _ingest_file(store: MetricsStore, file: Path, *, force: bool, report: Ingest
     # spelled another way) it was read again whole and remembered twice, a transcript for each spelling.
     key = os.path.realpath(file)
     try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:  # its name (bytes that are not UTF-8) cannot be stored: the other files still are
+        report.warnings.append(f"skipped {os.fsencode(file.name)!r}: its name is not UTF-8 text")
+        return
+    try:
         size = file.stat().st_size
     except OSError as exc:
         report.warnings.append(f"cannot read {file.name}: {exc.strerror or exc}")
@@ -108,9 +113,9 @@ def _ingest_file(store: MetricsStore, file: Path, *, force: bool, report: Ingest
         # ingest (upstream re-read it each time, re-counting its bad lines).
         store.set_ingest_offset(key, parsed.size, malformed_lines=parsed.malformed_lines)
         return
-    store.save_parse(
+    turns, calls = store.save_parse(
         parsed.turns, parsed.tool_calls, file=key, size=parsed.size, malformed_lines=parsed.malformed_lines
     )
     report.files_processed += 1
-    report.turns_ingested += len(parsed.turns)
-    report.tool_calls += len(parsed.tool_calls)
+    report.turns_ingested += turns  # what was stored: a session another transcript holds more of is left to it
+    report.tool_calls += calls

@@ -23,8 +23,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from cerebro import surrogates
 from cerebro.metrics.records import ToolCall, TurnMetrics
 
 READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
@@ -101,18 +102,17 @@ def _key_part(value: object) -> str | int | None:
 
 
 # A JSON escape of a UTF-16 surrogate: only such a line can decode to text SQLite cannot store (a lone one).
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-def _storable(line: bytes | str, record: dict[str, Any]) -> bool:
+def _storable(line: bytes | str, record: dict[str, Any]) -> dict[str, Any] | None:
+    """``record`` as its fields can be stored: a lone surrogate anywhere in it (half an emoji in a prompt the parser
+    never stores) as U+FFFD — dropping the record lost a prompt, and two turns ran together; None when it is nested
+    too deep to copy."""
     raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
-    if not _SURROGATE_ESCAPE.search(raw):
-        return True
+    if not surrogates.ESCAPE.search(raw):
+        return record
     try:
-        json.dumps(record, ensure_ascii=False).encode("utf-8")
-    except (UnicodeEncodeError, RecursionError):  # RecursionError: nested as deep as loads could, one level short
-        return False  # a lone surrogate: no text column could hold it
-    return True
+        return cast("dict[str, Any]", surrogates.replaced(record))
+    except RecursionError:  # nested as deep as loads could, one level short
+        return None
 
 
 class _TurnBuilder:
@@ -199,7 +199,8 @@ class TranscriptParser:
             record = json.loads(line)
         except (ValueError, RecursionError):  # invalid UTF-8, a line cut short, nesting deeper than Python goes
             record = None
-        if not isinstance(record, dict) or not _storable(line, record):
+        record = _storable(line, record) if isinstance(record, dict) else None
+        if record is None:
             self.result.malformed_lines += 1
             return
         self.feed(record)

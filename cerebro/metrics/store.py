@@ -164,25 +164,28 @@ class MetricsStore:
         file: str | None = None,
         size: int = 0,
         malformed_lines: int = 0,
-    ) -> None:
+    ) -> tuple[int, int]:
         """Everything one transcript yields, in one transaction: its sessions' turns replaced, their tool
-        calls replaced, stop-guard decisions re-attributed, and (with ``file``) the file's offset.
+        calls replaced, stop-guard decisions re-attributed, and (with ``file``) the file's offset. Returns the turns
+        and tool calls written (a session another transcript holds more of is not).
 
         A session whose rows came from another transcript holding *more* of its turns is left to that
         file (a resumed session's new file repeats part of the old one's history): the fullest record of
         a session wins, whatever order the files are read in."""
 
-        def work(cur: Cursor) -> None:
+        def work(cur: Cursor) -> tuple[int, int]:
             sessions = [s for s in _distinct_sessions(turns) if _speaks_for(cur, s, turns, file)]
             mine = [t for t in turns if t.session_id in sessions]
+            their_calls = [c for c in calls if c.session_id in sessions]
             _replace_turns(cur, mine, file)
-            _replace_tool_calls(cur, sessions, [c for c in calls if c.session_id in sessions])
+            _replace_tool_calls(cur, sessions, their_calls)
             for session in sessions:
                 _attribute_stop_guard(cur, session)
             if file is not None:
                 _set_offset(cur, file, size, malformed_lines)
+            return len(mine), len(their_calls)
 
-        self._write(work)
+        return self._write(work)
 
     def set_ingest_offset(self, file: str, size: int, *, malformed_lines: int = 0) -> None:
         self._write(lambda cur: _set_offset(cur, file, size, malformed_lines))

@@ -226,6 +226,15 @@ async def test_enter_on_a_turn_opens_its_detail_with_tool_calls(project: Path, m
 
 
 @pytest.mark.anyio
+async def test_j_and_k_move_the_turns_cursor_as_upstream_does(project: Path, metrics_db: Path) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2", "j", "j", "j", "k", "enter")  # down three, up one: the third turn
+        assert app.query_one(ContentSwitcher).current == "detail"
+        assert "Turn 3 Detail" in panel_text(app, "detail-panel")
+
+
+@pytest.mark.anyio
 async def test_r_reloads_what_was_written_since(project: Path, metrics_db: Path) -> None:
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:

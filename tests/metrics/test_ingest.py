@@ -4,6 +4,7 @@ attribution — on real SQLite files, through the library and the real CLI."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -354,7 +355,9 @@ def test_a_file_repeating_part_of_a_session_never_erases_its_turns(project: Path
         },
     )
     add_transcript(SIMPLE, "a.jsonl")
-    ingest_project(project)
+    report = ingest_project(project)
+    # what was stored: a.jsonl's 3 turns and the new session's 1 — not the copied turn b-resumed.jsonl left to a.jsonl
+    assert (report.turns_ingested, report.tool_calls) == (4, 6 + 1)
     for _ in range(2):  # and again with --force: stable
         with MetricsStore.open(metrics_path(project)) as store:
             assert [t.turn_number for t in store.recent_turns(session_id="test-session-1")] == [1, 2, 3]
@@ -374,6 +377,7 @@ def test_a_file_with_no_prompt_is_not_reread_until_it_grows(project: Path, sessi
 
 HOSTILE_LINES = [
     b"[" * 100_000 + b"]" * 100_000 + b"\n",  # nesting deeper than Python's recursion limit
+    # a prompt cut inside an emoji: still a prompt (its text is never stored); dropping it ran two turns together
     b'{"type": "user", "sessionId": "s", "timestamp": "2026-01-01T00:00:01Z", "message": {"content": "\\ud800"}}\n',
 ]
 
@@ -381,7 +385,7 @@ HOSTILE_LINES = [
 def test_hostile_transcript_lines_are_counted_never_fatal(project: Path, session_dir: Path) -> None:
     """Issue 17: one bad line aborted the whole ingest (exit 1) and every later session-end stopped at that file.
     Deep nesting, a lone surrogate, a 2**70 token count and an object as a message id: the good turns are read,
-    the unreadable lines counted, and the next ingest is not stuck."""
+    the unreadable line counted, and the next ingest is not stuck."""
     good = [
         {"type": "user", "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z", "message": {"content": "hi"}},
         {
@@ -394,14 +398,26 @@ def test_hostile_transcript_lines_are_counted_never_fatal(project: Path, session
     transcript = session_dir / "s.jsonl"
     transcript.write_bytes(b"".join((json.dumps(r) + "\n").encode() for r in good) + b"".join(HOSTILE_LINES))
     report = ingest_project(project)
-    assert report.malformed_lines == 2 and report.turns_ingested == 1
+    assert report.malformed_lines == 1 and report.turns_ingested == 2
     conn = sqlite3.connect(metrics_path(project))
-    row = conn.execute("SELECT input_tokens, output_tokens, assistant_messages FROM turn_metrics").fetchone()
+    row = conn.execute(
+        "SELECT input_tokens, output_tokens, assistant_messages FROM turn_metrics ORDER BY turn_number"
+    ).fetchone()
     conn.close()
     assert row == (0, 5, 1)  # the impossible count is dropped, the rest of the record kept
     with transcript.open("ab") as handle:  # the file grows: the next ingest reads on past the bad lines
         handle.write((json.dumps(good[0] | {"timestamp": "2026-01-01T00:01:00Z"}) + "\n").encode())
     assert ingest_project(project).turns_ingested >= 1
+
+
+def test_a_transcript_whose_name_is_not_utf8_is_skipped_and_the_others_read(project: Path, session_dir: Path) -> None:
+    """Its name went into the database as the file's key and failed the whole ingest, every session-end after it."""
+    prompt = {"type": "user", "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z", "message": {"content": "hi"}}
+    (session_dir / os.fsdecode(b"bad\xff.jsonl")).write_text(json.dumps(prompt) + "\n")
+    (session_dir / "zz.jsonl").write_text(json.dumps(prompt | {"sessionId": "z"}) + "\n")
+    report = ingest_project(project)
+    assert report.files_processed == 1 and report.turns_ingested == 1
+    assert report.warnings == ["skipped b'bad\\xff.jsonl': its name is not UTF-8 text"]
 
 
 def test_a_turns_token_sums_stay_storable(project: Path, session_dir: Path) -> None:

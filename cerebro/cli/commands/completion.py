@@ -15,13 +15,17 @@ Shell = Literal["bash", "zsh", "fish"]
 
 
 def completion(
-    shell: Annotated[Shell | None, Parameter(help="bash, zsh or fish (default: the one $SHELL names)")] = None,
+    shell: Annotated[
+        Shell | None, Parameter(help="bash, zsh or fish (default: the shell this runs in, else the one $SHELL names)")
+    ] = None,
     *,
     install: Annotated[
         bool,
         Parameter(
-            help="Write the script where the shell loads completions from (and, for bash and zsh, source it from "
-            "the shell's rc file) instead of printing it"
+            help="Write the script where the shell loads completions from instead of printing it (bash: "
+            "~/.local/share/bash-completion/completions/cerebro, sourced from ~/.bashrc; zsh: "
+            "~/.zsh/completions/_cyclopts_cerebro, that folder added to fpath in ~/.zshrc; fish: "
+            "~/.config/fish/completions/cerebro.fish)"
         ),
     ] = False,
 ) -> None:
