@@ -311,6 +311,9 @@ def _guarded(work) -> int:  # noqa: ANN001
         return 0
     except SystemExit as exc:  # --help / --version
         return int(exc.code or 0) if isinstance(exc.code, int) else 0
+    except OSError as exc:  # the file system refused (a full disk, a file where a folder should be): not a bug
+        where = f": {exc.filename}" if exc.filename else ""
+        return _fail(f"{exc.strerror or exc}{where}", 1)
     except Exception as exc:  # noqa: BLE001 - a bug: still one line, the traceback only when asked for
         import os
 

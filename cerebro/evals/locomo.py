@@ -62,7 +62,18 @@ def load(path: str | Path, numbers: tuple[int, ...] | None = None) -> list[Conve
         raise InvalidInput(f"conversations not found in {source}: {', '.join(map(str, missing))}")
     if not documents:
         raise InvalidInput(f"no LoCoMo conversation files in {source}")
-    return [parse(number, documents[number]) for number in sorted(documents)]
+    return [_parsed(number, documents[number], source) for number in sorted(documents)]
+
+
+def _parsed(number: int, document: object, source: Path) -> Conversation:
+    """:func:`parse`, or a one-line error naming the conversation when its file is not LoCoMo's shape."""
+    try:
+        if not isinstance(document, dict):
+            raise TypeError("not a JSON object")
+        return parse(number, document)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        what = f"no {exc.args[0]!r} field" if isinstance(exc, KeyError) else str(exc)
+        raise InvalidInput(f"{source}: conversation {number} is not in LoCoMo's shape ({what})") from None
 
 
 def _files(source: Path) -> Iterator[tuple[str, Callable[[], bytes]]]:

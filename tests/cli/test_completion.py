@@ -61,3 +61,15 @@ def test_an_unknown_shell_is_refused(cli, monkeypatch) -> None:
     monkeypatch.setenv("SHELL", "/bin/tcsh")
     result = cli("completion", project_dir=None)
     assert result.exit_code == 2 and "tcsh" in result.stderr
+
+
+def test_a_file_system_refusal_is_one_line_not_an_internal_error(cli, tmp_path: Path, monkeypatch) -> None:
+    """A HOME that is a file made `completion --install` fail with "internal error: NotADirectoryError" (a review)."""
+    home = tmp_path / "home-is-a-file"
+    home.write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    result = cli("completion", "bash", "--install", project_dir=None)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith("cerebro: error: Not a directory: ") and "internal error" not in result.stderr
+    assert result.stderr.count("\n") == 1

@@ -48,6 +48,21 @@ def test_bad_paths_and_numbers(path: str, numbers, message: str) -> None:
         locomo.load(target, numbers)
 
 
+@pytest.mark.parametrize(
+    ("document", "what"),
+    [
+        ([], "not a JSON object"),
+        ({"session_1": [{"dia_id": "D1:1", "text": "hi"}]}, "no 'speaker' field"),
+        ({"session_1": [], "qa": [{"question": "q", "evidence": ["D1:1"], "category": "x"}]}, "invalid literal"),
+    ],
+)
+def test_a_conversation_not_in_locomos_shape_is_one_line_naming_it(tmp_path: Path, document, what: str) -> None:
+    """An AttributeError, a KeyError or a ValueError came out as an internal error (a review)."""
+    (tmp_path / "7.json").write_text(json.dumps(document))
+    with pytest.raises(InvalidInput, match=f"conversation 7 is not in LoCoMo's shape .*{what}"):
+        locomo.load(tmp_path, (7,))
+
+
 def test_cli_runs_the_protocol_and_reports_every_slice(cli, tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     result = cli("eval", "locomo", str(DATA), "--conversations", "901", "--out", str(out), "--format", "json")

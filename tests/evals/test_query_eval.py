@@ -61,6 +61,15 @@ def test_baseline_json_and_skipped_ids(cli, eval_files, tmp_path: Path) -> None:
     assert "q3" in result.stderr and "skipped" in result.stderr
 
 
+def test_an_out_that_cannot_be_written_is_said_before_the_run(cli, eval_files, tmp_path: Path) -> None:
+    """A folder as --out failed with an internal error after every query had run (a review)."""
+    queries, truth, _ids, _gone = eval_files
+    for out, message in ((tmp_path, "is a folder"), (tmp_path / "q.jsonl" / "x.json", "cannot write in")):
+        result = cli("eval", "--queries", str(queries), "--ground-truth", str(truth), "--out", str(out))
+        assert result.exit_code == 2 and message in result.stderr and result.stdout == "", result
+        assert result.stderr.count("\n") == 1
+
+
 def test_no_resolvable_ground_truth_is_an_error(cli, fake_brain_path: Path, tmp_path: Path) -> None:
     q = _jsonl(tmp_path / "q.jsonl", [{"query_id": "a", "query": "x"}])
     g = _jsonl(tmp_path / "g.jsonl", [{"query_id": "a", "relevant_node_ids": ["deadbeef-0000-4000-8000-000000000000"]}])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +11,7 @@ from cyclopts import App, Parameter
 
 from cerebro.cli.common import open_brain
 from cerebro.cli.output import emit
+from cerebro.errors import InvalidInput
 from cerebro.logs import warn
 
 app = App(
@@ -22,6 +24,17 @@ app = App(
       cerebro eval locomo locomo10.zip --conversations 1,2
     """,
 )
+
+
+def _writable(out: Path | None) -> None:
+    """Checked before the run: a report that cannot be written is said at once, not after every query has run."""
+    if out is None:
+        return
+    if out.is_dir():
+        raise InvalidInput(f"--out {out} is a folder: name a file")
+    folder = next((p for p in out.absolute().parents if p.exists()), None)
+    if folder is None or not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise InvalidInput(f"--out {out}: cannot write in {folder}")
 
 
 def _write(out: Path | None, data: dict) -> None:
@@ -44,6 +57,7 @@ def eval_queries(
     """Macro recall@5/10/20 and MRR of recall on the current brain."""
     from cerebro.evals import queries as query_eval
 
+    _writable(out)
     pairs = query_eval.load(queries, ground_truth)
     with open_brain() as brain:
         report = query_eval.run(brain, pairs, limit=limit, threshold=threshold)
@@ -84,6 +98,7 @@ def eval_locomo(
     from cerebro.cli.progress import reporter
     from cerebro.evals import locomo
 
+    _writable(out)
     data = locomo.load(path, locomo.parse_numbers(conversations))
     if embed_model is not None:  # checked before the first brain: a bad name is one line, not a half-run
         from cerebro.embed.registry import resolve_settings
