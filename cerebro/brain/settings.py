@@ -58,7 +58,8 @@ def config_set(h: Handle, key: str, value: str) -> cerebro.reports.ConfigChange:
 
 def config_reset(h: Handle, key: str | None = None, *, all: bool = False) -> list[str]:
     """Drop a brain override (or every one with ``all=True``); returns the keys that were reset."""
-
+    if all and key:  # which was meant? --all reset every key and ignored the one named
+        raise InvalidInput("config reset takes a key or --all, not both")
     if all:
 
         def write_all(session: Session) -> list[str]:

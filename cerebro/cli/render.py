@@ -40,6 +40,12 @@ def render_scored(results, *, explain: bool, empty: str, expansion: str | None =
     return text
 
 
+def weight_text(weight: float) -> str:
+    """An edge's weight as upstream prints it (two decimals), or in three figures when that would run to hundreds of
+    digits (1e308 is a weight too)."""
+    return f"{weight:.2f}" if abs(weight) < 1e6 else f"{weight:.3g}"
+
+
 def render_anchor(anchor) -> str:  # noqa: ANN001
     """``src/a.py:3-9 stale (commit 1a2b3c4d, ref v1)`` — one anchor and its status, for a bullet."""
     from cerebro.anchors import label

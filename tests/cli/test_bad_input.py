@@ -82,6 +82,8 @@ CASES = [
     (("add", "x", "--origin-actor", "a\udcffb"), 2, "not valid UTF-8"),
     (("relation", "add", "\udcfe"), 2, "not valid UTF-8"),
     (("relation", "add", "x\ny"), 2, "control character"),
+    (("config", "reset", "prime_limit", "--all"), 2, "a key or --all, not both"),
+    (("stats", "--last", "5"), 2, "--last applies with --metrics"),
     (("relation", "add", "cls1", "--class", "a\x1b[31mb"), 2, "control character"),
     (("relation", "add", "r" * 101), 2, "longer than 100"),
     (("config", "set", "fusion", "\udcff"), 2, "not valid UTF-8"),

@@ -90,6 +90,8 @@ def test_readd_keeps_id_and_weight_unless_given_and_reasserts_window(cli, pair, 
     assert rows == [(first["id"], 2.0, None, None)]
     e = detail(brain_path, a).edges[0]
     assert (e.weight, e.valid_at, e.invalid_at) == (2.0, None, None)
+    huge = ok(cli("edge", a, b, "supports", "--weight", "1e308"))
+    assert huge.stdout == f"Updated edge {a[:8]} -[supports]-> {b[:8]} (weight 1e+308)\n"  # not 309 digits
 
     # Re-add with only the upper bound: it is the new window's.
     fourth = ok(cli("edge", a, b, "supports", "--invalid-at", "2026-09-01", "--format", "json")).json()
@@ -261,6 +263,9 @@ def test_relation_add_again_with_class_updates_it(cli, brain_path):
     ok(cli("relation", "add", "cites"))
     data = ok(cli("relation", "add", "cites", "--class", "citation", "--format", "json")).json()
     assert (data["created"], data["traversal_class"]) == (False, "citation")
+    said = ok(cli("relation", "add", "cites", "--class", "structural")).stdout
+    assert said == "Already registered: cites (class now structural)\n"  # not a bare "Already registered"
+    ok(cli("relation", "add", "cites", "--class", "citation"))
     with Brain.open(brain_path) as brain:
         assert {r.name: r.traversal_class for r in brain.relations()}["cites"] == "citation"
 

@@ -33,9 +33,14 @@ def edge(
         result = brain.add_edge(source, target, relation, weight=weight, valid_at=valid_at, invalid_at=invalid_at)
     if not result.registered:
         warn(f"relation {quote(relation)} is not registered (see 'cerebro relation list'); edge stored anyway")
+    from cerebro.cli.render import weight_text
+
     e = result.edge
     verb = "Added" if result.created else "Updated"
-    emit(result.to_dict(), f"{verb} edge {e.source_id[:8]} -[{e.relation}]-> {e.target_id[:8]} (weight {e.weight:.2f})")
+    emit(
+        result.to_dict(),
+        f"{verb} edge {e.source_id[:8]} -[{e.relation}]-> {e.target_id[:8]} (weight {weight_text(e.weight)})",
+    )
 
 
 relation_app = App(
@@ -64,7 +69,13 @@ def relation_add(
     """
     with open_brain() as brain:
         info, created = brain.add_relation(name, traversal_class=class_)
-    emit(info.to_dict() | {"created": created}, f"{'Registered' if created else 'Already registered'}: {info.name}")
+    if created:
+        said = f"Registered: {info.name}"
+    elif class_ is not None:  # an existing relation given a class: it takes it
+        said = f"Already registered: {info.name} (class now {info.traversal_class})"
+    else:
+        said = f"Already registered: {info.name}"
+    emit(info.to_dict() | {"created": created}, said)
 
 
 @relation_app.command(name="list")

@@ -148,13 +148,15 @@ def get(
 
             lines += [f"- anchor: {render_anchor(a)}" for a in node.anchors]
         if detail.edges:
+            from cerebro.cli.render import weight_text
+
             lines += ["", "### Edges"]
             for edge in detail.edges:
                 arrow = f"→ {edge.target_id[:8]}" if edge.source_id == node.id else f"← {edge.source_id[:8]}"
                 window = ""
                 if edge.valid_at or edge.invalid_at:
                     window = f" [{json_time(edge.valid_at) or '-∞'}, {json_time(edge.invalid_at) or '∞'})"
-                lines.append(f"- {arrow} {edge.relation} (weight {edge.weight:.2f}){window}")
+                lines.append(f"- {arrow} {edge.relation} (weight {weight_text(edge.weight)}){window}")
         if chain is not None:
             lines += ["", render_provenance(chain)]
         return "\n".join(lines)

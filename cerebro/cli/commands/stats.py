@@ -17,7 +17,7 @@ NO_METRICS = "\nNo metrics data. Run 'cerebro ingest' to collect session metrics
 def stats(
     *,
     metrics: Annotated[bool, Parameter(help="Also show session metrics per turn (run 'cerebro ingest' first)")] = False,
-    last: Annotated[int, Parameter(help="With --metrics: how many recent turns")] = 50,
+    last: Annotated[int | None, Parameter(help="With --metrics: how many recent turns (default 50)")] = None,
 ) -> None:
     """Brain health: memories by status and type, edges, pending embeddings, model, schema.
 
@@ -26,6 +26,9 @@ def stats(
       cerebro stats --metrics --last 20
       cerebro stats --format json
     """
+    if last is not None and not metrics:  # it was silently ignored: the user asked for something not shown
+        raise InvalidInput("--last applies with --metrics")
+    last = 50 if last is None else last
     if last < 1:
         raise InvalidInput(f"--last must be at least 1, got {last}")
     with open_brain() as brain:
