@@ -67,6 +67,8 @@ def run(
     brain: Brain, pairs: list[tuple[str, str, list[str]]], *, limit: int, threshold: float | None
 ) -> dict[str, Any]:
     active = {node.id for node in brain.list(status="active", limit=10**9)}
+    if threshold is None:  # the brain's own, recorded: a baseline says which threshold its numbers were made with
+        threshold = float(brain.config_value("recall_threshold"))
     tally = Tally()
     missing: dict[str, list[str]] = {}
     per_query = []

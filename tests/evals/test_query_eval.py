@@ -54,6 +54,7 @@ def test_baseline_json_and_skipped_ids(cli, eval_files, tmp_path: Path) -> None:
     assert set(report) >= {"generated_at", "brain", "scorer_weights", "params", "metrics"}
     assert report["scorer_weights"] == {"relevance": 0.35, "importance": 0.25, "recency": 0.25, "structural": 0.15}
     assert report["params"]["limit"] == 20
+    assert report["params"]["threshold"] == 0.3  # the brain's recall_threshold, said (it was null unless given)
     assert report["params"]["queries"] == 2  # q3 had no active ground truth: skipped
     assert report["metrics"]["recall@5"] == 1.0
     assert report["metrics"]["MRR"] == 1.0
