@@ -22,7 +22,7 @@ import socket
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cerebro import paths
 from cerebro.errors import InvalidInput, quote
@@ -67,18 +67,20 @@ def parse_address(text: str, *, allow_remote: bool = False) -> tuple[str, int]:
 
 def _read_token(path: Path) -> str:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        # O_NONBLOCK: a FIFO planted there must not hang the start (the type is checked before anything is read)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise InvalidInput(
             f"cannot read the MCP token file {path} ({exc.strerror}): delete it; the next start makes a new one"
         ) from None
+    info = os.fstat(fd)  # before it is read as text: a folder or a FIFO there is refused, not read
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        os.close(fd)
+        raise InvalidInput(
+            f"the MCP token file {path} is not a private file of yours (mode {stat.S_IMODE(info.st_mode):o}): "
+            "delete it; the next start makes a new one"
+        )
     with os.fdopen(fd, "r", encoding="utf-8") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-            raise InvalidInput(
-                f"the MCP token file {path} is not a private file of yours (mode {stat.S_IMODE(info.st_mode):o}): "
-                "delete it; the next start makes a new one"
-            )
         token = handle.read().strip()
     if len(token) < 32:
         raise InvalidInput(
@@ -161,6 +163,51 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+MAX_CONNECTIONS = 128
+HEADER_SECONDS = 10.0  # a request's headers arrive within this, or the connection is closed
+
+
+def _headers_in_time() -> type:
+    """uvicorn's HTTP/1.1 protocol, closing a connection that has not finished a request's headers within
+    :data:`HEADER_SECONDS` of connecting or of its last answer. uvicorn has no such limit: a client that sent a header
+    line now and then held its connection (and a file descriptor) for ever — a few hundred of them, and a real
+    client could not connect (a review). No token is needed to open a connection, so this comes before it."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadersInTime(H11Protocol):
+        _header_timer: Any = None
+
+        def connection_made(self, transport: Any) -> None:  # noqa: ANN401 - an asyncio transport
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.cycle is not None and not self.cycle.response_complete:  # a request's headers are in
+                self._disarm()
+            elif self._header_timer is None and not self.transport.is_closing():
+                self._arm()  # the next request of a kept-alive connection is arriving
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._header_timer = self.loop.call_later(HEADER_SECONDS, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _too_slow(self) -> None:
+            self._header_timer = None
+            if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
+                self.transport.close()
+
+    return HeadersInTime
+
+
 def serve(server: CerebroServer, host: str, port: int) -> None:
     """Serve ``server`` (a :class:`cerebro.mcp.server.CerebroServer`) on ``host:port`` until interrupted."""
     import asyncio
@@ -170,6 +217,13 @@ def serve(server: CerebroServer, host: str, port: int) -> None:
 
     token = ensure_token()
     security = None
+    if not is_loopback(host):
+        print(
+            "cerebro mcp: warning: plain HTTP — the token and every memory cross the network unencrypted; reach it "
+            "through an SSH tunnel or a TLS proxy",
+            file=sys.stderr,
+            flush=True,
+        )
     if is_loopback(host):
         named = f"[{host}]" if ":" in host else host
         security = TransportSecuritySettings(
@@ -187,7 +241,14 @@ def serve(server: CerebroServer, host: str, port: int) -> None:
         file=sys.stderr,
         flush=True,
     )
-    config = uvicorn.Config(BearerAuth(app, token), log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        BearerAuth(app, token),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        http=_headers_in_time(),
+        limit_concurrency=MAX_CONNECTIONS,  # past it, 503: a flood of idle sockets cannot use up the descriptors
+    )
     server.start()
     try:
         asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))

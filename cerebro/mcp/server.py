@@ -157,7 +157,6 @@ class CerebroServer:
     # ------------------------------------------------------------------ the project
 
     async def _ensure_project(self, ctx: Context) -> None:
-        self._note_client(ctx)
         if self.host.project_dir is not None:
             return
         if self._resolving is None:
@@ -168,11 +167,19 @@ class CerebroServer:
             directory = await self._first_root(ctx) if self.use_roots else None
             self.host.set_project(directory or Path.cwd())
 
-    def _note_client(self, ctx: Context) -> None:
-        if self.host.client_name is None:
-            params = getattr(ctx.session, "client_params", None)
-            info = getattr(params, "client_info", None)
-            self.host.client_name = getattr(info, "name", None) or ""
+    @staticmethod
+    def _client_of(ctx: Context) -> str:
+        """The calling session's client name (from its ``initialize``): each HTTP session has its own, and its
+        writes are stamped with it (the first client's name was stamped on every session's)."""
+        params = getattr(ctx.session, "client_params", None)
+        info = getattr(params, "client_info", None)
+        name = getattr(info, "name", None)
+        return name if isinstance(name, str) else ""
+
+    def _run_for(self, client: str, work: Callable[..., T], *args: Any) -> tuple[bool, Any]:  # noqa: ANN401 - the work's arguments and answer
+        """:meth:`_run` on behalf of ``client``: set in the brain thread, where calls run one at a time."""
+        self.host.client_name = client
+        return self._run(work, *args)
 
     async def _first_root(self, ctx: Context) -> Path | None:
         """The client's first ``file://`` root, when it declares roots; None on any failure."""
@@ -228,7 +235,7 @@ class CerebroServer:
             return error_result(problem)
         await self._ensure_project(ctx)
         try:
-            done = await self._in_brain_thread(self._run, spec.run, arguments)
+            done = await self._in_brain_thread(self._run_for, self._client_of(ctx), spec.run, arguments)
         finally:
             self._after_answer()
         if not done[0]:
@@ -267,7 +274,9 @@ class CerebroServer:
     async def _prime(self, ctx: Context) -> str:
         await self._ensure_project(ctx)
         try:
-            ok, outcome = await self._in_brain_thread(self._run, lambda host: tools.prime(host)[0])
+            ok, outcome = await self._in_brain_thread(
+                self._run_for, self._client_of(ctx), lambda host: tools.prime(host)[0]
+            )
         finally:
             self._after_answer()
         if not ok:

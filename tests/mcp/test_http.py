@@ -24,8 +24,8 @@ INIT = {
 }
 
 
-def start(home: Path, project: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    env = {**{k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}, **server_env(home)}
+def start(home: Path, project: Path, *extra: str, **env_extra: str) -> tuple[subprocess.Popen[str], str]:
+    env = {**{k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}, **server_env(home), **env_extra}
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.mcp.launch", "mcp", "--project", str(project), "--http", "127.0.0.1:0", *extra],
         env=env,
@@ -111,6 +111,76 @@ def test_requests_need_the_generated_bearer_token(home: Path, fake_brain_path: P
         stop(proc)
 
 
+def test_a_connection_that_never_finishes_its_headers_is_closed(
+    home: Path, fake_brain_path: Path, project: Path
+) -> None:
+    """uvicorn waits for ever on a client that sends a header line now and then: a few hundred of them held every
+    file descriptor, and no real client could connect (a review). No token is needed to open a connection."""
+    import socket
+    import time
+
+    proc, url = start(home, project, TEST_MCP_HEADER_SECONDS="0.5")
+    try:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        slow = socket.create_connection(("127.0.0.1", port), timeout=30)
+        slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        deadline = time.monotonic() + 30
+        closed = False
+        while not closed and time.monotonic() < deadline:  # a header line every 0.2 s: the limit is on the whole
+            time.sleep(0.2)
+            try:
+                slow.sendall(b"X-Slow: 1\r\n")
+                slow.settimeout(0.01)
+                closed = slow.recv(1) == b""
+            except TimeoutError:
+                continue
+            except OSError:
+                closed = True
+        assert closed
+        token = (home / "mcp-token").read_text().strip()
+        assert post(url, {"Authorization": f"Bearer {token}"})[0] == 200  # a prompt client is served
+    finally:
+        stop(proc)
+
+
+def test_each_session_writes_under_its_own_clients_name(home: Path, fake_brain_path: Path, project: Path) -> None:
+    """The first client to call a tool named every later session's writes (a review): its name was kept once for
+    the whole server."""
+    proc, url = start(home, project)
+    try:
+        token = (home / "mcp-token").read_text().strip()
+
+        async def body() -> None:
+            from mcp import ClientSession, types
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            ids = {}
+            for name in ("first-client", "second-client", "first-client"):
+                client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+                async with (
+                    client,
+                    streamable_http_client(url, http_client=client) as (read, write),
+                    ClientSession(read, write, client_info=types.Implementation(name=name, version="1")) as session,
+                ):
+                    await session.initialize()
+                    stored = await session.call_tool("remember", {"content": f"written by {name} {len(ids)}"})
+                    ids[stored.structured_content["id"]] = name
+            async with (
+                create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client,
+                streamable_http_client(url, http_client=client) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                for node_id, name in ids.items():
+                    got = await session.call_tool("get", {"id": node_id})
+                    assert got.structured_content["origin_actor"] == name, got.structured_content
+
+        run(body)
+    finally:
+        stop(proc)
+
+
 @pytest.mark.parametrize("address", ["0.0.0.0:0", "192.0.2.10:8765", "example.com:8765", "[::]:0"])
 def test_a_host_that_is_not_loopback_is_refused(home: Path, fake_brain_path: Path, project: Path, address: str) -> None:
     done = cli(home, "mcp", "-p", str(project), "--http", address, check=False, timeout=60)
@@ -135,3 +205,9 @@ def test_a_token_file_others_could_read_or_a_symlink_is_refused(
     token_file.symlink_to(elsewhere)
     done = cli(home, "mcp", "-p", str(project), "--http", "127.0.0.1:0", check=False, timeout=60)
     assert done.returncode == 2 and "cannot read the MCP token file" in done.stderr
+    token_file.unlink()
+    for planted in ("fifo", "folder"):  # a FIFO hung the start for ever; a folder said "Is a directory: 3"
+        os.mkfifo(token_file, 0o600) if planted == "fifo" else token_file.mkdir(mode=0o700)
+        done = cli(home, "mcp", "-p", str(project), "--http", "127.0.0.1:0", check=False, timeout=60)
+        assert done.returncode == 2 and "not a private file of yours" in done.stderr, (planted, done.stderr)
+        token_file.unlink() if planted == "fifo" else token_file.rmdir()
