@@ -244,6 +244,13 @@ def connect(url: str, project: str) -> RawConnection:
     return RawConnection(conn, project)
 
 
+# One writer at a time per project, as SQLite's BEGIN IMMEDIATE gives a brain file: at READ COMMITTED, two
+# read-modify-writes (a reinforcement's counter, an outcome, a supersession's "is it still active?") interleaved and
+# one was lost, or both succeeded (a review). Taken first in every write transaction, released at its end; a wait for
+# it honours lock_timeout and the statement timeout like any lock.
+WRITER_LOCK = "SELECT pg_advisory_xact_lock(hashtext('cerebro writer ' || current_setting('cerebro.project')))"
+
+
 def create_engine(url: str, project: str | None) -> Engine:
     """A SQLAlchemy engine whose every connection is scoped to ``project`` (None: unscoped, for migrations)."""
     import sqlalchemy as sa
@@ -269,6 +276,13 @@ def create_engine(url: str, project: str | None) -> Engine:
         @sa.event.listens_for(engine, "connect")
         def _on_connect(dbapi_conn: Any, _record: object) -> None:  # noqa: ANN401 - a psycopg connection
             scope(dbapi_conn, project)
+
+        @sa.event.listens_for(engine, "begin")
+        def _on_begin(conn: Any) -> None:  # noqa: ANN401 - a SQLAlchemy connection
+            from cerebro.db.engine import WRITE_OPTION
+
+            if conn.get_execution_options().get(WRITE_OPTION, False):
+                conn.exec_driver_sql(WRITER_LOCK)
 
     @sa.event.listens_for(engine, "before_cursor_execute", retval=True)
     def _to_postgresql(_conn: object, _cursor: object, statement: str, parameters: Any, *_: object) -> Any:  # noqa: ANN401 - SQLAlchemy's hook

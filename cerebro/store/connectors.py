@@ -180,8 +180,11 @@ class PostgresConnector:
     def write(self, conn: Connection) -> Iterator[Connection]:
         if conn.in_transaction:
             raise RuntimeError("a raw write cannot run inside another transaction on its connection")
+        from cerebro.db.postgres import WRITER_LOCK
+
         conn.execute("BEGIN")
         try:
+            conn.execute(WRITER_LOCK)
             yield conn
             conn.execute("COMMIT")
         except BaseException:
@@ -190,9 +193,12 @@ class PostgresConnector:
 
     def try_write(self, conn: Connection, work: Callable[[Connection], object], *, wait_ms: int) -> bool:
         try:
+            from cerebro.db.postgres import WRITER_LOCK
+
             conn.execute("BEGIN")
             try:
                 conn.execute(f"SET LOCAL lock_timeout = {int(wait_ms)}")
+                conn.execute(WRITER_LOCK)
                 work(conn)
                 conn.execute("COMMIT")
             except BaseException:

@@ -77,3 +77,61 @@ def test_two_machines_of_four_agents_pushing_while_they_add_land_every_memory_on
     added = [node_id for report in reports for node_id in report[1]]
     assert len(added) == PROCESSES * ADDS_EACH
     assert sorted(listed) == sorted(added)  # every memory, exactly once
+
+
+def test_concurrent_writers_of_one_project_take_turns(team_url) -> None:
+    """Write transactions at READ COMMITTED interleaved their reads and writes: three agents reinforcing one memory
+    40 times each left 78 reinforcements, and two supersessions of one memory both succeeded (a review). Each write
+    now takes the project's writer lock first, as BEGIN IMMEDIATE does on a brain file."""
+    import threading
+
+    from cerebro import Brain
+
+    Brain.init(team_url, embed_provider="none", team_project="race")
+    with Brain.open(team_url, team_project="race") as brain:
+        target = brain.add("race target memory")
+        olds = [brain.add(f"old fact {n}") for n in range(5)]
+
+    def reinforce(errors: list[str]) -> None:
+        with Brain.open(team_url, team_project="race") as mine:
+            for _ in range(20):
+                try:
+                    mine.reinforce(target)
+                    mine.record_outcome(target, success=True)
+                except Exception as exc:  # noqa: BLE001 - counted, then asserted absent
+                    errors.append(type(exc).__name__)
+
+    errors: list[str] = []
+    workers = [threading.Thread(target=reinforce, args=(errors,)) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    with Brain.open(team_url, team_project="race") as brain:
+        node = brain.get(target).node
+    assert errors == []
+    assert node.times_reinforced == 60 and node.metadata["outcomes"]["success"] == 60
+
+    handles = [Brain.open(team_url, team_project="race") for _ in range(2)]
+    try:
+        for old in olds:
+            barrier, results = threading.Barrier(2), []
+
+            def supersede(
+                handle: Brain, old: str = old, barrier: threading.Barrier = barrier, out: list = results
+            ) -> None:
+                barrier.wait()
+                try:
+                    out.append(handle.supersede(old, f"new fact for {old[:8]}"))
+                except Exception as exc:  # noqa: BLE001 - the loser is told the memory is no longer active
+                    out.append(exc)
+
+            pair = [threading.Thread(target=supersede, args=(h,)) for h in handles]
+            for thread in pair:
+                thread.start()
+            for thread in pair:
+                thread.join(timeout=60)
+            assert sum(isinstance(r, str) for r in results) == 1, results  # one replacement, never two
+    finally:
+        for handle in handles:
+            handle.close()
