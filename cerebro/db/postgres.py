@@ -117,6 +117,8 @@ _TOKENS = re.compile(
     r"|(?P<hint>(?<=[\s(])\+(?=(?:status|relation|type|updated_at)\b))"
     r"|(?P<char>\bchar\()"  # SQLite's char(n) is PostgreSQL's chr(n)
     r"|(?P<instr>\binstr\()"  # instr(text, part) is strpos(text, part)
+    # byte order: SQLite's BINARY is PostgreSQL's "C" (a database's own collation may be en_US, where ranges differ)
+    r"|(?P<collate>\bCOLLATE\s+(?:BINARY\b|\"BINARY\"))"
     # SQLite's datetime(t) reads a time Go cerebro may have stored as RFC 3339 with an offset; a team brain holds
     # only what cerebro wrote, the storage layout, so there it is the text itself
     r"|(?P<datetime>\bdatetime\()"
@@ -142,6 +144,8 @@ def pg_sql(sql: str, *, placeholders: bool) -> str:
             return "strpos("
         if kind == "datetime":
             return "("
+        if kind == "collate":
+            return 'COLLATE "C"'
         if kind == "is":
             return "IS NOT DISTINCT FROM "
         if kind == "conflict":

@@ -39,10 +39,13 @@ def resolve_prefix(fetch: Fetch, prefix: str, *, table: str, noun: str) -> str:
             raise NotFound(f"no {noun} found with id {quote(candidate)}")
         return candidate
     bounds = {"lo": candidate, "hi": candidate + _RANGE_TOP}
-    matches = fetch(f"SELECT id FROM {table} WHERE id >= :lo AND id < :hi ORDER BY id LIMIT 2", bounds)
+    # In byte order (COLLATE BINARY; "C" on PostgreSQL): under a database's en_US collation U+10FFFF sorts below
+    # "0", the range held nothing and no prefix resolved on a team brain (a review).
+    within = f"{table} WHERE id COLLATE BINARY >= :lo AND id COLLATE BINARY < :hi"
+    matches = fetch(f"SELECT id FROM {within} ORDER BY id COLLATE BINARY LIMIT 2", bounds)
     if not matches:
         raise NotFound(f"no {noun} found with prefix {quote(prefix)}")
     if len(matches) > 1:
-        count = fetch(f"SELECT COUNT(*) FROM {table} WHERE id >= :lo AND id < :hi", bounds)[0][0]
+        count = fetch(f"SELECT COUNT(*) FROM {within}", bounds)[0][0]
         raise AmbiguousId(f"ambiguous prefix {quote(prefix)} matches {count} {noun}s; give more characters")
     return str(matches[0][0])

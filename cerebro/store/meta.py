@@ -18,7 +18,7 @@ def get(session: Session, key: str, default: str | None = None) -> str | None:
 def get_many(session: Session, prefix: str) -> dict[str, str]:
     # A range query rather than LIKE, so '_' and '%' in keys are not wildcards.
     rows = session.execute(
-        text("SELECT key, value FROM schema_meta WHERE key >= :lo AND key < :hi"),
+        text("SELECT key, value FROM schema_meta WHERE key COLLATE BINARY >= :lo AND key COLLATE BINARY < :hi"),
         {"lo": prefix, "hi": prefix + "\U0010ffff"},
     ).all()
     return dict(rows)
@@ -38,7 +38,9 @@ def delete(session: Session, key: str) -> bool:
 
 def delete_prefix(session: Session, prefix: str) -> int:
     return changed(
-        session, "DELETE FROM schema_meta WHERE key >= :lo AND key < :hi", {"lo": prefix, "hi": prefix + "\U0010ffff"}
+        session,
+        "DELETE FROM schema_meta WHERE key COLLATE BINARY >= :lo AND key COLLATE BINARY < :hi",
+        {"lo": prefix, "hi": prefix + "\U0010ffff"},
     )
 
 

@@ -191,7 +191,8 @@ def meta(conn: Connection, key: str, default: str | None = None) -> str | None:
 
 def config_values(conn: Connection) -> dict[str, str]:
     rows = conn.execute(
-        "SELECT key, value FROM schema_meta WHERE key >= 'config.' AND key < 'config.' || char(1114111)"
+        "SELECT key, value FROM schema_meta "
+        "WHERE key COLLATE BINARY >= 'config.' AND key COLLATE BINARY < 'config.' || char(1114111)"
     ).fetchall()
     return {key[len("config.") :]: value for key, value in rows}
 
@@ -311,7 +312,9 @@ def meta_items(conn: Connection, *, prefix: str = "") -> list[tuple[str, str]]:
     if not prefix:
         return conn.execute("SELECT key, value FROM schema_meta ORDER BY key").fetchall()
     return conn.execute(
-        "SELECT key, value FROM schema_meta WHERE key >= ? AND key < ? || char(1114111) ORDER BY key", (prefix, prefix)
+        "SELECT key, value FROM schema_meta WHERE key COLLATE BINARY >= ? AND key COLLATE BINARY < ? || char(1114111) "
+        "ORDER BY key COLLATE BINARY",
+        (prefix, prefix),
     ).fetchall()
 
 

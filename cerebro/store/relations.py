@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro.models import Relation
@@ -49,4 +49,5 @@ def remove(session: Session, name: str) -> bool:
 
 
 def list_all(session: Session) -> list[Relation]:
-    return list(session.exec(select(Relation).order_by(Relation.name)).all())
+    # In byte order on either engine (a team database's own collation may put "_x" before "alpha")
+    return list(session.exec(select(Relation).order_by(col(Relation.name).collate("BINARY"))).all())

@@ -37,6 +37,9 @@ from tests.helpers import assert_one_line_error
         ("instr(CAST(metadata AS TEXT), 'x') > 0", "strpos(CAST(metadata AS TEXT), 'x') > 0"),
         # a stored time read as an instant: a team brain holds the storage layout only (cerebro's own writes)
         ("coalesce(datetime(valid_at), valid_at) <= ?", "coalesce((valid_at), valid_at) <= %s"),
+        # byte order, whatever the database's own collation (under en_US no id prefix resolved, no setting was read)
+        ("WHERE id COLLATE BINARY >= :lo", 'WHERE id COLLATE "C" >= %(lo)s'),
+        ('ORDER BY relations.name COLLATE "BINARY"', 'ORDER BY relations.name COLLATE "C"'),
         ("WHERE metadata IS :wm", "WHERE metadata IS NOT DISTINCT FROM %(wm)s"),
         ("WHERE metadata IS NULL", "WHERE metadata IS NULL"),
         # a conflict target is unique per project
