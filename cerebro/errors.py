@@ -121,6 +121,20 @@ def shortened(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def from_team_database(exc: BaseException) -> CerebroError | None:
+    """What a PostgreSQL failure in the middle of a command is to its user (None: not one): a statement the server
+    canceled (its time limit, an administrator) or a lock it could not get is a busy brain; a server gone or refusing
+    is an unreadable one. Each was "internal error: QueryCanceled …" with SQLAlchemy's background link; the write's
+    transaction was rolled back either way. Told apart by the driver's module and SQLSTATE, without importing it."""
+    orig = getattr(exc, "orig", None) or exc
+    if not type(orig).__module__.startswith("psycopg"):
+        return None
+    first = " ".join(str(orig).strip().splitlines()[:1]) or type(orig).__name__
+    if getattr(orig, "sqlstate", None) in ("57014", "55P03", "40001", "40P01"):
+        return BrainBusy(f"the team database stopped the statement ({first}); nothing was written: try again")
+    return BrainUnreadable(f"the team database failed ({first}); nothing was written")
+
+
 def exit_name(code: int) -> str:
     """The name of an exit code, for machines (``--format json`` errors): the snake_case name of the error class
     that owns it (each code has exactly one), ``error`` for 1, ``interrupted`` for 130."""

@@ -20,6 +20,7 @@ from cerebro.brain.validate import (
     _check_limit,
     _check_type,
     check_label,
+    checked_origin,
     parse_metadata,
 )
 from cerebro.errors import InvalidInput, quote
@@ -47,7 +48,7 @@ def inbox_add(
     subtype = check_label(subtype, "subtype")  # as add checks it: approving makes the candidate a memory as it is
     importance = _check_importance(importance)
     content, meta_dict = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
-    stamp = origin or values.Origin.from_environment("api")
+    stamp = checked_origin(origin) or values.Origin.from_environment("api")
 
     def write(session: Session) -> str:
         return h.store.inbox.insert(

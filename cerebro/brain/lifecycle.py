@@ -14,7 +14,7 @@ from cerebro import clock, config, lifecycle, provenance, values
 from cerebro.brain import memories, status
 from cerebro.brain.embedding import tend_vector_index
 from cerebro.brain.handle import Handle
-from cerebro.brain.validate import _check_limit, _check_unit
+from cerebro.brain.validate import _check_limit, _check_unit, check_label
 from cerebro.errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:
@@ -213,6 +213,7 @@ def forget(h: Handle, subject: str, *, subtype: str | None, apply: bool, hard: b
 
     if not isinstance(subject, str) or not subject.strip():
         raise InvalidInput("forget needs a non-empty --subject")
+    check_label(subtype, "subtype")  # a NUL in it failed on a team brain
     if hard and not apply:
         raise InvalidInput("--hard only makes sense with --apply")
 

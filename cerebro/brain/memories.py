@@ -25,6 +25,7 @@ from cerebro.brain.validate import (
     _check_type,
     check_label,
     check_metadata_size,
+    checked_origin,
     parse_metadata,
 )
 from cerebro.errors import InvalidInput, NotFound, quote
@@ -70,7 +71,7 @@ def add(  # noqa: PLR0913 - the keyword-only fields of a memory
     importance = _check_importance(importance)
     content, user_meta = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
     meta_dict = metadata_with(h, user_meta, anchors, anchor_ref, beads_id)
-    stamp = origin or values.Origin.from_environment("api")
+    stamp = checked_origin(origin) or values.Origin.from_environment("api")
     vector, error = h.try_embed(content)  # outside the transaction: no lock held while embedding
     model = embedding.model_for(h, vector)
 
@@ -170,7 +171,7 @@ def add_many(
                     item.get("beads_id"),
                 ),
                 "provenance_root": bool(item.get("provenance_root", False)),
-                "origin": item.get("origin") or values.Origin.from_environment("api"),
+                "origin": checked_origin(item.get("origin")) or values.Origin.from_environment("api"),
             }
         )
     if found:
@@ -307,6 +308,7 @@ def list_memories(
         _check_type(type)
     if status is not None:
         _check_status(status)
+    check_label(None if subtype is UNSET else subtype, "subtype")  # a NUL in it failed on a team brain
     if not isinstance(limit, int) or isinstance(limit, bool) or not 0 < limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {quote(limit)}")
     with h.snapshot() as conn:  # on the raw connection: `cerebro list` imports no ORM (~0.3 s)
@@ -350,7 +352,7 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
         subtype = check_label(subtype, "subtype")
     content, user_meta = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
     meta_dict = metadata_with(h, user_meta, anchors, anchor_ref, beads_id)
-    stamp = origin or values.Origin.from_environment("api")
+    stamp = checked_origin(origin) or values.Origin.from_environment("api")
     vector, error = h.try_embed(content)
 
     def write(session: Session) -> str:

@@ -17,6 +17,7 @@ from cerebro.brain.validate import (
     _check_query,
     _check_unit,
     _parse_instant,
+    check_label,
 )
 from cerebro.errors import quote
 
@@ -72,6 +73,8 @@ def recall(
 
     query = _check_query(query)
     limit = _check_limit(limit)
+    if subtype is not UNSET:  # a NUL in the filter failed on a team brain ("text fields cannot contain NUL")
+        check_label(subtype, "subtype")
     when = _parse_instant(as_of)
     dims = h.embedding_settings()[2]
     embedding = query_embedding.under_way(h, query) if dims > 0 else None

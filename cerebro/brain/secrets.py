@@ -20,6 +20,8 @@ from cerebro.brain.handle import Handle
 from cerebro.brain.validate import _check_size, check_metadata_size
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import cerebro.reports
     from cerebro.db.types import Session
 
@@ -145,7 +147,7 @@ def redact_stored(
     from cerebro import redaction
     from cerebro.brain import exports
 
-    backup = exports.backup(h)
+    backup = exports.backup(h) if not h.is_team else _export_aside(h)
     changed: dict[tuple[str, str], tuple[str, str | None]] = {}
     for key, (content, metadata) in stored.items():
         parsed = _metadata(metadata)
@@ -187,7 +189,7 @@ def redact_stored(
         purged = h.store.texts.compact(conn)
     # Backups taken before (by hand, before an upgrade, by init --force) hold the secrets too: say which.
     older = sorted(
-        (p for p in backup.parent.glob(f"{h.file('a backup').stem}-*.sqlite") if p != backup),
+        (p for p in backup.parent.glob(f"{h.name}-*{backup.suffix}") if p != backup),
         key=lambda p: p.stat().st_mtime,
     )
     return cerebro.reports.SecretScan(
@@ -198,6 +200,19 @@ def redact_stored(
         log_purged=purged,
         older_backups=tuple(str(p) for p in older),
     )
+
+
+def _export_aside(h: Handle) -> Path:
+    """A team brain has no file to copy: its project's jsonl export, 0600 in the backups folder, is what was there
+    before (it failed with "a backup is made from a brain file", so no team brain could be redacted)."""
+    from cerebro import clock, paths
+    from cerebro.brain import exports
+
+    lines = exports.export(h, "jsonl")
+    target = paths.backups_dir() / f"{h.name}-{clock.now().strftime('%Y%m%dT%H%M%SZ')}.jsonl"
+    with paths.written_in_one_step(target) as partial:
+        partial.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return target
 
 
 def _dump(value: Any) -> str:  # noqa: ANN401 - JSON-shaped data

@@ -52,6 +52,16 @@ def check_label(value: object, what: str) -> str | None:
     return value
 
 
+def checked_origin(origin: Any) -> Any:  # noqa: ANN401 - a values.Origin or None, checked here
+    """``origin`` as given (None too), its fields held to a label's rules: a NUL or a line break in one was stored
+    in a brain file and failed on a team brain ("text fields cannot contain NUL")."""
+    if origin is None:
+        return None
+    for name in ("actor", "channel", "session", "host"):
+        check_label(getattr(origin, name, None), f"origin {name}")
+    return origin
+
+
 def _check_content(content: object) -> str:
     if not isinstance(content, str):
         raise InvalidInput("content must be text")

@@ -76,6 +76,10 @@ def failure_message(exc: BaseException) -> tuple[str, bool]:
 
     if isinstance(exc, CerebroError):
         return str(exc), False
+    from cerebro.errors import from_team_database
+
+    if (told := from_team_database(exc)) is not None:  # the team database's server: its connections opened afresh
+        return str(told), True
     if is_lock_error(exc):
         return str(
             BrainBusy("the brain stayed locked by other writers; try again, or look for a stuck cerebro process")

@@ -82,7 +82,9 @@ def set_embedding_model(session: Session, node_id: str, model: str) -> None:
 
 
 def ids_with_status(session: Session, status: str) -> list[str]:
-    return [r[0] for r in session.execute(text("SELECT id FROM nodes WHERE status = :s"), {"s": status}).all()]
+    """In id order: the same order on either engine (gc lists its evictions in it)."""
+    sql = "SELECT id FROM nodes WHERE status = :s ORDER BY id COLLATE BINARY"
+    return [r[0] for r in session.execute(text(sql), {"s": status}).all()]
 
 
 def contents_not_archived(session: Session, subtype: str | None) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ import json
 import os
 import stat
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -487,3 +488,28 @@ def test_secrets_in_a_links_metadata_are_found_and_redacted_in_a_team_brain(team
         assert h.write(lambda s: h.store.texts.replace(s, "edge", str(edge.id), "", clean, was=was)) is False  # changed
         assert brain.scan_secrets().findings == []
         assert [e.metadata for e in brain.get(a).edges] == [{"token": "[secret:aws-access-key]"}]
+
+
+def test_a_query_of_thousands_of_words_is_answered(team_url) -> None:
+    """A pasted document as the query: ~5,000 distinct words overflowed PostgreSQL's stack and ~11,000 its
+    parameters, where a brain file answered (a review)."""
+    Brain.init(team_url, embed_provider="none", team_project="long")
+    with Brain.open(team_url, team_project="long") as brain:
+        kept = brain.add("the zebra crossing near the office")
+        query = "zebra " + " ".join(f"word{n}" for n in range(6000))
+        assert brain.recall(query).ids == [kept]
+
+
+def test_secrets_redact_works_on_a_team_brain_keeping_an_export_aside(team_url) -> None:
+    """It stopped at "a backup is made from a brain file": no team brain could be redacted. The project's jsonl
+    export, in the backups folder, is what was there before."""
+    token = "AKIAQX3NZ7VGLD5KPW2M"
+    Brain.init(team_url, embed_provider="fake", team_project="alpha")
+    with Brain.open(team_url, team_project="alpha") as brain:
+        kept = brain.add(f"deploy key {token}", allow_secret=True)
+        done = brain.redact_secrets()
+        assert done.redacted and done.backup is not None and done.backup.endswith(".jsonl")
+        aside = Path(done.backup)
+        assert token in aside.read_text() and aside.stat().st_mode & 0o777 == 0o600
+        assert brain.get(kept).node.content == "deploy key [secret:aws-access-key]"
+        assert brain.scan_secrets().findings == []

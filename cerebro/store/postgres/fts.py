@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from cerebro.db.types import Connection, Session, Transaction
 
 
+MAX_TERMS = 512  # distinct query terms the keyword lane looks up (a brain file's FTS5 takes any number)
+
+
 def available(db: Transaction) -> bool:
     return True
 
@@ -67,7 +70,9 @@ def search(
     the memory's ``tsvector`` positions, the memory's length against the average. The matches are looked up in
     ``node_terms`` (a B-tree: row-level security keeps a GIN index out of reach, as no full-text operator is
     leakproof — ADR 0030, amendment of 2026-12-03), then tested with ``@@``."""
-    terms = query_terms(query, drop_stop_words=drop_stop_words)
+    # At most MAX_TERMS distinct terms: the statement chains one tsquery per term, and ~5,000 of them (a pasted
+    # document as the query) overflowed PostgreSQL's stack, ~11,000 its 65,535 parameters (a review).
+    terms = query_terms(query, drop_stop_words=drop_stop_words)[:MAX_TERMS]
     if not terms or limit <= 0:
         return []
     # One statement, one read of the matches. A term matches a memory by its tsquery (every word of a hyphenated
