@@ -130,6 +130,8 @@ def from_team_database(exc: BaseException) -> CerebroError | None:
     if not type(orig).__module__.startswith("psycopg"):
         return None
     first = " ".join(str(orig).strip().splitlines()[:1]) or type(orig).__name__
+    if getattr(orig, "sqlstate", None) == "54000":  # a text with more distinct words than a tsvector holds (1 MB)
+        return InvalidInput(f"the team brain cannot index this text ({first}): split it into smaller memories")
     if getattr(orig, "sqlstate", None) in ("57014", "55P03", "40001", "40P01"):
         return BrainBusy(f"the team database stopped the statement ({first}); nothing was written: try again")
     return BrainUnreadable(f"the team database failed ({first}); nothing was written")

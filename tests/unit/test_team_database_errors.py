@@ -7,7 +7,7 @@ import psycopg
 import pytest
 import sqlalchemy.exc
 
-from cerebro.errors import BrainBusy, BrainUnreadable, from_team_database
+from cerebro.errors import BrainBusy, BrainUnreadable, InvalidInput, from_team_database
 
 
 @pytest.mark.parametrize(
@@ -17,6 +17,7 @@ from cerebro.errors import BrainBusy, BrainUnreadable, from_team_database
         (psycopg.errors.LockNotAvailable("could not obtain lock"), BrainBusy),
         (psycopg.errors.AdminShutdown("terminating connection due to administrator command"), BrainUnreadable),
         (psycopg.OperationalError("server closed the connection unexpectedly\nThis probably means…"), BrainUnreadable),
+        (psycopg.errors.ProgramLimitExceeded("string is too long for tsvector (1427196 bytes)"), InvalidInput),
     ],
 )
 def test_the_servers_failures_become_a_busy_or_unreadable_brain(raised: Exception, expected: type) -> None:
