@@ -262,14 +262,22 @@ def delete(db: Transaction, node_id: str) -> None:
 
 
 def upsert(db: Transaction, node_id: str, vector: Sequence[float], *, fresh: bool = False) -> None:
-    """Write a node's vector. ``fresh``: the node was created in this transaction, so it has none yet."""
+    """Write a node's vector. ``fresh``: the node was created in this transaction, so it has none yet — which another
+    process may have made untrue (two imports of one file): the row at its rowid is checked all the same."""
     if not fresh:
         delete(db, node_id)
-    _note(db, node_id, vector)
     rowid = _node_rowid(db, node_id)
+    if rowid is None:
+        return  # its memory is gone (forgotten by another process meanwhile): no vector outlives it
+    _note(db, node_id, vector)
     if fresh:
         _forget_next(db, rowid)  # a new node on a reused rowid: a row left by a deleted one is not its own
-    taken = execute(db, "SELECT 1 FROM vec_nodes WHERE rowid = :r", {"r": rowid}).fetchone()
+    held = execute(db, "SELECT node_id FROM vec_nodes WHERE rowid = :r", {"r": rowid}).fetchone()
+    if held is not None and (held[0] == node_id or _node_rowid(db, held[0]) is None):
+        # its own vector after all (a second one went in beside it, and outlived a forget), or a gone memory's
+        execute(db, "DELETE FROM vec_nodes WHERE rowid = :r", {"r": rowid})
+        held = None
+    taken = held
     kind = element(db)
     params = {"id": node_id, "v": to_blob(vector, kind), "r": rowid}
     value = bound(kind, ":v")

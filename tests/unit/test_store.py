@@ -721,6 +721,23 @@ def test_a_vector_whose_rowid_another_holds_goes_elsewhere_and_both_are_found(tm
         assert found[b] == pytest.approx(vb, abs=0.02) and found[a] == pytest.approx(va, abs=0.02)
 
 
+@pytest.mark.file_only  # sqlite-vec's rowids
+def test_a_memory_thought_new_gets_one_vector_and_a_gone_memory_none(tmp_path: Path) -> None:
+    """Two imports of one file at once: each thought the memories new (read before its transaction), the second
+    wrote every vector beside the first (3,000 duplicates, one outliving a hard forget); an embedding finished after
+    its memory was forgotten wrote an orphan (a review)."""
+    with Brain.open(_fake_brain_file(tmp_path)) as brain:
+        a = brain.add("alpha walrus")
+        (va,) = brain.handle.embed(["alpha walrus again"])
+        brain.handle.write(lambda s: vec.upsert(s, a, va, fresh=True))  # it had a vector already
+        brain.handle.write(lambda s: vec.upsert(s, "no-such-memory", va, fresh=True))
+        brain.handle.write(lambda s: vec.upsert(s, "no-such-memory-either", va))
+        rows = brain.handle.read(lambda s: s.execute(meta.text("SELECT node_id FROM vec_nodes")).all())
+        assert [r[0] for r in rows] == [a]
+        with brain.handle.snapshot() as conn:
+            assert vec.vectors_for(conn, [a])[a] == pytest.approx(va, abs=0.02)  # the one written last
+
+
 @pytest.mark.file_only  # sqlite-vec's side table, by rowid
 def test_a_new_memory_on_a_reused_rowid_is_not_taken_for_reembedded(tmp_path: Path) -> None:
     """A memory removed behind the store's back (Go cerebro) leaves its next-model vector; a new memory that gets
