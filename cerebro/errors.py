@@ -121,6 +121,24 @@ def shortened(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def from_sqlite(exc: BaseException) -> CerebroError | None:
+    """What SQLite's refusal of a brain file is to its user (None: not one): a full disk, a read-only file or folder,
+    a file it cannot open. Each was "internal error: OperationalError: database or disk is full" (with SQLAlchemy's
+    statement and background link from the ORM paths); the transaction was rolled back, the brain is as it was."""
+    orig = getattr(exc, "orig", None) or exc
+    if type(orig).__module__.split(".")[0] not in ("sqlean", "sqlite3"):
+        return None
+    message = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+    if "disk is full" in message or "disk I/O error" in message:
+        return BrainUnreadable(f"the brain could not be written: {message} (nothing was written; free some space)")
+    if "readonly database" in message or "unable to open database file" in message:
+        return BrainUnreadable(
+            f"the brain could not be written: {message} (nothing was written; check the brain file's and its "
+            "folder's permissions, and its -wal and -shm files')"
+        )
+    return None
+
+
 def from_team_database(exc: BaseException) -> CerebroError | None:
     """What a PostgreSQL failure in the middle of a command is to its user (None: not one): a statement the server
     canceled (its time limit, an administrator) or a lock it could not get is a busy brain; a server gone or refusing

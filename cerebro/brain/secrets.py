@@ -185,8 +185,16 @@ def redact_stored(
     if replaced < len(changed):
         h.on_warning(f"{len(changed) - replaced} of {len(changed)} records changed while this ran: left as now stored")
     h.rollback()
-    with h.raw_in_use() as conn:
-        purged = h.store.texts.compact(conn)
+    try:
+        with h.raw_in_use() as conn:
+            purged = h.store.texts.compact(conn)
+    except Exception as exc:  # the redaction is committed: a busy brain only defers the compaction
+        from cerebro.retry import is_lock_error
+
+        if not is_lock_error(exc):
+            raise
+        h.on_warning("redacted; the old text's free pages were not compacted (the brain was busy): run it again later")
+        purged = False
     # Backups taken before (by hand, before an upgrade, by init --force) hold the secrets too: say which.
     older = sorted(
         (p for p in backup.parent.glob(f"{h.name}-*{backup.suffix}") if p != backup),

@@ -114,7 +114,7 @@ class BackgroundWarm:
         copy = WarmVectors()
         loaded = False
         try:
-            conn = connect_raw(self._path, wal=False)
+            conn = connect_raw(self._path, wal=False, create=False)  # a brain purged meanwhile is not made again
             try:
                 with raw_read(conn):
                     loaded = copy.load(conn)

@@ -449,3 +449,39 @@ def test_a_failed_write_never_prints_the_text_it_was_writing(fake_brain_path: Pa
     with Brain.open(fake_brain_path) as brain, pytest.raises(Exception, match="disk is full") as caught:
         brain.update(node_id, content="private memory text: the contract price is 41234")
     assert "41234" not in str(caught.value)
+
+
+def test_a_redaction_committed_while_another_writer_holds_the_brain_still_reports_success(
+    fake_brain: Brain, monkeypatch: pytest.MonkeyPatch, warnings: list[str]
+) -> None:
+    """The compaction after the redaction's commit met another process's write lock: "database is locked" came out as
+    an internal error although every secret was gone, and a second run, finding none, never compacted (a review)."""
+    import threading
+
+    from cerebro.db.engine import connect_raw
+    from cerebro.store import texts
+
+    fake_brain.add(f"deploy key {AWS}", allow_secret=True)
+    real, holding, release = texts.compact, threading.Event(), threading.Event()
+
+    def another_writer() -> None:
+        other = connect_raw(fake_brain.path)
+        other.execute("BEGIN IMMEDIATE")
+        holding.set()
+        release.wait(30)
+        other.execute("ROLLBACK")
+        other.close()
+
+    def compact_while_held(conn):  # noqa: ANN001, ANN202 - the store's own compaction, under another's lock
+        threading.Thread(target=another_writer, daemon=True).start()
+        holding.wait(30)
+        try:
+            return real(conn)
+        finally:
+            release.set()
+
+    monkeypatch.setattr(texts, "compact", compact_while_held)
+    done = fake_brain.redact_secrets()
+    assert done.redacted and done.log_purged is False
+    assert fake_brain.scan_secrets().findings == []
+    assert any("not compacted" in w for w in warnings)
