@@ -472,7 +472,7 @@ def test_a_redaction_committed_while_another_writer_holds_the_brain_still_report
         other.execute("ROLLBACK")
         other.close()
 
-    def compact_while_held(conn):  # noqa: ANN001, ANN202 - the store's own compaction, under another's lock
+    def compact_while_held(conn):  # the store's own compaction, under another's lock
         threading.Thread(target=another_writer, daemon=True).start()
         holding.wait(30)
         try:
