@@ -205,11 +205,35 @@ def upgrade_lock(path: Path, suffix: str = "lock") -> Iterator[None]:
     lock_path = lock_dir / f"{key}.{suffix}"
     fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, paths.FILE_MODE)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _wait_for_lock(fd, path)
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+UPGRADE_WAIT_SECONDS = 120.0  # a 60,000-memory upgrade of a Go brain takes ~30 s here: room for it, not for ever
+
+
+def _wait_for_lock(fd: int, path: Path) -> None:
+    """The lock, waiting for another process's upgrade at most :data:`UPGRADE_WAIT_SECONDS`: a process stopped in
+    the middle of one (Ctrl-Z on a terminal's upgrade) held every hook and server that opened the brain for ever."""
+    import time
+
+    from cerebro.errors import BrainBusy
+
+    deadline = time.monotonic() + UPGRADE_WAIT_SECONDS
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise BrainBusy(
+                    f"another cerebro process has been upgrading {path} for {UPGRADE_WAIT_SECONDS:.0f} s: let it "
+                    "finish, or look for a stopped one (a suspended job, `jobs`)"
+                ) from None
+            time.sleep(0.1)
 
 
 def has_no_tables(conn: Connection) -> bool:
