@@ -32,17 +32,10 @@ def _load_nodes(store: Store, session: Session, ids: Sequence[str]) -> list[Any]
 HOLDING_RELATIONS = ("derived_from", "supersedes")
 
 
-def _holders(h: Handle) -> set[str]:
-    """The active memories that hold others' content: sources of a ``derived_from`` or ``supersedes`` edge."""
-    with h.snapshot() as conn:
-        ids = [row[0] for row in h.store.reads.rows(conn, "nodes", ["id"], "id")]
-        return set().union(*(h.store.graph.sources_with(conn, ids, relation) for relation in HOLDING_RELATIONS))
-
-
 def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> cerebro.reports.GcReport:
     """Archive active memories whose retention fell below the threshold (flag > config > 0.01), but those that
-    hold others' content (a consolidation's summary, a supersession's replacement: ADR 0058)."""
-    holders = _holders(h)
+    hold others' content (a consolidation's summary, a supersession's replacement: ADR 0058) — asked within the
+    write, where a supersession made since gc's start counts (read before it, the replacement was archived)."""
 
     def work(session: Session) -> cerebro.reports.GcReport:
         limit = threshold
@@ -52,13 +45,13 @@ def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> cerebro.reports.
         now = clock.now()
         ids = h.store.nodes.ids_with_status(session, "active")
         active = _load_nodes(h.store, session, ids)
-        evicted = []
+        below = [(node, score) for node in active if (score := lifecycle.retention(node, now)) < limit]
+        ids_below = [node.id for node, _ in below]
+        holders = set().union(*(h.store.graph.sources_with(session, ids_below, r) for r in HOLDING_RELATIONS))
+        evicted = [(node, score) for node, score in below if node.id not in holders]
         by_type: dict[str, int] = {}
-        for node in active:
-            score = lifecycle.retention(node, now)
-            if score < limit and node.id not in holders:
-                evicted.append((node, score))
-                by_type[node.type] = by_type.get(node.type, 0) + 1
+        for node, _ in evicted:
+            by_type[node.type] = by_type.get(node.type, 0) + 1
         if not dry_run:
             stamp = clock.format_ts(now)
             for node, _ in evicted:

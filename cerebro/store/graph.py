@@ -7,9 +7,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from cerebro.store.reads import chunks, edge_window
+from cerebro.store.sql import execute
 
 if TYPE_CHECKING:
-    from cerebro.db.types import Connection
+    from cerebro.db.types import Connection, Transaction
 
 
 def edges_touching(
@@ -68,16 +69,13 @@ def targets(conn: Connection, sources: Sequence[str], relation: str) -> list[str
     return found
 
 
-def sources_with(conn: Connection, ids: Sequence[str], relation: str) -> set[str]:
-    """Those of ``ids`` with at least one outgoing ``relation`` edge."""
+def sources_with(db: Transaction, ids: Sequence[str], relation: str) -> set[str]:
+    """Those of ``ids`` with at least one outgoing ``relation`` edge; ``db`` a raw connection or a session (gc asks
+    within its write, where an edge made since its read counts)."""
     found: set[str] = set()
     for part in chunks(list(ids)):
-        marks = ",".join("?" * len(part))
-        found.update(
-            r[0]
-            for r in conn.execute(
-                f"SELECT DISTINCT source_id FROM edges WHERE +relation = ? AND source_id IN ({marks})",
-                (relation, *part),
-            )
-        )
+        named = {f"i{n}": node_id for n, node_id in enumerate(part)}
+        marks = ",".join(f":{name}" for name in named)
+        sql = f"SELECT DISTINCT source_id FROM edges WHERE +relation = :relation AND source_id IN ({marks})"
+        found.update(r[0] for r in execute(db, sql, {"relation": relation, **named}).fetchall())
     return found

@@ -118,8 +118,8 @@ class Graph(Protocol):
     def targets(self, conn: Connection, sources: Sequence[str], relation: str) -> list[str]:
         """Targets of ``relation`` edges out of ``sources``, in edge order (duplicates kept)."""
 
-    def sources_with(self, conn: Connection, ids: Sequence[str], relation: str) -> set[str]:
-        """Those of ``ids`` with at least one outgoing ``relation`` edge."""
+    def sources_with(self, conn: Transaction, ids: Sequence[str], relation: str) -> set[str]:
+        """Those of ``ids`` with at least one outgoing ``relation`` edge (in a write's session too: gc's check)."""
 
 
 class Keywords(Protocol):

@@ -518,3 +518,28 @@ def test_a_new_gc_log_is_private_and_a_planted_link_is_not_followed(cli, fake_br
     result = cli("gc", "--log", str(link))
     assert result.exit_code == 2 and "cannot write the gc log" in result.stderr
     assert victim.read_text() == "keep me\n"
+
+
+def test_a_memory_that_starts_holding_others_while_gc_runs_is_kept(
+    fake_brain, fake_brain_path, at, monkeypatch
+) -> None:
+    """gc read which memories hold others before its write: a consolidation into an old, low memory that landed in
+    between left its episodes consolidated under an archived summary — the topic gone from recall (a review)."""
+    from cerebro import Brain
+
+    at(0)
+    summary = fake_brain.add("staging db facts", type="concept", importance=0.001)
+    first, second = fake_brain.add("rotates monthly"), fake_brain.add("lives on pg-2")
+    at(10_000)
+    handle, real_write = fake_brain.handle, fake_brain.handle.write
+
+    def write_after_another_process(work):  # the handle's own write, a moment later
+        with Brain.open(fake_brain_path) as other:
+            other.consolidate(summary, [first, second])
+        return real_write(work)
+
+    monkeypatch.setattr(handle, "write", write_after_another_process)
+    report = fake_brain.gc(threshold=0.5, dry_run=False)
+    monkeypatch.undo()
+    assert summary not in {e["id"] for e in report.evicted}
+    assert fake_brain.get(summary).node.status == "active"
