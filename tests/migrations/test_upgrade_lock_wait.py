@@ -25,7 +25,7 @@ def test_a_held_upgrade_lock_is_waited_for_so_long_then_the_brain_is_busy(
     holder = os.open(lock, os.O_RDWR)
     try:
         fcntl.flock(holder, fcntl.LOCK_EX)  # the stopped process's upgrade
-        with pytest.raises(BrainBusy, match="upgrading .* for 0 s"), migrate.upgrade_lock(brain):
+        with pytest.raises(BrainBusy, match=r"upgrading .* for 0 s"), migrate.upgrade_lock(brain):
             pass
         fcntl.flock(holder, fcntl.LOCK_UN)
         with migrate.upgrade_lock(brain):  # and taken once it is let go
