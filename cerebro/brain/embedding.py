@@ -101,14 +101,21 @@ def embed_pending(
                 progress(done + failed, total)
             continue
 
-        def write(session: Session, rows: list[tuple[str, str]] = rows, vectors: list[list[float]] = vectors) -> None:
+        def write(session: Session, rows: list[tuple[str, str]] = rows, vectors: list[list[float]] = vectors) -> int:
             h.store.vectors.ensure_table(session, dims)
-            for (node_id, _), vector in zip(rows, vectors, strict=True):
+            written = 0
+            for (node_id, text), vector in zip(rows, vectors, strict=True):
+                # Only for the text it was made from: a memory updated (or forgotten) by another process since the
+                # read kept a vector of its old text for good (a review). Left pending for the next run.
+                now = h.store.nodes.get_row(session, node_id) if h.store.nodes.exists(session, node_id) else None
+                if now is None or now.content != text:
+                    continue
                 h.store.vectors.upsert(session, node_id, vector)
                 h.store.nodes.set_embedding_model(session, node_id, model)
+                written += 1
+            return written
 
-        h.write(write)
-        done += len(rows)
+        done += h.write(write)
         if progress:
             progress(done + failed, total)
     remaining = h.read(h.store.vectors.count_missing_active)

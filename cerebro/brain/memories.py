@@ -256,8 +256,8 @@ def update(
     vector, error = None, None
     if content is not None and h.embedding_settings()[2] > 0:
         current = h.read(lambda s: embedding.current_content(h.store, s, node_id))
-        if current != content:
-            vector, error = h.try_embed(content)
+        # Not embedded when unchanged — unless another process changes it before the write: then pending, said
+        vector, error = h.try_embed(content) if current != content else (None, "changed by another process meanwhile")
 
     def write(session: Session) -> tuple[values.Node, bool]:
         row = h.store.nodes.get_row(session, h.store.nodes.resolve_id(session, node_id))
@@ -283,7 +283,7 @@ def update(
             if row.status == "active" and h.store.keywords.available(session):
                 h.store.keywords.reindex(session, row.id, row.content, row.subtype)
         if content_changed:  # unchanged content is never re-embedded
-            embedding.store_vector(h, session, row, vector, error)
+            embedding.store_vector(h, session, row, vector, error if vector is None else None)
         session.add(row)
         session.flush()
         return h.store.nodes.to_value(row), content_changed

@@ -39,3 +39,62 @@ def test_backfill_embeds_every_active_memory_of_a_brain_without_a_vector_table(f
         assert sorted(r[0] for r in conn.execute("SELECT node_id FROM vec_nodes")) == sorted(ids)
     finally:
         conn.close()
+
+
+def test_a_backfill_writes_no_vector_of_a_text_changed_or_forgotten_while_it_embedded(
+    fake_brain: Brain, monkeypatch
+) -> None:
+    """`embed --pending` read a batch, embedded it, then wrote: a memory another process updated meanwhile kept the
+    vector of its old text for good, and one it forgot got an orphan vector (a review)."""
+    changed, forgotten, kept = (fake_brain.add(f"memory {word}") for word in ("postgres", "mysql", "redis"))
+    conn = connect_raw(fake_brain.path)
+    try:
+        conn.execute("DELETE FROM vec_nodes")  # all three pending
+    finally:
+        conn.close()
+    real = fake_brain.handle.embed
+
+    def embed_while_another_writes(texts, **kwargs):
+        vectors = real(texts, **kwargs)
+        with Brain.open(fake_brain.path) as other:
+            other.update(changed, content="memory kubernetes")
+            other.forget("memory mysql", apply=True, hard=True)
+        return vectors
+
+    monkeypatch.setattr(fake_brain.handle, "embed", embed_while_another_writes)
+    report = fake_brain.embed_pending()
+    monkeypatch.undo()
+    assert report.embedded == 1
+    conn = connect_raw(fake_brain.path)
+    try:
+        assert sorted(r[0] for r in conn.execute("SELECT node_id FROM vec_nodes")) == sorted([kept, changed])
+    finally:
+        conn.close()
+    found = fake_brain.recall("memory kubernetes", lanes=("vector",)).results
+    assert found[0].node.id == changed and found[0].similarity > 0.99  # its vector is of its new text
+    assert forgotten not in {r.node.id for r in found}
+
+
+def test_an_update_whose_text_another_process_changed_meanwhile_is_left_pending_and_said(
+    fake_brain: Brain, monkeypatch
+) -> None:
+    """The update found its text already stored and embedded nothing; another process changed the text before the
+    write, which put the update's text back and dropped the vector without a word (a review)."""
+    node_id = fake_brain.add("memory postgres")
+    warnings: list[str] = []
+    fake_brain.on_warning = warnings.append
+    real = fake_brain.handle.write
+
+    def write_after_another_process(work):  # the update's own write, a moment later
+        with Brain.open(fake_brain.path) as other:
+            other.update(node_id, content="memory kubernetes")
+        return real(work)
+
+    monkeypatch.setattr(fake_brain.handle, "write", write_after_another_process)
+    fake_brain.update(node_id, content="memory postgres", importance=0.9)
+    monkeypatch.undo()
+    assert fake_brain.get(node_id).node.content == "memory postgres"
+    assert any("changed by another process meanwhile" in w for w in warnings)
+    assert fake_brain.embed_pending().embedded == 1  # pending, and embedded from the text it holds
+    found = fake_brain.recall("memory postgres", lanes=("vector",)).results
+    assert found[0].node.id == node_id and found[0].similarity > 0.99
