@@ -17,6 +17,7 @@ def backup_path(brain: Path, label: str | None = None) -> Path:
     """A free name in the backups folder: ``<stem>[-<label>]-<UTC time>.sqlite``, then ``…-1``, ``…-2``
     when two backups fall within one second."""
     paths.ensure_private_dir(paths.backups_dir())
+    _sweep_partial_copies()
     prefix = f"{brain.stem}-{label}" if label else brain.stem
     stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
     target = paths.backups_dir() / f"{prefix}-{stamp}.sqlite"
@@ -25,6 +26,23 @@ def backup_path(brain: Path, label: str | None = None) -> Path:
         target = paths.backups_dir() / f"{prefix}-{stamp}-{counter}.sqlite"
         counter += 1
     return target
+
+
+PARTIAL_HOURS = 1.0  # a copy unfinished for this long was killed: no copy still being written is this old
+
+
+def _sweep_partial_copies() -> None:
+    """Remove the unfinished copies a killed backup left in the backups folder (``.<name>.<random>.partial`` and its
+    journal): full-size copies of every memory, secrets included, that nothing would ever remove (a review)."""
+    import time
+
+    cutoff = time.time() - PARTIAL_HOURS * 3600
+    for leftover in paths.backups_dir().glob(".*.partial*"):
+        try:
+            if leftover.is_file() and leftover.stat().st_mtime < cutoff:
+                leftover.unlink()
+        except OSError:  # another process's, gone meanwhile: nothing to do
+            continue
 
 
 def copy(source: Path, target: Path, *, overwrite: bool = False, leave_out: Sequence[str] = ()) -> Path:

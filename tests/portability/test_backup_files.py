@@ -148,3 +148,28 @@ def test_settle_leaves_a_rollback_journal_brain_in_its_mode(brain_file: Path) ->
     conn = sqlite3.connect(brain_file)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     conn.close()
+
+
+def test_a_killed_backups_unfinished_copy_is_swept_by_the_next(brain_file: Path, isolated_home: Path) -> None:
+    """A backup killed half way left `.proj-….sqlite.<random>.partial` (a full-size copy of every memory, secrets
+    included) that nothing ever removed (a review). One still being written (recent) is left alone."""
+    import os
+    import time
+
+    folder = isolated_home / "backups"
+    folder.mkdir(mode=0o700)
+    old, journal, fresh = (
+        folder / name
+        for name in (
+            ".proj-x.sqlite.ab12.partial",
+            ".proj-x.sqlite.ab12.partial-journal",
+            ".proj-y.sqlite.cd34.partial",
+        )
+    )
+    for leftover in (old, journal, fresh):
+        leftover.write_bytes(b"every memory")
+    hours_ago = time.time() - 2 * 3600
+    os.utime(old, (hours_ago, hours_ago))
+    os.utime(journal, (hours_ago, hours_ago))
+    backup.backup(brain_file)
+    assert not old.exists() and not journal.exists() and fresh.exists()
