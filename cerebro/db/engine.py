@@ -257,14 +257,29 @@ def create_engine(path: str | os.PathLike[str], *, connection: Connection | None
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Connection, _record: object) -> None:
-        setup_connection(dbapi_conn)
+        # WAL is switched on by the first write (below), not on open: a read of a rollback-journal brain (a restored
+        # backup) changed the file, and failed on a read-only one (a review).
+        setup_connection(dbapi_conn, wal=False)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: SAConnection) -> None:
         write = conn.get_execution_options().get(WRITE_OPTION, False)
+        if write:
+            ensure_wal(conn)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+def ensure_wal(conn: SAConnection) -> None:
+    """Switch the brain to WAL before its connection's first write (outside a transaction: the pragma is refused in
+    one); a switch needs the write lock of a rollback-journal brain, and fails at once when another process has it."""
+    if conn.connection.info.get("wal"):
+        return
+    raw = dbapi_connection(conn)
+    if str(raw.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+        raw.execute("PRAGMA journal_mode = WAL")
+    conn.connection.info["wal"] = True
 
 
 def copy_database(

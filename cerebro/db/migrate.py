@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cerebro import paths
-from cerebro.db.engine import WRITE_OPTION, connect_raw, dbapi_connection
+from cerebro.db.engine import WRITE_OPTION, connect_raw, dbapi_connection, ensure_wal
 from cerebro.errors import MigrationFailed, SchemaTooNew
 
 if TYPE_CHECKING:
@@ -325,9 +325,11 @@ def _upgrade(engine: Engine, *, stamp_at: str | None, target: str = "head") -> N
     """
     from alembic import command
 
+    opened = engine.connect()
     try:
-        opened = engine.connect()
+        ensure_wal(opened)
     except Exception as exc:  # a rollback-journal brain: switching it to WAL needs its write lock, without waiting
+        opened.close()
         if "locked" in str(exc):
             from cerebro.errors import BrainBusy
 

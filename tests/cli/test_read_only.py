@@ -44,6 +44,22 @@ def test_a_read_only_command_writes_no_file_with_a_brain(cli, add, brain_path, i
     assert _listing(isolated_home, project) == before
 
 
+@pytest.mark.parametrize("command", READ_ONLY, ids=" ".join)
+def test_a_read_only_command_leaves_a_rollback_journal_brain_byte_for_byte(cli, add, brain_path, command):
+    """A restored backup is in rollback-journal mode: the ORM's reads (gc --dry-run, forget without --apply, inbox
+    list, relation list) switched it to WAL on open — a write, which also failed on a read-only file (a review)."""
+    import sqlite3
+
+    add("a memory about the read-only rule")
+    conn = sqlite3.connect(brain_path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    before = brain_path.read_bytes()
+    result = cli(*command)
+    assert result.exit_code == 0, result.stderr
+    assert brain_path.read_bytes() == before
+
+
 @pytest.mark.parametrize(
     "command", [*READ_ONLY, ("get", "00000000"), ("recall", "anything"), ("dashboard",)], ids=" ".join
 )
