@@ -41,6 +41,7 @@ def check_file_modes(project: Path) -> Check:
     files: list[Path] = []
     for database in (paths.project_brain_path(project), metrics_path(project), paths.global_brain_path()):
         files += [Path(str(database) + suffix) for suffix in ("", "-wal", "-shm")]
+    databases = set(files)
     for folder in (home / "backups", home / "logs"):
         try:
             files += sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink())
@@ -49,6 +50,9 @@ def check_file_modes(project: Path) -> Check:
     loose_files: list[Path] = []
     loose_dirs: list[Path] = []
     foreign: list[Path] = []
+    # A read of a read-only brain leaves its -wal/-shm read-only too: every write fails after the brain is made
+    # writable again ("attempt to write a readonly database"), and the modes looked private (a review).
+    stuck: list[Path] = []
     uid = os.getuid()
     checked = 0
     for path, wanted, bucket in [(f, paths.FILE_MODE, loose_files) for f in files] + [
@@ -63,11 +67,14 @@ def check_file_modes(project: Path) -> Check:
             foreign.append(path)
         elif info.st_mode & 0o777 & ~wanted:
             bucket.append(path)
+        elif path in databases and not info.st_mode & 0o200:
+            stuck.append(path)
     findings = _Findings("file-modes")
     extra: dict[str, Any] = {
         "checked": checked,
         "too_open": [str(p) for p in loose_files + loose_dirs],
         "not_owned": [str(p) for p in foreign],
+        "not_writable": [str(p) for p in stuck],
     }
     if loose_files:
         findings.add(
@@ -80,6 +87,13 @@ def check_file_modes(project: Path) -> Check:
             WARN,
             f"{_n(len(loose_dirs), 'folder')} open to others ({', '.join(_short(p, home) for p in loose_dirs)})",
             "chmod 700 " + " ".join(_q(p) for p in loose_dirs),
+        )
+    if stuck:
+        findings.add(
+            WARN,
+            f"{_n(len(stuck), 'database file')} not writable by you, so writes fail "
+            f"({', '.join(_short(p, home) for p in stuck)})",
+            "chmod 600 " + " ".join(_q(p) for p in stuck),
         )
     if foreign:
         findings.add(

@@ -758,6 +758,20 @@ def test_world_readable_brain_warns_and_chmod_fixes_it(cli, wired: Path) -> None
     assert run_doctor(cli)[1]["file-modes"]["status"] == "ok"
 
 
+def test_a_read_only_wal_file_left_by_a_read_warns_with_its_fix(cli, wired: Path) -> None:
+    """A read of a read-only brain leaves its -wal/-shm read-only: once the brain is writable again every write
+    fails ("attempt to write a readonly database") while the modes looked private (a review)."""
+    brain = paths.project_brain_path(wired)
+    stuck = Path(str(brain) + "-wal")
+    stuck.write_bytes(b"")
+    stuck.chmod(0o400)
+    check = run_doctor(cli)[1]["file-modes"]
+    assert check["status"] == "warn" and check["not_writable"] == [str(stuck)], check
+    assert check["fix"] == f"chmod 600 {stuck}"
+    stuck.chmod(0o600)
+    assert run_doctor(cli)[1]["file-modes"]["status"] == "ok"
+
+
 def test_open_folder_warns(cli, wired: Path) -> None:
     paths.projects_dir().chmod(0o755)
     check = run_doctor(cli)[1]["file-modes"]
