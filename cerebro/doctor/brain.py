@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from cerebro.doctor.base import (
     FAIL,
-    OK,
     WARN,
     Check,
     _clip,
@@ -84,7 +83,9 @@ def check_brain(project: Path) -> Check:
 
     bound = team.binding(project)
     if bound is not None:
-        return _check_team_brain(project, bound)
+        from cerebro.doctor.team import check_team_brain
+
+        return check_team_brain(project, bound)
     findings = _Findings("brain")
     brain = paths.project_brain_path(project)
     extra: dict[str, Any] = {"path": str(brain)}
@@ -130,39 +131,6 @@ def check_brain(project: Path) -> Check:
 
 
 KEYWORD_INDEX = "FTS5 table main.nodes_fts"  # how integrity_check names a problem of the keyword index
-
-
-def _check_team_brain(project: Path, bound: Any) -> Check:  # noqa: ANN401 - a team.Binding
-    """A project whose brain is in a team database (ADR 0030): reachable, at head, and how much it holds."""
-    from cerebro.api import Brain
-    from cerebro.db import migrate, postgres
-    from cerebro.errors import CerebroError
-
-    try:
-        # The revision read on a plain connection first: opening a brain upgrades it, and doctor writes nothing — a
-        # shared database moved ahead would refuse the teammates still on the older cerebro.
-        try:
-            with postgres.connect(bound.url, bound.project) as conn:
-                revision = postgres.revision(conn)
-        except Exception:  # noqa: BLE001 - unreachable, refused…: opening it below names the problem as every command does
-            revision = migrate.HEAD_REVISION
-        if revision != migrate.HEAD_REVISION:
-            detail = f"team brain at revision {revision}, this cerebro's is {migrate.HEAD_REVISION}"
-            if revision is not None and not migrate.known_revision(revision):
-                return Check(
-                    "brain", FAIL, f"{detail}: written by a newer cerebro", "pip install -U cerebro-memory", {}
-                )
-            pending = (
-                f"{detail}: an upgrade is pending (the next command that opens it upgrades it, for every teammate)"
-            )
-            return Check("brain", WARN, pending, None, {"path": postgres.redact(bound.url), "team": True})
-        with Brain.open(bound.url, team_project=bound.project) as brain:
-            stats = brain.stats()
-            where = brain.location
-    except CerebroError as exc:
-        return Check("brain", FAIL, f"team brain: {exc}", _cmd(project, "cerebro init --store URL"), {})
-    detail = f"team brain {where}: {stats.active_nodes} active memories, schema {stats.revision}"
-    return Check("brain", OK, detail, None, {"path": where, "team": True})
 
 
 def _inspect_file(conn: Connection, project: Path, brain: Path, findings: _Findings, extra: dict[str, Any]) -> bool:

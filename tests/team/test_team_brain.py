@@ -330,6 +330,11 @@ def test_doctor_checks_the_team_brain_a_folder_is_bound_to(cli, team_url) -> Non
     report = cli("--format", "json", "doctor").json()
     (brain,) = [c for c in report["checks"] if c["name"] == "brain"]
     assert brain["status"] == "ok" and "team brain" in brain["detail"] and "1 active memories" in brain["detail"]
+    # secrets kept in clear are found there too, as in a brain file (the team check read nothing inside)
+    assert cli("add", "deploy key AKIAQX3NZ7VGLD5KPW2M", "--allow-secret").exit_code == 0
+    (brain,) = [c for c in cli("--format", "json", "doctor").json()["checks"] if c["name"] == "brain"]
+    assert brain["status"] == "warn" and brain["secrets_in_clear"] == 1 and "secrets in clear" in brain["detail"]
+    assert brain["fix"].startswith("cerebro secrets redact")
 
 
 def test_doctor_never_upgrades_a_team_database(cli, team_url) -> None:
