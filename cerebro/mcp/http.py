@@ -111,6 +111,53 @@ def ensure_token(path: Path | None = None) -> str:
     return _read_token(path)
 
 
+MAX_REPAIRED_BYTES = 4 * 1024 * 1024  # the SDK's own cap on a request body: past it, passed on as it came (it says 413)
+
+
+class LenientSurrogates:
+    """ASGI middleware, behind the token check: a POST body whose JSON escapes a lone surrogate (half an emoji) is
+    passed on with U+FFFD in its place, as over stdio (:mod:`cerebro.mcp.wire`) — the SDK's parser refused it with
+    "Parse error" and no id. Any other body, and one past the SDK's cap, goes on as it came."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        held: list[Any] = []  # the messages read so far, passed on in order
+        size, more = 0, True
+        while more:
+            message = await receive()
+            held.append(message)
+            if message["type"] != "http.request":
+                break  # a disconnect: passed on as it came
+            size += len(message.get("body", b""))
+            more = bool(message.get("more_body", False))
+            if size > MAX_REPAIRED_BYTES:
+                break
+        if not more and held and held[-1]["type"] == "http.request":
+            body = b"".join(m.get("body", b"") for m in held)
+            held = [{"type": "http.request", "body": _repaired(body), "more_body": False}]
+
+        async def replay() -> Any:  # noqa: ANN401 - an ASGI message
+            return held.pop(0) if held else await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _repaired(body: bytes) -> bytes:
+    from cerebro import surrogates
+
+    if not surrogates.ESCAPE.search(body):
+        return body
+    try:
+        return json.dumps(surrogates.replaced(json.loads(body)), ensure_ascii=False).encode("utf-8")
+    except (ValueError, RecursionError):
+        return body  # not JSON: the SDK says so, as for any other
+
+
 class BearerAuth:
     """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401 and never reach MCP."""
 
@@ -242,7 +289,7 @@ def serve(server: CerebroServer, host: str, port: int) -> None:
         flush=True,
     )
     config = uvicorn.Config(
-        BearerAuth(app, token),
+        BearerAuth(LenientSurrogates(app), token),
         log_level="warning",
         access_log=False,
         lifespan="on",

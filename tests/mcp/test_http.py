@@ -143,6 +143,46 @@ def test_a_connection_that_never_finishes_its_headers_is_closed(
         stop(proc)
 
 
+def test_a_call_holding_half_an_emoji_is_answered_as_over_stdio(
+    home: Path, fake_brain_path: Path, project: Path
+) -> None:
+    """The SDK's parser refused a body whose JSON escapes a lone surrogate ("Parse error", id null): the call was never
+    answered over HTTP, while stdio repairs it (a review). It is read with U+FFFD in the broken character's place."""
+    proc, url = start(home, project)
+    try:
+        token = (home / "mcp-token").read_text().strip()
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+
+        def send(raw: bytes, session: str | None = None) -> tuple[int, str, str | None]:
+            extra = {"Mcp-Session-Id": session} if session else {}
+            request = urllib.request.Request(url, data=raw, method="POST", headers={**headers, **extra})
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    return response.status, response.read().decode(), response.headers.get("mcp-session-id")
+            except urllib.error.HTTPError as exc:
+                return exc.code, exc.read().decode(), None
+
+        status, _, session = send(json.dumps(INIT).encode())
+        assert status == 200 and session
+        send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', session)
+        call = (
+            b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "remember", '
+            b'"arguments": {"content": "deploys go out on Tuesdays \\ud83d"}}}'
+        )
+        status, body, _ = send(call, session)
+        assert status == 200 and '"isError":false' in body.replace(" ", ""), body
+        stored = re.search(r'"id":"([0-9a-f-]{36})"', body)
+        assert stored is not None, body
+    finally:
+        stop(proc)
+    shown = cli(home, "get", stored.group(1), "-p", str(project), "--format", "json")
+    assert json.loads(shown.stdout)["content"] == "deploys go out on Tuesdays \ufffd"
+
+
 def test_each_session_writes_under_its_own_clients_name(home: Path, fake_brain_path: Path, project: Path) -> None:
     """The first client to call a tool named every later session's writes (a review): its name was kept once for
     the whole server."""
