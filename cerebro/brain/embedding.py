@@ -23,27 +23,35 @@ def model_for(h: Handle, vector: list[float] | None) -> str:
     return model if dims > 0 and vector is not None else ""
 
 
-def store_new_vector(h: Handle, db: Transaction, node_id: str, vector: list[float] | None, error: str | None) -> None:
+def store_new_vector(
+    h: Handle, db: Transaction, node_id: str, vector: list[float] | None, error: str | None, made_with: str = ""
+) -> None:
     """Write a new memory's vector (its row names the model already: :func:`model_for`); when embedding
-    failed, mark the brain pending."""
+    failed, mark the brain pending. ``made_with``: the model that made the vector (see :func:`switched`)."""
     dims = h.embedding_settings()[2]
     if dims <= 0:
         return
     h.store.vectors.ensure_table(db, dims)
+    if vector is not None and switched(h, db, node_id, vector, made_with, dims):
+        vector, error = None, "switched"
     if vector is not None:
         h.store.vectors.upsert(db, node_id, vector, fresh=True)
     elif error is not None:
         h.store.meta.put(db, "has_pending_embeddings", "true")
 
 
-def store_vector(h: Handle, session: Session, row: NodeRow, vector: list[float] | None, error: str | None) -> None:
+def store_vector(
+    h: Handle, session: Session, row: NodeRow, vector: list[float] | None, error: str | None, made_with: str = ""
+) -> None:
     """Write a changed memory's vector (and only then its model id), dropping the stale one; on failure mark the
-    brain pending."""
+    brain pending. ``made_with``: the model that made the vector (see :func:`switched`)."""
 
     _, model, dims = h.embedding_settings()
     if dims <= 0:
         return
     h.store.vectors.ensure_table(session, dims)
+    if vector is not None and switched(h, session, row.id, vector, made_with or model, dims):
+        vector, error = None, "switched"
     if vector is not None:
         h.store.vectors.upsert(session, row.id, vector)
         row.embedding_model = model
@@ -54,6 +62,21 @@ def store_vector(h: Handle, session: Session, row: NodeRow, vector: list[float] 
         session.add(row)
         if error is not None:
             h.store.meta.put(session, "has_pending_embeddings", "true")
+
+
+def switched(h: Handle, db: Transaction, node_id: str, vector: list[float], made_with: str, dims: int) -> bool:
+    """Whether another process switched the brain's model (``reembed``) after this vector was made: then it is not
+    stored — a vector of the old model in the new table mixed two vector spaces under one label, or failed with
+    "Dimension mismatch" — and the memory is left pending, with a warning (a review of concurrency)."""
+    stored = h.store.meta.get(db, "embedding_model")
+    if len(vector) == dims and (not made_with or stored is None or stored == made_with):
+        return False
+    h.on_warning(
+        f"{node_id[:8]}: the brain switched models while it was embedded: stored without a vector "
+        "(run `cerebro embed --pending`)"
+    )
+    h.store.meta.put(db, "has_pending_embeddings", "true")
+    return True
 
 
 def warn_pending(h: Handle, node_id: str, error: str | None) -> None:

@@ -90,7 +90,7 @@ def add(  # noqa: PLR0913 - the keyword-only fields of a memory
         )
         if h.store.keywords.available(conn):
             h.store.keywords.index(conn, node_id, content, subtype or None)
-        embedding.store_new_vector(h, conn, node_id, vector, error)
+        embedding.store_new_vector(h, conn, node_id, vector, error, made_with=model)
         return node_id
 
     node_id = h.write_raw(write)  # no ORM: a one-shot `cerebro add` never imports it (ADR 0028)

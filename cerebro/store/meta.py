@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     from cerebro.db.types import Session, Transaction
 
 
-def get(session: Session, key: str, default: str | None = None) -> str | None:
-    row = session.execute(text("SELECT value FROM schema_meta WHERE key = :k"), {"k": key}).first()
+def get(db: Transaction, key: str, default: str | None = None) -> str | None:
+    row = execute(db, "SELECT value FROM schema_meta WHERE key = :k", {"k": key}).fetchone()
     return row[0] if row is not None else default
 
 

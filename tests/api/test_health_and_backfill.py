@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from cerebro import Brain, clock
 from cerebro.db.engine import connect_raw
 
@@ -98,3 +100,31 @@ def test_an_update_whose_text_another_process_changed_meanwhile_is_left_pending_
     assert fake_brain.embed_pending().embedded == 1  # pending, and embedded from the text it holds
     found = fake_brain.recall("memory postgres", lanes=("vector",)).results
     assert found[0].node.id == node_id and found[0].similarity > 0.99
+
+
+@pytest.mark.parametrize("dims", [64, 32])
+def test_a_memory_embedded_before_another_process_switched_models_is_left_pending(
+    fake_brain_path, monkeypatch, dims: int
+) -> None:
+    """An `add` embedded with the old model and written after another process's `reembed` committed: at the same
+    width the old model's vector went into the new table under the wrong label (two vector spaces mixed, and reembed
+    saw nothing to do); at another width it failed with "Dimension mismatch" as an internal error (a review)."""
+    with Brain.open(fake_brain_path) as brain:
+        brain.add("written before the switch")
+        warnings: list[str] = []
+        brain.on_warning = warnings.append
+        real = brain.handle.write_raw
+
+        def write_after_a_switch(work):  # the add's own write, once another process has switched the model
+            with Brain.open(fake_brain_path) as other:
+                other.reembed(provider="fake", model=f"fake-other-{dims}", dims=dims)
+            return real(work)
+
+        monkeypatch.setattr(brain.handle, "write_raw", write_after_a_switch)
+        node_id = brain.add("written during the switch")
+        monkeypatch.undo()
+        assert any("switched models while it was embedded" in w for w in warnings)
+        assert brain.stats().pending_embeddings == 1
+        assert brain.embed_pending().embedded == 1
+        assert brain.get(node_id).node.embedding_model == f"fake-other-{dims}"
+        assert brain.stats().pending_embeddings == 0
