@@ -37,15 +37,25 @@ def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> cerebro.reports.
     hold others' content (a consolidation's summary, a supersession's replacement: ADR 0058) — asked within the
     write, where a supersession made since gc's start counts (read before it, the replacement was archived)."""
 
-    def work(session: Session) -> cerebro.reports.GcReport:
+    now = clock.now()
+
+    def scored(session: Session) -> tuple[float, int, list[str]]:
+        """(the threshold, how many were evaluated, the ids below it): every active memory read outside the write —
+        at 60,000 memories loading them held the write lock 15 s, and other writers gave up (a review)."""
         limit = threshold
         if limit is None:
             limit = config.effective("gc_threshold", h.store.meta.get(session, config.META_PREFIX + "gc_threshold"))
         limit = _check_unit(limit, "threshold")
-        now = clock.now()
-        ids = h.store.nodes.ids_with_status(session, "active")
-        active = _load_nodes(h.store, session, ids)
-        below = [(node, score) for node in active if (score := lifecycle.retention(node, now)) < limit]
+        active = _load_nodes(h.store, session, h.store.nodes.ids_with_status(session, "active"))
+        return limit, len(active), [node.id for node in active if lifecycle.retention(node, now) < limit]
+
+    limit, evaluated, candidates = h.read(scored)
+
+    def work(session: Session) -> cerebro.reports.GcReport:
+        # The candidates as they are now: one reinforced, superseded or forgotten since the read is judged on that.
+        present = [node_id for node_id in candidates if h.store.nodes.exists(session, node_id)]
+        current = [node for node in _load_nodes(h.store, session, present) if node.status == "active"]
+        below = [(node, score) for node in current if (score := lifecycle.retention(node, now)) < limit]
         ids_below = [node.id for node, _ in below]
         holders = set().union(*(h.store.graph.sources_with(session, ids_below, r) for r in HOLDING_RELATIONS))
         evicted = [(node, score) for node, score in below if node.id not in holders]
@@ -57,7 +67,7 @@ def gc(h: Handle, *, threshold: float | None, dry_run: bool) -> cerebro.reports.
             for node, _ in evicted:
                 h.store.archive.move_out(session, node, "decayed", stamp)
         return cerebro.reports.GcReport(
-            evaluated=len(active),
+            evaluated=evaluated,
             archived=len(evicted),
             by_type=by_type,
             evicted=[

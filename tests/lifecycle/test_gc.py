@@ -543,3 +543,39 @@ def test_a_memory_that_starts_holding_others_while_gc_runs_is_kept(
     monkeypatch.undo()
     assert summary not in {e["id"] for e in report.evicted}
     assert fake_brain.get(summary).node.status == "active"
+
+
+def test_gc_reads_every_memory_outside_its_write_and_rejudges_the_candidates_inside(
+    fake_brain, fake_brain_path, at, monkeypatch
+) -> None:
+    """Loading every active memory inside the write held the lock 15 s at 60,000 memories: other writers gave up
+    (a review). The write now reads only the candidates, as they are then: one reinforced since the read stays."""
+    from cerebro import Brain
+
+    at(0)
+    kept = [fake_brain.add(f"a lasting concept {n}", type="concept", importance=0.9) for n in range(30)]
+    fading, rescued = fake_brain.add("a fleeting note", importance=0.0), fake_brain.add("another", importance=0.0)
+    at(10_000)
+    handle, real_write, store = fake_brain.handle, fake_brain.handle.write, fake_brain.handle.store
+    read_in_write: list[str] = []
+    real_get_row = store.nodes.get_row
+
+    def write_after_a_reinforcement(work):  # gc's own write, after another process reinforced a candidate
+        with Brain.open(fake_brain_path) as other:
+            other.update(rescued, importance=1.0)
+
+        def counting(session, node_id):
+            read_in_write.append(node_id)
+            return real_get_row(session, node_id)
+
+        monkeypatch.setattr(store.nodes, "get_row", counting)
+        try:
+            return real_write(work)
+        finally:
+            monkeypatch.setattr(store.nodes, "get_row", real_get_row)
+
+    monkeypatch.setattr(handle, "write", write_after_a_reinforcement)
+    report = fake_brain.gc(threshold=0.05, dry_run=False)
+    monkeypatch.undo()
+    assert {e["id"] for e in report.evicted} == {fading} and report.evaluated == len(kept) + 2
+    assert set(read_in_write) <= {fading, rescued}  # never the 30 it had judged lasting
