@@ -155,6 +155,13 @@ def from_team_database(exc: BaseException) -> CerebroError | None:
     return BrainUnreadable(f"the team database failed ({first}); nothing was written")
 
 
+def from_database(exc: BaseException) -> CerebroError | None:
+    """What a database's refusal in the middle of a command is to its user — the team database's server
+    (:func:`from_team_database`) or SQLite's disk (:func:`from_sqlite`) — or None: a bug. The CLI and the MCP server
+    both ask this."""
+    return from_team_database(exc) or from_sqlite(exc)
+
+
 def exit_name(code: int) -> str:
     """The name of an exit code, for machines (``--format json`` errors): the snake_case name of the error class
     that owns it (each code has exactly one), ``error`` for 1, ``interrupted`` for 130."""

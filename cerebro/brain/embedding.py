@@ -40,17 +40,16 @@ def store_new_vector(
         h.store.meta.put(db, "has_pending_embeddings", "true")
 
 
-def store_vector(
-    h: Handle, session: Session, row: NodeRow, vector: list[float] | None, error: str | None, made_with: str = ""
-) -> None:
+def store_vector(h: Handle, session: Session, row: NodeRow, vector: list[float] | None, error: str | None) -> None:
     """Write a changed memory's vector (and only then its model id), dropping the stale one; on failure mark the
-    brain pending. ``made_with``: the model that made the vector (see :func:`switched`)."""
+    brain pending. Its callers do not carry the model that made the vector: :func:`switched` checks the width and
+    the handle's view of the model."""
 
     _, model, dims = h.embedding_settings()
     if dims <= 0:
         return
     h.store.vectors.ensure_table(session, dims)
-    if vector is not None and switched(h, session, row.id, vector, made_with or model, dims):
+    if vector is not None and switched(h, session, row.id, vector, model, dims):
         vector, error = None, "switched"
     if vector is not None:
         h.store.vectors.upsert(session, row.id, vector)

@@ -196,8 +196,12 @@ def redact_stored(
         h.on_warning("redacted; the old text's free pages were not compacted (the brain was busy): run it again later")
         purged = False
     # Backups taken before (by hand, before an upgrade, by init --force) hold the secrets too: say which.
+    # A file's backups may carry a label (pre-init, pre-upgrade); a team project's exports never do, so "alpha"
+    # does not take project "alpha-beta"'s for its own.
+    label = r"(-[a-z-]+)?" if backup.suffix == ".sqlite" else ""
+    mine = re.compile(rf"{re.escape(h.name)}{label}-\d{{8}}T\d{{6}}Z(-\d+)?{re.escape(backup.suffix)}")
     older = sorted(
-        (p for p in backup.parent.glob(f"{h.name}-*{backup.suffix}") if p != backup),
+        (p for p in backup.parent.iterdir() if p != backup and mine.fullmatch(p.name)),
         key=lambda p: p.stat().st_mtime,
     )
     return cerebro.reports.SecretScan(

@@ -317,9 +317,9 @@ def _guarded(work) -> int:  # noqa: ANN001
     except Exception as exc:  # noqa: BLE001 - a bug: still one line, the traceback only when asked for
         import os
 
-        from cerebro.errors import from_sqlite, from_team_database
+        from cerebro.errors import from_database
 
-        if (told := from_team_database(exc) or from_sqlite(exc)) is not None:  # the server's or the disk's, not a bug
+        if (told := from_database(exc)) is not None:  # the team server's or the disk's refusal, not a bug
             return _fail(str(told), told.exit_code)
 
         if os.environ.get("CEREBRO_LOG", "").lower() == "debug":

@@ -76,9 +76,9 @@ def failure_message(exc: BaseException) -> tuple[str, bool]:
 
     if isinstance(exc, CerebroError):
         return str(exc), False
-    from cerebro.errors import from_team_database
+    from cerebro.errors import from_database
 
-    if (told := from_team_database(exc)) is not None:  # the team database's server: its connections opened afresh
+    if (told := from_database(exc)) is not None:  # the team server's or the disk's refusal: the brain opened afresh
         return str(told), True
     if is_lock_error(exc):
         return str(

@@ -512,7 +512,13 @@ def test_secrets_redact_works_on_a_team_brain_keeping_an_export_aside(team_url) 
     Brain.init(team_url, embed_provider="fake", team_project="alpha")
     with Brain.open(team_url, team_project="alpha") as brain:
         kept = brain.add(f"deploy key {token}", allow_secret=True)
+        from cerebro import paths as cerebro_paths
+
+        cerebro_paths.ensure_private_dir(cerebro_paths.backups_dir())
+        theirs = cerebro_paths.backups_dir() / "alpha-beta-20260101T000000Z.jsonl"  # another project's export
+        theirs.write_text("")
         done = brain.redact_secrets()
+        assert done.older_backups == ()  # "alpha" does not take project "alpha-beta"'s for its own
         assert done.redacted and done.backup is not None and done.backup.endswith(".jsonl")
         aside = Path(done.backup)
         assert token in aside.read_text() and aside.stat().st_mode & 0o777 == 0o600

@@ -24,3 +24,13 @@ def test_a_full_disk_or_a_read_only_file_is_a_one_line_error() -> None:
 def test_other_failures_are_left_as_they_are() -> None:
     assert from_sqlite(sqlean.OperationalError("no such column: x")) is None
     assert from_sqlite(ValueError("database or disk is full")) is None
+
+
+def test_the_mcp_server_tells_a_full_disk_as_the_cli_does() -> None:
+    """The MCP server asked only the team database's mapping: a full disk came back "the brain could not be read
+    (database or disk is full)" rather than what to do."""
+    from cerebro.mcp.server import failure_message
+
+    message, _ = failure_message(sqlean.OperationalError("database or disk is full"))
+    assert message == str(from_sqlite(sqlean.OperationalError("database or disk is full")))
+    assert "free some space" in message
