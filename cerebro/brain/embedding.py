@@ -23,33 +23,44 @@ def model_for(h: Handle, vector: list[float] | None) -> str:
     return model if dims > 0 and vector is not None else ""
 
 
+def embed_for_write(h: Handle, content: str) -> tuple[list[float] | None, str | None, str]:
+    """(vector, error, the model it is made with) for a write to store: the model is read *before* embedding, so that
+    a switch (``reembed``) committed meanwhile is caught by :func:`switched` — read after, it named the new model, and
+    a vector of the old one went into the new table under the new label."""
+    made_with = h.embedding_settings()[1]
+    vector, error = h.try_embed(content)
+    return vector, error, made_with
+
+
 def store_new_vector(
-    h: Handle, db: Transaction, node_id: str, vector: list[float] | None, error: str | None, made_with: str = ""
+    h: Handle, db: Transaction, node_id: str, vector: list[float] | None, error: str | None, *, made_with: str
 ) -> None:
     """Write a new memory's vector (its row names the model already: :func:`model_for`); when embedding
-    failed, mark the brain pending. ``made_with``: the model that made the vector (see :func:`switched`)."""
+    failed, mark the brain pending. ``made_with``: the model that made the vector (:func:`embed_for_write`)."""
     dims = h.embedding_settings()[2]
     if dims <= 0:
         return
     h.store.vectors.ensure_table(db, dims)
     if vector is not None and switched(h, db, node_id, vector, made_with, dims):
         vector, error = None, "switched"
+        h.store.nodes.set_embedding_model(db, node_id, "")  # its row named the model: it has no vector of it
     if vector is not None:
         h.store.vectors.upsert(db, node_id, vector, fresh=True)
     elif error is not None:
         h.store.meta.put(db, "has_pending_embeddings", "true")
 
 
-def store_vector(h: Handle, session: Session, row: NodeRow, vector: list[float] | None, error: str | None) -> None:
+def store_vector(
+    h: Handle, session: Session, row: NodeRow, vector: list[float] | None, error: str | None, *, made_with: str
+) -> None:
     """Write a changed memory's vector (and only then its model id), dropping the stale one; on failure mark the
-    brain pending. Its callers do not carry the model that made the vector: :func:`switched` checks the width and
-    the handle's view of the model."""
+    brain pending. ``made_with``: the model that made the vector (read before embedding, :func:`embed_for_write`)."""
 
     _, model, dims = h.embedding_settings()
     if dims <= 0:
         return
     h.store.vectors.ensure_table(session, dims)
-    if vector is not None and switched(h, session, row.id, vector, model, dims):
+    if vector is not None and switched(h, session, row.id, vector, made_with, dims):
         vector, error = None, "switched"
     if vector is not None:
         h.store.vectors.upsert(session, row.id, vector)
@@ -124,6 +135,8 @@ def embed_pending(
             continue
 
         def write(session: Session, rows: list[tuple[str, str]] = rows, vectors: list[list[float]] = vectors) -> int:
+            if h.store.meta.get(session, "embedding_model") not in (None, model):  # switched since: see switched()
+                raise InvalidInput("the brain switched models during this run: run `cerebro embed --pending` again")
             h.store.vectors.ensure_table(session, dims)
             written = 0
             for (node_id, text), vector in zip(rows, vectors, strict=True):

@@ -100,6 +100,7 @@ def import_records(
 ) -> dict[str, Any]:
     """Write validated records (an import's, a team sync's batch) into ``h`` in one transaction."""
     from cerebro import importing
+    from cerebro.db.engine import dbapi_connection
 
     newer = on_conflict == "newer"
     with h.snapshot() as conn:
@@ -132,7 +133,7 @@ def import_records(
         noun = "edge" if self_links == 1 else "edges"
         h.on_warning(f"{source}: skipped {self_links} {noun} linking a memory to itself")
     to_write = [n for n in parsed.nodes if wanted(n)]
-    dims = h.embedding_settings()[2]
+    _, model, dims = h.embedding_settings()  # the model, read before embedding (embedding.embed_for_write)
     vectors: dict[str, Any] = {}
     failed = 0
     if dims > 0:
@@ -146,31 +147,40 @@ def import_records(
                 failed += len(batch)
             if progress:
                 progress(min(start + len(batch), len(active)), len(active))
-    _, model, _ = h.embedding_settings()
 
     def write(session: Session) -> dict[str, Any]:
+        # Another process switched the brain's model (reembed) while these were embedded: none is stored (the old
+        # model's vectors in the new table mixed two vector spaces under one label); all are left pending.
+        switched = bool(vectors) and h.store.meta.get(session, "embedding_model") not in (None, model)
+        usable = {} if switched else vectors
+        pending = failed + (len(vectors) if switched else 0)
         for key, value in parsed.config.items():
             h.store.meta.put(session, key, value)
         has_fts = h.store.keywords.available(session)
         h.store.vectors.ensure_table(session, dims)  # none without a provider (dims 0)
+        # What is here now, under the write lock (the snapshot above may be stale): a memory new to this brain has no
+        # keyword row or vector to drop first. Dropping one is a scan of the keyword index (its memory id is not
+        # indexed), which made a large import quadratic: 6,000 records held the lock for seconds.
+        present = h.store.reads.node_ids(dbapi_connection(session.connection()))
         nodes_done = 0
         for index, node in enumerate(parsed.nodes):
             if node["id"] in forgotten and not wanted(node):
                 continue  # forgotten here after this version was written
-            row = {**node, "embedding_model": model if node["id"] in vectors else ""}
+            row = {**node, "embedding_model": model if node["id"] in usable else ""}
             if not h.store.bulk.put_node(session, row, NODE_COLUMNS, replace=replace, newer_only=newer):
                 continue
             found.extend(record_kinds[index])
             if node["id"] in forgotten:  # a later version than the forgetting: active again, out of the archive
                 h.store.bulk.drop_archived(session, node["id"])
             nodes_done += 1
+            fresh = node["id"] not in present
             if has_fts:
-                h.store.keywords.unindex(session, node["id"])
+                if not fresh:
+                    h.store.keywords.unindex(session, node["id"])
                 if node["status"] == "active":
                     h.store.keywords.index(session, node["id"], node["content"], node["subtype"])
-            fresh = node["id"] not in existing
-            if node["id"] in vectors:
-                h.store.vectors.upsert(session, node["id"], vectors[node["id"]], fresh=fresh)
+            if node["id"] in usable:
+                h.store.vectors.upsert(session, node["id"], usable[node["id"]], fresh=fresh)
             elif not fresh:  # a replaced memory's vector was made from its old text (none to drop without a table)
                 h.store.vectors.delete(session, node["id"])
         edges_done = 0
@@ -191,7 +201,7 @@ def import_records(
                 gone = h.store.nodes.to_value(h.store.nodes.get_row(session, row["id"]))
                 h.store.archive.move_out(session, gone, row["archive_reason"] or "redundant", row["archived_at"])
                 archived += 1
-        if failed:
+        if pending:
             h.store.meta.put(session, "has_pending_embeddings", "true")
         report = {
             "nodes_imported": nodes_done,
@@ -200,7 +210,7 @@ def import_records(
             "edges_skipped": len(parsed.edges) - edges_done,
             "config_imported": sorted(parsed.config),
             "config_refused": sorted(parsed.refused_config),
-            "pending_embeddings": failed,
+            "pending_embeddings": pending,
             "secrets_redacted": len(found),
         }
         if newer:
@@ -243,6 +253,10 @@ def _scrub_records(
             record["content"] = content
             record["metadata"] = json.dumps(metadata) if metadata is not None else None
             found.extend(kinds)
+        for label in ("subtype", *_ORIGIN):  # shown and synced in clear, as the memory's other labels
+            if isinstance(record.get(label), str):
+                record[label], _, kinds = secrets.scrub_labels(record[label], None, redact=True)
+                found.extend(kinds)
     for edge, found in zip(edges, edge_kinds, strict=True):
         metadata = json.loads(edge["metadata"]) if edge["metadata"] is not None else None
         if metadata:

@@ -47,8 +47,10 @@ def inbox_add(
     _check_type(type)
     subtype = check_label(subtype, "subtype")  # as add checks it: approving makes the candidate a memory as it is
     importance = _check_importance(importance)
-    content, meta_dict = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
     stamp = checked_origin(origin) or values.Origin.from_environment("api")
+    content, meta_dict, subtype, stamp = secrets.for_storage(
+        h, content, parse_metadata(metadata), allow_secret, subtype, stamp
+    )
 
     def write(session: Session) -> str:
         return h.store.inbox.insert(
@@ -89,7 +91,7 @@ def inbox_approve(h: Handle, candidate_id: str) -> str:
             f"inbox candidate {candidate.short_id} has importance {candidate.importance:g}, outside "
             "[0, 1]: discard it and add it again"
         )
-    vector, error = h.try_embed(candidate.content)  # outside the transaction, as add does
+    vector, error, made = embedding.embed_for_write(h, candidate.content)  # outside the transaction, as add does
 
     def write(session: Session) -> str:
         current = h.store.inbox.get(
@@ -114,7 +116,7 @@ def inbox_approve(h: Handle, candidate_id: str) -> str:
         )
         if h.store.keywords.available(session):
             h.store.keywords.index(session, node_id, current.content, current.subtype or None)
-        embedding.store_new_vector(h, session, node_id, vector, error)
+        embedding.store_new_vector(h, session, node_id, vector, error, made_with=made)
         h.store.inbox.delete(session, current.id)
         return node_id
 

@@ -17,7 +17,6 @@ from cerebro.brain.status import annotate
 from cerebro.brain.validate import (
     MAX_LIMIT,
     UNSET,
-    _check_beads_id,
     _check_content,
     _check_importance,
     _check_size,
@@ -26,6 +25,7 @@ from cerebro.brain.validate import (
     check_label,
     check_metadata_size,
     checked_origin,
+    metadata_with,
     parse_metadata,
 )
 from cerebro.errors import InvalidInput, NotFound, quote
@@ -69,10 +69,12 @@ def add(  # noqa: PLR0913 - the keyword-only fields of a memory
     _check_type(type)
     subtype = check_label(subtype, "subtype")
     importance = _check_importance(importance)
-    content, user_meta = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
-    meta_dict = metadata_with(h, user_meta, anchors, anchor_ref, beads_id)
     stamp = checked_origin(origin) or values.Origin.from_environment("api")
-    vector, error = h.try_embed(content)  # outside the transaction: no lock held while embedding
+    content, user_meta, subtype, stamp = secrets.for_storage(
+        h, content, parse_metadata(metadata), allow_secret, subtype, stamp
+    )
+    meta_dict = metadata_with(h, user_meta, anchors, anchor_ref, beads_id)
+    vector, error, made = embedding.embed_for_write(h, content)  # outside the transaction: no lock held meanwhile
     model = embedding.model_for(h, vector)
 
     def write(conn: Connection) -> str:
@@ -90,29 +92,13 @@ def add(  # noqa: PLR0913 - the keyword-only fields of a memory
         )
         if h.store.keywords.available(conn):
             h.store.keywords.index(conn, node_id, content, subtype or None)
-        embedding.store_new_vector(h, conn, node_id, vector, error, made_with=model)
+        embedding.store_new_vector(h, conn, node_id, vector, error, made_with=made)
         return node_id
 
     node_id = h.write_raw(write)  # no ORM: a one-shot `cerebro add` never imports it (ADR 0028)
     h.vectors_written({node_id: vector} if vector is not None else {})
     embedding.warn_pending(h, node_id, error)
     return node_id
-
-
-def metadata_with(
-    h: Handle,
-    meta_dict: dict[str, Any] | None,
-    anchors: Any,  # noqa: ANN401 - validated here: whatever the caller passed
-    anchor_ref: Any,  # noqa: ANN401 - validated here: whatever the caller passed
-    beads_id: Any,  # noqa: ANN401 - validated here: whatever the caller passed
-) -> dict[str, Any] | None:
-    """``metadata`` plus the Beads id and the anchors' records (files read, git asked: before any write)."""
-    from cerebro import anchors as anchoring
-
-    beads = _check_beads_id(beads_id)
-    if beads is not None:
-        meta_dict = {**(meta_dict or {}), "beadsId": beads}
-    return anchoring.attach(meta_dict, anchoring.resolve(h.project, anchors, anchor_ref))
 
 
 def add_many(
@@ -156,12 +142,17 @@ def add_many(
             redact=redact,
             warn=False,
         )
-        found += kinds
+        subtype, stamp, more = secrets.scrub_labels(
+            check_label(item.get("subtype"), "subtype") or None,
+            checked_origin(item.get("origin")) or values.Origin.from_environment("api"),
+            redact=redact,
+        )
+        found += kinds + more
         prepared.append(
             {
                 "content": content,
                 "type": node_type,
-                "subtype": check_label(item.get("subtype"), "subtype") or None,
+                "subtype": subtype,
                 "importance": _check_importance(item.get("importance", 0.5)),
                 "metadata": metadata_with(
                     h,
@@ -171,14 +162,14 @@ def add_many(
                     item.get("beads_id"),
                 ),
                 "provenance_root": bool(item.get("provenance_root", False)),
-                "origin": checked_origin(item.get("origin")) or values.Origin.from_environment("api"),
+                "origin": stamp,
             }
         )
     if found:
         h.on_warning(secrets.notice(found))
     # Embed first (batch by batch, outside any lock), then write everything in one transaction:
     # either every memory lands or none does.
-    dims = h.embedding_settings()[2]
+    _, made, dims = h.embedding_settings()  # the model, read before embedding (embedding.embed_for_write)
     vectors: list[Any] = [None] * len(prepared)
     errors: list[str | None] = [None] * len(prepared)
     for start in range(0, len(prepared), batch_size):
@@ -200,7 +191,7 @@ def add_many(
             node_id = h.store.inserts.node(conn, embedding_model=embedding.model_for(h, vector), now=now, **spec)
             if has_fts:
                 h.store.keywords.index(conn, node_id, spec["content"], spec["subtype"])
-            embedding.store_new_vector(h, conn, node_id, vector, error)
+            embedding.store_new_vector(h, conn, node_id, vector, error, made_with=made)
             written.append(node_id)
         return written
 
@@ -248,13 +239,17 @@ def update(
         content = _check_size(_check_content(content), limit)
     if importance is not None:
         importance = _check_importance(importance)
+    labelled: list[str] = []
     if subtype is not UNSET:
-        subtype = check_label(subtype, "subtype")
-    content, patch, _ = secrets.scrub(h, content, check_metadata_size(parse_metadata(metadata), limit), redact=redact)
+        subtype, _, labelled = secrets.scrub_labels(check_label(subtype, "subtype"), None, redact=redact)
+    meta = check_metadata_size(parse_metadata(metadata), limit)
+    content, patch, kinds = secrets.scrub(h, content, meta, redact=redact, warn=False)
+    if kinds or labelled:
+        h.on_warning(secrets.notice(kinds + labelled))
     if content is None and importance is None and subtype is UNSET and patch is None:
         raise InvalidInput("nothing to update: give content, importance, subtype or metadata")
-    vector, error = None, None
-    if content is not None and h.embedding_settings()[2] > 0:
+    vector, error, (_, made, dims) = None, None, h.embedding_settings()  # made: as embedding.embed_for_write reads it
+    if content is not None and dims > 0:
         current = h.read(lambda s: embedding.current_content(h.store, s, node_id))
         # Not embedded when unchanged — unless another process changes it before the write: then pending, said
         vector, error = h.try_embed(content) if current != content else (None, "changed by another process meanwhile")
@@ -283,7 +278,7 @@ def update(
             if row.status == "active" and h.store.keywords.available(session):
                 h.store.keywords.reindex(session, row.id, row.content, row.subtype)
         if content_changed:  # unchanged content is never re-embedded
-            embedding.store_vector(h, session, row, vector, error if vector is None else None)
+            embedding.store_vector(h, session, row, vector, error if vector is None else None, made_with=made)
         session.add(row)
         session.flush()
         return h.store.nodes.to_value(row), content_changed
@@ -350,10 +345,12 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
     given_importance = None if importance is None else _check_importance(importance)
     if subtype is not UNSET:
         subtype = check_label(subtype, "subtype")
-    content, user_meta = secrets.for_storage(h, content, parse_metadata(metadata), allow_secret)
-    meta_dict = metadata_with(h, user_meta, anchors, anchor_ref, beads_id)
     stamp = checked_origin(origin) or values.Origin.from_environment("api")
-    vector, error = h.try_embed(content)
+    content, user_meta, subtype, stamp = secrets.for_storage(
+        h, content, parse_metadata(metadata), allow_secret, subtype, stamp
+    )
+    meta_dict = metadata_with(h, user_meta, anchors, anchor_ref, beads_id)
+    vector, error, made = embedding.embed_for_write(h, content)
 
     def write(session: Session) -> str:
         full = h.store.nodes.resolve_id(session, old_id)
@@ -378,7 +375,7 @@ def supersede(  # noqa: PLR0913 - the keyword-only fields of a memory
             embedding_model=embedding.model_for(h, vector),
             now=now,
         )
-        embedding.store_new_vector(h, session, replacement, vector, error)
+        embedding.store_new_vector(h, session, replacement, vector, error, made_with=made)
         h.store.edges.upsert(
             session,
             source_id=replacement,

@@ -8,11 +8,12 @@ and leaves no copy of the old text in the file's free pages, its keyword index o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import cerebro  # cerebro.reports loads on first use: hooks never define the reports (ADR 0036)
 from cerebro.brain import embedding
@@ -86,14 +87,51 @@ def scrub(
     return content, metadata, kinds
 
 
+Subtype = TypeVar("Subtype")  # a subtype: a str, None, or the sentinel for "unchanged"
+OriginT = TypeVar("OriginT")  # an origin (cerebro.values.Origin), or None
+
+
+def scrub_labels(subtype: Subtype, origin: OriginT, *, redact: bool) -> tuple[Subtype, OriginT, list[str]]:
+    """A memory's labels — its subtype and its origin's fields — with their secrets replaced by markers (when
+    ``redact``), and the kinds replaced. Labels are listed, shown and synced in clear: a token pasted as a subtype or
+    a session name was stored as given. Anything that is not text (None, an "unchanged" sentinel) is left as it is."""
+    if not redact:
+        return subtype, origin, []
+    from cerebro import redaction
+
+    kinds: list[str] = []
+
+    def clean(value: Any) -> Any:  # noqa: ANN401 - a label, or what stands for none
+        if not isinstance(value, str) or not value:
+            return value
+        text, found = redaction.redact(value)
+        kinds.extend(found)
+        return text
+
+    fields = ("actor", "channel", "session", "host")
+    if origin is not None and any(isinstance(getattr(origin, f, None), str) for f in fields):
+        origin = dataclasses.replace(origin, **{f: clean(getattr(origin, f)) for f in fields})  # type: ignore[type-var]
+    return clean(subtype), origin, kinds
+
+
 def for_storage(
-    h: Handle, content: str, metadata: dict[str, Any] | None, allow_secret: bool
-) -> tuple[str, dict[str, Any] | None]:
-    """A memory's content and metadata as they will be stored: within the size limit, secrets redacted unless
-    allowed."""
+    h: Handle,
+    content: str,
+    metadata: dict[str, Any] | None,
+    allow_secret: bool,
+    subtype: Any = None,  # noqa: ANN401 - a subtype as scrub_labels takes it
+    origin: Any = None,  # noqa: ANN401 - an origin as scrub_labels takes it
+) -> tuple[str, dict[str, Any] | None, Any, Any]:
+    """A memory's content, metadata and labels as they will be stored: within the size limit, secrets redacted
+    unless allowed (one warning for all of them)."""
     redact, limit = policy(h, allow_secret)
-    clean, meta, _ = scrub(h, _check_size(content, limit), check_metadata_size(metadata, limit), redact=redact)
-    return clean if clean is not None else content, meta
+    clean, meta, kinds = scrub(
+        h, _check_size(content, limit), check_metadata_size(metadata, limit), redact=redact, warn=False
+    )
+    subtype, origin, more = scrub_labels(subtype, origin, redact=redact)
+    if kinds or more:
+        h.on_warning(notice(kinds + more))
+    return clean if clean is not None else content, meta, subtype, origin
 
 
 # ------------------------------------------------------------------------------------------ already stored
@@ -159,6 +197,7 @@ def redact_stored(
     memories = {i: c for (w, i), (c, _) in changed.items() if w == "memory" and c != stored[(w, i)][0]}
     vectors: dict[str, Any] = {}
     errors: dict[str, str | None] = {}
+    made = h.embedding_settings()[1]  # the model, read before embedding (embedding.embed_for_write)
     for done, (node_id, text) in enumerate(memories.items(), start=1):
         vectors[node_id], errors[node_id] = h.try_embed(text)  # outside the transaction, as every write embeds
         if progress:
@@ -176,7 +215,7 @@ def redact_stored(
             session.refresh(row)
             if has_fts and row.status == "active":
                 h.store.keywords.reindex(session, node_id, row.content, row.subtype)
-            embedding.store_vector(h, session, row, vectors.get(node_id), errors.get(node_id))
+            embedding.store_vector(h, session, row, vectors.get(node_id), errors.get(node_id), made_with=made)
         if has_fts:
             h.store.keywords.optimize(session)
         return len(replaced)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cerebro import clock
 from cerebro.errors import InvalidInput, quote
 from cerebro.values import NODE_STATUSES, NODE_TYPES, UNSET  # noqa: F401 - UNSET is re-exported
+
+if TYPE_CHECKING:
+    from cerebro.brain.handle import Handle
 
 
 def _check_type(node_type: str) -> str:
@@ -181,3 +184,19 @@ def _parse_instant(value: Any) -> Any:  # noqa: ANN401 - validated here: a datet
         return clock.parse(value)
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
+
+
+def metadata_with(
+    h: Handle,
+    meta_dict: dict[str, Any] | None,
+    anchors: Any,  # noqa: ANN401 - validated here: whatever the caller passed
+    anchor_ref: Any,  # noqa: ANN401 - validated here: whatever the caller passed
+    beads_id: Any,  # noqa: ANN401 - validated here: whatever the caller passed
+) -> dict[str, Any] | None:
+    """``metadata`` plus the Beads id and the anchors' records (files read, git asked: before any write)."""
+    from cerebro import anchors as anchoring
+
+    beads = _check_beads_id(beads_id)
+    if beads is not None:
+        meta_dict = {**(meta_dict or {}), "beadsId": beads}
+    return anchoring.attach(meta_dict, anchoring.resolve(h.project, anchors, anchor_ref))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import stat
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
@@ -212,9 +213,31 @@ def dbapi_connection(connection: SAConnection) -> Connection:
     return raw
 
 
+def writable_sidecars(path: str | os.PathLike[str]) -> None:
+    """SQLite makes a brain's -wal and -shm with the brain's mode: a read of a read-only (0400) brain left them
+    read-only, and once the brain was writable again every write failed ("attempt to write a readonly database").
+    Before a connection opens a brain this process may write, its own sidecars are made writable again (0600)."""
+    uid = os.getuid()
+    try:
+        brain = os.stat(path)
+    except OSError:
+        return  # no brain yet: SQLite makes it, and its sidecars, with this process's mode
+    if not (brain.st_mode & stat.S_IWUSR if brain.st_uid == uid else os.access(path, os.W_OK)):
+        return  # a read-only brain (by its mode: root may write anything): its sidecars stay as SQLite made them
+    for suffix in ("-wal", "-shm"):
+        sidecar = f"{os.fspath(path)}{suffix}"
+        try:
+            info = os.lstat(sidecar)
+            if stat.S_ISREG(info.st_mode) and info.st_uid == uid and not info.st_mode & stat.S_IWUSR:
+                os.chmod(sidecar, 0o600)
+        except OSError:
+            continue  # none there, or not ours to change: SQLite's own error says what it cannot open
+
+
 def connect_raw(path: str | os.PathLike[str], *, wal: bool = True, create: bool = True) -> Connection:
     """A plain DB-API connection set up like the engine's (for hot paths that skip the ORM). ``create=False``: only
     to a file that exists (SQLite makes an empty one otherwise)."""
+    writable_sidecars(path)
     if create:
         conn = driver().connect(os.fspath(path), check_same_thread=False)
     else:
@@ -254,6 +277,10 @@ def create_engine(path: str | os.PathLike[str], *, connection: Connection | None
         hide_parameters=True,
         **pooling,
     )
+
+    @event.listens_for(engine, "do_connect")
+    def _before_connect(*_: object) -> None:
+        writable_sidecars(path)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Connection, _record: object) -> None:

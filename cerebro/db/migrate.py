@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from cerebro.db.types import Connection, Engine, SAConnection
 
-HEAD_REVISION = "py0005"  # a test checks this against Alembic's script directory
+HEAD_REVISION = "py0007"  # a test checks this against Alembic's script directory
 # A schema_meta mark: a brain file loaded from a sql dump (store/dump.py) has no keyword index; the next open builds it.
 NEEDS_FTS_REBUILD = "needs_fts_rebuild"
 UPSTREAM_SCHEMA_VERSION = 7
@@ -308,8 +308,8 @@ def ensure_current(engine: Engine, path: Path) -> str | None:
 
 def _only_markers_after(revision: str) -> bool:
     """Whether every revision from ``revision`` to head is a marker (``MARKER = True`` in its script: it changes no
-    table or row, only the revision older cerebros read) — an upgrade across them needs no backup. The alembic
-    import this costs is paid by the upgrade anyway."""
+    table or row — only the revision older cerebros read, or an index) — an upgrade across them needs no backup.
+    The alembic import this costs is paid by the upgrade anyway."""
     from alembic.script import ScriptDirectory
 
     scripts = ScriptDirectory.from_config(alembic_config(None))

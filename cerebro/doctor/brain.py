@@ -303,6 +303,13 @@ def _check_keyword_index(
             "the fix re-indexes at the next open",
             rebuild,
         )
+    elif not SQLITE.checks.index_exists(conn, "idx_nodes_fts_node"):  # dropped with the keyword index by another tool
+        findings.add(
+            WARN,
+            "keyword index has no lookup by memory (idx_nodes_fts_node): each change of a memory reads the whole "
+            "keyword index; the fix re-indexes at the next open",
+            rebuild,
+        )
     message = SQLITE.checks.keyword_index_problem(conn)
     extra["fts_integrity"] = message or "ok"
     if message is not None:

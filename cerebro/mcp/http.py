@@ -8,7 +8,8 @@
   (32 random bytes, URL-safe) lives in ``CEREBRO_HOME/mcp-token``: written aside with ``O_EXCL|O_NOFOLLOW``
   and mode 0600, then hard-linked into place (it appears whole or not at all; two servers starting together
   agree on one token), and reused by later starts. A token file that is a symlink, not ours, or readable by
-  others is refused with the fix.
+  others is refused with the fix. ``cerebro mcp --rotate-token`` replaces it (renamed over it, whole); a running
+  server reads the file again when it changes, so a token that leaked stops working at once, without a restart.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from cerebro import paths
 from cerebro.errors import InvalidInput, quote
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from cerebro.mcp.server import CerebroServer
@@ -89,26 +92,44 @@ def _read_token(path: Path) -> str:
     return token
 
 
+def _new_token_file(path: Path, put: Callable[[Path, Path], None]) -> None:
+    """A new token written aside (private, never through a planted link), then ``put`` in place whole."""
+    paths.ensure_private_dir(path.parent)
+    aside = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(secrets.token_urlsafe(32) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        put(aside, path)
+    finally:
+        if os.path.lexists(aside):
+            os.unlink(aside)
+
+
+def _link_unless_there(aside: Path, path: Path) -> None:
+    try:
+        os.link(aside, path)
+    except FileExistsError:
+        pass  # another server made it meanwhile: use theirs
+
+
 def ensure_token(path: Path | None = None) -> str:
     """The bearer token, made on first use (see the module docstring)."""
     path = path or token_path()
-    paths.ensure_private_dir(path.parent)
     if not os.path.lexists(path):
-        aside = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                os.fchmod(handle.fileno(), 0o600)
-                handle.write(secrets.token_urlsafe(32) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            try:
-                os.link(aside, path)
-            except FileExistsError:
-                pass  # another server made it meanwhile: use theirs
-        finally:
-            os.unlink(aside)
+        _new_token_file(path, _link_unless_there)
     return _read_token(path)
+
+
+def rotate_token(path: Path | None = None) -> Path:
+    """Replace the bearer token with a new one (clients holding the old one get 401 from every running server)."""
+    path = path or token_path()
+    _new_token_file(path, os.replace)
+    _read_token(path)  # the same checks a server makes of it
+    return path
 
 
 MAX_REPAIRED_BYTES = 4 * 1024 * 1024  # the SDK's own cap on a request body: past it, passed on as it came (it says 413)
@@ -159,11 +180,35 @@ def _repaired(body: bytes) -> bytes:
 
 
 class BearerAuth:
-    """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401 and never reach MCP."""
+    """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401 and never reach MCP. The
+    token file is read again when it changes (``--rotate-token``); one that cannot be read then (deleted, made
+    readable by others) admits no one until the server restarts and makes a new one."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, path: Path | None = None) -> None:
         self.app = app
-        self._token = token.encode("utf-8")
+        self._token: bytes | None = token.encode("utf-8")
+        self._path = path
+        self._seen = self._stamp()
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            info = os.stat(self._path) if self._path is not None else None
+        except OSError:
+            return None
+        return None if info is None else (info.st_ino, info.st_mtime_ns, info.st_size)
+
+    def _current(self) -> bytes | None:
+        if self._path is None:
+            return self._token
+        stamp = self._stamp()
+        if stamp != self._seen:
+            self._seen = stamp
+            try:
+                self._token = _read_token(self._path).encode("utf-8")
+            except InvalidInput as exc:
+                self._token = None
+                print(f"cerebro mcp: {exc}; refusing every request until then", file=sys.stderr, flush=True)
+        return self._token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._authorized(scope):
@@ -192,7 +237,8 @@ class BearerAuth:
         for name, value in scope.get("headers") or []:
             if name.lower() == b"authorization":
                 scheme, _, given = value.partition(b" ")
-                return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token)
+                token = self._current()
+                return token is not None and scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), token)
         return False
 
 
@@ -289,7 +335,7 @@ def serve(server: CerebroServer, host: str, port: int) -> None:
         flush=True,
     )
     config = uvicorn.Config(
-        BearerAuth(LenientSurrogates(app), token),
+        BearerAuth(LenientSurrogates(app), token, token_path()),
         log_level="warning",
         access_log=False,
         lifespan="on",

@@ -140,7 +140,7 @@ def remember(host: Host, a: dict[str, Any]) -> Answer:
     importance = _check_importance(a.get("importance", 0.5))
     # Redacted before the near-duplicate search embeds it (a network provider must never see a secret, ADR 0027);
     # the add finds nothing more to redact.
-    content, metadata = secrets.for_storage(brain.handle, content, parse_metadata(a.get("metadata")), False)
+    content, metadata, _, _ = secrets.for_storage(brain.handle, content, parse_metadata(a.get("metadata")), False)
     duplicates = near_duplicates(host, brain, content)
     node_id = brain.add(
         content,

@@ -23,6 +23,10 @@ def tables(conn: Connection) -> dict[str, set[str]]:
     return found
 
 
+def index_exists(conn: Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)).fetchone() is not None
+
+
 def active_ids(conn: Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT id FROM nodes WHERE status = 'active'").fetchall()}
 

@@ -68,7 +68,7 @@ class Nodes(Protocol):
     def active_ids(self, session: Session, limit: int) -> list[str]:
         """Active node ids, oldest first."""
 
-    def set_embedding_model(self, session: Session, node_id: str, model: str) -> None: ...
+    def set_embedding_model(self, db: Transaction, node_id: str, model: str) -> None: ...
 
     def ids_with_status(self, session: Session, status: str) -> list[str]: ...
 
@@ -231,8 +231,6 @@ class Reads(Protocol):
 
     def config_values(self, conn: Connection) -> dict[str, str]: ...
 
-    def table_exists(self, conn: Connection, name: str) -> bool: ...
-
     def active_with_anchors(self, conn: Connection) -> list[values.Node]:
         """Active memories whose metadata names code anchors, newest first."""
 
@@ -385,6 +383,8 @@ class Checks(Protocol):
     def tables(self, conn: Connection) -> dict[str, set[str]]: ...
 
     def active_ids(self, conn: Connection) -> set[str]: ...
+
+    def index_exists(self, conn: Connection, name: str) -> bool: ...
 
     def metadata_not_object(self, conn: Connection) -> tuple[int, str | None]:
         """(how many, the smallest id) of memories whose metadata is not a JSON object."""

@@ -10,9 +10,10 @@ from cerebro import values
 from cerebro.errors import NotFound, quote
 from cerebro.models import Node as NodeRow
 from cerebro.store import ids
+from cerebro.store.sql import execute
 
 if TYPE_CHECKING:
-    from cerebro.db.types import Session
+    from cerebro.db.types import Session, Transaction
 
 
 def to_value(row: NodeRow) -> values.Node:
@@ -77,8 +78,8 @@ def active_ids(session: Session, limit: int) -> list[str]:
     return [r[0] for r in rows]
 
 
-def set_embedding_model(session: Session, node_id: str, model: str) -> None:
-    session.execute(text("UPDATE nodes SET embedding_model = :m WHERE id = :id"), {"m": model, "id": node_id})
+def set_embedding_model(db: Transaction, node_id: str, model: str) -> None:
+    execute(db, "UPDATE nodes SET embedding_model = :m WHERE id = :id", {"m": model, "id": node_id})
 
 
 def ids_with_status(session: Session, status: str) -> list[str]:

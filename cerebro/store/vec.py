@@ -18,7 +18,7 @@ import re
 import struct
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from cerebro.store.sql import changed, execute, text
 
@@ -97,14 +97,31 @@ def bound(element: str, name: str = "?") -> str:
 
 
 def exists(db: Transaction) -> bool:
-    return execute(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='vec_nodes'").fetchone() is not None
+    return _shape(db) is not None
+
+
+_SHAPES = "cerebro.vector_tables"  # session.info key: {table: its shape}, read once a transaction
 
 
 def _shape(db: Transaction, table: str = "vec_nodes") -> tuple[str, int] | None:
-    """(element type, width) the table was created with, or None when there is no such table."""
+    """(element type, width) the table was created with, or None when there is no such table. Kept for the rest
+    of an ORM session's transaction (an import asked it twice a memory); this module's DDL forgets it."""
+    known = getattr(db, "info", {}).get(_SHAPES, {})
+    if table in known:
+        return cast("tuple[str, int] | None", known[table])
     row = execute(db, "SELECT sql FROM sqlite_master WHERE type='table' AND name = :t", {"t": table}).fetchone()
     match = _SHAPE.search(row[0] or "") if row is not None else None
-    return (match.group(1), int(match.group(2))) if match else None
+    shape = (match.group(1), int(match.group(2))) if match else None
+    info = getattr(db, "info", None)
+    if info is not None:
+        info.setdefault(_SHAPES, {})[table] = shape
+    return shape
+
+
+def _schema_changed(db: Transaction) -> None:
+    info = getattr(db, "info", None)
+    if info is not None:
+        info.pop(_SHAPES, None)
 
 
 def table_dimensions(db: Transaction) -> int | None:
@@ -140,6 +157,7 @@ def ensure_table(db: Transaction, dimensions: int) -> None:
     if dimensions <= 0 or exists(db):
         return
     execute(db, _definition("vec_nodes", _element_for_brain(db), dimensions))
+    _schema_changed(db)
 
 
 def count(session: Session) -> int:
@@ -149,6 +167,7 @@ def count(session: Session) -> int:
 
 def drop_table(session: Session) -> None:
     session.execute(text("DROP TABLE vec_nodes"))
+    _schema_changed(session)
 
 
 # Re-embedding (brain/reembed.py) builds the new model's vectors in a side table, then swaps it in.
@@ -162,11 +181,13 @@ def ensure_next_table(session: Session, dimensions: int, provider: str, *, fresh
     if fresh or _shape(session, NEXT_TABLE) not in (None, (element, int(dimensions))):
         drop_next(session)
     session.execute(text(_definition(NEXT_TABLE, element, dimensions)))
+    _schema_changed(session)
 
 
 def drop_next(session: Session) -> None:
     """The side table and what it holds: a switch abandoned."""
     session.execute(text(f"DROP TABLE IF EXISTS {NEXT_TABLE}"))
+    _schema_changed(session)
 
 
 def next_missing(conn: Connection, limit: int) -> list[tuple[int, str, str]]:
@@ -212,6 +233,7 @@ def switch_to_next(session: Session, dimensions: int, model: str) -> int:
         text(f"INSERT INTO vec_nodes (rowid, node_id, embedding) SELECT rowid, node_id, embedding FROM {NEXT_TABLE}")
     )
     session.execute(text(f"DROP TABLE {NEXT_TABLE}"))
+    _schema_changed(session)
     session.execute(text("UPDATE nodes SET embedding_model = ''"))
     return changed(
         session, "UPDATE nodes SET embedding_model = :m WHERE rowid IN (SELECT rowid FROM vec_nodes)", {"m": model}
@@ -243,8 +265,7 @@ def _note(db: Transaction, node_id: str, vector: Sequence[float] | None) -> None
 def _forget_next(db: Transaction, rowid: int | None) -> None:
     """A re-embedding in progress (``reembed``) holds this node's next vector, made from what the node said then:
     once its vector changes or goes, that one is stale — dropped, so the resumed run embeds the node again."""
-    has_next = execute(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name = :t", {"t": NEXT_TABLE}).fetchone()
-    if has_next is not None and rowid is not None:
+    if rowid is not None and _shape(db, NEXT_TABLE) is not None:
         execute(db, f"DELETE FROM {NEXT_TABLE} WHERE rowid = :r", {"r": rowid})
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -100,6 +101,85 @@ def test_an_update_whose_text_another_process_changed_meanwhile_is_left_pending_
     assert fake_brain.embed_pending().embedded == 1  # pending, and embedded from the text it holds
     found = fake_brain.recall("memory postgres", lanes=("vector",)).results
     assert found[0].node.id == node_id and found[0].similarity > 0.99
+
+
+def _import_one(brain: Brain, tmp_path, _old: str) -> str:
+    path = tmp_path / "one.jsonl"
+    node = {"kind": "node", "id": "a1b2c3d4-0000-4000-8000-00000000000a", "type": "concept", "content": "imported"}
+    path.write_text(json.dumps(node) + "\n")
+    brain.import_file(path)
+    return node["id"]
+
+
+WRITES_THAT_EMBED = {
+    "add": lambda brain, tmp_path, old: brain.add("written during the switch"),
+    "add_many": lambda brain, tmp_path, old: brain.add_many([{"content": "written during the switch"}])[0],
+    "update": lambda brain, tmp_path, old: brain.update(old, content="rewritten during the switch").id,
+    "supersede": lambda brain, tmp_path, old: brain.supersede(old, "replaced during the switch"),
+    "inbox approve": lambda brain, tmp_path, old: brain.inbox_approve(brain.inbox_add("a candidate")),
+    "import": _import_one,
+}
+
+
+@pytest.mark.parametrize("path", sorted(WRITES_THAT_EMBED))
+def test_a_switch_of_models_committed_while_a_write_embeds_leaves_its_memory_pending(
+    fake_brain_path, monkeypatch, tmp_path, path: str
+) -> None:
+    """Every write that embeds reads the model *before* embedding: read after (the handle sees another process's
+    commit), a `reembed` committed meanwhile named the new model, and the old model's vector went into the new
+    table under the new label — two vector spaces mixed, and nothing left for anyone to re-embed (a review; only
+    `add` compared the models, and it read the model after embedding too)."""
+    with Brain.open(fake_brain_path) as brain:
+        old = brain.add("written before the switch")
+        warnings: list[str] = []
+        brain.on_warning = warnings.append
+        handle, switched = brain.handle, []
+
+        def then_switch(real):
+            def embedded(*args, **kwargs):
+                result = real(*args, **kwargs)
+                if not switched and args and args[0] != ["a candidate"]:
+                    switched.append(True)
+                    with Brain.open(fake_brain_path) as other:  # same width: only the label tells them apart
+                        other.reembed(provider="fake", model="fake-other", dims=64)
+                return result
+
+            return embedded
+
+        monkeypatch.setattr(handle, "try_embed", then_switch(handle.try_embed))
+        monkeypatch.setattr(handle, "embed", then_switch(handle.embed))
+        node_id = WRITES_THAT_EMBED[path](brain, tmp_path, old)
+        monkeypatch.undo()
+        assert switched
+        assert brain.stats().pending_embeddings >= 1, (path, warnings)
+        assert brain.get(node_id).node.embedding_model != "fake-other"
+        brain.embed_pending()
+        assert brain.get(node_id).node.embedding_model == "fake-other"
+        assert brain.stats().pending_embeddings == 0
+
+
+def test_embed_pending_stops_when_the_brain_switches_models_under_it(fake_brain_path, monkeypatch) -> None:
+    """`embed --pending` stored each batch under the model it read at its start: a `reembed` committed meanwhile got
+    the old model's vectors in its new table, labelled as its own."""
+    from cerebro.errors import InvalidInput
+
+    with Brain.open(fake_brain_path) as brain:
+        node_id = brain.add("pending memory")
+        brain.handle.write_raw(lambda conn: conn.execute("DELETE FROM vec_nodes"))
+        real = brain.handle.embed
+
+        def embedded(texts):
+            vectors = real(texts)
+            with Brain.open(fake_brain_path) as other:
+                other.reembed(provider="fake", model="fake-other", dims=64)
+            return vectors
+
+        monkeypatch.setattr(brain.handle, "embed", embedded)
+        with pytest.raises(InvalidInput, match="switched models during this run"):
+            brain.embed_pending()
+        monkeypatch.undo()
+        assert brain.get(node_id).node.embedding_model == "fake-other"  # reembed's own vector, not replaced
+        assert brain.stats().pending_embeddings == 0
 
 
 @pytest.mark.parametrize("dims", [64, 32])

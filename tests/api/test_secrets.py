@@ -86,6 +86,55 @@ def test_every_write_path_redacts(fake_brain: Brain, fake_brain_path: Path) -> N
     assert AWS.encode() not in file_bytes(fake_brain_path)
 
 
+TOKEN = "ghp_Q7vN2kLm9xR4tY8wZ1aB5cD3eF6gH0jK2sPq"
+
+
+def test_every_write_path_redacts_the_labels_too(fake_brain: Brain, fake_brain_path: Path, warnings: list[str]) -> None:
+    """A subtype and an origin's fields are listed, shown and synced in clear: a token pasted into one was stored as
+    given (a review). Each write path redacts them as it redacts the content, in the same one warning."""
+    from cerebro.values import Origin
+
+    marker = "[secret:github-token]"
+    origin = Origin(actor=f"bot {TOKEN}", channel="api", session=TOKEN, host="laptop")
+    first = fake_brain.add("a note", subtype=TOKEN, origin=origin)
+    assert warnings == ["redacted 3 secrets before storing (github-token ×3); --allow-secret keeps them on purpose"]
+    node = fake_brain.get(first).node
+    assert (node.subtype, node.origin.actor, node.origin.session, node.origin.host) == (
+        marker,
+        f"bot {marker}",
+        marker,
+        "laptop",
+    )
+    fake_brain.update(first, subtype=f"tag {TOKEN}")
+    assert fake_brain.get(first).node.subtype == f"tag {marker}"
+    assert warnings[-1] == "redacted 1 secret before storing (github-token); --allow-secret keeps it on purpose"
+    replacement = fake_brain.supersede(first, "a newer note", subtype=TOKEN, origin=origin)
+    assert (fake_brain.get(replacement).node.subtype, fake_brain.get(replacement).node.origin.session) == (marker,) * 2
+    (batch,) = fake_brain.add_many([{"content": "plain", "subtype": TOKEN, "origin": origin}])
+    assert (fake_brain.get(batch).node.subtype, fake_brain.get(batch).node.origin.session) == (marker, marker)
+    candidate = fake_brain.inbox_get(fake_brain.inbox_add("a candidate", subtype=TOKEN, origin=origin))
+    assert (candidate.subtype, candidate.origin.session) == (marker, marker)
+    fake_brain.close()
+    assert TOKEN.encode() not in file_bytes(fake_brain_path)
+
+
+def test_import_redacts_the_labels_of_memories_and_archived_ones(
+    fake_brain: Brain, tmp_path: Path, warnings: list[str]
+) -> None:
+    node = {"id": "a1b2c3d4-0000-4000-8000-000000000001", "type": "concept", "content": "plain", "subtype": TOKEN}
+    node["origin_session"] = f"session {TOKEN}"
+    archived = {"id": "a1b2c3d4-0000-4000-8000-000000000002", "type": "concept", "content": "old", "subtype": TOKEN}
+    archived |= {"status": "active", "archive_reason": "decayed", "archived_at": "2026-01-02T00:00:00Z"}
+    lines = [json.dumps({"kind": "node", **node}), json.dumps({"kind": "archive", **archived})]
+    path = tmp_path / "labels.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    report = fake_brain.import_file(path)
+    assert report["secrets_redacted"] == 3, report
+    stored = fake_brain.get(node["id"]).node
+    assert (stored.subtype, stored.origin.session) == ("[secret:github-token]", "session [secret:github-token]")
+    assert TOKEN not in json.dumps(fake_brain.export("json"))
+
+
 def test_a_links_warning_does_not_offer_an_option_a_link_lacks(fake_brain: Brain, warnings: list[str]) -> None:
     a, b = fake_brain.add("one"), fake_brain.add("two")
     fake_brain.add_edge(a, b, "supports", metadata={"why": f"key {AWS}"})
@@ -93,8 +142,9 @@ def test_a_links_warning_does_not_offer_an_option_a_link_lacks(fake_brain: Brain
 
 
 def test_allow_secret_and_the_setting_keep_a_secret_on_purpose(fake_brain: Brain, warnings: list[str]) -> None:
-    kept = fake_brain.add(TEXT, allow_secret=True)
+    kept = fake_brain.add(TEXT, allow_secret=True, subtype=f"tag {AWS}")
     assert fake_brain.get(kept).node.content == TEXT and warnings == []
+    assert fake_brain.get(kept).node.subtype == f"tag {AWS}"  # labels as the content: kept on purpose
     fake_brain.config_set("redact_secrets", "false")
     assert fake_brain.get(fake_brain.add(TEXT)).node.content == TEXT
     fake_brain.config_set("redact_secrets", "true")

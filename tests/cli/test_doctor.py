@@ -455,7 +455,7 @@ def test_a_go_brain_is_upgraded_on_a_copy_only(cli, project: Path, isolated_home
     check = run_doctor(cli)[1]["brain"]
     assert check["status"] == "ok", check
     assert (check["revision"], check["schema_version"], check["upgrade_pending"]) == (None, 7, True)
-    assert "schema v7 (Go cerebro), upgraded to py0005 by the next command (tried on a copy)" in check["detail"]
+    assert "schema v7 (Go cerebro), upgraded to py0007 by the next command (tried on a copy)" in check["detail"]
     assert check["active_nodes"] > 0 and check["fts_missing"] == 0  # the upgraded copy's indexes, checked
     assert listing(isolated_home) == before  # no upgrade, backup or lock in the real home
 
@@ -550,6 +550,23 @@ def test_a_missing_keyword_index_is_rebuilt_in_place(cli, wired: Path) -> None:
     assert raw_rows(brain, "SELECT sql FROM sqlite_master WHERE name = 'nodes_fts'")[0][0].endswith(
         "tokenize = 'porter unicode61')"
     )
+
+
+def test_a_keyword_index_without_its_lookup_warns_and_the_rebuild_restores_it(cli, wired: Path) -> None:
+    """Without ``idx_nodes_fts_node`` (ADR 0066: another tool rebuilt the keyword index) every change of a memory
+    reads the whole keyword index again: named, and the fix's rebuild makes the lookup again."""
+    add_memories(cli, "alpha memory", "beta memory")
+    brain = paths.project_brain_path(wired)
+    assert run_doctor(cli)[1]["brain"]["status"] == "ok"
+    raw_exec(brain, "DROP INDEX idx_nodes_fts_node")
+    check = run_doctor(cli)[1]["brain"]
+    assert check["status"] == "warn" and "no lookup by memory (idx_nodes_fts_node)" in check["detail"], check
+    raw_exec(brain, "INSERT OR REPLACE INTO schema_meta (key, value) VALUES ('needs_fts_rebuild', 'true')")
+    assert cli("stats").exit_code == 0
+    assert run_doctor(cli)[1]["brain"]["status"] == "ok"
+    assert raw_rows(brain, "SELECT name FROM sqlite_master WHERE name = 'idx_nodes_fts_node'") == [
+        ("idx_nodes_fts_node",)
+    ]
 
 
 def test_keyword_rows_for_gone_memories_warn(cli, wired: Path) -> None:

@@ -102,3 +102,36 @@ def test_a_read_imports_no_orm(add, brain_path, project, command):
         [sys.executable, "-c", code, str(project), *argv], capture_output=True, text=True, timeout=60, check=False
     )
     assert shown.stdout.strip() == "0 True []", shown.stdout + shown.stderr
+
+
+@pytest.mark.parametrize("opened_by", ["raw", "orm"])
+def test_a_brain_read_while_read_only_takes_writes_again_once_writable(add, brain_path, opened_by):
+    """SQLite makes a brain's -wal and -shm with the brain's mode: a read of a read-only (0400) brain left them
+    read-only, and once the brain was made writable again every write failed ("attempt to write a readonly
+    database"). A connection to a brain this process may write makes its sidecars writable again (0600, still
+    private) before SQLite opens them. (As root, which CI runs as, a read-only file is still writable, so the failure
+    itself cannot be shown here; the modes can.)"""
+    import sqlean
+
+    from cerebro.db.engine import connect_raw, create_engine, writable_sidecars
+
+    add("a memory written before the brain was made read-only")
+    sidecars = [Path(f"{brain_path}{suffix}") for suffix in ("-wal", "-shm")]
+    brain_path.chmod(0o400)
+    reader = sqlean.connect(f"{brain_path.as_uri()}?mode=ro", uri=True)  # a read of the read-only brain
+    reader.execute("SELECT count(*) FROM nodes").fetchall()
+    reader.close()
+    assert [oct(s.stat().st_mode & 0o777) for s in sidecars] == ["0o400", "0o400"]  # as such a read leaves them
+    writable_sidecars(brain_path)  # a read-only brain's are left as they are
+    assert [oct(s.stat().st_mode & 0o777) for s in sidecars] == ["0o400", "0o400"]
+    brain_path.chmod(0o600)
+    if opened_by == "raw":
+        conn = connect_raw(brain_path)
+        modes = [oct(s.stat().st_mode & 0o777) for s in sidecars]
+        conn.close()
+    else:
+        engine = create_engine(brain_path)
+        with engine.connect():
+            modes = [oct(s.stat().st_mode & 0o777) for s in sidecars]
+        engine.dispose()
+    assert modes == ["0o600", "0o600"]

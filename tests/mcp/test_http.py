@@ -111,6 +111,30 @@ def test_requests_need_the_generated_bearer_token(home: Path, fake_brain_path: P
         stop(proc)
 
 
+def test_a_rotated_token_takes_effect_in_the_running_server(home: Path, fake_brain_path: Path, project: Path) -> None:
+    """A token that leaked stayed valid for good: ``--rotate-token`` replaces it, and a running server reads the file
+    again when it changes — the old token is refused at once, the new one let in, without a restart. A token file
+    that is gone admits no one (fail closed) until a restart makes a new one."""
+    proc, url = start(home, project)
+    try:
+        token_file = home / "mcp-token"
+        old = token_file.read_text().strip()
+        assert post(url, {"Authorization": f"Bearer {old}"})[0] == 200
+        refused = cli(home, "mcp", "--rotate-token", "--global", check=False, timeout=60)
+        assert refused.returncode == 2 and refused.stderr.startswith("cerebro: error: --rotate-token alone")
+        assert token_file.read_text().strip() == old  # a refused command rotated nothing
+        rotated = cli(home, "mcp", "--rotate-token", timeout=60)
+        assert rotated.stdout.strip() == f"a new bearer token is in {token_file}"
+        new = token_file.read_text().strip()
+        assert new != old and len(new) >= 40 and stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        assert post(url, {"Authorization": f"Bearer {old}"})[0] == 401
+        assert post(url, {"Authorization": f"Bearer {new}"})[0] == 200
+        token_file.unlink()
+        assert post(url, {"Authorization": f"Bearer {new}"})[0] == 401
+    finally:
+        stop(proc)
+
+
 def test_a_connection_that_never_finishes_its_headers_is_closed(
     home: Path, fake_brain_path: Path, project: Path
 ) -> None:

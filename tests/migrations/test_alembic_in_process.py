@@ -157,14 +157,14 @@ def test_py0005_is_a_mark_taken_without_a_backup_and_not_taken_back_from_an_inte
     with Brain.open(floats) as brain:
         assert brain.upgrade_backup is None  # nothing but the revision changed
         brain.add("a memory after the upgrade")
-    assert _version(floats)[0] == HEAD_REVISION == "py0005"
+    assert _version(floats)[0] == HEAD_REVISION == "py0007"
     assert not paths.backups_dir().exists() or list(paths.backups_dir().iterdir()) == []
 
     integer = tmp_path / "integer.sqlite"
     Brain.init(integer)  # the default: the integer model
     with pytest.raises(RuntimeError, match="cerebro reembed --model all-MiniLM-L6-v2-onnx-int8"):
         alembic("downgrade", "py0004", brain=integer)
-    assert _version(integer)[0] == "py0005"
+    assert _version(integer)[0] == "py0007"
 
 
 def test_an_upgrade_across_a_revision_that_changes_tables_still_takes_a_backup(
@@ -177,4 +177,4 @@ def test_an_upgrade_across_a_revision_that_changes_tables_still_takes_a_backup(
     alembic("downgrade", "py0003", brain=brain_path)
     with Brain.open(brain_path) as brain:
         assert brain.upgrade_backup is not None and Path(brain.upgrade_backup).name.startswith("b-pre-py0003-upgrade-")
-    assert _version(brain_path)[0] == "py0005"
+    assert _version(brain_path)[0] == "py0007"

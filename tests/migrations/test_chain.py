@@ -18,7 +18,7 @@ from alembic.script import ScriptDirectory
 from cerebro import Brain, clock
 from cerebro.db.migrate import HEAD_REVISION, script_location
 
-CHAIN = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "py0001", "py0002", "py0003", "py0004", "py0005"]
+CHAIN = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "py0001", "py0002", "py0003", "py0004", "py0005", "py0006", "py0007"]
 
 
 def _script(kit) -> ScriptDirectory:

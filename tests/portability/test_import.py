@@ -346,3 +346,35 @@ def test_only_a_regular_file_is_read(cli, fake_brain_path: Path, tmp_path: Path)
         result = cli("import", path)
         assert result.exit_code == 2 and "not a regular file" in result.stderr, path
     assert snapshot(fake_brain_path) == before
+
+
+@pytest.mark.file_only
+def test_importing_new_memories_drops_no_keyword_rows(fake_brain_path: Path, tmp_path: Path) -> None:
+    """Dropping a memory's keyword row is a scan of the keyword index (its memory id is not indexed): done for every
+    imported memory, a large import was quadratic and held the write lock for seconds (6,000 records: 10.5 s). A
+    memory new to the brain has no row to drop; one already there has (the replace test above)."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    source = tmp_path / "source.sqlite"
+    Brain.init(source, embed_provider="fake")
+    with Brain.open(source) as brain:
+        brain.add_many([{"content": f"memory number {i} about topic {i % 7}"} for i in range(40)])
+        lines = brain.export("jsonl")
+    exported = tmp_path / "export.jsonl"
+    exported.write_text("\n".join(lines) + "\n")
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany) -> None:
+        statements.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        with Brain.open(fake_brain_path) as brain:
+            report = brain.import_file(exported)
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+    assert report["nodes_imported"] == 40
+    assert any(s.startswith("INSERT INTO nodes_fts") for s in statements)  # the listener saw the import's writes
+    assert not [s for s in statements if "DELETE FROM nodes_fts" in s]
+    assert len(_keyword_ids(fake_brain_path)) == 40

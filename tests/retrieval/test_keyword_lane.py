@@ -132,6 +132,38 @@ def test_punctuated_queries_still_find_their_memory(seeded, query, which):
     assert next(r for r in result if r.node.id == ids[which]).lanes["keyword"] >= 1
 
 
+@pytest.mark.parametrize(
+    ("query", "which"),
+    [
+        ("fts.py", "path"),
+        ("store/fts.py", "path"),
+        ("example.org", "url"),
+        ("docs.example.org", "url"),
+        ("ops@example.org", "mail"),
+        ("ops", "mail"),
+        ("cafe", "accent"),
+        ("CAFÉ", "accent"),
+        ("creme brulee", "accent"),
+        ("v1.2", "version"),
+    ],
+)
+def test_paths_addresses_and_accents_are_found_by_their_parts_on_either_engine(fake_brain, query, which):
+    """FTS5 splits a path, a URL, an address or a version into its words and folds accents; PostgreSQL's parser kept
+    each whole and has no accent folding, so "fts.py" or "cafe" found nothing on a team brain that a brain file
+    finds (a review; team schema revision py0007)."""
+    ids = {
+        "path": fake_brain.add("the keyword lane's writes live in cerebro/store/fts.py"),
+        "url": fake_brain.add("the staging docs are served from https://docs.example.org/guide?page=2"),
+        "mail": fake_brain.add("page the on-call at ops@example.org when the queue backs up"),
+        "accent": fake_brain.add("the Café on the corner serves a crème brûlée on Fridays"),
+        "version": fake_brain.add("pin the client to v1.2.3 until the retries are fixed"),
+        "other": fake_brain.add("an unrelated memory about gardening and tomatoes"),
+    }
+    found = fake_brain.recall(query, lanes=("keyword",)).ids
+    assert ids[which] in found, (query, found)
+    assert ids["other"] not in found
+
+
 def test_build_match_query_quotes_every_term():
     assert fts.build_match_query(["HS-049"]) == '"HS-049"'
     assert fts.build_match_query(["a", "NEAR(", "col:x"]) == '"a" OR "NEAR(" OR "col:x"'

@@ -344,3 +344,39 @@ def test_prime_pools_walk_an_index_on_a_team_brain(team_url):
     finally:
         conn.close()
         other.close()
+
+
+def test_py0007_reindexes_every_projects_words_by_their_parts(team_url):
+    """Revision py0007 folds what the keyword column indexes (paths, addresses and versions split into their words,
+    accents folded) and rebuilds the lexeme lookup for every project — not only for one a connection is scoped to:
+    the upgrade runs with no project, and row-level security hid every row from it. Downgrading restores the parser's
+    whole tokens."""
+    alembic = [sys.executable, "-m", "alembic", "-x", f"brain={team_url}"]
+    subprocess.run([*alembic, "upgrade", "py0006"], cwd=REPO, check=True, capture_output=True)
+    alpha, beta = postgres.connect(team_url, "alpha"), postgres.connect(team_url, "beta")
+    try:
+        _node(alpha, "a1", "see cerebro/store/fts.py")
+        _node(beta, "b1", "the Café at docs.example.org")
+        assert "cerebro/store/fts.py" in _terms(alpha, "a1") and "fts" not in _terms(alpha, "a1")
+        assert "cafe" not in _terms(beta, "b1")
+    finally:
+        alpha.close()
+        beta.close()
+    subprocess.run([*alembic, "upgrade", "head"], cwd=REPO, check=True, capture_output=True)
+    alpha, beta = postgres.connect(team_url, "alpha"), postgres.connect(team_url, "beta")
+    try:
+        assert {"cerebro", "store", "fts", "py"} <= _terms(alpha, "a1")
+        assert "cerebro/store/fts.py" not in _terms(alpha, "a1")
+        assert {"cafe", "docs", "example", "org"} <= _terms(beta, "b1")
+        # The scope is forced again: another project's words stay out of sight.
+        assert beta.execute("SELECT count(*) FROM node_terms WHERE node_id = 'a1'").fetchone() == (0,)
+        assert beta.execute("SELECT count(*) FROM nodes").fetchone() == (1,)
+    finally:
+        alpha.close()
+        beta.close()
+    subprocess.run([*alembic, "downgrade", "py0006"], cwd=REPO, check=True, capture_output=True)
+    alpha = postgres.connect(team_url, "alpha")
+    try:
+        assert "cerebro/store/fts.py" in _terms(alpha, "a1") and "fts" not in _terms(alpha, "a1")
+    finally:
+        alpha.close()

@@ -336,6 +336,32 @@ def test_knn_returns_k_nearest_and_nothing_for_k_0(tmp_path: Path) -> None:
             assert hits[0][0] == ids[0] and len(hits) == 3
 
 
+def test_a_memorys_keyword_row_is_found_through_the_lookup_index(tmp_path: Path) -> None:
+    """FTS5 cannot search its node_id column: a delete by it read the whole keyword index, once for every memory an
+    update, supersession, gc or import changed (an import of 6,000 records held the write lock for 10.5 s). The delete
+    finds the rows through ``idx_nodes_fts_node`` (revision py0006, ADR 0066), and deletes that memory's rows only."""
+    from cerebro.db.engine import connect_raw
+    from cerebro.store import fts
+
+    path = tmp_path / "b.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        kept, dropped = brain.add("the kettle is in the cupboard"), brain.add("the teapot is on the shelf")
+    conn = connect_raw(path)
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    with conn:
+        fts.unindex(conn, dropped)
+    conn.set_trace_callback(None)
+    (delete,) = [s for s in statements if s.startswith("DELETE")]
+    plan = " ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {delete}"))
+    left = [r[0] for r in conn.execute("SELECT node_id FROM nodes_fts")]
+    conn.close()
+    assert "USING COVERING INDEX idx_nodes_fts_node (c0=?)" in plan, plan
+    assert "SCAN nodes_fts_content" not in plan
+    assert left == [kept]
+
+
 def test_edge_reads_by_id_use_the_ids_index_not_the_relations(tmp_path: Path) -> None:
     """In-degree and provenance reads filter by a relation and a list of ids: with ~150 ids SQLite's planner chose
     the relation's index and read every edge of that relation (issue 18: 24× slower at 100k memories). Each read
@@ -1018,3 +1044,10 @@ def test_the_checks_list_every_table_with_its_columns(brain: Brain) -> None:
         found = brain.handle.store.checks.tables(conn)
     for table, columns in head_columns().items():
         assert columns <= found[table], table
+
+
+def test_doctor_asks_whether_an_index_exists_on_either_engine(brain: Brain) -> None:
+    """``Checks.index_exists``: doctor's question about the keyword lookup (ADR 0066), asked of either engine."""
+    with brain.handle.snapshot() as conn:
+        assert brain.handle.store.checks.index_exists(conn, "idx_edges_target")
+        assert not brain.handle.store.checks.index_exists(conn, "idx_no_such_index")

@@ -25,6 +25,13 @@ def mcp(
     allow_remote: Annotated[
         bool, Parameter(help="With --http: allow a host that is not loopback (the token is still required)")
     ] = False,
+    rotate_token: Annotated[
+        bool,
+        Parameter(
+            help="Replace the HTTP bearer token with a new one (running servers take it at once; clients holding "
+            "the old one are refused); alone, rotate and exit"
+        ),
+    ] = False,
 ) -> None:
     """Serve this project's memory over the Model Context Protocol (stdio by default).
 
@@ -34,9 +41,24 @@ def mcp(
       cerebro mcp
       cerebro mcp --global -p ~/code/app
       cerebro mcp --http 127.0.0.1:8765
+      cerebro mcp --rotate-token
     """
     from cerebro import process
     from cerebro.mcp.server import run
+
+    if rotate_token:
+        from cerebro.mcp import http as transport
+
+        if http:
+            transport.parse_address(http, allow_remote=allow_remote)  # a bad address changes nothing
+        elif allow_remote or global_:
+            from cerebro.errors import InvalidInput
+
+            raise InvalidInput("--rotate-token alone rotates and exits: --global and --allow-remote need --http")
+        rotated = transport.rotate_token()
+        if not http:
+            print(f"a new bearer token is in {rotated}", flush=True)
+            return
 
     process.ONE_SHOT = False  # a server answers many calls: its connections go without mutexes (ADR 0043)
     run(project=state.project, include_global=global_, http=http, allow_remote=allow_remote)

@@ -25,6 +25,15 @@ def tables(conn: Connection) -> dict[str, set[str]]:
     return found
 
 
+def index_exists(conn: Connection, name: str) -> bool:
+    return (
+        conn.execute(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?", (name,)
+        ).fetchone()
+        is not None
+    )
+
+
 def metadata_not_object(conn: Connection) -> tuple[int, str | None]:
     row = conn.execute(
         "SELECT COUNT(*), MIN(id) FROM nodes WHERE metadata IS NOT NULL AND json_typeof(metadata) <> 'object'"

@@ -79,8 +79,10 @@ def search(
     # term); its document frequency counts the memories it matches — all of them match the query, so they are all
     # among the hits, counted before the subtype filter — and its frequency in a memory is the positions of its
     # lexemes there (stemmed and as written).
-    one = f"(plainto_tsquery('{TEXT_SEARCH_CONFIG}', ?) || plainto_tsquery('simple', ?))"
-    lexemes = f"tsvector_to_array(to_tsvector('{TEXT_SEARCH_CONFIG}', ?) || to_tsvector('simple', ?))"
+    # Each term folded as the column folds the content (team revision py0007): "fts.py" is the words "fts py".
+    config = TEXT_SEARCH_CONFIG
+    one = f"(plainto_tsquery('{config}', cerebro_fold(?)) || plainto_tsquery('simple', cerebro_fold(?)))"
+    lexemes = f"tsvector_to_array(to_tsvector('{config}', cerebro_fold(?)) || to_tsvector('simple', cerebro_fold(?)))"
     term_rows = ", ".join([f"({n}, {one}, {lexemes})" for n in range(len(terms))])
     matches = " || ".join([one] * len(terms))
     condition, params = "", cast(tuple[Any, ...], ())
