@@ -38,11 +38,41 @@ def check_team_brain(project: Path, bound: Any) -> Check:  # noqa: ANN401 - a te
             where = brain.location
             # Secrets stored in clear (before redaction, or with --allow-secret), as a brain file's check finds them
             holding = [f.id for f in brain.scan_secrets().findings] if brain.config_value("redact_secrets") else []
+            with brain.handle.snapshot() as conn:
+                odd, first_odd = brain.handle.store.checks.metadata_not_object(conn)
+                half_done = brain.handle.store.reads.meta(conn, "reembed.provider") is not None
     except CerebroError as exc:
         return Check("brain", FAIL, f"team brain: {exc}", _cmd(project, "cerebro init --store URL"), {})
     detail = f"team brain {where}: {stats.active_nodes} active memories, schema {stats.revision}"
-    extra = {"path": where, "team": True, "secrets_in_clear": len(holding)}
+    extra = {
+        "path": where,
+        "team": True,
+        "secrets_in_clear": len(holding),
+        "metadata_not_object": odd,
+        "vectors_missing": stats.pending_embeddings,
+    }
+    # (what is wrong, its fix), worst first: the check shows them all and the first one's fix.
+    problems: list[tuple[str, str | None]] = []
     if holding:
         found = f"{_n(len(holding), 'record holds', 'records hold')} secrets in clear (first: {holding[0][:8]})"
-        return Check("brain", WARN, f"{detail}; {found}", _cmd(project, "cerebro secrets redact"), extra)
+        problems.append((found, _cmd(project, "cerebro secrets redact")))
+    if half_done:
+        problems.append(("a switch of embedding model is half done", _cmd(project, "cerebro reembed")))
+    if stats.pending_embeddings:
+        pending = f"{_n(stats.pending_embeddings, 'active memory has', 'active memories have')} no vector"
+        problems.append((pending, _cmd(project, "cerebro embed --pending")))
+    if odd:
+        # Written by another tool (cerebro writes objects): read as {"_raw_metadata": …}, so nothing breaks meanwhile.
+        problems.append(
+            (
+                f"{_n(odd, 'memory has', 'memories have')} metadata that is not a JSON object "
+                f"(first: {str(first_odd)[:8]})",
+                None,
+            )
+        )
+    if problems:
+        fixes = [fix for _, fix in problems if fix]
+        if fixes:
+            extra["fixes"] = fixes
+        return Check("brain", WARN, "; ".join([detail, *(p for p, _ in problems)]), problems[0][1], extra)
     return Check("brain", OK, detail, None, extra)

@@ -337,6 +337,27 @@ def test_doctor_checks_the_team_brain_a_folder_is_bound_to(cli, team_url) -> Non
     assert brain["fix"].startswith("cerebro secrets redact")
 
 
+def test_doctor_finds_missing_vectors_and_odd_metadata_on_a_team_brain(cli, team_url) -> None:
+    """The team check read only counts and secrets: a memory without a vector (recall's vector lane cannot see it)
+    or metadata another tool wrote as something other than an object went unreported (a review)."""
+    assert _bind(cli, team_url).exit_code == 0
+    kept = cli("--format", "json", "add", "a memory with its vector").json()["id"]
+    bare = cli("--format", "json", "add", "a memory whose vector is lost").json()["id"]
+    with postgres.connect(team_url, "alpha") as conn:
+        conn.execute("DELETE FROM node_vectors WHERE node_id = ?", (bare,))
+        conn.execute("UPDATE nodes SET metadata = '[1, 2]' WHERE id = ?", (kept,))
+        conn.commit()
+    (brain,) = [c for c in cli("--format", "json", "doctor").json()["checks"] if c["name"] == "brain"]
+    assert brain["status"] == "warn", brain
+    assert (brain["vectors_missing"], brain["metadata_not_object"]) == (1, 1)
+    assert brain["fixes"] == [brain["fix"]]
+    assert "1 active memory has no vector" in brain["detail"] and "not a JSON object" in brain["detail"]
+    assert brain["fix"].startswith("cerebro embed --pending")
+    assert cli("embed", "--pending").exit_code == 0
+    (brain,) = [c for c in cli("--format", "json", "doctor").json()["checks"] if c["name"] == "brain"]
+    assert brain["vectors_missing"] == 0 and brain["fix"] is None and brain["status"] == "warn"
+
+
 def test_doctor_never_upgrades_a_team_database(cli, team_url) -> None:
     """Doctor writes nothing: it opened the team brain, which upgraded the shared database in place — and the
     teammates still on the older cerebro were refused from then on (from a review)."""
