@@ -303,11 +303,13 @@ def _check_keyword_index(
             "the fix re-indexes at the next open",
             rebuild,
         )
-    elif not SQLITE.checks.index_exists(conn, "idx_nodes_fts_node"):  # dropped with the keyword index by another tool
+    apart = SQLITE.checks.keyword_rows_apart(conn)  # written by another tool (ADR 0066)
+    extra["fts_apart"] = apart
+    if apart:
         findings.add(
             WARN,
-            "keyword index has no lookup by memory (idx_nodes_fts_node): each change of a memory reads the whole "
-            "keyword index; the fix re-indexes at the next open",
+            f"{_n(apart, 'keyword row is', 'keyword rows are')} not at their memory's rowid: a change of such a memory "
+            "reads the whole keyword index; the fix re-indexes at the next open",
             rebuild,
         )
     message = SQLITE.checks.keyword_index_problem(conn)

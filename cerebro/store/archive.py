@@ -48,7 +48,7 @@ def move_out(session: Session, node: values.Node, reason: str, now_text: str, *,
     else:
         vec.delete(session, node.id)
         if fts.available(session):
-            fts.unindex(session, node.id)
+            fts.unindex(session, node.id, indexed=node.status == "active")  # only active memories are indexed
     # Edges go explicitly as well as by cascade: a brain opened without foreign keys must not keep
     # dangling edges.
     session.execute(text("DELETE FROM edges WHERE source_id = :id OR target_id = :id"), {"id": node.id})

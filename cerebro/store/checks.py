@@ -23,8 +23,13 @@ def tables(conn: Connection) -> dict[str, set[str]]:
     return found
 
 
-def index_exists(conn: Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)).fetchone() is not None
+def keyword_rows_apart(conn: Connection) -> int:
+    """Keyword rows not at their memory's rowid (ADR 0066: written by another tool, or before revision py0006)."""
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM nodes_fts_content AS f JOIN nodes AS n ON n.id = f.c0 WHERE f.id <> n.rowid"
+        ).fetchone()[0]
+    )
 
 
 def active_ids(conn: Connection) -> set[str]:

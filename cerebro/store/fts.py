@@ -6,7 +6,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from cerebro.store.sql import execute, text
+from cerebro.store.sql import changed, execute, text
 
 if TYPE_CHECKING:
     from cerebro.db.types import Connection, Session, Transaction
@@ -19,22 +19,29 @@ def available(db: Transaction) -> bool:
     return execute(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='nodes_fts'").fetchone() is not None
 
 
+# A memory's keyword row has its memory's rowid (revision py0006, ADR 0066): FTS5 cannot search its UNINDEXED
+# node_id, and a delete by it read the whole index (12 ms at 100,000 memories) — for every update, supersession,
+# forget, gc and import. Rows another tool wrote (Go cerebro) may have other rowids: a delete that finds nothing at the
+# memory's own rowid looks for them by id, in FTS5's content table (a plain scan, for those only).
+_INDEX_AT_ROWID = (
+    "INSERT INTO nodes_fts (rowid, node_id, content, subtype) SELECT n.rowid, :id, :c, :s FROM nodes n "
+    "WHERE n.id = :id AND NOT EXISTS (SELECT 1 FROM nodes_fts f WHERE f.rowid = n.rowid)"
+)
+_UNINDEX_AT_ROWID = "DELETE FROM nodes_fts WHERE rowid = (SELECT rowid FROM nodes WHERE id = :id) AND node_id = :id"
+_UNINDEX_ELSEWHERE = "DELETE FROM nodes_fts WHERE rowid IN (SELECT id FROM nodes_fts_content WHERE c0 = :id)"
+
+
 def index(db: Transaction, node_id: str, content: str, subtype: str | None) -> None:
-    execute(
-        db,
-        "INSERT INTO nodes_fts (node_id, content, subtype) VALUES (:id, :c, :s)",
-        {"id": node_id, "c": content, "s": subtype or ""},
-    )
+    params = {"id": node_id, "c": content, "s": subtype or ""}
+    if not changed(db, _INDEX_AT_ROWID, params):  # its rowid taken by a row another tool wrote: one of its own
+        execute(db, "INSERT INTO nodes_fts (node_id, content, subtype) VALUES (:id, :c, :s)", params)
 
 
-# FTS5 cannot search its UNINDEXED node_id (a delete by it read the whole index): its rows' own table takes an
-# ordinary index on that column (revision py0006, ADR 0066). Without the index the delete is right, only slower.
-LOOKUP_INDEX = "CREATE INDEX IF NOT EXISTS idx_nodes_fts_node ON nodes_fts_content (c0)"
-_UNINDEX = "DELETE FROM nodes_fts WHERE rowid IN (SELECT id FROM nodes_fts_content WHERE c0 = :id)"
-
-
-def unindex(db: Transaction, node_id: str) -> None:
-    execute(db, _UNINDEX, {"id": node_id})
+def unindex(db: Transaction, node_id: str, *, indexed: bool = True) -> None:
+    """Drop a memory's keyword row. ``indexed=False``: the memory is not active, so it has no row but one at its own
+    rowid left by a mistake (not looked for elsewhere: a scan, for what should not be there)."""
+    if not changed(db, _UNINDEX_AT_ROWID, {"id": node_id}) and indexed:
+        execute(db, _UNINDEX_ELSEWHERE, {"id": node_id})
 
 
 def reindex(db: Transaction, node_id: str, content: str, subtype: str | None) -> None:
@@ -84,12 +91,11 @@ def rebuild(session: Session) -> None:
             "USING fts5(node_id UNINDEXED, content, subtype, tokenize = 'porter unicode61')"
         )
     )
-    session.execute(text(LOOKUP_INDEX))
     session.execute(text("DELETE FROM nodes_fts"))
     session.execute(
         text(
-            "INSERT INTO nodes_fts (node_id, content, subtype) "
-            "SELECT id, content, COALESCE(subtype, '') FROM nodes WHERE status = 'active'"
+            "INSERT INTO nodes_fts (rowid, node_id, content, subtype) "  # each row at its memory's rowid (ADR 0066)
+            "SELECT rowid, id, content, COALESCE(subtype, '') FROM nodes WHERE status = 'active'"
         )
     )
 

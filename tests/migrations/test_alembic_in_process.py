@@ -145,15 +145,16 @@ def test_without_a_brain_it_prints_the_usage_and_offline_it_refuses(
 def test_py0005_is_a_mark_taken_without_a_backup_and_not_taken_back_from_an_integer_brain(
     alembic: Callable[..., None], tmp_path: Path, isolated_home: Path
 ) -> None:
-    """ADR 0041: py0005 changes no table — a brain at py0004 is moved to it in place, with no backup — and going back
-    below it is refused while the brain holds the integer model's vectors (a cerebro below it would embed that brain
-    in float32 under the integer model's name)."""
+    """ADR 0041: a mark (py0005; py0007 on a brain file) changes no table — a brain below only such revisions is moved
+    to head in place, with no backup (py0006 rebuilds the keyword index: an upgrade across it takes one) — and going
+    back below py0005 is refused while the brain holds the integer model's vectors (a cerebro below it would embed
+    that brain in float32 under the integer model's name)."""
     from cerebro import Brain
 
     floats = tmp_path / "float.sqlite"
     Brain.init(floats, embed_model="all-MiniLM-L6-v2-onnx-int8")
-    alembic("downgrade", "py0004", brain=floats)
-    assert _version(floats)[0] == "py0004"
+    alembic("downgrade", "py0006", brain=floats)
+    assert _version(floats)[0] == "py0006"
     with Brain.open(floats) as brain:
         assert brain.upgrade_backup is None  # nothing but the revision changed
         brain.add("a memory after the upgrade")
@@ -178,3 +179,48 @@ def test_an_upgrade_across_a_revision_that_changes_tables_still_takes_a_backup(
     with Brain.open(brain_path) as brain:
         assert brain.upgrade_backup is not None and Path(brain.upgrade_backup).name.startswith("b-pre-py0003-upgrade-")
     assert _version(brain_path)[0] == "py0007"
+
+
+def test_py0006_puts_each_keyword_row_at_its_memorys_rowid(
+    alembic: Callable[..., None], tmp_path: Path, isolated_home: Path
+) -> None:
+    """ADR 0066: before py0006 FTS5 chose each keyword row's rowid, and a memory's row could only be found by a scan
+    of the whole index. The upgrade rebuilds the index (its tokenizer kept) with each row at its memory's rowid, and
+    leaves out rows that had drifted from the memories (one for a memory that is gone)."""
+    from cerebro import Brain
+    from cerebro.db.engine import connect_raw
+
+    path = tmp_path / "b.sqlite"
+    Brain.init(path, embed_provider="none")
+    with Brain.open(path) as brain:
+        ids = [brain.add(f"memory number {n}") for n in range(5)]
+        brain.forget("number 1", apply=True, hard=True)  # a gap in the rowids: FTS5's own choice would differ
+        ids.remove(ids[1])
+    alembic("downgrade", "py0005", brain=path)
+    conn = connect_raw(path)
+    with conn:  # as any cerebro before py0006 or Go cerebro wrote them: rowids of FTS5's choosing
+        conn.execute("DELETE FROM nodes_fts")
+        conn.execute("INSERT INTO nodes_fts (node_id, content, subtype) VALUES ('gone', 'a memory that is gone', '')")
+        for node_id in reversed(ids):
+            conn.execute(
+                "INSERT INTO nodes_fts (node_id, content, subtype) SELECT id, content, '' FROM nodes WHERE id = ?",
+                (node_id,),
+            )
+    assert (
+        conn.execute(
+            "SELECT count(*) FROM nodes_fts f JOIN nodes n ON n.id = f.node_id WHERE f.rowid = n.rowid"
+        ).fetchone()[0]
+        < 5
+    )
+    conn.close()
+    with Brain.open(path) as brain:
+        assert brain.upgrade_backup is not None  # the keyword index changed
+        assert brain.recall("number", lanes=("keyword",)).ids  # still searchable
+    conn = connect_raw(path)
+    rows = conn.execute(
+        "SELECT f.node_id, f.rowid, n.rowid FROM nodes_fts f LEFT JOIN nodes n ON n.id = f.node_id"
+    ).fetchall()
+    tokenizer = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'nodes_fts'").fetchone()[0]
+    conn.close()
+    assert sorted(r[0] for r in rows) == sorted(ids) and all(r[1] == r[2] for r in rows)
+    assert tokenizer.endswith("tokenize = 'porter unicode61')")

@@ -378,3 +378,28 @@ def test_importing_new_memories_drops_no_keyword_rows(fake_brain_path: Path, tmp
     assert any(s.startswith("INSERT INTO nodes_fts") for s in statements)  # the listener saw the import's writes
     assert not [s for s in statements if "DELETE FROM nodes_fts" in s]
     assert len(_keyword_ids(fake_brain_path)) == 40
+
+
+@pytest.mark.file_only
+def test_archiving_a_memory_that_is_not_active_looks_for_no_keyword_row(fake_brain_path: Path) -> None:
+    """Only active memories are indexed: archiving a superseded one (forget, gc) looked for its keyword row with a scan
+    of the whole keyword index (ADR 0066), once a memory. Its own rowid is looked at, nothing else."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    with Brain.open(fake_brain_path) as brain:
+        old = brain.add("the kettle lives in the cupboard")
+        brain.supersede(old, "the kettle lives on the shelf")
+        statements: list[str] = []
+
+        def seen(conn, cursor, statement, parameters, context, executemany) -> None:
+            statements.append(statement)
+
+        event.listen(Engine, "before_cursor_execute", seen)
+        try:
+            report = brain.forget("cupboard", apply=True)
+        finally:
+            event.remove(Engine, "before_cursor_execute", seen)
+    assert [m["id"] for m in report.matched] == [old] and report.applied
+    assert any("DELETE FROM nodes_fts" in s for s in statements)
+    assert not [s for s in statements if "nodes_fts_content" in s]

@@ -336,30 +336,48 @@ def test_knn_returns_k_nearest_and_nothing_for_k_0(tmp_path: Path) -> None:
             assert hits[0][0] == ids[0] and len(hits) == 3
 
 
-def test_a_memorys_keyword_row_is_found_through_the_lookup_index(tmp_path: Path) -> None:
+def test_a_memorys_keyword_row_is_found_at_its_memorys_rowid(tmp_path: Path) -> None:
     """FTS5 cannot search its node_id column: a delete by it read the whole keyword index, once for every memory an
-    update, supersession, gc or import changed (an import of 6,000 records held the write lock for 10.5 s). The delete
-    finds the rows through ``idx_nodes_fts_node`` (revision py0006, ADR 0066), and deletes that memory's rows only."""
+    update, supersession, gc or import changed (an import of 6,000 records held the write lock for 10.5 s). A row is
+    written at its memory's rowid (revision py0006, ADR 0066) and deleted there: a lookup, never a scan — unless a row
+    another tool wrote elsewhere has to be found by id."""
     from cerebro.db.engine import connect_raw
     from cerebro.store import fts
 
     path = tmp_path / "b.sqlite"
     Brain.init(path, embed_provider="none")
     with Brain.open(path) as brain:
+        brain.supersede(brain.add("a first draft"), "a second draft")  # FTS5's own choice would now differ
         kept, dropped = brain.add("the kettle is in the cupboard"), brain.add("the teapot is on the shelf")
     conn = connect_raw(path)
+    rowids = dict(conn.execute("SELECT id, rowid FROM nodes WHERE status = 'active'").fetchall())
+    assert dict(conn.execute("SELECT node_id, rowid FROM nodes_fts").fetchall()) == rowids  # written at their rowids
     statements: list[str] = []
     conn.set_trace_callback(statements.append)
     with conn:
         fts.unindex(conn, dropped)
     conn.set_trace_callback(None)
-    (delete,) = [s for s in statements if s.startswith("DELETE")]
+    (delete,) = [s for s in statements if s.startswith("DELETE")]  # found at its rowid: no search by id after it
     plan = " ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {delete}"))
-    left = [r[0] for r in conn.execute("SELECT node_id FROM nodes_fts")]
+    assert "SCAN nodes_fts_content" not in plan and "VIRTUAL TABLE INDEX 0:=" in plan, plan
+    assert kept in [r[0] for r in conn.execute("SELECT node_id FROM nodes_fts")]
+    assert dropped not in [r[0] for r in conn.execute("SELECT node_id FROM nodes_fts")]
+    # A row another tool wrote elsewhere (Go cerebro lets FTS5 choose its rowid) is still found, by id.
+    with conn:
+        conn.execute(
+            "INSERT INTO nodes_fts (rowid, node_id, content, subtype) VALUES (999, ?, 'teapot', '')", (dropped,)
+        )
+        fts.unindex(conn, dropped)
+    assert dropped not in [r[0] for r in conn.execute("SELECT node_id FROM nodes_fts")]
+    # A memory whose rowid a row of another holds is indexed beside it.
+    with conn:
+        conn.execute("DELETE FROM nodes_fts")
+        conn.execute(
+            "INSERT INTO nodes_fts (rowid, node_id, content, subtype) VALUES (?, 'other', 'x', '')", (rowids[kept],)
+        )
+        fts.index(conn, kept, "the kettle is in the cupboard", None)
+    assert sorted(r[0] for r in conn.execute("SELECT node_id FROM nodes_fts")) == [kept, "other"]
     conn.close()
-    assert "USING COVERING INDEX idx_nodes_fts_node (c0=?)" in plan, plan
-    assert "SCAN nodes_fts_content" not in plan
-    assert left == [kept]
 
 
 def test_edge_reads_by_id_use_the_ids_index_not_the_relations(tmp_path: Path) -> None:
@@ -1046,8 +1064,8 @@ def test_the_checks_list_every_table_with_its_columns(brain: Brain) -> None:
         assert columns <= found[table], table
 
 
-def test_doctor_asks_whether_an_index_exists_on_either_engine(brain: Brain) -> None:
-    """``Checks.index_exists``: doctor's question about the keyword lookup (ADR 0066), asked of either engine."""
+def test_doctor_counts_keyword_rows_apart_from_their_memories_on_either_engine(brain: Brain) -> None:
+    """``Checks.keyword_rows_apart`` (ADR 0066): none in a brain cerebro wrote; a team brain has no such rows."""
+    brain.add("a memory at its own rowid")
     with brain.handle.snapshot() as conn:
-        assert brain.handle.store.checks.index_exists(conn, "idx_edges_target")
-        assert not brain.handle.store.checks.index_exists(conn, "idx_no_such_index")
+        assert brain.handle.store.checks.keyword_rows_apart(conn) == 0

@@ -25,13 +25,9 @@ def tables(conn: Connection) -> dict[str, set[str]]:
     return found
 
 
-def index_exists(conn: Connection, name: str) -> bool:
-    return (
-        conn.execute(
-            "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?", (name,)
-        ).fetchone()
-        is not None
-    )
+def keyword_rows_apart(conn: Connection) -> int:
+    """None: the keyword lane is a column of each memory's own row."""
+    return 0
 
 
 def metadata_not_object(conn: Connection) -> tuple[int, str | None]:
