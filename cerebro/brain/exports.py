@@ -159,8 +159,8 @@ def import_records(
         has_fts = h.store.keywords.available(session)
         h.store.vectors.ensure_table(session, dims)  # none without a provider (dims 0)
         # What is here now, under the write lock (the snapshot above may be stale): a memory new to this brain has no
-        # keyword row or vector to drop first. Dropping one is a scan of the keyword index (its memory id is not
-        # indexed), which made a large import quadratic: 6,000 records held the lock for seconds.
+        # keyword row or vector to drop first. A keyword row not found at its memory's rowid is looked for by id, a
+        # scan of the index (ADR 0066): done for every record, that made a large import hold the lock for seconds.
         present = h.store.reads.node_ids(dbapi_connection(session.connection()))
         nodes_done = 0
         for index, node in enumerate(parsed.nodes):
