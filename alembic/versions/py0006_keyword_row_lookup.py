@@ -32,6 +32,9 @@ def upgrade() -> None:
     found = bind.exec_driver_sql("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'nodes_fts'").fetchone()
     if found is None or not found[0]:
         return  # no keyword index here (a sql dump's brain until its first open): cerebro.store.fts.rebuild makes it
+    own = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'nodes_fts_content'"
+    if bind.exec_driver_sql(own).fetchone() is None:
+        return  # an index keeping its text elsewhere (external content): rows at other rowids would read other text
     # Made again rather than emptied: FTS5 deletes row by row, reading each one's text (seconds at 100,000).
     bind.exec_driver_sql("DROP TABLE nodes_fts")
     bind.exec_driver_sql(found[0])

@@ -83,9 +83,9 @@ def _read_token(path: Path) -> str:
             f"the MCP token file {path} is not a private file of yours (mode {stat.S_IMODE(info.st_mode):o}): "
             "delete it; the next start makes a new one"
         )
-    with os.fdopen(fd, "r", encoding="utf-8") as handle:
-        token = handle.read().strip()
-    if len(token) < 32:
+    with os.fdopen(fd, "rb") as handle:
+        token = handle.read().decode("utf-8", "replace").strip()
+    if len(token) < 32 or "\ufffd" in token:
         raise InvalidInput(
             f"the MCP token file {path} holds no usable token: delete it; the next start makes a new one"
         )
@@ -186,9 +186,11 @@ class BearerAuth:
 
     def __init__(self, app: ASGIApp, token: str, path: Path | None = None) -> None:
         self.app = app
-        self._token: bytes | None = token.encode("utf-8")
         self._path = path
+        # The file's stamp before its token is read: a rotation in between shows as a change at the first request
+        # (stamped after, the old token would have stood for the new file until the next rotation).
         self._seen = self._stamp()
+        self._token: bytes | None = (token if path is None else _read_token(path)).encode("utf-8")
 
     def _stamp(self) -> tuple[int, int, int] | None:
         try:

@@ -27,7 +27,7 @@ def keyword_rows_apart(conn: Connection) -> int:
     """Keyword rows not at their memory's rowid (ADR 0066: written by another tool, or before revision py0006)."""
     return int(
         conn.execute(
-            "SELECT count(*) FROM nodes_fts_content AS f JOIN nodes AS n ON n.id = f.c0 WHERE f.id <> n.rowid"
+            "SELECT count(*) FROM nodes_fts AS f JOIN nodes AS n ON n.id = f.node_id WHERE f.rowid <> n.rowid"
         ).fetchone()[0]
     )
 

@@ -29,6 +29,7 @@ _INDEX_AT_ROWID = (
 )
 _UNINDEX_AT_ROWID = "DELETE FROM nodes_fts WHERE rowid = (SELECT rowid FROM nodes WHERE id = :id) AND node_id = :id"
 _UNINDEX_ELSEWHERE = "DELETE FROM nodes_fts WHERE rowid IN (SELECT id FROM nodes_fts_content WHERE c0 = :id)"
+_OWN_TEXT = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'nodes_fts_content'"
 
 
 def index(db: Transaction, node_id: str, content: str, subtype: str | None) -> None:
@@ -41,7 +42,9 @@ def unindex(db: Transaction, node_id: str, *, indexed: bool = True) -> None:
     """Drop a memory's keyword row. ``indexed=False``: the memory is not active, so it has no row but one at its own
     rowid left by a mistake (not looked for elsewhere: a scan, for what should not be there)."""
     if not changed(db, _UNINDEX_AT_ROWID, {"id": node_id}) and indexed:
-        execute(db, _UNINDEX_ELSEWHERE, {"id": node_id})
+        # An index keeping its text elsewhere (external content) has no content table: FTS5's own scan finds the row.
+        own = execute(db, _OWN_TEXT).fetchone() is not None
+        execute(db, _UNINDEX_ELSEWHERE if own else "DELETE FROM nodes_fts WHERE node_id = :id", {"id": node_id})
 
 
 def reindex(db: Transaction, node_id: str, content: str, subtype: str | None) -> None:

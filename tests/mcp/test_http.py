@@ -275,3 +275,22 @@ def test_a_token_file_others_could_read_or_a_symlink_is_refused(
         done = cli(home, "mcp", "-p", str(project), "--http", "127.0.0.1:0", check=False, timeout=60)
         assert done.returncode == 2 and "not a private file of yours" in done.stderr, (planted, done.stderr)
         token_file.unlink() if planted == "fifo" else token_file.rmdir()
+
+
+def test_a_token_rotated_before_the_server_took_it_is_the_one_it_checks(home: Path) -> None:
+    """The server read the token, then stamped the file: a rotation in between left it checking the old token against
+    the new file's stamp — the leaked token kept working until the next rotation (a review). A token file that is
+    not UTF-8 is refused as unusable, not left to an unexpected error."""
+    from cerebro.errors import InvalidInput
+    from cerebro.mcp import http
+
+    path = home / "mcp-token"
+    old = http.ensure_token(path)
+    http.rotate_token(path)
+    new = path.read_text().strip()
+    guard = http.BearerAuth(lambda *a: None, old, path)  # the token as serve() read it, before the rotation
+    assert guard._current() == new.encode() != old.encode()
+    path.write_bytes(b"\xff" * 40)
+    path.chmod(0o600)
+    with pytest.raises(InvalidInput, match="holds no usable token"):
+        http._read_token(path)

@@ -395,3 +395,48 @@ def test_a_keyword_index_keeping_its_text_elsewhere_is_searched_through_the_virt
         nodes: dict = {}
         assert [i for i, _ in fts.search(snapshot, "numbat", 10, nodes=nodes)] == [found]
         assert nodes == reads.nodes_by_id(snapshot, [found])
+
+
+@pytest.mark.file_only  # FTS5's layouts
+def test_a_keyword_index_keeping_its_text_elsewhere_still_takes_changes_and_upgrades(fake_brain, fake_brain_path):
+    """A keyword index made with external content has no content table of its own: the delete that looks for a row
+    by id (ADR 0066) read that table and failed every update; doctor's count of rows apart failed the check; py0006
+    rebuilt such an index at the memories' rowids while its text stayed where it was (hits credited to the wrong
+    memories). Its rows are found through the virtual table, and py0006 leaves it as it is (a review)."""
+    import sqlean.dbapi2 as sqlean
+
+    from cerebro import Brain
+    from cerebro.db.engine import connect_raw
+    from cerebro.store import checks
+
+    numbat = fake_brain.add("numbat burrow survey")
+    fake_brain.add("quoll sighting")
+    conn = sqlean.connect(str(fake_brain_path))
+    try:
+        conn.executescript(
+            "DROP TABLE nodes_fts;"
+            "CREATE TABLE keyword_text(node_id TEXT, content TEXT, subtype TEXT);"
+            "INSERT INTO keyword_text SELECT id, content, subtype FROM nodes WHERE status = 'active' "
+            "ORDER BY rowid DESC;"
+            "CREATE VIRTUAL TABLE nodes_fts USING fts5(node_id UNINDEXED, content, subtype, content='keyword_text');"
+            "INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild');"
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    with Brain.open(fake_brain_path) as brain:
+        brain.update(numbat, content="numbat burrow survey, second visit")  # failed: no such table
+        with brain.handle.snapshot() as snapshot:
+            assert checks.keyword_rows_apart(snapshot) >= 1  # failed: no such table
+    raw = connect_raw(fake_brain_path)
+    try:
+        raw.execute("UPDATE alembic_version SET version_num = 'py0005'")
+        raw.commit()
+    finally:
+        raw.close()
+    with Brain.open(fake_brain_path) as brain:  # py0006 and py0007 again
+        assert brain.recall("quoll", lanes=("keyword",)).ids != [numbat]
+        assert (
+            "keyword_text"
+            in brain.handle.raw.execute("SELECT sql FROM sqlite_master WHERE name = 'nodes_fts'").fetchone()[0]
+        )
