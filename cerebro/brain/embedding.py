@@ -85,8 +85,7 @@ def switched(h: Handle, db: Transaction, node_id: str, vector: list[float], made
         f"{node_id[:8]}: the brain switched models while it was embedded: stored without a vector "
         "(run `cerebro embed --pending`)"
     )
-    h.store.meta.put(db, "has_pending_embeddings", "true")
-    return True
+    return True  # the caller stores no vector and marks the brain pending
 
 
 def warn_pending(h: Handle, node_id: str, error: str | None) -> None:

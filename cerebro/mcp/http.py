@@ -184,24 +184,22 @@ class BearerAuth:
     token file is read again when it changes (``--rotate-token``); one that cannot be read then (deleted, made
     readable by others) admits no one until the server restarts and makes a new one."""
 
-    def __init__(self, app: ASGIApp, token: str, path: Path | None = None) -> None:
+    def __init__(self, app: ASGIApp, path: Path) -> None:
         self.app = app
         self._path = path
         # The file's stamp before its token is read: a rotation in between shows as a change at the first request
         # (stamped after, the old token would have stood for the new file until the next rotation).
         self._seen = self._stamp()
-        self._token: bytes | None = (token if path is None else _read_token(path)).encode("utf-8")
+        self._token: bytes | None = _read_token(path).encode("utf-8")
 
     def _stamp(self) -> tuple[int, int, int] | None:
         try:
-            info = os.stat(self._path) if self._path is not None else None
+            info = os.stat(self._path)
         except OSError:
             return None
-        return None if info is None else (info.st_ino, info.st_mtime_ns, info.st_size)
+        return (info.st_ino, info.st_mtime_ns, info.st_size)
 
     def _current(self) -> bytes | None:
-        if self._path is None:
-            return self._token
         stamp = self._stamp()
         if stamp != self._seen:
             self._seen = stamp
@@ -310,7 +308,7 @@ def serve(server: CerebroServer, host: str, port: int) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    token = ensure_token()
+    ensure_token()  # made (or its file checked) before anything binds
     security = None
     if not is_loopback(host):
         print(
@@ -337,7 +335,7 @@ def serve(server: CerebroServer, host: str, port: int) -> None:
         flush=True,
     )
     config = uvicorn.Config(
-        BearerAuth(LenientSurrogates(app), token, token_path()),
+        BearerAuth(LenientSurrogates(app), token_path()),
         log_level="warning",
         access_log=False,
         lifespan="on",

@@ -277,10 +277,10 @@ def test_a_token_file_others_could_read_or_a_symlink_is_refused(
         token_file.unlink() if planted == "fifo" else token_file.rmdir()
 
 
-def test_a_token_rotated_before_the_server_took_it_is_the_one_it_checks(home: Path) -> None:
+def test_the_guard_checks_the_token_the_file_holds_when_it_starts(home: Path) -> None:
     """The server read the token, then stamped the file: a rotation in between left it checking the old token against
-    the new file's stamp — the leaked token kept working until the next rotation (a review). A token file that is
-    not UTF-8 is refused as unusable, not left to an unexpected error."""
+    the new file's stamp — the leaked token kept working until the next rotation (a review). The guard now reads the
+    file itself, stamped first. A token file that is not UTF-8 is refused as unusable, not an unexpected error."""
     from cerebro.errors import InvalidInput
     from cerebro.mcp import http
 
@@ -288,7 +288,7 @@ def test_a_token_rotated_before_the_server_took_it_is_the_one_it_checks(home: Pa
     old = http.ensure_token(path)
     http.rotate_token(path)
     new = path.read_text().strip()
-    guard = http.BearerAuth(lambda *a: None, old, path)  # the token as serve() read it, before the rotation
+    guard = http.BearerAuth(lambda *a: None, path)
     assert guard._current() == new.encode() != old.encode()
     path.write_bytes(b"\xff" * 40)
     path.chmod(0o600)

@@ -367,29 +367,35 @@ def test_the_lane_hands_over_the_nodes_it_read_and_recall_does_not_read_them_aga
     assert not any(node_id in sql for sql in by_id_reads for node_id in ids), by_id_reads
 
 
-@pytest.mark.file_only  # an FTS5 layout only a brain file can have
-def test_a_keyword_index_keeping_its_text_elsewhere_is_searched_through_the_virtual_table(fake_brain, fake_brain_path):
-    """The hits' node ids come from FTS5's own content table; an index made with external content has none, and the
-    lane reads them through the virtual table instead (the same hits, the same nodes)."""
+def _keep_text_elsewhere(path, order: str = "rowid") -> None:
+    """Remake the brain's keyword index with external content: its text in a table of its own (``keyword_text``,
+    filled in ``order``), so FTS5 keeps no content table (``nodes_fts_content``)."""
     import sqlean.dbapi2 as sqlean
 
-    from cerebro import Brain
-    from cerebro.store import reads
-
-    found = fake_brain.add("numbat burrow survey")
-    fake_brain.add("quoll sighting")
-    conn = sqlean.connect(str(fake_brain_path))
+    conn = sqlean.connect(str(path))
     try:
         conn.executescript(
             "DROP TABLE nodes_fts;"
             "CREATE TABLE keyword_text(node_id TEXT, content TEXT, subtype TEXT);"
-            "INSERT INTO keyword_text SELECT id, content, subtype FROM nodes WHERE status = 'active';"
+            f"INSERT INTO keyword_text SELECT id, content, subtype FROM nodes WHERE status = 'active' ORDER BY {order};"
             "CREATE VIRTUAL TABLE nodes_fts USING fts5(node_id UNINDEXED, content, subtype, content='keyword_text');"
             "INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild');"
         )
         conn.commit()
     finally:
         conn.close()
+
+
+@pytest.mark.file_only  # an FTS5 layout only a brain file can have
+def test_a_keyword_index_keeping_its_text_elsewhere_is_searched_through_the_virtual_table(fake_brain, fake_brain_path):
+    """The hits' node ids come from FTS5's own content table; an index made with external content has none, and the
+    lane reads them through the virtual table instead (the same hits, the same nodes)."""
+    from cerebro import Brain
+    from cerebro.store import reads
+
+    found = fake_brain.add("numbat burrow survey")
+    fake_brain.add("quoll sighting")
+    _keep_text_elsewhere(fake_brain_path)
     with Brain.open(fake_brain_path) as brain, brain.handle.snapshot() as snapshot:
         assert not reads.table_exists(snapshot, "nodes_fts_content")  # precondition: no content table of its own
         nodes: dict = {}
@@ -403,27 +409,13 @@ def test_a_keyword_index_keeping_its_text_elsewhere_still_takes_changes_and_upgr
     by id (ADR 0066) read that table and failed every update; doctor's count of rows apart failed the check; py0006
     rebuilt such an index at the memories' rowids while its text stayed where it was (hits credited to the wrong
     memories). Its rows are found through the virtual table, and py0006 leaves it as it is (a review)."""
-    import sqlean.dbapi2 as sqlean
-
     from cerebro import Brain
     from cerebro.db.engine import connect_raw
     from cerebro.store import checks
 
     numbat = fake_brain.add("numbat burrow survey")
     fake_brain.add("quoll sighting")
-    conn = sqlean.connect(str(fake_brain_path))
-    try:
-        conn.executescript(
-            "DROP TABLE nodes_fts;"
-            "CREATE TABLE keyword_text(node_id TEXT, content TEXT, subtype TEXT);"
-            "INSERT INTO keyword_text SELECT id, content, subtype FROM nodes WHERE status = 'active' "
-            "ORDER BY rowid DESC;"
-            "CREATE VIRTUAL TABLE nodes_fts USING fts5(node_id UNINDEXED, content, subtype, content='keyword_text');"
-            "INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild');"
-        )
-        conn.commit()
-    finally:
-        conn.close()
+    _keep_text_elsewhere(fake_brain_path, order="rowid DESC")  # its rowids are not the memories'
     with Brain.open(fake_brain_path) as brain:
         brain.update(numbat, content="numbat burrow survey, second visit")  # failed: no such table
         with brain.handle.snapshot() as snapshot:
