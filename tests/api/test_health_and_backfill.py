@@ -152,6 +152,8 @@ def test_a_switch_of_models_committed_while_a_write_embeds_leaves_its_memory_pen
         monkeypatch.undo()
         assert switched
         assert brain.stats().pending_embeddings >= 1, (path, warnings)
+        with brain.handle.snapshot() as conn:  # upstream's mark of a brain with memories to embed (Go cerebro keeps it)
+            assert brain.handle.store.reads.meta(conn, "has_pending_embeddings") == "true"
         assert brain.get(node_id).node.embedding_model != "fake-other"
         brain.embed_pending()
         assert brain.get(node_id).node.embedding_model == "fake-other"
